@@ -1,0 +1,72 @@
+import type { PulledImage } from './images.ts';
+
+/** A directory presented to the container (a resolved pod volume). */
+export interface Mount {
+  /** The volume's name in the pod spec. */
+  readonly name: string;
+  /** Where the data lives on the host (already prepared by core, inside its root). */
+  readonly hostPath: string;
+  /** The container's `mountPath` (absolute). */
+  readonly containerPath: string;
+  readonly readOnly: boolean;
+}
+
+/** Resource limits of the container, in plain numbers. */
+export interface ContainerLimits {
+  /** `resources.limits.memory` in bytes, if set. */
+  readonly memoryBytes?: number;
+  /** `resources.limits.cpu` in millicores, if set. */
+  readonly cpuMillis?: number;
+}
+
+/** Everything a provider needs to start one container, resolved by core. */
+export interface ContainerSpec {
+  /** A unique id for this container instance (the part after `<scheme>://` in containerID). */
+  readonly id: string;
+  /** Pod identity. */
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  /** The container's name in the pod spec. */
+  readonly name: string;
+  /** The image, already pulled. */
+  readonly image: PulledImage;
+  /** argv: `command` + `args` resolved with `$(VAR)` expansion (argv[0] is the program name). */
+  readonly argv: readonly string[];
+  /** The resolved environment (`env`, `envFrom`, `valueFrom`, device-plugin envs). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Resolved volumes, in spec order. */
+  readonly mounts: readonly Mount[];
+  readonly limits: ContainerLimits;
+  /** The working directory (`workingDir`), if set. */
+  readonly workingDir?: string;
+  /**
+   * The container's log file (CRI format, see `cri-log.ts`). The provider writes
+   * stdout/stderr there; core reads it for `kubectl logs`.
+   */
+  readonly logPath: string;
+  /** Which restart of the container this is (0 for the first run). */
+  readonly restartCount: number;
+}
+
+/** Why a container ended, as in `containerStatuses[].state.terminated`. */
+export interface ContainerExit {
+  readonly exitCode: number;
+  /** `Completed` (exit 0), `Error`, `OOMKilled`, or a provider-specific CamelCase reason. */
+  readonly reason: string;
+  /** A human message, e.g. the trap message of a crashed module. */
+  readonly message?: string;
+  readonly finishedAt: Date;
+}
+
+/** A started container. */
+export interface RunningContainer {
+  /** Same as `ContainerSpec.id`. */
+  readonly id: string;
+  readonly startedAt: Date;
+  /** Resolves (never rejects) when the container ends for any reason. */
+  readonly exit: Promise<ContainerExit>;
+  /**
+   * Stops the container: politely first if the runtime can, forcibly once
+   * `gracePeriodMs` has passed. Resolves when it has ended (`exit` is settled).
+   */
+  stop(gracePeriodMs: number): Promise<void>;
+}

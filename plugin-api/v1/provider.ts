@@ -1,0 +1,75 @@
+import type { Logger } from './logger.ts';
+import type { ImageService, PulledImage, ImagePullOptions } from './images.ts';
+import type { ContainerSpec, RunningContainer } from './containers.ts';
+import type { NodeContribution } from './node.ts';
+
+/** The API version string a v1 provider declares. */
+export const API_VERSION = 'nodelet.dev/v1' as const;
+
+/** Event types, as in core/v1 Event.type. */
+export type EventType = 'Normal' | 'Warning';
+
+/** Records a Kubernetes Event on the pod the context belongs to. */
+export interface EventRecorder {
+  /** Emit an event, e.g. `event('Normal', 'Pulled', 'Successfully pulled image "x"')`. */
+  (type: EventType, reason: string, message: string): void;
+}
+
+/** What core hands a provider once, at initialisation. */
+export interface ProviderContext {
+  /** A logger scoped to the provider. */
+  readonly log: Logger;
+  /** A directory owned by the provider (under `--root-dir/providers-data/<name>`), already created. */
+  readonly rootDir: string;
+  /** The OCI distribution client of core: pulls, verifies and caches images by digest. */
+  readonly images: ImageService;
+  /** Aborted when nodelet shuts down. */
+  readonly signal: AbortSignal;
+}
+
+/** What core hands a provider for one pod. */
+export interface PodContext {
+  /** A logger whose lines carry the pod's `namespace/name`. */
+  readonly log: Logger;
+  /** Records events on the pod (`kubectl describe pod` shows them). */
+  readonly event: EventRecorder;
+  /** Aborted when the pod is deleted or nodelet shuts down. */
+  readonly signal: AbortSignal;
+  /** The pod's own directory (`--root-dir/pods/<uid>`). */
+  readonly podDir: string;
+}
+
+/**
+ * A v1 provider: it pulls images and runs containers; core does the rest of the
+ * pod lifecycle (admission, volumes, env, restarts and back-off, status, events).
+ *
+ * Optional capabilities are discovered by presence (`provider.exec !== undefined`).
+ */
+export interface Provider {
+  /** A unique, DNS-label name such as `wasi`. */
+  readonly name: string;
+  /** Always {@link API_VERSION} for this interface. */
+  readonly apiVersion: typeof API_VERSION;
+  /** The RuntimeClass handlers this provider serves (e.g. `['wasi', 'wasmtime']`). */
+  readonly handlers: readonly string[];
+  /** The `kubernetes.io/arch` this provider's pods run on, e.g. `wasm32-wasi`. */
+  readonly architecture: string;
+  /** The `kubernetes.io/os` this provider's pods run on, e.g. `wasi`. */
+  readonly os: string;
+  /** The runtime name and version reported as `nodeInfo.containerRuntimeVersion`, e.g. `nodelet-wasi://0.1.0`. */
+  readonly runtimeVersion: string;
+
+  /** Called once before any pod is handed over; a rejection skips the provider. */
+  init?(ctx: ProviderContext): Promise<void>;
+  /** What the provider adds to the Node object (labels, taints, capacity, conditions). */
+  node?(): NodeContribution;
+  /** Makes an image available locally. Throw a branded `ImagePull`/`InvalidImage` error on failure. */
+  pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage>;
+  /** Starts one container. Resolves once it runs; its end is reported through `RunningContainer.exit`. */
+  startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer>;
+  /** Stops everything and frees resources when nodelet exits. */
+  shutdown?(): Promise<void>;
+
+  /** Optional: run a command in a container (kubectl exec). */
+  exec?(containerId: string, command: string[]): Promise<never>;
+}
