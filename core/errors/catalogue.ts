@@ -1,0 +1,70 @@
+/**
+ * The one error catalogue of nodelet. Every error nodelet reports to a user
+ * (CLI, logs, pod status, events, plugin registration replies) has a code
+ * here, so the same failure reads the same everywhere.
+ *
+ * Add new codes to the table below, grouped by area; keep messages one line.
+ */
+export const CATALOGUE = {
+  // configuration and command line
+  NDL_CONFIG_UNKNOWN_FLAG: 'unknown flag',
+  NDL_CONFIG_INVALID_VALUE: 'invalid flag value',
+  NDL_CONFIG_FILE: 'invalid KubeletConfiguration file',
+  // provider loading
+  NDL_PROVIDER_MANIFEST: 'provider manifest missing or unreadable',
+  NDL_PROVIDER_MANIFEST_INVALID: 'provider manifest invalid',
+  NDL_PROVIDER_API_VERSION: 'provider apiVersion not supported',
+  NDL_PROVIDER_ENTRY_OUTSIDE: 'provider entry resolves outside its package',
+  NDL_PROVIDER_IMPORT: 'provider entry failed to import',
+  NDL_PROVIDER_SHAPE: 'provider export has the wrong shape',
+  NDL_PROVIDER_INIT: 'provider failed to initialise',
+  NDL_PROVIDER_DUPLICATE: 'provider name or handler already taken',
+  // images
+  NDL_IMAGE_REFERENCE: 'invalid image reference',
+  NDL_IMAGE_PULL: 'image pull failed',
+  NDL_IMAGE_DIGEST: 'image content does not match its digest',
+  NDL_IMAGE_FORMAT: 'unsupported image format',
+  NDL_IMAGE_NEVER_PULL: 'image not present and pull policy is Never',
+  // volumes and paths
+  NDL_PATH_ESCAPE: 'path escapes its root',
+  NDL_VOLUME_SOURCE: 'volume source unavailable',
+  NDL_VOLUME_UNSUPPORTED: 'volume type not supported',
+  // pods
+  NDL_POD_INVALID: 'invalid pod spec',
+  NDL_POD_ADMISSION: 'pod rejected at admission',
+  // kubelet API
+  NDL_API_UNAUTHORIZED: 'unauthorized',
+  NDL_API_NOT_SUPPORTED: 'not supported by provider',
+  // plugin registration
+  NDL_PLUGIN_TYPE: 'unsupported plugin type',
+  NDL_PLUGIN_VERSION: 'unsupported plugin version',
+  NDL_PLUGIN_VALIDATION: 'plugin failed validation',
+  NDL_PLUGIN_DIAL: 'cannot reach plugin socket',
+} as const;
+
+/** A catalogued error code. */
+export type ErrorCode = keyof typeof CATALOGUE;
+
+const BRAND = Symbol.for('nodelet.dev/NodeletError');
+
+/** An error with a catalogued code; `message` is `<catalogue text>: <detail>`. */
+export interface NodeletError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string;
+}
+
+/** Creates a catalogued error. */
+export function nodeletError(code: ErrorCode, detail: string, cause?: unknown): NodeletError {
+  const err = new Error(`${CATALOGUE[code]}: ${detail}`, { cause }) as Error & Record<string | symbol, unknown>;
+  err.name = 'NodeletError';
+  err.code = code;
+  err.detail = detail;
+  Object.defineProperty(err, BRAND, { value: true });
+  return err as unknown as NodeletError;
+}
+
+/** True for an error made by {@link nodeletError}, optionally with the given code. */
+export function isNodeletError(e: unknown, code?: ErrorCode): e is NodeletError {
+  if (typeof e !== 'object' || e === null || (e as Record<symbol, unknown>)[BRAND] !== true) return false;
+  return code === undefined || (e as NodeletError).code === code;
+}
