@@ -1,0 +1,57 @@
+/**
+ * `npm run cluster -- up|down|env|build`: a real control plane for people.
+ * `up` leaves it running in the background and prints `export KUBECONFIG=...`.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildControlPlane, startControlPlane, type ClusterInfo } from './control-plane.ts';
+
+const stateFile = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'cluster', 'current.json');
+
+function readState(): ClusterInfo | undefined {
+  return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as ClusterInfo) : undefined;
+}
+
+function printEnv(info: ClusterInfo): void {
+  console.log(`export KUBECONFIG=${info.adminKubeconfig}`);
+  console.log(`export PATH=${info.binDir}:$PATH`);
+  console.log(`# logs: ${info.dir}/*.log`);
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+async function down(): Promise<void> {
+  const info = readState();
+  if (!info) { console.error('no cluster is up'); return; }
+  for (const pid of Object.values(info.pids).reverse()) if (alive(pid)) process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (Object.values(info.pids).some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of Object.values(info.pids)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  rmSync(info.dir, { recursive: true, force: true });
+  rmSync(stateFile, { force: true });
+  console.error('control plane stopped');
+}
+
+async function main(cmd = 'up'): Promise<number> {
+  switch (cmd) {
+    case 'build': console.log(buildControlPlane()); return 0;
+    case 'env': { const s = readState(); if (!s) { console.error('no cluster is up: run `npm run cluster -- up`'); return 1; } printEnv(s); return 0; }
+    case 'down': await down(); return 0;
+    case 'up': {
+      const s = readState();
+      if (s && Object.values(s.pids).every(alive)) { printEnv(s); return 0; }
+      if (s) await down();
+      const { info } = await startControlPlane({ detached: true });
+      mkdirSync(dirname(stateFile), { recursive: true });
+      writeFileSync(stateFile, JSON.stringify(info, null, 2));
+      printEnv(info);
+      return 0;
+    }
+    default: console.error(`usage: npm run cluster -- up|down|env|build (got "${cmd}")`); return 2;
+  }
+}
+
+process.exitCode = await main(process.argv[2]);

@@ -1,0 +1,151 @@
+/**
+ * A real Kubernetes control plane for tests: etcd, kube-apiserver,
+ * kube-controller-manager and kube-scheduler built from pinned Go modules
+ * (test/cluster/go), run as local processes on 127.0.0.1 with free ports.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createCa, issue, writeKubeconfig, type Pki } from './pki.ts';
+import { freePort } from '../harness/ports.ts';
+import { startPeer, waitFor, type Peer } from '../harness/process.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Builds (or finds cached) binaries; returns their directory. */
+export function buildControlPlane(): string {
+  const out = execFileSync('bash', [join(here, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  return out.trim().split('\n').pop()!;
+}
+
+/** What a running control plane offers to tests (serialisable: written to state.json). */
+export interface ClusterInfo {
+  dir: string;
+  binDir: string;
+  server: string;
+  adminKubeconfig: string;
+  caCert: string;
+  caKey: string;
+  /** The apiserver's client cert for talking to kubelets (its CA is `caCert`). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
+  pids: Record<string, number>;
+}
+
+/** Options for {@link startControlPlane}. */
+export interface StartOptions {
+  /** Keep the processes running after this process exits (`npm run cluster -- up`). */
+  detached?: boolean;
+  /** node-monitor-grace-period of the controller-manager (upstream default 50s). */
+  nodeMonitorGracePeriod?: string;
+}
+
+/** A GET with client certificate; resolves to the status code and body. */
+export function httpsGet(url: string, tls: { ca: string; cert: string; key: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key), timeout: 5000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+function clientKubeconfig(pki: Pki, server: string, name: string, cn: string, orgs: string[] = []): string {
+  const c = issue(pki, { name, cn, orgs, usage: 'client' });
+  return writeKubeconfig(join(pki.dir, `${name}.kubeconfig`), server, pki, c, cn);
+}
+
+async function startEtcd(binDir: string, dir: string, detached: boolean): Promise<{ peer: Peer; url: string }> {
+  const [client, peerPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${client}`;
+  const peer = startPeer('etcd', join(binDir, 'etcd'), [
+    '--name=test', `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=test=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync=true', '--log-level=warn',
+  ], join(dir, 'etcd.log'), { detached });
+  await waitFor('etcd health', async () => (await fetch(`${url}/health`)).ok, 30_000);
+  return { peer, url };
+}
+
+/** Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler. */
+export async function startControlPlane(opts: StartOptions = {}): Promise<{ info: ClusterInfo; peers: Peer[] }> {
+  const binDir = buildControlPlane();
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-cluster-'));
+  const detached = opts.detached ?? false;
+  const pki = createCa(join(dir, 'pki'));
+  const apiPort = await freePort();
+  const server = `https://127.0.0.1:${apiPort}`;
+  const serving = issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ips: ['127.0.0.1', '10.0.0.1'] });
+  const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: 'kube-apiserver-kubelet-client', orgs: ['system:masters'], usage: 'client' });
+  const admin = clientKubeconfig(pki, server, 'admin', 'kubernetes-admin', ['system:masters']);
+  const cm = clientKubeconfig(pki, server, 'controller-manager', 'system:kube-controller-manager');
+  const sched = clientKubeconfig(pki, server, 'scheduler', 'system:kube-scheduler');
+  const peers: Peer[] = [];
+  try {
+    const etcd = await startEtcd(binDir, dir, detached);
+    peers.push(etcd.peer);
+    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), [
+      `--etcd-servers=${etcd.url}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.cert}`, `--tls-private-key-file=${serving.key}`, `--client-ca-file=${pki.caCert}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
+      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
+      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+      `--kubelet-client-certificate=${kubeletClient.cert}`, `--kubelet-client-key=${kubeletClient.key}`,
+      `--kubelet-certificate-authority=${pki.caCert}`, '--kubelet-preferred-address-types=InternalIP,Hostname',
+      '--profiling=false', '--v=1',
+    ], join(dir, 'kube-apiserver.log'), { detached }));
+    const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
+    await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
+    peers.push(startPeer('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+      `--kubeconfig=${cm}`, `--authentication-kubeconfig=${cm}`, `--authorization-kubeconfig=${cm}`,
+      '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false',
+      `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`,
+      `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.saKey}`,
+      '--use-service-account-credentials=true', '--controllers=*',
+      `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`, '--node-monitor-period=2s', '--v=1',
+    ], join(dir, 'kube-controller-manager.log'), { detached }));
+    peers.push(startPeer('kube-scheduler', join(binDir, 'kube-scheduler'), [
+      `--kubeconfig=${sched}`, `--authentication-kubeconfig=${sched}`, `--authorization-kubeconfig=${sched}`,
+      '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false', '--v=1',
+    ], join(dir, 'kube-scheduler.log'), { detached }));
+  } catch (e) {
+    await Promise.all(peers.map((p) => p.stop('SIGKILL')));
+    throw e;
+  }
+  const info: ClusterInfo = {
+    dir, binDir, server, adminKubeconfig: admin, caCert: pki.caCert, caKey: pki.caKey,
+    kubeletClientCert: kubeletClient.cert, kubeletClientKey: kubeletClient.key,
+    pids: Object.fromEntries(peers.map((p) => [p.name, p.proc.pid ?? 0])),
+  };
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(info, null, 2));
+  return { info, peers };
+}
+
+/** Issues a node identity (`system:node:<name>`) and its kubeconfig, plus a serving cert for its kubelet API. */
+export function issueNodeCredentials(info: ClusterInfo, nodeName: string, ips: string[] = ['127.0.0.1']): { kubeconfig: string; servingCert: string; servingKey: string } {
+  const pki: Pki = { dir: join(info.dir, 'pki'), caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
+  const kubeconfig = clientKubeconfig(pki, info.server, `node-${nodeName}`, `system:node:${nodeName}`, ['system:nodes']);
+  const serving = issue(pki, { name: `node-${nodeName}-serving`, cn: `system:node:${nodeName}`, orgs: ['system:nodes'], usage: 'server', dnsNames: [nodeName, 'localhost'], ips });
+  return { kubeconfig, servingCert: serving.cert, servingKey: serving.key };
+}
+
+/** Stops the peers (reverse start order) and removes the state directory. */
+export async function stopControlPlane(info: ClusterInfo, peers: Peer[]): Promise<void> {
+  for (const p of [...peers].reverse()) await p.stop('SIGTERM', 10_000);
+  rmSync(info.dir, { recursive: true, force: true });
+}
+
+/** Ensures a directory exists (re-exported for harness users). */
+export function ensureDir(p: string): string { mkdirSync(p, { recursive: true }); return p; }
