@@ -1,0 +1,36 @@
+/**
+ * deviceplugin v1beta1 (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1): the
+ * kubelet serves `Registration`; each device plugin serves `DevicePlugin`.
+ */
+import type { ProtoGrpcType } from './generated/deviceplugin/api.ts';
+import { loadProto } from './load.ts';
+
+export type { RegisterRequest__Output } from './generated/deviceplugin/v1beta1/RegisterRequest.ts';
+export type { Device__Output } from './generated/deviceplugin/v1beta1/Device.ts';
+export type { DevicePluginOptions__Output } from './generated/deviceplugin/v1beta1/DevicePluginOptions.ts';
+export type { ListAndWatchResponse__Output } from './generated/deviceplugin/v1beta1/ListAndWatchResponse.ts';
+export type { AllocateRequest } from './generated/deviceplugin/v1beta1/AllocateRequest.ts';
+export type { AllocateResponse__Output } from './generated/deviceplugin/v1beta1/AllocateResponse.ts';
+export type { PreStartContainerRequest } from './generated/deviceplugin/v1beta1/PreStartContainerRequest.ts';
+export type { ContainerAllocateResponse__Output } from './generated/deviceplugin/v1beta1/ContainerAllocateResponse.ts';
+export type { PreferredAllocationRequest } from './generated/deviceplugin/v1beta1/PreferredAllocationRequest.ts';
+export type { PreferredAllocationResponse__Output } from './generated/deviceplugin/v1beta1/PreferredAllocationResponse.ts';
+export type { RegistrationHandlers, RegistrationDefinition } from './generated/deviceplugin/v1beta1/Registration.ts';
+export type { DevicePluginClient, DevicePluginHandlers, DevicePluginDefinition } from './generated/deviceplugin/v1beta1/DevicePlugin.ts';
+
+/** The loaded `v1beta1` package. */
+export type DevicePluginPackage = ProtoGrpcType['v1beta1'];
+
+/** Constants from upstream `deviceplugin/v1beta1/constants.go`. */
+export const DEVICE_PLUGIN_VERSION = 'v1beta1';
+export const HEALTHY = 'Healthy';
+export const UNHEALTHY = 'Unhealthy';
+export const DEVICE_PLUGIN_PATH = '/var/lib/kubelet/device-plugins/';
+export const KUBELET_SOCKET = `${DEVICE_PLUGIN_PATH}kubelet.sock`;
+export const KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS = 30;
+export const SUPPORTED_VERSIONS: readonly string[] = ['v1beta1'];
+
+/** Loads deviceplugin v1beta1 (cached). */
+export function loadDevicePlugin(): DevicePluginPackage {
+  return loadProto<ProtoGrpcType>('deviceplugin/v1beta1/api.proto').v1beta1;
+}

@@ -1,0 +1,18 @@
+// Original file: null
+
+import type { FeatureSet as _google_protobuf_FeatureSet, FeatureSet__Output as _google_protobuf_FeatureSet__Output } from '../../google/protobuf/FeatureSet.ts';
+import type { UninterpretedOption as _google_protobuf_UninterpretedOption, UninterpretedOption__Output as _google_protobuf_UninterpretedOption__Output } from '../../google/protobuf/UninterpretedOption.ts';
+
+export interface ServiceOptions {
+  'deprecated'?: (boolean);
+  'features'?: (_google_protobuf_FeatureSet | null);
+  'uninterpretedOption'?: (_google_protobuf_UninterpretedOption)[];
+  '.csi.v1.alpha_service'?: (boolean);
+}
+
+export interface ServiceOptions__Output {
+  'deprecated': (boolean);
+  'features': (_google_protobuf_FeatureSet__Output | null);
+  'uninterpretedOption': (_google_protobuf_UninterpretedOption__Output)[];
+  '.csi.v1.alpha_service': (boolean);
+}
