@@ -40,6 +40,9 @@ export const CATALOGUE = {
   NDL_PLUGIN_VERSION: 'unsupported plugin version',
   NDL_PLUGIN_VALIDATION: 'plugin failed validation',
   NDL_PLUGIN_DIAL: 'cannot reach plugin socket',
+  NDL_PLUGIN_INFO: 'plugin GetInfo failed',
+  NDL_PLUGIN_REGISTER: 'plugin handler failed to register plugin',
+  NDL_PLUGIN_NOTIFY: 'cannot send registration status to plugin',
 } as const;
 
 /** A catalogued error code. */
