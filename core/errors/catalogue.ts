@@ -10,6 +10,7 @@ export const CATALOGUE = {
   NDL_CONFIG_UNKNOWN_FLAG: 'unknown flag',
   NDL_CONFIG_INVALID_VALUE: 'invalid flag value',
   NDL_CONFIG_FILE: 'invalid KubeletConfiguration file',
+  NDL_CONFIG_UNEXPECTED_ARG: 'unexpected argument',
   // provider loading
   NDL_PROVIDER_MANIFEST: 'provider manifest missing or unreadable',
   NDL_PROVIDER_MANIFEST_INVALID: 'provider manifest invalid',
