@@ -1,0 +1,46 @@
+/** The text of `nodelet --help` and `nodelet --version`. */
+import { FLAGS, type FlagSpec } from '../config/flag-table.ts';
+import { KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/repo-root.ts';
+
+/** `nodelet v<version> (kubelet-compatible v1.36)`. */
+export function versionText(): string {
+  return `nodelet v${packageVersion()} (kubelet-compatible ${KUBELET_COMPATIBLE_VERSION})`;
+}
+
+function flagLine(f: FlagSpec, width: number): string {
+  const shown = f.default === '' ? '' : f.type === 'string' || f.type === 'ip' ? ` (default "${f.default}")` : ` (default ${f.default})`;
+  return `  ${flagHead(f).padEnd(width)}   ${f.help}${shown}`;
+}
+
+function flagHead(f: FlagSpec): string {
+  const short = f.name === 'v' ? '-v, ' : '    ';
+  return f.type === 'bool' ? `${short}--${f.name}` : `${short}--${f.name} ${f.type}`;
+}
+
+/** The full help text: usage, subcommands, then upstream and nodelet flags with defaults. */
+export function helpText(): string {
+  const width = Math.max(...FLAGS.map((f) => flagHead(f).length));
+  const group = (upstream: boolean) => FLAGS.filter((f) => f.upstream === upstream).map((f) => flagLine(f, width));
+  return [
+    'nodelet: a Kubernetes kubelet that runs WebAssembly (WASI) pods through drop-in providers.',
+    '',
+    'Usage:',
+    '  nodelet [flags]                     run the node agent',
+    '  nodelet push <module.wasm> <ref>    push a Wasm module to an OCI registry as an image',
+    '  nodelet pull <ref>                  pull an image into the local image store',
+    '  nodelet --version                   print the version',
+    '  nodelet --help                      print this help',
+    '',
+    'Flags take --flag=value or --flag value; booleans take --flag or --flag=false.',
+    'Settings come from the defaults, then --config, then flags (flags win).',
+    '',
+    'Kubelet flags (upstream names and meaning):',
+    ...group(true),
+    '',
+    'nodelet flags:',
+    ...group(false),
+    `  ${'-h, --help'.padEnd(width)}   Print this help`,
+    `  ${'    --version'.padEnd(width)}   Print the version`,
+    '',
+  ].join('\n');
+}

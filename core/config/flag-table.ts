@@ -1,0 +1,158 @@
+/**
+ * The command-line flags nodelet accepts. Upstream kubelet flags keep their
+ * upstream names and meaning; nodelet's own flags are marked `upstream: false`.
+ */
+import { parseTaints } from './taints.ts';
+import { parseNodeLabels } from './labels.ts';
+import type { AuthorizationMode, Settings } from './options.ts';
+import {
+  parseBool, parseIP, parseIntIn, parseList, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
+  parsePositiveInt, parseQuantity, parseVerbosity,
+} from './values.ts';
+
+/** One flag: how it reads, what it sets, and how `--help` shows it. */
+export interface FlagSpec {
+  /** Name without the leading `--`. */
+  readonly name: string;
+  /** Value type as pflag prints it in help (`bool` flags take no value). */
+  readonly type: 'string' | 'bool' | 'int' | 'duration' | 'ip' | 'mapStringString' | 'strings' | 'level';
+  /** The default as shown in help ('' = none). */
+  readonly default: string;
+  readonly help: string;
+  /** True for upstream kubelet flags, false for nodelet's own. */
+  readonly upstream: boolean;
+  /** Parses `raw` into `s`; throws an Error whose message is the reason. Called once per occurrence. */
+  apply(s: Settings, raw: string): void;
+}
+
+const AUTHZ_MODES: readonly AuthorizationMode[] = ['Webhook', 'AlwaysAllow'];
+
+function parseAuthorizationMode(raw: string): AuthorizationMode {
+  if (!AUTHZ_MODES.includes(raw as AuthorizationMode)) throw new Error(`must be one of ${AUTHZ_MODES.join(', ')}`);
+  return raw as AuthorizationMode;
+}
+
+/** Only `false`: nodelet never serves anonymous callers. */
+export function parseAnonymousAuth(raw: string): false {
+  if (parseBool(raw)) throw new Error('nodelet never serves anonymous callers; only false is accepted');
+  return false;
+}
+
+/** Parses a whole-number percentage 0-100. */
+export function parsePercent(raw: string): number {
+  return parseIntIn(raw, 0, 100);
+}
+
+/** Parses container-log-max-files (upstream: must be greater than 1). */
+export function parseLogMaxFiles(raw: string): number {
+  return parseIntIn(raw, 2, Number.MAX_SAFE_INTEGER);
+}
+
+/** The flags, in help order. */
+export const FLAGS: readonly FlagSpec[] = [
+  // upstream kubelet flags
+  { name: 'address', type: 'ip', default: '0.0.0.0', upstream: true,
+    help: 'IP address to serve the kubelet API on', apply: (s, r) => { s.address = parseIP(r); } },
+  { name: 'anonymous-auth', type: 'bool', default: 'false', upstream: true,
+    help: 'Serve anonymous requests (only false is accepted)', apply: (s, r) => { parseAnonymousAuth(r); } },
+  { name: 'authorization-mode', type: 'string', default: 'Webhook', upstream: true,
+    help: 'Authorization mode for the kubelet API: Webhook or AlwaysAllow (callers are always authenticated)',
+    apply: (s, r) => { s.authorizationMode = parseAuthorizationMode(r); } },
+  { name: 'cert-dir', type: 'string', default: '<root-dir>/pki', upstream: true,
+    help: 'Directory of the serving certificate when --tls-cert-file/--tls-private-key-file are not set',
+    apply: (s, r) => { s.certDir = parsePath(r); } },
+  { name: 'client-ca-file', type: 'string', default: '', upstream: true,
+    help: 'CA bundle that verifies client certificates on the kubelet API',
+    apply: (s, r) => { s.clientCAFile = parsePath(r); } },
+  { name: 'config', type: 'string', default: '', upstream: true,
+    help: 'KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it',
+    apply: (s, r) => { s.config = parsePath(r); } },
+  { name: 'container-log-max-files', type: 'int', default: '5', upstream: true,
+    help: 'Maximum number of log files kept per container (at least 2)',
+    apply: (s, r) => { s.containerLogMaxFiles = parseLogMaxFiles(r); } },
+  { name: 'container-log-max-size', type: 'string', default: '10Mi', upstream: true,
+    help: 'Size at which a container log file is rotated (e.g. 10Mi)',
+    apply: (s, r) => { s.containerLogMaxSize = parseQuantity(r); } },
+  { name: 'healthz-bind-address', type: 'ip', default: '127.0.0.1', upstream: true,
+    help: 'IP address for the healthz server', apply: (s, r) => { s.healthzBindAddress = parseIP(r); } },
+  { name: 'healthz-port', type: 'int', default: '10248', upstream: true,
+    help: 'Port of the healthz server (0 picks a free port, for tests)',
+    apply: (s, r) => { s.healthzPort = parsePort(r, true); } },
+  { name: 'hostname-override', type: 'string', default: '', upstream: true,
+    help: 'Node name to use instead of the host name', apply: (s, r) => { s.hostnameOverride = r; } },
+  { name: 'image-gc-high-threshold', type: 'int', default: '85', upstream: true,
+    help: 'Disk usage percent at which image garbage collection always runs',
+    apply: (s, r) => { s.imageGCHighThresholdPercent = parsePercent(r); } },
+  { name: 'image-gc-low-threshold', type: 'int', default: '80', upstream: true,
+    help: 'Disk usage percent image garbage collection frees down to (below the high threshold)',
+    apply: (s, r) => { s.imageGCLowThresholdPercent = parsePercent(r); } },
+  { name: 'kubeconfig', type: 'string', default: '', upstream: true,
+    help: 'kubeconfig for the API server; without it nodelet runs standalone (static pods only)',
+    apply: (s, r) => { s.kubeconfig = parsePath(r); } },
+  { name: 'max-pods', type: 'int', default: '110', upstream: true,
+    help: 'Number of pods this node can run', apply: (s, r) => { s.maxPods = parsePositiveInt(r); } },
+  { name: 'node-ip', type: 'ip', default: '', upstream: true,
+    help: 'IP address of the node reported in its status', apply: (s, r) => { s.nodeIP = parseIP(r); } },
+  { name: 'node-labels', type: 'mapStringString', default: '', upstream: true,
+    help: 'Labels to add when registering, key=value,... (kubernetes.io/ and k8s.io/ keys only from the kubelet-allowed set)',
+    apply: (s, r) => { s.nodeLabels = { ...s.nodeLabels, ...parseNodeLabels(r) }; } },
+  { name: 'node-status-update-frequency', type: 'duration', default: '10s', upstream: true,
+    help: 'How often node status is computed (and posted when changed)',
+    apply: (s, r) => { s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(r); } },
+  { name: 'pod-manifest-path', type: 'string', default: '<bundled examples/static-pods when standalone>', upstream: true,
+    help: 'Directory (or file) of static pod manifests', apply: (s, r) => { s.podManifestPath = parsePath(r); } },
+  { name: 'port', type: 'int', default: '10250', upstream: true,
+    help: 'Port of the kubelet API (HTTPS; 0 picks a free port, for tests)',
+    apply: (s, r) => { s.port = parsePort(r, true); } },
+  { name: 'register-node', type: 'bool', default: 'true', upstream: true,
+    help: 'Register the node with the API server', apply: (s, r) => { s.registerNode = parseBool(r); } },
+  { name: 'register-with-taints', type: 'string', default: '', upstream: true,
+    help: 'Taints to register the node with, key=value:Effect,...',
+    apply: (s, r) => { s.registerWithTaints = parseTaints(r); } },
+  { name: 'root-dir', type: 'string', default: '/var/lib/nodelet', upstream: true,
+    help: 'Directory for nodelet state (pods, plugins, logs, certificates)', apply: (s, r) => { s.rootDir = parsePath(r); } },
+  { name: 'sync-frequency', type: 'duration', default: '1m0s', upstream: true,
+    help: 'Maximum period between pod syncs', apply: (s, r) => { s.syncFrequencyMs = parsePositiveDuration(r); } },
+  { name: 'tls-cert-file', type: 'string', default: '', upstream: true,
+    help: 'Serving certificate of the kubelet API (otherwise one is made in --cert-dir)',
+    apply: (s, r) => { s.tlsCertFile = parsePath(r); } },
+  { name: 'tls-private-key-file', type: 'string', default: '', upstream: true,
+    help: 'Private key matching --tls-cert-file', apply: (s, r) => { s.tlsPrivateKeyFile = parsePath(r); } },
+  { name: 'v', type: 'level', default: '0', upstream: true,
+    help: 'Log verbosity: 0-1 info, 2-3 debug, 4+ trace (a level name is accepted too)',
+    apply: (s, r) => { s.verbosityLevel = parseVerbosity(r); } },
+  // nodelet's own flags
+  { name: 'default-provider', type: 'string', default: 'wasi', upstream: false,
+    help: 'Provider for pods whose RuntimeClass names none', apply: (s, r) => { s.defaultProvider = nonEmpty(r); } },
+  { name: 'default-taint', type: 'bool', default: 'true', upstream: false,
+    help: 'Register with the taint kubernetes.io/arch=wasm32-wasi:NoSchedule', apply: (s, r) => { s.defaultTaint = parseBool(r); } },
+  { name: 'device-endpoint-grace-period', type: 'duration', default: '5m0s', upstream: false,
+    help: 'How long a vanished device plugin keeps its resource (with capacity 0)',
+    apply: (s, r) => { s.deviceEndpointGracePeriodMs = parsePositiveDuration(r); } },
+  { name: 'insecure-registries', type: 'strings', default: '', upstream: false,
+    help: 'Registries (host[:port]) pulled over plain HTTP, comma-separated or repeated',
+    apply: (s, r) => { s.insecureRegistries = [...(s.insecureRegistries ?? []), ...parseList(r)]; } },
+  { name: 'log-level', type: 'string', default: 'info', upstream: false,
+    help: 'Log level: trace, debug, info, warn, error (overrides --v)', apply: (s, r) => { s.logLevel = parseLogLevel(r); } },
+  { name: 'node-lease-duration-seconds', type: 'int', default: '40', upstream: false,
+    help: 'Node Lease duration (upstream: config file only); renewed every quarter of it',
+    apply: (s, r) => { s.nodeLeaseDurationSeconds = parsePositiveInt(r); } },
+  { name: 'node-status-report-frequency', type: 'duration', default: '5m0s', upstream: false,
+    help: 'How often node status is posted when unchanged (upstream: config file only)',
+    apply: (s, r) => { s.nodeStatusReportFrequencyMs = parsePositiveDuration(r); } },
+  { name: 'providers-dir', type: 'strings', default: '<root-dir>/providers,<bundled providers>', upstream: false,
+    help: 'Directories searched for provider packages, comma-separated or repeated',
+    apply: (s, r) => { s.providersDir = [...(s.providersDir ?? []), ...parseList(r).map(parsePath)]; } },
+];
+
+function nonEmpty(raw: string): string {
+  if (raw.trim() === '') throw new Error('must not be empty');
+  return raw.trim();
+}
+
+const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
+
+/** Looks a flag up by name (without dashes). */
+export function findFlag(name: string): FlagSpec | undefined {
+  return BY_NAME.get(name);
+}

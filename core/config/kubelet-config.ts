@@ -1,0 +1,135 @@
+/**
+ * `--config`: reads a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1)
+ * and maps the fields nodelet supports onto settings. Like upstream, unknown
+ * or unsupported fields do not fail the load; they come back as one warning.
+ * Relative paths are resolved against the file's directory, as upstream does.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { nodeletError } from '../errors/catalogue.ts';
+import { parseAnonymousAuth, parseLogMaxFiles, parsePercent } from './flag-table.ts';
+import type { AuthorizationMode, Settings } from './options.ts';
+import { parseTaint } from './taints.ts';
+import {
+  parseBool, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity,
+} from './values.ts';
+
+export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
+export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
+
+/** Settings read from a file, plus warnings for the caller to log. */
+export interface KubeletConfigResult {
+  settings: Settings;
+  warnings: string[];
+}
+
+type FieldApply = (s: Settings, v: unknown, dir: string) => void;
+
+const str = (v: unknown): string => {
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  throw new Error('must be a scalar value');
+};
+const filePath = (v: unknown, dir: string): string | undefined => {
+  const p = str(v);
+  return p === '' ? undefined : path.resolve(dir, p);
+};
+
+function parseTaintList(v: unknown): Settings['registerWithTaints'] {
+  if (!Array.isArray(v)) throw new Error('must be a list of {key, value, effect}');
+  return v.map((t: unknown) => {
+    if (typeof t !== 'object' || t === null) throw new Error('must be a list of {key, value, effect}');
+    const { key, value, effect } = t as Record<string, unknown>;
+    const kv = value === undefined || value === null ? str(key) : `${str(key)}=${str(value)}`;
+    return parseTaint(`${kv}:${str(effect)}`);
+  });
+}
+
+function parseMode(v: unknown): AuthorizationMode {
+  const m = str(v);
+  if (m !== 'Webhook' && m !== 'AlwaysAllow') throw new Error('must be Webhook or AlwaysAllow');
+  return m;
+}
+
+/** The supported fields, by dotted path. */
+const FIELDS: Readonly<Record<string, FieldApply>> = {
+  address: (s, v) => { s.address = parseIP(str(v)); },
+  port: (s, v) => { s.port = parsePort(str(v), true); },
+  healthzPort: (s, v) => { s.healthzPort = parsePort(str(v), true); },
+  healthzBindAddress: (s, v) => { s.healthzBindAddress = parseIP(str(v)); },
+  maxPods: (s, v) => { s.maxPods = parsePositiveInt(str(v)); },
+  registerNode: (s, v) => { s.registerNode = parseBool(str(v)); },
+  registerWithTaints: (s, v) => { s.registerWithTaints = parseTaintList(v); },
+  nodeStatusUpdateFrequency: (s, v) => { s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(str(v)); },
+  nodeStatusReportFrequency: (s, v) => { s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v)); },
+  nodeLeaseDurationSeconds: (s, v) => { s.nodeLeaseDurationSeconds = parsePositiveInt(str(v)); },
+  syncFrequency: (s, v) => { s.syncFrequencyMs = parsePositiveDuration(str(v)); },
+  staticPodPath: (s, v, dir) => { s.podManifestPath = filePath(v, dir); },
+  tlsCertFile: (s, v, dir) => { s.tlsCertFile = filePath(v, dir); },
+  tlsPrivateKeyFile: (s, v, dir) => { s.tlsPrivateKeyFile = filePath(v, dir); },
+  'authentication.x509.clientCAFile': (s, v, dir) => { s.clientCAFile = filePath(v, dir); },
+  'authentication.anonymous.enabled': (_s, v) => { parseAnonymousAuth(str(v)); },
+  'authorization.mode': (s, v) => { s.authorizationMode = parseMode(v); },
+  imageGCHighThresholdPercent: (s, v) => { s.imageGCHighThresholdPercent = parsePercent(str(v)); },
+  imageGCLowThresholdPercent: (s, v) => { s.imageGCLowThresholdPercent = parsePercent(str(v)); },
+  containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },
+  containerLogMaxFiles: (s, v) => { s.containerLogMaxFiles = parseLogMaxFiles(str(v)); },
+  'logging.verbosity': (s, v) => { s.verbosityLevel = parseVerbosity(str(v)); },
+};
+
+/** Flattens nested mappings into dotted leaf paths; lists and scalars are leaves. */
+function leaves(obj: Record<string, unknown>, prefix = ''): [string, unknown][] {
+  return Object.entries(obj).flatMap(([k, v]): [string, unknown][] => {
+    const key = prefix + k;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return leaves(v as Record<string, unknown>, `${key}.`);
+    return [[key, v]];
+  });
+}
+
+/** Maps a parsed KubeletConfiguration document; `file` names it in errors and warnings. */
+export function mapKubeletConfig(doc: unknown, file: string): KubeletConfigResult {
+  const fail = (detail: string) => nodeletError('NDL_CONFIG_FILE', `${file}: ${detail}`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw fail('not a YAML mapping');
+  const { apiVersion, kind, ...rest } = doc as Record<string, unknown>;
+  if (apiVersion !== KUBELET_CONFIG_API_VERSION) {
+    throw fail(`apiVersion "${String(apiVersion ?? '')}" is not supported (want ${KUBELET_CONFIG_API_VERSION})`);
+  }
+  if (kind !== KUBELET_CONFIG_KIND) throw fail(`kind "${String(kind ?? '')}" is not ${KUBELET_CONFIG_KIND}`);
+  const settings: Settings = {};
+  const unsupported: string[] = [];
+  const dir = path.dirname(file);
+  for (const [key, value] of leaves(rest)) {
+    const apply = FIELDS[key];
+    if (!apply) {
+      unsupported.push(key);
+      continue;
+    }
+    if (value === null) continue;
+    try {
+      apply(settings, value, dir);
+    } catch (e) {
+      throw fail(`${key}: ${JSON.stringify(value)} ${(e as Error).message}`);
+    }
+  }
+  const warnings = unsupported.length === 0 ? [] : [
+    `KubeletConfiguration ${file}: nodelet ignores unsupported fields: ${unsupported.join(', ')}`,
+  ];
+  return { settings, warnings };
+}
+
+/** Reads and maps a KubeletConfiguration file; throws NDL_CONFIG_FILE naming the file and problem. */
+export function loadKubeletConfig(file: string): KubeletConfigResult {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw nodeletError('NDL_CONFIG_FILE', `${file}: cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, e);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    throw nodeletError('NDL_CONFIG_FILE', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`, e);
+  }
+  return mapKubeletConfig(doc, file);
+}

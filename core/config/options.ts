@@ -1,0 +1,145 @@
+/**
+ * The fully resolved settings nodelet runs with: defaults, then the
+ * KubeletConfiguration file (`--config`), then command-line flags.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import type { Taint } from './taints.ts';
+import type { LogLevel } from './values.ts';
+import { REPO_ROOT } from './repo-root.ts';
+
+export type { LogLevel, Taint };
+
+/** How the kubelet API authorizes authenticated callers (upstream `authorization.mode`). */
+export type AuthorizationMode = 'Webhook' | 'AlwaysAllow';
+
+/** The directories nodelet keeps under `--root-dir`. */
+export interface DerivedDirs {
+  /** `<rootDir>/plugins_registry`: where plugins drop registration sockets. */
+  readonly pluginsRegistryDir: string;
+  /** `<rootDir>/plugins`: plugin sockets and per-plugin state (CSI). */
+  readonly pluginsDir: string;
+  /** `<rootDir>/device-plugins`: device-plugin Registration socket and checkpoint. */
+  readonly devicePluginsDir: string;
+  /** `<rootDir>/pod-resources`: the podresources API socket. */
+  readonly podResourcesDir: string;
+  /** `<rootDir>/pods`: per-pod volumes and state. */
+  readonly podsDir: string;
+  /** `<rootDir>/logs/pods`: container logs (`<ns>_<name>_<uid>/<container>/<n>.log`). */
+  readonly logsDir: string;
+}
+
+/** Every setting nodelet runs with, after defaults, config file and flags. */
+export interface NodeletOptions extends DerivedDirs {
+  kubeconfig?: string;
+  hostnameOverride?: string;
+  /** hostnameOverride or os.hostname(), trimmed and lower-cased (upstream nodeutil.GetHostname). */
+  nodeName: string;
+  nodeIP?: string;
+  nodeLabels: Record<string, string>;
+  registerWithTaints: Taint[];
+  maxPods: number;
+  rootDir: string;
+  port: number;
+  address: string;
+  healthzPort: number;
+  healthzBindAddress: string;
+  certDir: string;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  clientCAFile?: string;
+  /** The KubeletConfiguration file the settings were read from, if any. */
+  config?: string;
+  providersDir: string[];
+  defaultProvider: string;
+  podManifestPath?: string;
+  insecureRegistries: string[];
+  logLevel: LogLevel;
+  authorizationMode: AuthorizationMode;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  syncFrequencyMs: number;
+  registerNode: boolean;
+  /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
+  defaultTaint: boolean;
+  deviceEndpointGracePeriodMs: number;
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  containerLogMaxSize: string;
+  containerLogMaxFiles: number;
+}
+
+/** Settings a user can give (flags or config file); everything else is derived. */
+export type Settings = Partial<Omit<NodeletOptions, keyof DerivedDirs | 'nodeName'>> & {
+  /** Level from klog `--v` / `logging.verbosity`; `logLevel` wins over it. */
+  verbosityLevel?: LogLevel;
+};
+
+/** Defaults for settings that do not depend on others. */
+export const DEFAULTS = {
+  nodeLabels: {},
+  registerWithTaints: [],
+  maxPods: 110,
+  rootDir: '/var/lib/nodelet',
+  port: 10250,
+  address: '0.0.0.0',
+  healthzPort: 10248,
+  healthzBindAddress: '127.0.0.1',
+  defaultProvider: 'wasi',
+  insecureRegistries: [],
+  logLevel: 'info',
+  authorizationMode: 'Webhook',
+  nodeStatusUpdateFrequencyMs: 10_000,
+  nodeStatusReportFrequencyMs: 300_000,
+  nodeLeaseDurationSeconds: 40,
+  syncFrequencyMs: 60_000,
+  registerNode: true,
+  defaultTaint: true,
+  deviceEndpointGracePeriodMs: 300_000,
+  imageGCHighThresholdPercent: 85,
+  imageGCLowThresholdPercent: 80,
+  containerLogMaxSize: '10Mi',
+  containerLogMaxFiles: 5,
+} as const satisfies Settings;
+
+/** The bundled providers and static pods shipped with nodelet. */
+export const BUNDLED_PROVIDERS_DIR = path.join(REPO_ROOT, 'providers');
+export const BUNDLED_STATIC_PODS_DIR = path.join(REPO_ROOT, 'examples', 'static-pods');
+
+/** The directories under a root dir. */
+export function deriveDirs(rootDir: string): DerivedDirs {
+  return {
+    pluginsRegistryDir: path.join(rootDir, 'plugins_registry'),
+    pluginsDir: path.join(rootDir, 'plugins'),
+    devicePluginsDir: path.join(rootDir, 'device-plugins'),
+    podResourcesDir: path.join(rootDir, 'pod-resources'),
+    podsDir: path.join(rootDir, 'pods'),
+    logsDir: path.join(rootDir, 'logs', 'pods'),
+  };
+}
+
+/**
+ * Completes merged settings into options: applies defaults and computes the
+ * values that depend on others (node name, cert dir, providers, static pods).
+ * `hostname` is injectable for tests.
+ */
+export function resolveOptions(s: Settings, hostname: string = os.hostname()): NodeletOptions {
+  const rootDir = path.resolve(s.rootDir ?? DEFAULTS.rootDir);
+  const { verbosityLevel, ...given } = s;
+  const rest = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+  return {
+    ...DEFAULTS,
+    ...rest,
+    nodeLabels: { ...(s.nodeLabels ?? {}) },
+    registerWithTaints: [...(s.registerWithTaints ?? [])],
+    insecureRegistries: [...(s.insecureRegistries ?? [])],
+    logLevel: s.logLevel ?? verbosityLevel ?? DEFAULTS.logLevel,
+    nodeName: (s.hostnameOverride || hostname).trim().toLowerCase(),
+    rootDir,
+    certDir: s.certDir ?? path.join(rootDir, 'pki'),
+    providersDir: s.providersDir ?? [path.join(rootDir, 'providers'), BUNDLED_PROVIDERS_DIR],
+    podManifestPath: s.podManifestPath ?? (s.kubeconfig ? undefined : BUNDLED_STATIC_PODS_DIR),
+    ...deriveDirs(rootDir),
+  };
+}

@@ -1,0 +1,25 @@
+/** Checks that span several settings, run on the resolved options. */
+import { nodeletError } from '../errors/catalogue.ts';
+import { dnsSubdomainError } from './labels.ts';
+import type { NodeletOptions } from './options.ts';
+
+/** Throws NDL_CONFIG_INVALID_VALUE naming the flag when resolved options are inconsistent. */
+export function validateOptions(o: NodeletOptions): void {
+  const nameErr = dnsSubdomainError(o.nodeName);
+  if (nameErr) {
+    const source = o.hostnameOverride ? `"${o.hostnameOverride}"` : `host name "${o.nodeName}"`;
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${source} for --hostname-override: node name ${nameErr}`);
+  }
+  if (o.imageGCLowThresholdPercent >= o.imageGCHighThresholdPercent) {
+    throw nodeletError(
+      'NDL_CONFIG_INVALID_VALUE',
+      `"${o.imageGCLowThresholdPercent}" for --image-gc-low-threshold: must be less than --image-gc-high-threshold (${o.imageGCHighThresholdPercent})`,
+    );
+  }
+  if ((o.tlsCertFile === undefined) !== (o.tlsPrivateKeyFile === undefined)) {
+    const [missing, other] = o.tlsCertFile === undefined
+      ? ['--tls-cert-file', '--tls-private-key-file']
+      : ['--tls-private-key-file', '--tls-cert-file'];
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${missing}: required when ${other} is set`);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Parsers for single setting values, shared by the command line and the
+ * KubeletConfiguration file. Each throws a plain Error whose message is the
+ * one-line reason; callers wrap it with the flag or field name.
+ */
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { parseGoDuration } from './duration.ts';
+
+/** Log levels nodelet's logger understands, least to most severe. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+/** A log level. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const INT = /^[+-]?\d+$/;
+
+/** Parses a base-10 integer within [min, max]. */
+export function parseIntIn(text: string, min: number, max: number): number {
+  const n = INT.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(n)) throw new Error('must be an integer');
+  if (n < min || n > max) {
+    throw new Error(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`);
+  }
+  return n;
+}
+
+/** Parses a positive integer. */
+export function parsePositiveInt(text: string): number {
+  const n = INT.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error('must be a positive integer');
+  return n;
+}
+
+/** Parses a TCP port; `allowZero` lets tests ask for an ephemeral port. */
+export function parsePort(text: string, allowZero = false): number {
+  return parseIntIn(text, allowZero ? 0 : 1, 65535);
+}
+
+/** Parses a boolean the way Go's strconv.ParseBool does. */
+export function parseBool(text: string): boolean {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
+  throw new Error('must be true or false');
+}
+
+/** Parses an IPv4 or IPv6 address. */
+export function parseIP(text: string): string {
+  if (isIP(text) === 0) throw new Error('must be an IPv4 or IPv6 address');
+  return text;
+}
+
+/** Parses a positive Go duration into milliseconds. */
+export function parsePositiveDuration(text: string): number {
+  const ms = parseGoDuration(text);
+  if (!(ms > 0)) throw new Error('must be a positive duration such as 10s or 1m30s');
+  return ms;
+}
+
+/** Parses a log level name. */
+export function parseLogLevel(text: string): LogLevel {
+  const level = text.toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+  return level as LogLevel;
+}
+
+/** Maps klog verbosity (`--v=N`) to a level: 0-1 info, 2-3 debug, 4+ trace. A level name is accepted too. */
+export function parseVerbosity(text: string): LogLevel {
+  if (/^[a-z]+$/i.test(text)) return parseLogLevel(text);
+  const v = parseIntIn(text, 0, Number.MAX_SAFE_INTEGER);
+  return v >= 4 ? 'trace' : v >= 2 ? 'debug' : 'info';
+}
+
+/** Parses a non-empty file system path, resolved against the working directory. */
+export function parsePath(text: string): string {
+  if (text.trim() === '') throw new Error('must be a non-empty path');
+  return path.resolve(text);
+}
+
+/** Parses a comma-separated list, dropping empty items. */
+export function parseList(text: string): string[] {
+  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+const QUANTITY = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+const MULTIPLIER: Readonly<Record<string, number>> = {
+  '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** Converts a Kubernetes byte quantity (`10Mi`, `500k`, `1024`) to bytes. */
+export function quantityToBytes(text: string): number {
+  const m = QUANTITY.exec(text.trim());
+  if (!m) throw new Error('must be a quantity such as 10Mi, 500Ki or 1048576');
+  return Math.ceil(Number(m[1]) * MULTIPLIER[m[2] ?? '']!);
+}
+
+/** Validates a positive byte quantity and returns it unchanged. */
+export function parseQuantity(text: string): string {
+  if (quantityToBytes(text) <= 0) throw new Error('must be greater than zero');
+  return text.trim();
+}
