@@ -1,0 +1,155 @@
+/**
+ * `OciImageService`: the ImageService core offers providers. It resolves a
+ * reference to a single-layer Wasm artifact (directly, or through the WASI entry
+ * of an image index), keeps the module in the content-addressed store and
+ * answers from memory when the image is cached.
+ *
+ *   pull(image) ─ parse ─▶ Never:        cached ? hit : ErrImageNeverPull
+ *                          IfNotPresent: cached ? hit : fetch
+ *                          Always:       HEAD tag → digest known and module present ? hit : fetch
+ *   fetch (one per reference+identity): manifest ─▶ [index → wasm platform manifest] ─▶ layer
+ *                                       ─▶ blob (one download per digest, verified) ─▶ record
+ */
+import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '../../plugin-api/v1/index.ts';
+import { nodeletError } from '../errors/catalogue.ts';
+import { credentialsFor, credentialsKey } from './credentials.ts';
+import { parseManifest, selectLayer, selectWasmPlatform } from './manifest.ts';
+import { invalidNameFailure, neverPullFailure, pullFailure } from './pull-error.ts';
+import { formatReference, manifestReferenceOf, parseReference, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
+import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
+import { RegistryError } from './registry-error.ts';
+import { SingleFlight } from './single-flight.ts';
+import { ImageStore, type ImageEntry } from './store.ts';
+
+/** Options of {@link OciImageService.open}. */
+export interface OciImageServiceOptions {
+  /** nodelet's root dir; the store lives in `<rootDir>/images`. */
+  readonly rootDir: string;
+  /** Registries spoken to over plain HTTP (localhost and 127.0.0.0/8 always are). */
+  readonly insecureRegistries?: readonly string[];
+  /** The fetch to use; defaults to the global fetch. */
+  readonly fetch?: typeof fetch;
+  readonly userAgent?: string;
+}
+
+/** One image for the node's `status.images`. */
+export interface ImageSummary {
+  /** `repository@digest` first, then the tagged references that resolved to it. */
+  readonly names: string[];
+  readonly sizeBytes: number;
+}
+
+interface Fetched {
+  readonly entry: ImageEntry;
+  readonly cached: boolean;
+}
+
+/** The OCI distribution client and image store behind `ImageService`. */
+export class OciImageService implements ImageService {
+  private readonly pulls = new SingleFlight<Fetched>();
+
+  private constructor(private readonly store: ImageStore, private readonly client: RegistryClient) {}
+
+  /** Opens the store (reading its index once) and returns the service. */
+  static async open(opts: OciImageServiceOptions): Promise<OciImageService> {
+    const store = await ImageStore.open(opts.rootDir);
+    return new OciImageService(store, new RegistryClient(opts));
+  }
+
+  /** Pulls `image` per `req.pullPolicy`, or answers from the store. Failures are branded `ImagePull` errors. */
+  async pull(image: string, req: ImageRequest): Promise<PulledImage> {
+    let ref: ImageReference;
+    try {
+      ref = parseReference(image);
+    } catch (e) {
+      throw invalidNameFailure(image, e);
+    }
+    const key = formatReference(ref);
+    const hit = this.cached(ref, req.acceptLayerTypes);
+    if (hit && req.pullPolicy !== 'Always') return this.result(image, hit, true);
+    if (req.pullPolicy === 'Never') throw neverPullFailure(image);
+    const candidates = credentialsFor(ref, req.credentials);
+    const flightKey = `${key}\0${req.acceptLayerTypes.join(',')}\0${credentialsKey(candidates)}`;
+    try {
+      const got = await this.pulls.do(flightKey, (signal) => this.fetchAs(ref, key, candidates, req, signal), req.signal);
+      return this.result(image, got.entry, got.cached);
+    } catch (e) {
+      throw pullFailure(image, e);
+    }
+  }
+
+  /** The images in the store, one per manifest digest, for `status.images`. */
+  list(): ImageSummary[] {
+    const byDigest = new Map<string, { names: Set<string>; sizeBytes: number }>();
+    for (const [key, entry] of this.store.entries()) {
+      const id = `${entry.repository}@${entry.digest}`;
+      const item = byDigest.get(id) ?? { names: new Set([id]), sizeBytes: entry.size };
+      item.names.add(key);
+      byDigest.set(id, item);
+    }
+    return [...byDigest.values()].map((i) => ({ names: [...i.names], sizeBytes: i.sizeBytes }));
+  }
+
+  /** A cached entry usable by this request (memory only). */
+  private cached(ref: ImageReference, accept: readonly string[]): ImageEntry | undefined {
+    const entry = this.store.lookup(formatReference(ref));
+    return entry && accept.includes(entry.layerMediaType) ? entry : undefined;
+  }
+
+  private result(image: string, entry: ImageEntry, cached: boolean): PulledImage {
+    return {
+      image,
+      imageID: `${entry.repository}@${entry.digest}`,
+      digest: entry.digest,
+      path: this.store.blobPath(entry.layerDigest),
+      size: entry.size,
+      cached,
+    };
+  }
+
+  /** Tries each candidate credential in turn; moves on only when one is refused. */
+  private async fetchAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], req: ImageRequest, signal: AbortSignal): Promise<Fetched> {
+    for (let i = 0; ; i++) {
+      const target: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: candidates[i], signal };
+      try {
+        return await this.fetchWith(ref, key, target, req.acceptLayerTypes);
+      } catch (e) {
+        if (!(e instanceof RegistryError && e.unauthorized) || i === candidates.length - 1) throw e;
+      }
+    }
+  }
+
+  private async fetchWith(ref: ImageReference, key: string, target: RepositoryTarget, accept: readonly string[]): Promise<Fetched> {
+    const repository = repositoryOf(ref);
+    const known = await this.knownDigest(ref, target, accept);
+    if (known) {
+      await this.store.record([key], known);
+      return { entry: known, cached: true };
+    }
+    const top = await this.client.getManifest(target, manifestReferenceOf(ref));
+    let manifest = parseManifest(top.bytes, top.mediaType);
+    if (manifest.kind === 'index') {
+      const platform = selectWasmPlatform(manifest);
+      const child = await this.client.getManifest(target, platform.digest);
+      manifest = parseManifest(child.bytes, child.mediaType ?? platform.mediaType);
+      if (manifest.kind !== 'manifest') throw nodeletError('NDL_IMAGE_FORMAT', `image index entry ${platform.digest} is itself an index`);
+    }
+    const layer = selectLayer(manifest, accept);
+    const present = this.store.hasBlob(layer.digest);
+    await this.store.ensureBlob(layer.digest, layer.size, async (sig) => (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body, target.signal);
+    const entry: ImageEntry = { repository, digest: top.digest, layerDigest: layer.digest, layerMediaType: layer.mediaType, size: layer.size };
+    await this.store.record([key, `${repository}@${top.digest}`], entry);
+    return { entry, cached: present };
+  }
+
+  /**
+   * For `Always`: the entry already stored for the manifest this reference resolves to
+   * now (a pinned digest needs no request; a tag costs one HEAD). Undefined when unknown.
+   */
+  private async knownDigest(ref: ImageReference, target: RepositoryTarget, accept: readonly string[]): Promise<ImageEntry | undefined> {
+    const byDigest = (digest: string) => this.cached({ domain: ref.domain, path: ref.path, digest }, accept);
+    if (ref.digest) return byDigest(ref.digest);
+    const digest = await this.client.headManifest(target, manifestReferenceOf(ref)).catch(() => undefined);
+    return digest ? byDigest(digest) : undefined;
+  }
+}

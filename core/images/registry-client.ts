@@ -1,0 +1,134 @@
+/**
+ * A client for the OCI distribution API (`/v2/<repo>/manifests|blobs/...`) on
+ * Node's global fetch. HTTPS by default; plain HTTP for registries listed as
+ * insecure and, like docker, for localhost / 127.0.0.0/8 / ::1.
+ * Every non-2xx answer becomes a {@link RegistryError} carrying the registry's reason.
+ */
+import { createHash } from 'node:crypto';
+import type { RegistryCredential } from '../../plugin-api/v1/index.ts';
+import { nodeletError } from '../errors/catalogue.ts';
+import { MANIFEST_ACCEPT } from './manifest.ts';
+import { RegistryAuth } from './registry-auth.ts';
+import { registryErrorFrom, RegistryError } from './registry-error.ts';
+
+/** Options of a {@link RegistryClient}. */
+export interface RegistryClientOptions {
+  /** Hosts (`host` or `host:port`) spoken to over plain HTTP. */
+  readonly insecureRegistries?: readonly string[];
+  /** The fetch to use (tests may wrap it); defaults to the global fetch. */
+  readonly fetch?: typeof fetch;
+  readonly userAgent?: string;
+}
+
+/** Where a request goes and as whom. */
+export interface RepositoryTarget {
+  /** Registry API host with port (`registry-1.docker.io`, `127.0.0.1:5000`). */
+  readonly host: string;
+  /** Repository path (`library/nginx`). */
+  readonly repository: string;
+  readonly credential?: RegistryCredential;
+  readonly signal?: AbortSignal;
+}
+
+/** A fetched manifest; `digest` is computed from the bytes. */
+export interface FetchedManifest {
+  readonly digest: string;
+  readonly mediaType: string | undefined;
+  readonly bytes: Buffer;
+}
+
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/;
+
+/** Strips a `:port` (keeping bracketed IPv6 intact). */
+function hostname(host: string): string {
+  const m = host.match(/^(\[[^\]]+\]|[^:]+)(?::\d+)?$/);
+  return m ? m[1]! : host;
+}
+
+/** Talks the distribution API to any number of registries. */
+export class RegistryClient {
+  private readonly fetchFn: typeof fetch;
+  private readonly insecure: ReadonlySet<string>;
+  private readonly auth: RegistryAuth;
+  private readonly userAgent: string;
+
+  constructor(opts: RegistryClientOptions = {}) {
+    this.fetchFn = opts.fetch ?? ((...args) => fetch(...args));
+    this.insecure = new Set(opts.insecureRegistries ?? []);
+    this.userAgent = opts.userAgent ?? 'nodelet';
+    this.auth = new RegistryAuth(this.fetchFn, this.userAgent);
+  }
+
+  /** True when `host` is spoken to over plain HTTP. */
+  isInsecure(host: string): boolean {
+    return this.insecure.has(host) || this.insecure.has(hostname(host)) || LOOPBACK.test(hostname(host));
+  }
+
+  /** `http(s)://host/v2/<repository>/`. */
+  baseUrl(t: RepositoryTarget): string {
+    return `${this.isInsecure(t.host) ? 'http' : 'https'}://${t.host}/v2/${t.repository}/`;
+  }
+
+  /** Resolves a tag or digest to the manifest digest without its body (undefined when the registry does not say). */
+  async headManifest(t: RepositoryTarget, reference: string): Promise<string | undefined> {
+    const res = await this.send(t, 'HEAD', `manifests/${reference}`, MANIFEST_ACCEPT);
+    const digest = res.headers.get('docker-content-digest');
+    return digest && /^sha256:[0-9a-f]{64}$/.test(digest) ? digest : undefined;
+  }
+
+  /** GETs a manifest; when `reference` is a digest the bytes must hash to it (`NDL_IMAGE_DIGEST`). */
+  async getManifest(t: RepositoryTarget, reference: string): Promise<FetchedManifest> {
+    const res = await this.send(t, 'GET', `manifests/${reference}`, MANIFEST_ACCEPT);
+    const length = Number(res.headers.get('content-length') ?? 0);
+    if (length > MAX_MANIFEST_BYTES) {
+      await res.body?.cancel();
+      throw nodeletError('NDL_IMAGE_FORMAT', `manifest of ${length} bytes exceeds ${MAX_MANIFEST_BYTES}`);
+    }
+    const bytes = Buffer.from(await res.arrayBuffer());
+    if (bytes.length > MAX_MANIFEST_BYTES) throw nodeletError('NDL_IMAGE_FORMAT', `manifest exceeds ${MAX_MANIFEST_BYTES} bytes`);
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    if (reference.startsWith('sha256:') && digest !== reference) {
+      throw nodeletError('NDL_IMAGE_DIGEST', `manifest ${reference} has digest ${digest}`);
+    }
+    return { digest, mediaType: res.headers.get('content-type') ?? undefined, bytes };
+  }
+
+  /** GETs a blob (following redirects); the caller streams and verifies `res.body`. */
+  async getBlob(t: RepositoryTarget, digest: string): Promise<Response> {
+    return this.send(t, 'GET', `blobs/${digest}`, '*/*');
+  }
+
+  /** One request with authentication: up-front header, then at most one answered challenge. */
+  private async send(t: RepositoryTarget, method: string, path: string, accept: string): Promise<Response> {
+    const url = this.baseUrl(t) + path;
+    const scope = `repository:${t.repository}:pull`;
+    let authorization = this.auth.upFront(t.host, scope, t.credential);
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.userAgent };
+      if (authorization) headers.Authorization = authorization;
+      const res = await this.fetchFn(url, { method, headers, redirect: 'follow', signal: t.signal });
+      if (res.ok) return res;
+      if (res.status === 401 && attempt === 0) {
+        const retry = await this.auth.answer(t.host, scope, t.credential, res.headers.get('www-authenticate'), t.signal);
+        if (retry && retry !== authorization) {
+          await res.body?.cancel();
+          authorization = retry;
+          continue;
+        }
+      }
+      throw method === 'HEAD' ? headError(res, path) : await registryErrorFrom(res, `${method} ${path}`);
+    }
+  }
+}
+
+/** HEAD answers have no body: name the status the way the registry would. */
+function headError(res: Response, path: string): RegistryError {
+  const known: Record<number, [string, string]> = {
+    401: ['UNAUTHORIZED', 'unauthorized: authentication required'],
+    403: ['DENIED', 'denied: requested access to the resource is denied'],
+    404: ['MANIFEST_UNKNOWN', 'manifest unknown'],
+  };
+  const [code, text] = known[res.status] ?? [undefined, `unexpected status ${res.status} ${res.statusText}`.trim()];
+  return new RegistryError(res.status, code, `${text} (HEAD ${path}: HTTP ${res.status})`);
+}

@@ -1,0 +1,161 @@
+/**
+ * The content-addressed image store under `<rootDir>/images/`:
+ *
+ *   images/blobs/sha256/<hex>   verified blobs (modules), never modified once renamed in
+ *   images/tmp/                 downloads in progress (emptied at open)
+ *   images/index.json           reference → image entry (manifest digest, module layer)
+ *
+ * The index and the set of present blobs are loaded once by {@link ImageStore.open} and kept
+ * in memory, so looking up a cached image does no disk I/O. A blob is streamed to a temp
+ * file while its sha256 and size are checked, then renamed into place; a mismatch deletes
+ * the temp file and fails with `NDL_IMAGE_DIGEST`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { nodeletError } from '../errors/catalogue.ts';
+import { SingleFlight } from './single-flight.ts';
+
+/** What the store remembers about one pulled image. */
+export interface ImageEntry {
+  /** `domain/path` (`127.0.0.1:5000/hello`). */
+  readonly repository: string;
+  /** Digest of the manifest the reference resolved to (the index's, for an index). */
+  readonly digest: string;
+  /** Digest, media type and size of the runnable layer. */
+  readonly layerDigest: string;
+  readonly layerMediaType: string;
+  readonly size: number;
+}
+
+interface IndexFile {
+  version: 1;
+  references: Record<string, ImageEntry>;
+}
+
+const HEX_RE = /^[0-9a-f]{64}$/;
+
+function hexOf(digest: string): string {
+  const hex = digest.startsWith('sha256:') ? digest.slice(7) : '';
+  if (!HEX_RE.test(hex)) throw nodeletError('NDL_IMAGE_DIGEST', `unsupported digest "${digest}"`);
+  return hex;
+}
+
+/** Counts and hashes bytes passing through; fails as soon as more than `limit` arrive. */
+function verifier(digest: string, limit: number | undefined) {
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (limit !== undefined && size > limit) return done(nodeletError('NDL_IMAGE_DIGEST', `blob ${digest} is larger than its declared ${limit} bytes`));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ size, digest: `sha256:${hash.digest('hex')}` }) };
+}
+
+/** A content-addressed blob store plus the reference index. */
+export class ImageStore {
+  private readonly blobs = new Set<string>();
+  private readonly references = new Map<string, ImageEntry>();
+  private readonly downloads = new SingleFlight<string>();
+  private indexWrite: Promise<void> = Promise.resolve();
+
+  private constructor(readonly dir: string) {}
+
+  /** Opens (creating if needed) the store under `<rootDir>/images`, loading the index and blob list once. */
+  static async open(rootDir: string): Promise<ImageStore> {
+    const store = new ImageStore(join(rootDir, 'images'));
+    await store.load();
+    return store;
+  }
+
+  private get blobDir(): string {
+    return join(this.dir, 'blobs', 'sha256');
+  }
+
+  private async load(): Promise<void> {
+    await rm(join(this.dir, 'tmp'), { recursive: true, force: true });
+    await mkdir(join(this.dir, 'tmp'), { recursive: true });
+    await mkdir(this.blobDir, { recursive: true });
+    for (const name of await readdir(this.blobDir)) if (HEX_RE.test(name)) this.blobs.add(`sha256:${name}`);
+    const index = await readFile(join(this.dir, 'index.json'), 'utf8').then((t) => JSON.parse(t) as IndexFile, () => undefined);
+    for (const [ref, entry] of Object.entries(index?.references ?? {})) {
+      if (this.blobs.has(entry.layerDigest)) this.references.set(ref, entry);
+    }
+  }
+
+  /** Path of a blob (present or not). */
+  blobPath(digest: string): string {
+    return join(this.blobDir, hexOf(digest));
+  }
+
+  /** True when a verified blob is present (memory only). */
+  hasBlob(digest: string): boolean {
+    return this.blobs.has(digest);
+  }
+
+  /** The entry recorded for a reference key, if its blob is present (memory only). */
+  lookup(key: string): ImageEntry | undefined {
+    const entry = this.references.get(key);
+    return entry && this.blobs.has(entry.layerDigest) ? entry : undefined;
+  }
+
+  /** Every reference key with its entry. */
+  entries(): [string, ImageEntry][] {
+    return [...this.references].filter(([, e]) => this.blobs.has(e.layerDigest));
+  }
+
+  /**
+   * Makes sure a blob is present: concurrent callers for one digest share one
+   * download. `open` gives the body to stream; the result is the blob's path.
+   */
+  ensureBlob(digest: string, size: number | undefined, open: (signal: AbortSignal) => Promise<ReadableStream<Uint8Array> | null>, signal?: AbortSignal): Promise<string> {
+    const path = this.blobPath(digest);
+    if (this.blobs.has(digest)) return Promise.resolve(path);
+    return this.downloads.do(digest, async (sig) => {
+      const body = await open(sig);
+      if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${digest} has an empty response`);
+      await this.writeBlob(digest, size, Readable.fromWeb(body as WebReadableStream<Uint8Array>), sig);
+      return path;
+    }, signal);
+  }
+
+  /** Streams `source` into the store, verifying digest and (when given) size. */
+  async writeBlob(digest: string, size: number | undefined, source: Readable, signal?: AbortSignal): Promise<string> {
+    const path = this.blobPath(digest);
+    const tmp = join(this.dir, 'tmp', `${hexOf(digest)}.${randomBytes(6).toString('hex')}`);
+    const check = verifier(digest, size);
+    try {
+      await pipeline(source, check.stream, createWriteStream(tmp, { mode: 0o644 }), { signal });
+      const got = check.result();
+      if (got.digest !== digest) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${digest}: received content has digest ${got.digest}`);
+      if (size !== undefined && got.size !== size) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${digest}: received ${got.size} bytes, expected ${size}`);
+      await rename(tmp, path);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    this.blobs.add(digest);
+    return path;
+  }
+
+  /** Records `keys` → `entry` in memory and persists the index (writes are serialised). */
+  record(keys: readonly string[], entry: ImageEntry): Promise<void> {
+    for (const key of keys) this.references.set(key, entry);
+    const write = async () => {
+      const file: IndexFile = { version: 1, references: Object.fromEntries(this.references) };
+      const tmp = join(this.dir, 'tmp', `index.${randomBytes(6).toString('hex')}.json`);
+      await writeFile(tmp, JSON.stringify(file, null, 1));
+      await rename(tmp, join(this.dir, 'index.json'));
+    };
+    this.indexWrite = this.indexWrite.then(write, write);
+    return this.indexWrite;
+  }
+}
