@@ -33,6 +33,7 @@ export const CATALOGUE = {
   // pods
   NDL_POD_INVALID: 'invalid pod spec',
   NDL_POD_ADMISSION: 'pod rejected at admission',
+  NDL_CONTAINER_CONFIG: 'container config unavailable',
   // kubelet API
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',
