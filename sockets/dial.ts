@@ -21,20 +21,27 @@ export function unixTarget(socketPath: string): string {
 /**
  * Opens an insecure channel to `socketPath` and waits until it is READY.
  * Rejects with `failed to dial socket <path>, err: context deadline exceeded`
- * (upstream's wording) after `timeoutMs`; the channel is closed then.
+ * (upstream's wording) after `timeoutMs`, or with `... err: context canceled` when
+ * `signal` aborts first; the channel is closed then.
  */
-export async function dialUnix(socketPath: string, timeoutMs: number): Promise<grpc.Channel> {
+export async function dialUnix(socketPath: string, timeoutMs: number, signal?: AbortSignal): Promise<grpc.Channel> {
   const channel = new grpc.Channel(unixTarget(socketPath), grpc.credentials.createInsecure(), {
     // Plugins may create the socket a moment before they listen; retry quickly.
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': 1000,
   });
+  const abort = (): void => channel.close();
+  signal?.addEventListener('abort', abort, { once: true });
   try {
+    if (signal?.aborted) throw new Error('context canceled');
     await waitForReady(channel, Date.now() + timeoutMs);
     return channel;
   } catch (e) {
     channel.close();
-    throw new Error(`failed to dial socket ${socketPath}, err: ${(e as Error).message}`, { cause: e });
+    const why = signal?.aborted ? 'context canceled' : (e as Error).message;
+    throw new Error(`failed to dial socket ${socketPath}, err: ${why}`, { cause: e });
+  } finally {
+    signal?.removeEventListener('abort', abort);
   }
 }
 

@@ -130,7 +130,7 @@ describe('sockets/proto matches upstream field for field', () => {
   it('packages are the upstream ones', () => {
     const packages = (file: string): string[] =>
       Object.entries(describeRoot(loadRoot(file)))
-        .filter(([, s]) => s.kind === 'service')
+        .filter(([, s]) => (s as Shape).kind === 'service')
         .map(([n]) => n.slice(0, n.lastIndexOf('.')));
     expect(packages(OURS.pluginregistration.file)).toEqual(['.pluginregistration']);
     expect(packages(OURS.deviceplugin.file)).toEqual(['.v1beta1', '.v1beta1']);

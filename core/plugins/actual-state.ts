@@ -1,0 +1,53 @@
+/**
+ * The actual state of world: plugins that passed validation and are (being)
+ * registered with their handler. Only registration/deregistration operations
+ * write here (upstream `cache/actual_state_of_world.go`).
+ */
+import type { PluginHandler } from './plugin-handler.ts';
+
+/** A registered plugin, keyed by its registration socket. */
+export interface RegisteredPlugin {
+  /** The registration socket in the plugins directory. */
+  readonly socketPath: string;
+  /** The desired-state timestamp this registration was made for. */
+  readonly timestamp: number;
+  /** `PluginInfo.type`, e.g. `CSIPlugin`. */
+  readonly type: string;
+  readonly handler: PluginHandler;
+  /** `PluginInfo.name`. */
+  readonly name: string;
+  /** `PluginInfo.endpoint`, or the socket path when the plugin left it empty. */
+  readonly endpoint: string;
+  readonly versions: readonly string[];
+}
+
+/** socket path → registered plugin. */
+export class ActualStateOfWorld {
+  readonly #plugins = new Map<string, RegisteredPlugin>();
+
+  /** Records a registration (replacing any older one for the same socket). */
+  add(plugin: RegisteredPlugin): void {
+    if (plugin.socketPath === '') throw new Error('socket path is empty');
+    this.#plugins.set(plugin.socketPath, plugin);
+  }
+
+  /** Forgets the socket's registration. */
+  remove(socketPath: string): void {
+    this.#plugins.delete(socketPath);
+  }
+
+  /** The registration for a socket, if any. */
+  get(socketPath: string): RegisteredPlugin | undefined {
+    return this.#plugins.get(socketPath);
+  }
+
+  /** True when the socket is registered for exactly this timestamp. */
+  existsWithTimestamp(socketPath: string, timestamp: number): boolean {
+    return this.#plugins.get(socketPath)?.timestamp === timestamp;
+  }
+
+  /** A snapshot of every registration. */
+  plugins(): RegisteredPlugin[] {
+    return [...this.#plugins.values()];
+  }
+}
