@@ -41,6 +41,5 @@ export function helpText(): string {
     ...group(false),
     `  ${'-h, --help'.padEnd(width)}   Print this help`,
     `  ${'    --version'.padEnd(width)}   Print the version`,
-    '',
   ].join('\n');
 }

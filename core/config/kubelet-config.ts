@@ -77,11 +77,13 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   'logging.verbosity': (s, v) => { s.verbosityLevel = parseVerbosity(str(v)); },
 };
 
-/** Flattens nested mappings into dotted leaf paths; lists and scalars are leaves. */
+/** Flattens nested mappings into dotted paths; supported fields, lists and scalars are leaves. */
 function leaves(obj: Record<string, unknown>, prefix = ''): [string, unknown][] {
   return Object.entries(obj).flatMap(([k, v]): [string, unknown][] => {
     const key = prefix + k;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return leaves(v as Record<string, unknown>, `${key}.`);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && !(key in FIELDS)) {
+      return leaves(v as Record<string, unknown>, `${key}.`);
+    }
     return [[key, v]];
   });
 }
