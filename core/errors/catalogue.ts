@@ -37,6 +37,7 @@ export const CATALOGUE = {
   // kubelet API
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',
+  NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
   // plugin registration
   NDL_PLUGIN_TYPE: 'unsupported plugin type',
   NDL_PLUGIN_VERSION: 'unsupported plugin version',
