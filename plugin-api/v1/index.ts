@@ -9,3 +9,4 @@ export * from './images.ts';
 export * from './node.ts';
 export * from './logger.ts';
 export * from './errors.ts';
+export * from './cri-log.ts';
