@@ -45,6 +45,12 @@ function hexOf(digest: string): string {
   return hex;
 }
 
+function isEntry(e: unknown): e is ImageEntry {
+  const o = e as Record<string, unknown> | null;
+  return typeof o === 'object' && o !== null && typeof o.repository === 'string' && typeof o.digest === 'string'
+    && typeof o.layerDigest === 'string' && /^sha256:[0-9a-f]{64}$/.test(o.layerDigest) && typeof o.layerMediaType === 'string' && typeof o.size === 'number';
+}
+
 /** Counts and hashes bytes passing through; fails as soon as more than `limit` arrive. */
 function verifier(digest: string, limit: number | undefined) {
   const hash = createHash('sha256');
@@ -85,10 +91,24 @@ export class ImageStore {
     await mkdir(join(this.dir, 'tmp'), { recursive: true });
     await mkdir(this.blobDir, { recursive: true });
     for (const name of await readdir(this.blobDir)) if (HEX_RE.test(name)) this.blobs.add(`sha256:${name}`);
-    const index = await readFile(join(this.dir, 'index.json'), 'utf8').then((t) => JSON.parse(t) as IndexFile, () => undefined);
-    for (const [ref, entry] of Object.entries(index?.references ?? {})) {
-      if (this.blobs.has(entry.layerDigest)) this.references.set(ref, entry);
+    for (const [ref, entry] of Object.entries(await this.readIndex())) {
+      if (isEntry(entry) && this.blobs.has(entry.layerDigest)) this.references.set(ref, entry);
     }
+  }
+
+  /** The index's references; a corrupt index is moved aside (the blobs stay, a pull re-records). */
+  private async readIndex(): Promise<Record<string, unknown>> {
+    const path = join(this.dir, 'index.json');
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined) return {};
+    try {
+      const refs = (JSON.parse(text) as Partial<IndexFile>).references;
+      if (typeof refs === 'object' && refs !== null) return refs;
+    } catch {
+      // fall through: corrupt
+    }
+    await rename(path, `${path}.corrupt`).catch(() => undefined);
+    return {};
   }
 
   /** Path of a blob (present or not). */

@@ -1,0 +1,43 @@
+/**
+ * The image service core hands to providers: the OCI client for registry
+ * references, plus `file://` references for modules on local disk — accepted
+ * only inside the static pod manifest directory (a trusted source, like the
+ * manifests themselves), so API pods cannot read host files as images.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { V1ContainerImage } from '@kubernetes/client-node';
+import { providerError, type ImageRequest, type ImageService, type Logger, type PulledImage } from '@nodelet/plugin-api/v1';
+import type { NodeletOptions } from '../config/options.ts';
+import { OciImageService } from './image-service.ts';
+
+/** The image service with `status.images` support. */
+export interface NodeImageService extends ImageService {
+  nodeImages(): V1ContainerImage[];
+}
+
+function localPull(image: string, allowedRoot: string | undefined): PulledImage {
+  const fail = (msg: string) => providerError('ImagePull', `failed to pull image "${image}": ${msg}`, { reason: 'ErrImagePull' });
+  if (!allowedRoot) throw fail('file:// images are only allowed for static pods');
+  let path: string;
+  try { path = realpathSync(fileURLToPath(image)); } catch { throw fail('no such file'); }
+  const root = realpathSync(allowedRoot);
+  if (!path.startsWith(root + sep)) throw fail(`file:// images must be inside the pod manifest directory ${root}`);
+  const bytes = readFileSync(path);
+  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  return { image, imageID: `${image}@${digest}`, digest, path, size: statSync(path).size, cached: true };
+}
+
+/** Opens the image store and returns the node's image service. */
+export async function openImageService(o: NodeletOptions, log: Logger): Promise<NodeImageService> {
+  const oci = await OciImageService.open({ rootDir: o.rootDir, insecureRegistries: o.insecureRegistries });
+  log.debug({ root: o.rootDir }, 'image store opened');
+  return {
+    async pull(image: string, req: ImageRequest): Promise<PulledImage> {
+      return image.startsWith('file://') ? localPull(image, o.podManifestPath) : oci.pull(image, req);
+    },
+    nodeImages: () => oci.list().map((i) => ({ names: i.names, sizeBytes: i.sizeBytes })),
+  };
+}
