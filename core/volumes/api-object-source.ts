@@ -1,0 +1,45 @@
+/**
+ * The plain {@link ObjectSource}: one API call per read, 404 → `undefined`.
+ * Wrap it with `withTokenCache` (and/or informer caches) for pod sync paths.
+ */
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { IssuedToken, ObjectSource, TokenRequestOptions } from './object-source.ts';
+
+function isNotFound(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 404;
+}
+
+async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** An {@link ObjectSource} over client-node 1.x `CoreV1Api`. */
+export function createApiObjectSource(api: CoreV1Api): ObjectSource {
+  return {
+    getConfigMap: (namespace, name) => orUndefined(api.readNamespacedConfigMap({ name, namespace })),
+    getSecret: (namespace, name) => orUndefined(api.readNamespacedSecret({ name, namespace })),
+    async requestServiceAccountToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions): Promise<IssuedToken> {
+      const tr = await api.createNamespacedServiceAccountToken({
+        name: serviceAccount,
+        namespace,
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: {
+            // An empty list makes the API server use its own audiences (as upstream's nil).
+            audiences: opts.audience ? [opts.audience] : [],
+            expirationSeconds: opts.expirationSeconds,
+            boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: opts.podUID },
+          },
+        },
+      });
+      if (!tr.status?.token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+      return { token: tr.status.token, expirationTimestamp: new Date(tr.status.expirationTimestamp) };
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * A container's mounts from its `volumeMounts` and the prepared volumes
+ * (upstream kubelet `makeMounts`), `subPath`/`subPathExpr` included.
+ *
+ * subPath is resolved on disk with `resolveInRoot`: every symlink on the way
+ * must stay inside the volume (CVE-2017-1002101, CVE-2021-25741), a missing
+ * subPath dir is created with the volume root's mode, and the mount's
+ * `hostPath` is the *real* path (no symlink left in it). Residual risk: a
+ * container writing to the same volume could swap a directory of that real
+ * path for a symlink between this check and the provider opening it —
+ * upstream closes that window by bind-mounting an open fd, which has no
+ * equivalent for a WASI preopen. Providers should open the path with
+ * O_NOFOLLOW semantics where they can.
+ *
+ * A subPath may name a file (upstream allows it); the mount's `hostPath` is
+ * then that file.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
+import type { Mount } from '../../plugin-api/v1/containers.ts';
+import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { resolveInRoot, validateRelativePath } from '../paths/safe-join.ts';
+import { expand } from '../pods/env.ts';
+import type { PreparedVolume } from './types.ts';
+
+/** Upstream `ExpandContainerVolumeMounts`: every referenced var must be set and non-empty. */
+export function expandSubPathExpr(expr: string, env: Readonly<Record<string, string>>): string {
+  const missing = new Set<string>();
+  const out = expand(expr, (k) => {
+    const v = Object.hasOwn(env, k) ? env[k]! : '';
+    if (v === '') missing.add(k);
+    return v;
+  });
+  if (missing.size > 0) throw nodeletError('NDL_CONTAINER_CONFIG', `missing value for ${[...missing].sort().join(', ')}`);
+  return out;
+}
+
+async function subPathHost(vol: PreparedVolume, m: V1VolumeMount, subPath: string): Promise<string> {
+  const owner = vol.name;
+  validateRelativePath(owner, subPath, { what: 'subPath', allowRoot: true });
+  const rootMode = (await stat(vol.hostPath)).mode & 0o7777;
+  try {
+    return await resolveInRoot(vol.hostPath, owner, subPath, { what: 'subPath', allowRoot: true, createMode: rootMode });
+  } catch (e) {
+    if (isNodeletError(e)) throw e;
+    throw nodeletError('NDL_CONTAINER_CONFIG', `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, e);
+  }
+}
+
+/**
+ * The container's mounts in `volumeMounts` order. `env` (from `resolveEnv`)
+ * is needed for `subPathExpr`. `readOnly` = the mount's `readOnly` or the
+ * volume's forced read-only. Throws `NDL_POD_INVALID` (unknown volume,
+ * relative mountPath), `NDL_PATH_ESCAPE` (bad or escaping subPath),
+ * `NDL_CONTAINER_CONFIG` (subPathExpr var missing).
+ */
+export async function resolveMounts(
+  pod: V1Pod,
+  container: V1Container,
+  prepared: ReadonlyMap<string, PreparedVolume>,
+  env: Readonly<Record<string, string>> = {},
+): Promise<Mount[]> {
+  const mounts: Mount[] = [];
+  for (const m of container.volumeMounts ?? []) {
+    const vol = prepared.get(m.name);
+    if (!vol) throw nodeletError('NDL_POD_INVALID', `cannot find volume ${JSON.stringify(m.name)} to mount into container ${JSON.stringify(container.name)}`);
+    if (!path.posix.isAbsolute(m.mountPath ?? '')) {
+      throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: mountPath ${JSON.stringify(m.mountPath)} must be an absolute path`);
+    }
+    if (m.subPath && m.subPathExpr) {
+      throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: volumeMount ${JSON.stringify(m.name)}: subPath and subPathExpr are mutually exclusive`);
+    }
+    const subPath = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, env) : (m.subPath ?? '');
+    const hostPath = subPath === '' ? vol.hostPath : await subPathHost(vol, m, subPath);
+    mounts.push({ name: m.name, hostPath, containerPath: path.posix.normalize(m.mountPath), readOnly: m.readOnly === true || vol.readOnly });
+  }
+  return mounts;
+}

@@ -1,0 +1,78 @@
+/**
+ * `projected` volumes (upstream plugin `kubernetes.io/projected`): configMap,
+ * secret, downwardAPI and serviceAccountToken sources merged into one dir.
+ * The default `kube-api-access-*` volume (token + `ca.crt` from the
+ * `kube-root-ca.crt` ConfigMap + `namespace`) is just such a volume.
+ */
+import type { V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
+import { nodeletError, isNodeletError } from '../../errors/catalogue.ts';
+import type { Payload } from '../payload-writer.ts';
+import { tokenRefreshAt } from '../token-cache.ts';
+import type { VolumeContext, VolumePlugin } from '../types.ts';
+import { configMapPayload, DEFAULT_MODE, downwardApiPayload, fetchConfigMap, fetchSecret, secretPayload } from './data-payload.ts';
+import { setUpDataVolume } from './data-volume.ts';
+
+export const PROJECTED_PLUGIN = 'kubernetes.io/projected';
+
+/** The TokenRequest default lifetime (API server default of `expirationSeconds`). */
+export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
+
+interface Collected {
+  payload: Payload;
+  refreshAt?: Date;
+}
+
+async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeContext, out: Collected): Promise<void> {
+  const add = (p: Payload) => { for (const [k, v] of p) out.payload.set(k, v); };
+  if (src.configMap) {
+    const optional = src.configMap.optional === true;
+    add(configMapPayload(await fetchConfigMap(ctx, src.configMap.name ?? '', optional), src.configMap.items, mode, optional));
+  } else if (src.secret) {
+    const optional = src.secret.optional === true;
+    add(secretPayload(await fetchSecret(ctx, src.secret.name ?? '', optional), src.secret.items, mode, optional));
+  } else if (src.downwardAPI) {
+    add(downwardApiPayload(src.downwardAPI.items, mode, ctx));
+  } else if (src.serviceAccountToken) {
+    const tp = src.serviceAccountToken;
+    const pod = ctx.pod;
+    const expirationSeconds = tp.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS;
+    const token = await ctx.source.requestServiceAccountToken(pod.metadata?.namespace ?? 'default', pod.spec?.serviceAccountName || 'default', {
+      ...(tp.audience ? { audience: tp.audience } : {}),
+      expirationSeconds,
+      podName: pod.metadata?.name ?? '',
+      podUID: pod.metadata?.uid ?? '',
+    });
+    out.payload.set(tp.path, { data: Buffer.from(token.token, 'utf8'), mode });
+    const at = tokenRefreshAt(token.expirationTimestamp, expirationSeconds);
+    if (!out.refreshAt || at < out.refreshAt) out.refreshAt = at;
+  } else {
+    const type = Object.keys(src).find((k) => (src as Record<string, unknown>)[k] != null) ?? 'empty';
+    throw nodeletError('NDL_VOLUME_UNSUPPORTED', `projected source ${JSON.stringify(type)} is not supported on this node`);
+  }
+}
+
+/** Collects every source (errors of all sources reported together, like upstream) and writes the files. */
+export const projectedPlugin: VolumePlugin = {
+  pluginName: PROJECTED_PLUGIN,
+  canSupport: (v: V1Volume) => v.projected != null,
+  async setUp(volume, ctx) {
+    const src = volume.projected!;
+    const mode = src.defaultMode ?? DEFAULT_MODE;
+    const out: Collected = { payload: new Map() };
+    const errors: unknown[] = [];
+    for (const s of src.sources ?? []) {
+      try {
+        await collectSource(s, mode, ctx, out);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) {
+      const first = errors.find((e) => isNodeletError(e));
+      const detail = `[${errors.map((e) => (isNodeletError(e) ? e.detail : (e as Error).message)).join(', ')}]`;
+      throw nodeletError(isNodeletError(first) ? first.code : 'NDL_VOLUME_SOURCE', detail);
+    }
+    return setUpDataVolume(volume, ctx, PROJECTED_PLUGIN, 'projected', out.payload, out.refreshAt ? { refreshAt: out.refreshAt } : {});
+  },
+};

@@ -1,0 +1,65 @@
+/**
+ * The shapes shared by the volume plugins: what a prepared volume is, what a
+ * plugin gets to set one up, and the plugin interface itself (the extension
+ * point CSI and others plug into without touching the built-in plugins).
+ */
+import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { Logger } from '../../plugin-api/v1/logger.ts';
+import type { ObjectSource } from './object-source.ts';
+
+/** A volume ready to be presented to containers. */
+export interface PreparedVolume {
+  /** The volume's name in the pod spec. */
+  readonly name: string;
+  /** The directory (or, for hostPath `File`/`Socket`..., the file) on the host. */
+  readonly hostPath: string;
+  /** Forced read-only for every mount (configMap, secret, downwardAPI, projected), like upstream. */
+  readonly readOnly: boolean;
+  /** The volume source field, e.g. `emptyDir`, `configMap`, `csi`. */
+  readonly kind: string;
+  /** Things the user should know, e.g. `medium: Memory is a plain directory on this node`. */
+  readonly notes?: readonly string[];
+  /** When the volume must be re-synced at the latest (projected service-account tokens). */
+  readonly refreshAt?: Date;
+}
+
+/** Everything a plugin may use while setting a volume up. */
+export interface VolumeContext {
+  readonly pod: V1Pod;
+  /** The pod's directory (`<root>/pods/<uid>`); volume dirs live in `<podDir>/volumes/<plugin>/<name>`. */
+  readonly podDir: string;
+  readonly source: ObjectSource;
+  readonly nodeName: string;
+  /** The node's primary IP (`status.hostIP`). */
+  readonly hostIP: string;
+  /** All node IPs (`status.hostIPs`); defaults to `[hostIP]`. */
+  readonly hostIPs: readonly string[];
+  /** The pod's IPs (`status.podIPs`), if known. */
+  readonly podIPs: readonly string[];
+  /** Node allocatable (`cpu`, `memory`, ...) used when a container has no limit (resourceFieldRef). */
+  readonly nodeAllocatable: Readonly<Record<string, string>>;
+  readonly log: Logger;
+}
+
+/** What a plugin gets to tear a volume down. */
+export interface TearDownContext {
+  /** The volume's directory, `<podDir>/volumes/<plugin dir>/<volume name>`. */
+  readonly volumeDir: string;
+  readonly podDir: string;
+  readonly log?: Logger;
+}
+
+/**
+ * A volume type. Register one in a {@link VolumePluginRegistry} to support a
+ * new source (CSI does so from its own module).
+ */
+export interface VolumePlugin {
+  /** The upstream plugin name, e.g. `kubernetes.io/empty-dir`; its escaped form names the plugin dir. */
+  readonly pluginName: string;
+  /** True when this plugin handles `volume`. */
+  canSupport(volume: V1Volume): boolean;
+  /** Prepares the volume (idempotent: called again on every re-sync). */
+  setUp(volume: V1Volume, ctx: VolumeContext): Promise<PreparedVolume>;
+  /** Undoes `setUp` before the dir is removed (e.g. NodeUnpublishVolume). Absent = just remove the dir. */
+  tearDown?(volumeName: string, ctx: TearDownContext): Promise<void>;
+}
