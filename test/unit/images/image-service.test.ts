@@ -196,6 +196,16 @@ describe('pull policies and caching', () => {
     expect(await reg.blobGets('moving')).toBe(blobGetsBefore + 1);
   });
 
+  it('Always with a pinned digest that is present makes no request', async () => {
+    const pushed = await pushWasmArtifact(reg.host, 'pinned', 'v1', tinyModule('pinned'));
+    const { svc } = await newService();
+    const image = `${reg.host}/pinned@${pushed.digest}`;
+    await svc.pull(image, req({ pullPolicy: 'Always' }));
+    const before = (await reg.requests()).length;
+    expect((await svc.pull(image, req({ pullPolicy: 'Always' }))).cached).toBe(true);
+    expect((await reg.requests()).length).toBe(before);
+  });
+
   it('ten concurrent pulls of one image make one blob GET', async () => {
     await pushWasmArtifact(reg.host, 'concurrent', 'v1', tinyModule('concurrent'));
     const { svc } = await newService();
