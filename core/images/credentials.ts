@@ -5,7 +5,7 @@
  * Every matching credential is a candidate, most specific first; anonymous when none match.
  */
 import { createHash } from 'node:crypto';
-import type { RegistryCredential } from '../../plugin-api/v1/index.ts';
+import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { DOCKER_HUB_DOMAIN, type ImageReference } from './reference.ts';
 
 const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com', DOCKER_HUB_DOMAIN]);

@@ -10,7 +10,7 @@
  *   fetch (one per reference+identity): manifest ─▶ [index → wasm platform manifest] ─▶ layer
  *                                       ─▶ blob (one download per digest, verified) ─▶ record
  */
-import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '../../plugin-api/v1/index.ts';
+import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
 import { parseManifest, selectLayer, selectWasmPlatform } from './manifest.ts';

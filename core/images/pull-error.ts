@@ -4,7 +4,7 @@
  * and a message naming the image and the precise cause; the catalogued
  * nodelet error (or the registry's) is kept as `cause`.
  */
-import { providerError, isProviderError, type ProviderError } from '../../plugin-api/v1/index.ts';
+import { providerError, isProviderError, type ProviderError } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type NodeletError } from '../errors/catalogue.ts';
 import { RegistryError } from './registry-error.ts';
 

@@ -9,7 +9,7 @@
  * Tokens are cached per host, scope and credential until shortly before they expire;
  * the scheme a host asked for is remembered so later requests authenticate up front.
  */
-import type { RegistryCredential } from '../../plugin-api/v1/index.ts';
+import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { registryErrorFrom, RegistryError } from './registry-error.ts';
 
 /** A parsed `WWW-Authenticate` challenge. */

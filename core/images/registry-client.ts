@@ -5,7 +5,7 @@
  * Every non-2xx answer becomes a {@link RegistryError} carrying the registry's reason.
  */
 import { createHash } from 'node:crypto';
-import type { RegistryCredential } from '../../plugin-api/v1/index.ts';
+import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { MANIFEST_ACCEPT } from './manifest.ts';
 import { RegistryAuth } from './registry-auth.ts';

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isProviderError, type ImageRequest, type RegistryCredential } from '../../../plugin-api/v1/index.ts';
+import { isProviderError, type ImageRequest, type RegistryCredential } from '@nodelet/plugin-api/v1';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { parseChallenge } from '../../../core/images/registry-auth.ts';
 import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';

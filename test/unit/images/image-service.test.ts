@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isImagePull, isProviderError, type ImageRequest } from '../../../plugin-api/v1/index.ts';
+import { isImagePull, isProviderError, type ImageRequest } from '@nodelet/plugin-api/v1';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
