@@ -1,0 +1,51 @@
+/**
+ * Serves the kubelet API for the pod controller: TLS material from the flags
+ * (or a self-signed serving cert in `--cert-dir`), the client CA from
+ * `--client-ca-file` (without one, every caller is refused: nodelet never
+ * answers unauthenticated callers).
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger, Provider } from '@nodelet/plugin-api/v1';
+import type { NodeletOptions } from '../config/options.ts';
+import { containerLogDir, podLogsRoot } from '../logs/log-paths.ts';
+import type { PodController } from '../pods/pod-controller.ts';
+import { createKubeletServer } from '../server/kubelet-server.ts';
+import type { ContainerTarget, PodSource } from '../server/pod-source.ts';
+import { loadServingCert } from '../server/serving-cert.ts';
+import type { Logger as PinoLogger } from 'pino';
+
+/** Adapts the pod controller to what the kubelet API reads. */
+export function podSourceFor(pods: PodController, provider: Provider, rootDir: string): PodSource {
+  return {
+    listPods: () => pods.pods(),
+    findContainer(namespace, podName, container): ContainerTarget | undefined {
+      const found = pods.lookup(`${namespace}/${podName}`);
+      const rec = found?.worker && [...found.worker.init, ...found.worker.app].find((c) => c.name === container);
+      if (!found || !rec || (!rec.running && !rec.terminated && !rec.last)) return undefined;
+      const m = found.pod.metadata!;
+      return {
+        logDir: containerLogDir(rootDir, { namespace: m.namespace!, name: m.name!, uid: m.uid! }, container),
+        restartCount: rec.restartCount,
+        running: !!rec.running,
+        providerName: provider.name,
+        exec: provider.exec !== undefined,
+        exited: rec.running?.exit,
+      };
+    },
+  };
+}
+
+/** Starts the HTTPS API and the healthz endpoint; resolves with the bound port. */
+export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, provider: Provider, nodeIP: string): Promise<{ port: number; close(): Promise<void> }> {
+  const serving = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
+  if (!o.clientCAFile) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
+  const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : '';
+  const server = createKubeletServer({
+    nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, provider, o.rootDir),
+    tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
+    healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
+  });
+  const bound = await server.start();
+  log.info({ port: bound.port, healthzPort: bound.healthzPort }, 'kubelet API listening');
+  return { port: bound.port, close: () => server.close() };
+}

@@ -1,0 +1,99 @@
+/**
+ * Wires nodelet together: image service, provider, node registration and
+ * lease, the pod controller and its sources, and the kubelet API.
+ *
+ *   startNodelet ──► images ──► provider.init ──► (kubeconfig? node + lease + informer)
+ *                                                └─► static pods ──► kubelet API
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger, Provider } from '@nodelet/plugin-api/v1';
+import type { NodeletOptions } from '../config/options.ts';
+import { packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/repo-root.ts';
+import { createKubeClients, type KubeClients } from '../kube/client.ts';
+import { NodeController } from '../node/node-controller.ts';
+import { LeaseController } from '../node/lease.ts';
+import { detectNodeIP, readHostInfo } from '../node/host-info.ts';
+import { nodeLabels, nodeResources, type NodeShape } from '../node/node-object.ts';
+import { PodController } from '../pods/pod-controller.ts';
+import { startApiPodSource, apiStatusSink } from '../pods/sources/api-pod-source.ts';
+import { readStaticPods } from '../pods/sources/static-pod-source.ts';
+import { memoryStatusSink } from '../pods/sources/memory-status-sink.ts';
+import { EventRecorder, logEvents } from '../events/event-recorder.ts';
+import { openImageService } from '../images/local-images.ts';
+import { createPodSetup } from '../pods/pod-setup-impl.ts';
+import { startKubeletApi } from './kubelet-api.ts';
+import { loadBuiltinProvider } from './builtin-provider.ts';
+
+/** A running nodelet. */
+export interface Nodelet {
+  readonly pods: PodController;
+  stop(): Promise<void>;
+  /** The longest a stop may take (the largest grace period plus slack). */
+  maxShutdownMs(): number;
+}
+
+function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: number): NodeShape {
+  return {
+    nodeName: o.nodeName, nodeIP, kubeletPort: port, maxPods: o.maxPods, labels: o.nodeLabels,
+    taints: o.registerWithTaints, defaultTaint: o.defaultTaint, architecture: provider.architecture, os: provider.os,
+    kubeletVersion: `${KUBELET_COMPATIBLE_VERSION}.0-nodelet.${packageVersion()}`,
+    runtimeVersion: provider.runtimeVersion, contributions: provider.node ? [provider.node()] : [],
+  };
+}
+
+/** Starts every part of nodelet; throws if a required part cannot start. */
+export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Nodelet> {
+  for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
+  const abort = new AbortController();
+  const images = await openImageService(o, log);
+  const provider = await loadBuiltinProvider(o, log, images, abort.signal);
+  const nodeIP = o.nodeIP ?? detectNodeIP();
+  const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig) : undefined;
+  const shape = shapeFor(o, provider, nodeIP, o.port);
+  const events = clients ? new EventRecorder(clients, o.nodeName, log.child({ component: 'events' })) : logEvents(log.child({ component: 'events' }));
+  const setup = createPodSetup(o, clients, nodeIP, log);
+  const host = readHostInfo(o.rootDir);
+  const pods = new PodController({
+    nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
+    route: () => ({ provider }), setup, events, resyncMs: o.syncFrequencyMs,
+    sink: clients ? apiStatusSink(clients) : memoryStatusSink(log.child({ component: 'pods' })),
+    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: nodeResources(shape, host).allocatable }),
+  });
+  const api = await startKubeletApi(o, log, pods, provider, nodeIP);
+  shape.kubeletPort = api.port;
+  let lease: LeaseController | undefined;
+  let node: NodeController | undefined;
+  let stopSource: (() => void) | undefined;
+  if (clients && o.registerNode) {
+    node = new NodeController(clients, { shape, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages() });
+    await node.register(abort.signal);
+    node.start();
+    lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
+    lease.start();
+  }
+  if (clients) {
+    const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
+    stopSource = src.stop;
+    await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
+  }
+  const staticPods: V1Pod[] = o.podManifestPath ? readStaticPods(o.podManifestPath, o.nodeName, log) : [];
+  for (const p of staticPods) pods.upsert(p);
+  pods.start();
+  log.info({ node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) }, 'nodelet is running');
+  const grace = () => Math.max(0, ...pods.pods().map((p) => p.spec?.terminationGracePeriodSeconds ?? 30)) * 1000;
+  return {
+    pods,
+    maxShutdownMs: () => grace() + 15_000,
+    async stop() {
+      stopSource?.();
+      await pods.shutdown();
+      lease?.stop();
+      node?.stop();
+      abort.abort();
+      await provider.shutdown?.();
+      await api.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * `nodelet` entry point: parses the command line and runs the node agent or a
+ * subcommand. Returns the process exit code.
+ */
+import { parseCommandLine } from '../config/flags.ts';
+import { isNodeletError } from '../errors/catalogue.ts';
+
+/** Runs nodelet with `argv` (without `node` and the script); resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let cmd;
+  try {
+    cmd = parseCommandLine(argv);
+  } catch (e) {
+    process.stderr.write(`nodelet: ${isNodeletError(e) ? e.message : String(e)}\n`);
+    process.stderr.write('Run "nodelet --help" for usage.\n');
+    return 2;
+  }
+  switch (cmd.kind) {
+    case 'help': process.stdout.write(`${cmd.text}\n`); return 0;
+    case 'version': process.stdout.write(`${cmd.text}\n`); return 0;
+    case 'subcommand': {
+      const { runSubcommand } = await import('./subcommands.ts');
+      return runSubcommand(cmd.name, cmd.args);
+    }
+    case 'run': {
+      const { runNodelet } = await import('./run.ts');
+      return runNodelet(cmd.options, cmd.warnings);
+    }
+  }
+}

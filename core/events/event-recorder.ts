@@ -1,0 +1,93 @@
+/**
+ * Events (events.k8s.io/v1) as upstream's recorder emits them: identical
+ * events on one object within 10 minutes become a series (count and
+ * lastObservedTime patched instead of a new Event); each object has a token
+ * bucket (burst 25, one token per 5 minutes) like upstream's spam filter.
+ * Recording never blocks or fails the caller.
+ */
+import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import { apiMessage, mergePatch, type KubeClients } from '../kube/client.ts';
+
+const SERIES_WINDOW_MS = 10 * 60_000;
+const BURST = 25;
+const REFILL_MS = 5 * 60_000;
+
+/** The object an event is about. */
+export type Regarding = Required<Pick<V1ObjectReference, 'kind' | 'namespace' | 'name' | 'uid'>> & { apiVersion?: string; fieldPath?: string };
+
+/** Emits events about objects. */
+export interface Events {
+  emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): void;
+}
+
+/** Events that only go to the log (standalone mode). */
+export function logEvents(log: Logger): Events {
+  return { emit: (r, type, reason, note) => log.info({ object: `${r.namespace}/${r.name}`, type, reason }, note) };
+}
+
+interface Seen { name: string; namespace: string; count: number; last: number }
+
+/** Records events through the API. */
+export class EventRecorder implements Events {
+  private readonly seen = new Map<string, Seen>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly clients: KubeClients, private readonly nodeName: string, private readonly log: Logger) {}
+
+  emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
+    this.log.info({ object: `${regarding.namespace}/${regarding.name}`, type, reason }, note);
+    if (!this.take(regarding.uid)) return;
+    const key = `${regarding.uid}\0${regarding.fieldPath ?? ''}\0${type}\0${reason}\0${note}`;
+    const prev = this.seen.get(key);
+    const now = Date.now();
+    if (prev && now - prev.last < SERIES_WINDOW_MS) {
+      prev.count++; prev.last = now;
+      void this.patchSeries(prev);
+      return;
+    }
+    void this.create(key, regarding, type, reason, note, action);
+  }
+
+  /** Forgets what was seen for an object (call when a pod is gone). */
+  forget(uid: string): void {
+    this.buckets.delete(uid);
+    for (const k of this.seen.keys()) if (k.startsWith(`${uid}\0`)) this.seen.delete(k);
+  }
+
+  private take(uid: string): boolean {
+    const now = Date.now();
+    const b = this.buckets.get(uid) ?? { tokens: BURST, at: now };
+    b.tokens = Math.min(BURST, b.tokens + (now - b.at) / REFILL_MS);
+    b.at = now;
+    this.buckets.set(uid, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  private async create(key: string, r: Regarding, type: string, reason: string, note: string, action: string): Promise<void> {
+    const body: EventsV1Event = {
+      apiVersion: 'events.k8s.io/v1', kind: 'Event',
+      metadata: { generateName: `${r.name}.`, namespace: r.namespace },
+      eventTime: new V1MicroTime(), type, reason, note: note.slice(0, 1024), action,
+      regarding: { apiVersion: r.apiVersion ?? 'v1', kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, fieldPath: r.fieldPath },
+      reportingController: 'kubelet', reportingInstance: this.nodeName,
+    };
+    try {
+      const ev = await this.clients.events.createNamespacedEvent({ namespace: r.namespace, body });
+      this.seen.set(key, { name: ev.metadata!.name!, namespace: r.namespace, count: 1, last: Date.now() });
+    } catch (e) {
+      this.log.debug({ err: apiMessage(e), reason }, 'event not recorded');
+    }
+  }
+
+  private async patchSeries(s: Seen): Promise<void> {
+    const body = { series: { count: s.count, lastObservedTime: new V1MicroTime(s.last) } };
+    try {
+      await this.clients.events.patchNamespacedEvent({ name: s.name, namespace: s.namespace, body }, mergePatch);
+    } catch (e) {
+      this.log.debug({ err: apiMessage(e) }, 'event series not updated');
+    }
+  }
+}

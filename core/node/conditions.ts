@@ -1,0 +1,48 @@
+/**
+ * Node conditions with upstream's types, reasons and messages
+ * (pkg/kubelet/nodestatus/setters.go). Pressure uses upstream's default hard
+ * eviction thresholds: memory.available<100Mi, nodefs.available<10%, and 5% of pid_max.
+ */
+import type { V1NodeCondition } from '@kubernetes/client-node';
+import type { Pressure } from './host-info.ts';
+
+const MEMORY_THRESHOLD = 100 * 1024 * 1024;
+const DISK_THRESHOLD = 0.1;
+const PID_THRESHOLD = 0.05;
+
+type Cond = Pick<V1NodeCondition, 'type' | 'status' | 'reason' | 'message'>;
+
+function cond(type: string, bad: boolean, yes: [string, string], no: [string, string]): Cond {
+  const [reason, message] = bad ? yes : no;
+  return { type, status: bad ? 'True' : 'False', reason, message };
+}
+
+/** Computes the four standard conditions; `notReady` lists reasons the node cannot take pods. */
+export function computeConditions(p: Pressure, notReady: string[]): Cond[] {
+  return [
+    notReady.length
+      ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: notReady.join('; ') }
+      : { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+    cond('MemoryPressure', p.memoryAvailableBytes < MEMORY_THRESHOLD,
+      ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],
+      ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available']),
+    cond('DiskPressure', p.diskAvailableFraction < DISK_THRESHOLD,
+      ['KubeletHasDiskPressure', 'kubelet has disk pressure'],
+      ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure']),
+    cond('PIDPressure', p.pidsAvailableFraction < PID_THRESHOLD,
+      ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'],
+      ['KubeletHasSufficientPID', 'kubelet has sufficient PID available']),
+  ];
+}
+
+/**
+ * Merges freshly computed conditions into the previous ones: lastTransitionTime
+ * moves only when status changes; lastHeartbeatTime is `now` (set on every post).
+ */
+export function mergeConditions(prev: V1NodeCondition[] | undefined, next: Cond[], now: Date): V1NodeCondition[] {
+  return next.map((c) => {
+    const old = prev?.find((p) => p.type === c.type);
+    const transition = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
+    return { ...c, lastHeartbeatTime: now, lastTransitionTime: transition };
+  });
+}

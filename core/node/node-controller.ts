@@ -1,0 +1,107 @@
+/**
+ * Registers the Node and keeps its status current. Status is computed every
+ * `updateMs` (10 s) and patched only when it changed or when `reportMs` (5 min)
+ * passed since the last post, as upstream's kubelet does.
+ *
+ *   register ──► (create | 409 → patch labels) ──► status loop ──► stop
+ *                     ▲ retry with back-off on error
+ */
+import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/client.ts';
+import { computeConditions, mergeConditions } from './conditions.ts';
+import { readHostInfo, samplePressure, type HostInfo } from './host-info.ts';
+import { newNodeObject, nodeLabels, nodeStatusBase, type NodeShape } from './node-object.ts';
+
+/** Dependencies of the node controller. */
+export interface NodeControllerOptions {
+  shape: NodeShape;
+  rootDir: string;
+  updateMs: number;
+  reportMs: number;
+  log: Logger;
+  /** Reasons the node is not ready (empty when ready). */
+  notReadyReasons?: () => string[];
+  /** The node's images for status.images. */
+  images?: () => V1ContainerImage[];
+  /** Extra status fields (e.g. device-plugin capacity) merged into capacity/allocatable. */
+  extraResources?: () => { capacity: Record<string, string>; allocatable: Record<string, string> };
+}
+
+/** Registers the node and runs the status loop. */
+export class NodeController {
+  readonly host: HostInfo;
+  private node?: V1Node;
+  private lastPosted = '';
+  private lastPostAt = 0;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly clients: KubeClients, private readonly o: NodeControllerOptions) {
+    this.host = readHostInfo(o.rootDir);
+  }
+
+  /** The registered node's UID (after {@link register}). */
+  get uid(): string | undefined { return this.node?.metadata?.uid; }
+
+  /** Creates the Node (or adopts an existing one), retrying until it succeeds or `signal` aborts. */
+  async register(signal?: AbortSignal): Promise<void> {
+    let delay = 500;
+    while (!signal?.aborted) {
+      try { this.node = await this.createOrAdopt(); break; } catch (e) {
+        this.o.log.warn({ err: apiMessage(e) }, 'unable to register node with API server, retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 7000);
+      }
+    }
+    await this.sync(true);
+    this.o.log.info({ node: this.o.shape.nodeName }, 'successfully registered node');
+  }
+
+  private async createOrAdopt(): Promise<V1Node> {
+    const body = newNodeObject(this.o.shape, this.host);
+    try {
+      return await this.clients.core.createNode({ body });
+    } catch (e) {
+      if (!isApiConflict(e)) throw e;
+      const patch = { metadata: { labels: nodeLabels(this.o.shape) } };
+      return await this.clients.core.patchNode({ name: this.o.shape.nodeName, body: patch }, mergePatch);
+    }
+  }
+
+  /** Starts the periodic status loop. */
+  start(): void {
+    const loop = async (): Promise<void> => {
+      try { await this.sync(false); } catch (e) { this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry'); }
+      if (!this.stopped) this.timer = setTimeout(() => void loop(), this.o.updateMs);
+    };
+    this.timer = setTimeout(() => void loop(), this.o.updateMs);
+  }
+
+  /** Asks for a status computation soon (e.g. capacity changed). */
+  poke(): void { void this.sync(false).catch((e) => this.o.log.warn({ err: apiMessage(e) }, 'error updating node status')); }
+
+  /** Stops the loop; the Node object stays (upstream behaviour). */
+  stop(): void { this.stopped = true; if (this.timer) clearTimeout(this.timer); }
+
+  private desiredStatus(): V1NodeStatus {
+    const base = nodeStatusBase(this.o.shape, this.host);
+    const extra = this.o.extraResources?.();
+    if (extra) { Object.assign(base.capacity!, extra.capacity); Object.assign(base.allocatable!, extra.allocatable); }
+    base.images = this.o.images?.() ?? [];
+    return base;
+  }
+
+  /** Computes status; patches when changed, when forced, or when the report interval passed. */
+  async sync(force: boolean): Promise<void> {
+    const status = this.desiredStatus();
+    const conds = computeConditions(samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []);
+    const fingerprint = JSON.stringify([status, conds]);
+    const due = Date.now() - this.lastPostAt >= this.o.reportMs;
+    if (!force && !due && fingerprint === this.lastPosted) return;
+    status.conditions = mergeConditions(this.node?.status?.conditions, conds, new Date());
+    this.node = await this.clients.core.patchNodeStatus({ name: this.o.shape.nodeName, body: { status } }, strategicMergePatch);
+    this.lastPosted = fingerprint;
+    this.lastPostAt = Date.now();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Pod admission like upstream's GeneralPredicates admit handler
+ * (pkg/kubelet/lifecycle/predicate.go): resources (cpu, memory, pods,
+ * extended), node name, and node selector / required node affinity.
+ * Rejections carry upstream's reasons: OutOfcpu, OutOfmemory, OutOfpods,
+ * Out<resource>, NodeAffinity, UnexpectedAdmissionError.
+ */
+import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
+import { milliCpu, parseQuantity } from './quantity.ts';
+
+/** The outcome of admission. */
+export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
+
+/** What admission checks against. */
+export interface AdmitContext {
+  nodeName: string;
+  nodeLabels: Record<string, string>;
+  allocatable: Record<string, string>;
+  /** Pods already admitted and not terminal. */
+  admitted: V1Pod[];
+}
+
+function value(resource: string, q: string | undefined): number {
+  return resource === 'cpu' ? milliCpu(q) : parseQuantity(q);
+}
+
+/** The effective request of a pod for `resource`: max(sum(app), max(init)) plus overhead, like upstream. */
+export function podRequest(pod: V1Pod, resource: string): number {
+  const req = (c: V1Container) => value(resource, c.resources?.requests?.[resource] ?? c.resources?.limits?.[resource]);
+  const app = (pod.spec?.containers ?? []).reduce((s, c) => s + req(c), 0);
+  const init = Math.max(0, ...(pod.spec?.initContainers ?? []).map(req));
+  return Math.max(app, init) + value(resource, pod.spec?.overhead?.[resource]);
+}
+
+function requestedResources(pod: V1Pod): string[] {
+  const names = new Set<string>(['cpu', 'memory']);
+  for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
+    for (const k of Object.keys({ ...c.resources?.requests, ...c.resources?.limits })) names.add(k);
+  }
+  return [...names];
+}
+
+function fitResources(pod: V1Pod, ctx: AdmitContext): AdmitResult {
+  const podCap = Number(ctx.allocatable.pods ?? '110');
+  if (ctx.admitted.length + 1 > podCap) {
+    return { admit: false, reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${ctx.admitted.length}, capacity: ${podCap}` };
+  }
+  for (const r of requestedResources(pod)) {
+    const want = podRequest(pod, r);
+    if (want === 0) continue;
+    const cap = value(r, ctx.allocatable[r]);
+    const used = ctx.admitted.reduce((s, p) => s + podRequest(p, r), 0);
+    if (used + want > cap) {
+      return { admit: false, reason: `Out${r}`, message: `Node didn't have enough resource: ${r}, requested: ${want}, used: ${used}, capacity: ${cap}` };
+    }
+  }
+  return { admit: true };
+}
+
+function matchRequirement(r: V1NodeSelectorRequirement, labels: Record<string, string>): boolean {
+  const v = labels[r.key];
+  switch (r.operator) {
+    case 'In': return v !== undefined && (r.values ?? []).includes(v);
+    case 'NotIn': return v === undefined || !(r.values ?? []).includes(v);
+    case 'Exists': return v !== undefined;
+    case 'DoesNotExist': return v === undefined;
+    case 'Gt': return v !== undefined && Number(v) > Number(r.values?.[0]);
+    case 'Lt': return v !== undefined && Number(v) < Number(r.values?.[0]);
+    default: return false;
+  }
+}
+
+function matchTerm(t: V1NodeSelectorTerm, labels: Record<string, string>, nodeName: string): boolean {
+  const exprs = t.matchExpressions ?? [];
+  const fields = t.matchFields ?? [];
+  if (exprs.length === 0 && fields.length === 0) return false;
+  return exprs.every((r) => matchRequirement(r, labels))
+    && fields.every((r) => r.key === 'metadata.name' && matchRequirement({ ...r, key: 'n' }, { n: nodeName }));
+}
+
+function fitAffinity(pod: V1Pod, ctx: AdmitContext): boolean {
+  const sel = pod.spec?.nodeSelector ?? {};
+  if (Object.entries(sel).some(([k, v]) => ctx.nodeLabels[k] !== v)) return false;
+  const terms = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  return !terms || terms.some((t) => matchTerm(t, ctx.nodeLabels, ctx.nodeName));
+}
+
+/** Decides whether `pod` may run here. */
+export function admitPod(pod: V1Pod, ctx: AdmitContext): AdmitResult {
+  if (pod.spec?.nodeName && pod.spec.nodeName !== ctx.nodeName) {
+    return { admit: false, reason: 'NodeName', message: 'Predicate NodeName failed' };
+  }
+  if (!fitAffinity(pod, ctx)) {
+    return { admit: false, reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
+  }
+  return fitResources(pod, ctx);
+}

@@ -1,0 +1,48 @@
+/**
+ * What nodelet knows about one container of a pod. A container moves through
+ *
+ *   waiting(ContainerCreating) ──start──► running ──exit──► terminated
+ *        ▲   │ pull/start error                              │
+ *        │   ▼                                               │ restart policy says restart
+ *   waiting(ErrImagePull|ImagePullBackOff|CreateContainerError|CrashLoopBackOff) ◄─┘
+ *
+ * `last` keeps the previous termination (status `lastState.terminated`).
+ */
+import type { PulledImage, RunningContainer } from '@nodelet/plugin-api/v1';
+
+/** A finished run of a container. */
+export interface Termination {
+  exitCode: number;
+  reason: string;
+  message?: string;
+  startedAt: Date;
+  finishedAt: Date;
+  containerID: string;
+}
+
+/** The state of one container. */
+export interface ContainerRecord {
+  name: string;
+  init: boolean;
+  restartCount: number;
+  /** Set while waiting (not running, and either never ran or waiting to restart). */
+  waiting?: { reason: string; message?: string };
+  running?: RunningContainer;
+  containerID?: string;
+  startedAt?: Date;
+  /** The current termination (the container is not running and will not restart, or waits to). */
+  terminated?: Termination;
+  /** The termination before the current run (lastState). */
+  last?: Termination;
+  image?: PulledImage;
+  /** True while a start is in progress (pull or provider start). */
+  starting?: boolean;
+  /** The last image pull error and when it happened (for ImagePullBackOff). */
+  pullError?: string;
+  pullFailedAt?: number;
+}
+
+/** A new record for a container that has not started yet. */
+export function newRecord(name: string, init: boolean, restartCount = 0): ContainerRecord {
+  return { name, init, restartCount, waiting: { reason: 'ContainerCreating' } };
+}

@@ -1,0 +1,204 @@
+/**
+ * The pod controller: a queue of `namespace/name` keys and one `sync` that
+ * converges what runs here to what the pod source wants (virtual-kubelet's
+ * shape). Sources (the API informer or static manifests) only call
+ * `upsert`/`remove`; container exits and back-offs re-queue keys.
+ *
+ *   sync(key):  gone? ──► terminate(0) ──► forget
+ *               deleting? ──► terminate(grace) ──► final status ──► delete object
+ *               new? ──► admit ─(rejected)─► status Failed(reason)
+ *               └──► worker.reconcile ──► status (patched only if changed)
+ */
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { Logger, PodContext, Provider } from '@nodelet/plugin-api/v1';
+import { admitPod, type AdmitContext } from './admission.ts';
+import { Backoff } from './backoff.ts';
+import type { PodSetup } from './pod-setup.ts';
+import { PodWorker } from './pod-worker.ts';
+import { WorkQueue } from './work-queue.ts';
+import type { Events } from '../events/event-recorder.ts';
+
+/** Where pod status goes: the API server, or memory in standalone mode. */
+export interface StatusSink {
+  patchStatus(pod: V1Pod, status: V1PodStatus): Promise<void>;
+  /** Deletes the pod object with grace period 0 once its containers are gone. */
+  deletePod(pod: V1Pod): Promise<void>;
+}
+
+/** Picks the provider for a pod, or says why none fits. */
+export type ProviderRouter = (pod: V1Pod) => { provider: Provider } | { reason: string; message: string };
+
+/** Dependencies of the pod controller. */
+export interface PodControllerOptions {
+  nodeName: string;
+  hostIP: string;
+  log: Logger;
+  route: ProviderRouter;
+  setup: PodSetup;
+  sink: StatusSink;
+  events: Events;
+  admitContext(): Omit<AdmitContext, 'admitted'>;
+  resyncMs: number;
+  concurrency?: number;
+}
+
+const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
+
+interface Entry { uid: string; worker?: PodWorker; rejected?: boolean; posted?: string; deleting?: boolean }
+
+/** Runs the pods bound to this node. */
+export class PodController {
+  private readonly desired = new Map<string, V1Pod>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly queue: WorkQueue;
+  private readonly restartBackoff = new Backoff();
+  private readonly pullBackoff = new Backoff();
+  private resync?: NodeJS.Timeout;
+  private stopping = false;
+
+  constructor(private readonly o: PodControllerOptions) {
+    this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 8);
+  }
+
+  /** Starts periodic resyncs. */
+  start(): void {
+    this.resync = setInterval(() => { for (const k of this.desired.keys()) this.queue.add(k); }, this.o.resyncMs);
+    this.resync.unref();
+  }
+
+  /** A pod was added or changed. */
+  upsert(pod: V1Pod): void {
+    if (this.stopping) return;
+    this.desired.set(keyOf(pod), pod);
+    this.queue.add(keyOf(pod));
+  }
+
+  /** A pod is gone from the source. */
+  remove(key: string): void {
+    this.desired.delete(key);
+    this.queue.add(key);
+  }
+
+  /** Pods currently admitted and not finished (for admission and the kubelet API). */
+  activePods(): V1Pod[] {
+    return [...this.entries.entries()].filter(([, e]) => e.worker && !e.rejected).map(([k]) => this.desired.get(k)).filter((p): p is V1Pod => !!p);
+  }
+
+  /** The pod and its worker for a key (the kubelet API's log lookups). */
+  lookup(key: string): { pod: V1Pod; worker?: PodWorker } | undefined {
+    const pod = this.desired.get(key);
+    return pod ? { pod, worker: this.entries.get(key)?.worker } : undefined;
+  }
+
+  /** All pods this node knows about. */
+  pods(): V1Pod[] { return [...this.desired.values()]; }
+
+  private async sync(key: string): Promise<void> {
+    const pod = this.desired.get(key);
+    let entry = this.entries.get(key);
+    if (entry && (!pod || pod.metadata!.uid !== entry.uid)) {
+      await this.forget(key, entry, pod);
+      entry = undefined;
+      if (!pod) return;
+    }
+    if (!pod) return;
+    if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
+    if (!entry) entry = this.admit(key, pod);
+    if (entry.rejected || !entry.worker) return;
+    if (!entry.worker.finished(pod)) await entry.worker.reconcile(pod);
+    await this.post(pod, entry, entry.worker.status(pod));
+  }
+
+  private admit(key: string, pod: V1Pod): Entry {
+    const entry: Entry = { uid: pod.metadata!.uid! };
+    this.entries.set(key, entry);
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') { entry.rejected = true; return entry; }
+    const routed = this.o.route(pod);
+    const verdict = 'provider' in routed
+      ? admitPod(pod, { ...this.o.admitContext(), admitted: this.activePods() })
+      : { admit: false as const, reason: routed.reason, message: routed.message };
+    if (!verdict.admit) {
+      entry.rejected = true;
+      const message = `Pod was rejected: ${verdict.message}`;
+      this.event(pod, 'Warning', verdict.reason, message);
+      void this.post(pod, entry, { phase: 'Failed', reason: verdict.reason, message, conditions: pod.status?.conditions, startTime: new Date() });
+      return entry;
+    }
+    const provider = (routed as { provider: Provider }).provider;
+    entry.worker = new PodWorker(pod, {
+      provider, setup: this.o.setup, hostIP: this.o.hostIP,
+      restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff,
+      requeue: (ms) => this.queue.addAfter(key, ms),
+      context: (p, signal) => this.context(p, signal),
+      event: (type, reason, note, fieldPath) => this.event(pod, type, reason, note, fieldPath),
+    });
+    return entry;
+  }
+
+  private context(pod: V1Pod, signal: AbortSignal): PodContext {
+    return {
+      log: this.o.log.child({ pod: keyOf(pod) }),
+      event: (type, reason, message) => this.event(pod, type, reason, message),
+      signal,
+      podDir: this.o.setup.podDir(pod),
+    };
+  }
+
+  private event(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void {
+    const m = pod.metadata!;
+    this.o.events.emit({ kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath }, type, reason, note);
+  }
+
+  private async post(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+    const text = JSON.stringify(status);
+    if (text === entry.posted) return;
+    try {
+      await this.o.sink.patchStatus(pod, status);
+      entry.posted = text;
+      pod.status = { ...pod.status, ...status };
+    } catch (e) {
+      this.o.log.warn({ pod: keyOf(pod), err: String(e) }, 'failed to update pod status, will retry');
+      this.queue.addAfter(keyOf(pod), 1000);
+    }
+  }
+
+  private graceMs(pod: V1Pod): number {
+    const s = pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    return Math.max(0, s) * 1000;
+  }
+
+  private async deleting(key: string, pod: V1Pod, entry?: Entry): Promise<void> {
+    if (entry?.deleting) return;
+    if (entry) entry.deleting = true;
+    if (entry?.worker) {
+      await entry.worker.terminate(pod, this.graceMs(pod));
+      await this.post(pod, entry, entry.worker.status(pod));
+    }
+    await this.o.setup.teardown(pod).catch((e) => this.o.log.warn({ pod: key, err: String(e) }, 'volume teardown failed'));
+    try { await this.o.sink.deletePod(pod); } catch (e) {
+      this.o.log.warn({ pod: key, err: String(e) }, 'failed to delete pod object, will retry');
+      if (entry) entry.deleting = false;
+      this.queue.addAfter(key, 2000);
+    }
+  }
+
+  private async forget(key: string, entry: Entry, replacement?: V1Pod): Promise<void> {
+    this.entries.delete(key);
+    const old = entry.worker;
+    if (!old) return;
+    const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
+    await old.terminate(pod, 0);
+    if (!replacement || replacement.metadata!.uid !== entry.uid) await this.o.setup.teardown(pod).catch(() => undefined);
+  }
+
+  /** Stops taking pods and stops every container within its grace period (pod objects stay). */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.resync) clearInterval(this.resync);
+    await this.queue.shutdown();
+    await Promise.all([...this.entries.entries()].map(([k, e]) => {
+      const pod = this.desired.get(k);
+      return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
+    }));
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The real {@link PodSetup}: volumes from core/volumes, env and argv from
+ * core/pods, logs under `<rootDir>/logs/pods`, pod dirs under `<rootDir>/pods/<uid>`.
+ * ConfigMaps, Secrets and tokens come from the API (standalone mode has none).
+ */
+import { mkdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
+import type { NodeletOptions } from '../config/options.ts';
+import type { KubeClients } from '../kube/client.ts';
+import { containerLogPath } from '../logs/log-paths.ts';
+import { createApiObjectSource, failedMountMessage, prepareVolumes, resolveMounts, teardownVolumes, volumeFailures, withTokenCache, type ObjectSource, type PreparedVolume } from '../volumes/index.ts';
+import { resolveEnv } from './env.ts';
+import { resolveArgv } from './argv.ts';
+import type { PodSetup } from './pod-setup.ts';
+import { pullSecretCredentials } from '../images/pull-secrets.ts';
+import { removeTreeNoFollow } from '../paths/safe-remove.ts';
+
+/** The object source of standalone mode: nothing exists. */
+const noApi: ObjectSource = {
+  getConfigMap: async () => undefined,
+  getSecret: async () => undefined,
+  requestServiceAccountToken: async () => { throw new Error('service account tokens need an API server (standalone mode has none)'); },
+};
+
+const UID = /^[0-9a-f-]{36}$/;
+
+/** Builds the pod setup for this node. */
+export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
+  const source = clients ? withTokenCache(createApiObjectSource(clients.core)) : noApi;
+  const podDir = (pod: V1Pod) => {
+    const uid = pod.metadata!.uid!;
+    if (!UID.test(uid)) throw new Error(`invalid pod uid ${JSON.stringify(uid)}`);
+    return join(o.podsDir, uid);
+  };
+  const identity = (pod: V1Pod) => ({ namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! });
+  return {
+    podDir,
+    async prepare(pod) {
+      const dir = podDir(pod);
+      mkdirSync(dir, { recursive: true, mode: 0o750 });
+      try {
+        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, log });
+      } catch (e) {
+        const fails = volumeFailures(e);
+        throw Object.assign(new Error((e as Error).message), { messages: fails?.map(failedMountMessage) });
+      }
+    },
+    mounts: (pod, container, prepared, env) => resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env),
+    env: (pod, container) => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] }),
+    argv: (container, env) => resolveArgv(container, env),
+    logPath(pod, container, restartCount) {
+      const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);
+      mkdirSync(dirname(p), { recursive: true, mode: 0o750 });
+      return p;
+    },
+    credentials: (pod): Promise<RegistryCredential[]> => pullSecretCredentials(pod, source),
+    async teardown(pod) {
+      const dir = podDir(pod);
+      await teardownVolumes(dir, { log });
+      await removeTreeNoFollow(dir);
+    },
+    async cleanupOrphans(pods) {
+      const known = new Set(pods.map((p) => p.metadata?.uid));
+      for (const uid of await readdir(o.podsDir).catch(() => [] as string[])) {
+        if (known.has(uid) || !UID.test(uid)) continue;
+        log.info({ uid }, 'removing the directory of a pod deleted while nodelet was down');
+        const dir = join(o.podsDir, uid);
+        await teardownVolumes(dir, { log }).catch(() => undefined);
+        await removeTreeNoFollow(dir);
+      }
+    },
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * One pod's containers: starts them in order (init containers one by one, then
+ * the app containers), applies the restart policy with back-off, and stops
+ * them on deletion. The pod controller calls `reconcile` on every sync; the
+ * worker never blocks on a running container — exits re-queue the pod.
+ *
+ *   pod:  Pending ──init done──► app containers start ──► Running
+ *           │                                              │ all exited, policy allows no restart
+ *           └──init failed (Never) ──► Failed ◄── some failed ┤
+ *                                                Succeeded ◄─┘ all exit 0
+ */
+import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { isProviderError, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
+import { Backoff } from './backoff.ts';
+import { newRecord, type ContainerRecord } from './container-record.ts';
+import { computePodStatus } from './pod-status.ts';
+import type { PodSetup, PreparedPod } from './pod-setup.ts';
+import { milliCpu, parseQuantity } from './quantity.ts';
+
+/** Shared services of all pod workers. */
+export interface WorkerDeps {
+  provider: Provider;
+  setup: PodSetup;
+  hostIP: string;
+  restartBackoff: Backoff;
+  pullBackoff: Backoff;
+  /** Re-queues the pod's key after `ms`. */
+  requeue(ms: number): void;
+  /** Creates the per-pod context handed to the provider. */
+  context(pod: V1Pod, signal: AbortSignal): PodContext;
+  /** Records an event on the pod; `fieldPath` like `spec.containers{name}`. */
+  event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
+}
+
+const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
+const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
+
+/** The state and behaviour of one admitted pod. */
+export class PodWorker {
+  readonly init: ContainerRecord[];
+  readonly app: ContainerRecord[];
+  readonly startTime = new Date();
+  private prepared?: PreparedPod;
+  private readonly abort = new AbortController();
+  private ctx?: PodContext;
+  terminating = false;
+
+  constructor(pod: V1Pod, private readonly d: WorkerDeps) {
+    const prior = (name: string, list?: { name: string; restartCount: number }[]) => list?.find((s) => s.name === name)?.restartCount ?? 0;
+    this.init = (pod.spec?.initContainers ?? []).map((c) => newRecord(c.name, true, prior(c.name, pod.status?.initContainerStatuses)));
+    this.app = pod.spec!.containers.map((c) => newRecord(c.name, false, prior(c.name, pod.status?.containerStatuses)));
+  }
+
+  private key(c: ContainerRecord, pod: V1Pod): string { return `${pod.metadata!.uid}/${c.name}`; }
+
+  /** The pod status to post. */
+  status(pod: V1Pod): V1PodStatus {
+    return computePodStatus({ pod, init: this.init, app: this.app, hostIP: this.d.hostIP, startTime: this.startTime, sandboxReady: this.prepared !== undefined, now: new Date() });
+  }
+
+  /** True when every container has finished for good. */
+  finished(pod: V1Pod): boolean {
+    const phase = this.status(pod).phase;
+    return phase === 'Succeeded' || phase === 'Failed';
+  }
+
+  /** Converges the containers towards the spec; returns quickly. */
+  async reconcile(pod: V1Pod): Promise<void> {
+    if (this.terminating) return;
+    this.ctx ??= this.d.context(pod, this.abort.signal);
+    if (!(await this.prepareVolumes(pod))) return;
+    for (const rec of this.init) {
+      const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
+      if (rec.running || rec.starting) return;
+      if (rec.terminated?.exitCode === 0) continue;
+      if (rec.terminated && !this.shouldRestart(pod, rec)) return;
+      await this.maybeStart(pod, spec, rec);
+      return;
+    }
+    await Promise.all(this.app.map((rec) => {
+      const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
+      if (rec.running || rec.starting) return undefined;
+      if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
+      return this.maybeStart(pod, spec, rec);
+    }));
+  }
+
+  private async prepareVolumes(pod: V1Pod): Promise<boolean> {
+    try {
+      this.prepared = await this.d.setup.prepare(pod);
+      return true;
+    } catch (e) {
+      const notes = (e as { messages?: string[] }).messages ?? [(e as Error).message];
+      for (const note of notes) this.d.event('Warning', 'FailedMount', note);
+      const delay = this.d.pullBackoff.next(`${pod.metadata!.uid}/volumes`);
+      this.d.requeue(Math.min(delay, 30_000));
+      return false;
+    }
+  }
+
+  private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
+    const policy = pod.spec?.restartPolicy ?? 'Always';
+    if (policy === 'Never') return false;
+    if (policy === 'OnFailure' && rec.terminated!.exitCode === 0) return false;
+    return true;
+  }
+
+  /** Starts `rec` unless a restart back-off is in force. */
+  private async maybeStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    if (rec.terminated) {
+      const key = this.key(rec, pod);
+      const left = this.d.restartBackoff.remaining(key, rec.terminated.finishedAt.getTime());
+      if (left > 0) {
+        const secs = Math.round(this.d.restartBackoff.delay(key) / 1000);
+        rec.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${secs}s restarting failed container=${rec.name} pod=${podRef(pod)}` };
+        this.d.event('Warning', 'BackOff', `Back-off restarting failed container ${rec.name} in pod ${podRef(pod)}`, fieldPath(rec));
+        this.d.requeue(left);
+        return;
+      }
+      this.d.restartBackoff.next(key);
+    }
+    rec.starting = true;
+    try { await this.start(pod, spec, rec); } finally { rec.starting = false; }
+  }
+
+  private async pull(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<boolean> {
+    const image = spec.image ?? '';
+    const key = `${this.key(rec, pod)}/image`;
+    const left = rec.waiting?.reason === 'ErrImagePull' || rec.waiting?.reason === 'ImagePullBackOff'
+      ? this.d.pullBackoff.remaining(key, rec.pullFailedAt ?? 0) : 0;
+    if (left > 0) {
+      rec.waiting = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}": ${rec.pullError ?? ''}` };
+      this.d.event('Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath(rec));
+      this.d.requeue(left);
+      return false;
+    }
+    const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as 'Always' | 'IfNotPresent' | 'Never';
+    const t0 = Date.now();
+    try {
+      if (!rec.image || policy === 'Always') this.d.event('Normal', 'Pulling', `Pulling image "${image}"`, fieldPath(rec));
+      const credentials = await this.d.setup.credentials(pod);
+      rec.image = await this.d.provider.pullImage(image, { pullPolicy: policy, credentials }, this.ctx!);
+      const secs = ((Date.now() - t0) / 1000).toFixed(3);
+      this.d.event('Normal', 'Pulled', rec.image.cached
+        ? `Container image "${image}" already present on machine`
+        : `Successfully pulled image "${image}" in ${secs}s. Image size: ${rec.image.size} bytes.`, fieldPath(rec));
+      this.d.pullBackoff.reset(key);
+      return true;
+    } catch (e) {
+      const msg = (e as Error).message;
+      rec.waiting = { reason: 'ErrImagePull', message: msg };
+      rec.pullError = msg;
+      rec.pullFailedAt = Date.now();
+      this.d.event('Warning', 'Failed', `Failed to pull image "${image}": ${msg}`, fieldPath(rec));
+      this.d.event('Warning', 'Failed', 'Error: ErrImagePull', fieldPath(rec));
+      this.d.requeue(this.d.pullBackoff.next(key));
+      return false;
+    }
+  }
+
+  private async start(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    if (!(await this.pull(pod, spec, rec))) return;
+    const restartCount = rec.terminated || rec.last ? rec.restartCount + 1 : rec.restartCount;
+    let config;
+    try {
+      const env = await this.d.setup.env(pod, spec);
+      config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.prepared, env) };
+    } catch (e) {
+      return this.startFailed(pod, rec, 'CreateContainerConfigError', (e as Error).message);
+    }
+    const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
+    try {
+      const running = await this.d.provider.startContainer({
+        id, pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+        name: rec.name, image: rec.image!, ...config, workingDir: spec.workingDir, restartCount,
+        limits: limits(spec), logPath: this.d.setup.logPath(pod, rec.name, restartCount),
+      }, this.ctx!);
+      this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
+      this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
+      this.onStarted(pod, rec, running, restartCount);
+    } catch (e) {
+      const reason = isProviderError(e) ? 'CreateContainerError' : 'RunContainerError';
+      return this.startFailed(pod, rec, reason, (e as Error).message);
+    }
+  }
+
+  private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string): void {
+    rec.waiting = { reason, message };
+    this.d.event('Warning', 'Failed', `Error: ${message}`, fieldPath(rec));
+    this.d.requeue(this.d.restartBackoff.next(`${this.key(rec, pod)}/create`));
+  }
+
+  private onStarted(pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number): void {
+    if (rec.terminated) rec.last = rec.terminated;
+    rec.terminated = undefined;
+    rec.waiting = undefined;
+    rec.running = running;
+    rec.restartCount = restartCount;
+    rec.startedAt = running.startedAt;
+    rec.containerID = `${this.d.provider.name}://${running.id}`;
+    void running.exit.then((x) => {
+      rec.running = undefined;
+      rec.terminated = { ...x, startedAt: running.startedAt, containerID: rec.containerID! };
+      this.d.requeue(0);
+    });
+  }
+
+  /** Stops every container within `graceMs` (emitting `Killing`), then frees the pod's resources. */
+  async terminate(pod: V1Pod, graceMs: number): Promise<void> {
+    this.terminating = true;
+    const live = [...this.init, ...this.app].filter((r) => r.running);
+    await Promise.all(live.map(async (rec) => {
+      this.d.event('Normal', 'Killing', `Stopping container ${rec.name}`, fieldPath(rec));
+      await rec.running!.stop(graceMs);
+    }));
+    this.abort.abort();
+    this.d.restartBackoff.resetPrefix(`${pod.metadata!.uid}/`);
+    this.d.pullBackoff.resetPrefix(`${pod.metadata!.uid}/`);
+  }
+}
+
+function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {
+  const l = c.resources?.limits ?? {};
+  return {
+    memoryBytes: l.memory !== undefined ? parseQuantity(l.memory) : undefined,
+    cpuMillis: l.cpu !== undefined ? milliCpu(l.cpu) : undefined,
+  };
+}

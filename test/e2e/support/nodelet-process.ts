@@ -1,0 +1,50 @@
+/** Runs the real `nodelet` command as a child process for e2e tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
+import { freePort } from '../../harness/ports.ts';
+import { startPeer, type Peer } from '../../harness/process.ts';
+
+const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
+
+/** A nodelet started by a test. */
+export interface NodeletProcess {
+  nodeName: string;
+  rootDir: string;
+  port: number;
+  peer: Peer;
+  logFile: string;
+  /** Stops with SIGTERM (the exit code is returned). */
+  stop(): Promise<number | null>;
+  /** Starts it again with the same root dir and flags. */
+  restart(): Promise<void>;
+  /** Stops it and removes its root dir. */
+  dispose(): Promise<void>;
+}
+
+/** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir. */
+export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = []): Promise<NodeletProcess> {
+  const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
+  const creds = issueNodeCredentials(info, nodeName);
+  const port = await freePort();
+  const healthz = await freePort();
+  const logFile = join(rootDir, 'nodelet.log');
+  const args = [BIN, `--kubeconfig=${creds.kubeconfig}`, `--hostname-override=${nodeName}`, '--node-ip=127.0.0.1',
+    `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
+    `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`,
+    '--v=2', ...extraArgs];
+  const launch = () => startPeer(`nodelet-${nodeName}`, process.execPath, args, logFile);
+  const np: NodeletProcess = {
+    nodeName, rootDir, port, logFile, peer: launch(),
+    async stop() {
+      const proc = np.peer.proc;
+      if (proc.exitCode !== null) return proc.exitCode;
+      await np.peer.stop('SIGTERM', 60_000);
+      return proc.exitCode;
+    },
+    async restart() { await np.stop(); np.peer = launch(); },
+    async dispose() { await np.peer.stop('SIGTERM', 30_000); rmSync(rootDir, { recursive: true, force: true }); },
+  };
+  return np;
+}
