@@ -1,0 +1,150 @@
+/**
+ * The kubelet API: HTTPS on `address:port` (default 0.0.0.0:10250) and a plain
+ * HTTP healthz on `healthzAddress:healthzPort` (default 127.0.0.1:10248).
+ * There is no read-only port (upstream's 10255) and there never will be.
+ *
+ * Every HTTPS request, whatever its path (including /healthz and unknown
+ * paths), goes through:
+ *
+ *   TLS client cert verified against `tls.ca`? ──no──► 401 Unauthorized
+ *        │ yes: user = CN, groups = O (authn.ts)
+ *   authorize(nodes/<subresource>, verb)? ─────no──► 403 Forbidden (user=…, …)  (authz.ts)
+ *        │ yes
+ *   route: /healthz → ok · /pods → PodList · /containerLogs/… (container-logs.ts)
+ *          /exec|attach|portForward|run/… → Status "not supported" (streaming.ts)
+ */
+import type { TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { authenticateTls } from './authn.ts';
+import { allowAuthenticated, authorize, requestAttributes, type Authorizer } from './authz.ts';
+import { registerContainerLogs, sendText } from './container-logs.ts';
+import { registerStreaming } from './streaming.ts';
+import { podListJson } from './pod-list.ts';
+import type { PodSource } from './pod-source.ts';
+
+/** Serving certificate, key and client CA, PEM. */
+export interface KubeletTls {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+  /** The client CA (`--client-ca-file`): only certificates it signed are accepted. */
+  readonly ca: string | Buffer;
+}
+
+/** Options of {@link createKubeletServer}. */
+export interface KubeletServerOptions {
+  readonly nodeName: string;
+  readonly log: Logger;
+  readonly pods: PodSource;
+  readonly tls: KubeletTls;
+  /** Default `0.0.0.0`. */
+  readonly address?: string;
+  /** Default 10250; 0 picks a free port. */
+  readonly port?: number;
+  /** Default `127.0.0.1`. */
+  readonly healthzAddress?: string;
+  /** Default 10248; 0 picks a free port; `null` disables (upstream's `--healthz-port=0`). */
+  readonly healthzPort?: number | null;
+  /** Decides authenticated requests; default: allow every authenticated caller. */
+  readonly authorizer?: Authorizer;
+  /** If set, log files served must lie under this directory (`<rootDir>/logs/pods`). */
+  readonly logsRoot?: string;
+  /** Follow: ms between checks when no change notification arrives (default 1000). */
+  readonly followPollMs?: number;
+}
+
+/** The ports actually bound. */
+export interface BoundPorts {
+  readonly port: number;
+  /** Undefined when the healthz port is disabled. */
+  readonly healthzPort?: number;
+}
+
+/** A kubelet API server, not yet listening. */
+export interface KubeletServer {
+  /** The HTTPS app (for `inject` in tests). */
+  readonly app: FastifyInstance;
+  /** The healthz app, unless disabled. */
+  readonly healthz?: FastifyInstance;
+  /** Listens on both ports; resolves with the bound ports. */
+  start(): Promise<BoundPorts>;
+  /** Stops listening and ends open streams. */
+  close(): Promise<void>;
+}
+
+/** Builds the HTTPS API and the healthz server (see the module comment). */
+export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
+  const app = createHttpsApp(opts);
+  const healthz = opts.healthzPort === null ? undefined : createHealthzApp(opts.log);
+  return {
+    app,
+    healthz,
+    async start() {
+      await app.listen({ host: opts.address ?? '0.0.0.0', port: opts.port ?? 10250 });
+      let healthzPort: number | undefined;
+      if (healthz) {
+        await healthz.listen({ host: opts.healthzAddress ?? '127.0.0.1', port: opts.healthzPort ?? 10248 });
+        healthzPort = (healthz.server.address() as AddressInfo).port;
+      }
+      return { port: (app.server.address() as AddressInfo).port, healthzPort };
+    },
+    async close() {
+      await Promise.all([app.close(), healthz?.close()]);
+    },
+  };
+}
+
+function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.log.child({ component: 'kubelet-api' }),
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true,
+    https: {
+      cert: opts.tls.cert,
+      key: opts.tls.key,
+      ca: opts.tls.ca,
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
+  }) as unknown as FastifyInstance;
+  const authorizer = opts.authorizer ?? allowAuthenticated;
+  app.addHook('onRequest', async (req, reply) => {
+    const user = authenticateTls(req.raw.socket as TLSSocket);
+    if (!user) {
+      req.log.debug({ url: req.url }, 'kubelet API: unauthenticated request refused');
+      return sendText(reply, 401, 'Unauthorized');
+    }
+    const path = req.url.split('?')[0] ?? '/';
+    const denied = await authorize(authorizer, requestAttributes(user, req.method, path, opts.nodeName));
+    if (denied) {
+      req.log.debug({ url: req.url, user: user.name }, 'kubelet API: request forbidden');
+      return sendText(reply, 403, denied);
+    }
+    return undefined;
+  });
+  app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
+  app.get('/pods', async (_req, reply) => reply.type('application/json').send(podListJson(opts.pods.listPods())));
+  registerContainerLogs(app, { pods: opts.pods, logsRoot: opts.logsRoot, followPollMs: opts.followPollMs });
+  registerStreaming(app, opts.pods);
+  app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
+  app.setErrorHandler((err, req, reply) => {
+    req.log.error({ err, url: req.url }, 'kubelet API: request failed');
+    return sendText(reply, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.debug({ method: req.method, url: req.url, status: reply.statusCode }, 'kubelet API request');
+  });
+  return app;
+}
+
+function createHealthzApp(log: Logger): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: log.child({ component: 'healthz' }),
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
+  app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import https from 'node:https';
+import http from 'node:http';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createKubeletServer, type KubeletServer } from '../../../core/server/kubelet-server.ts';
+import type { ContainerTarget, PodSource } from '../../../core/server/pod-source.ts';
+import type { RequestAttributes } from '../../../core/server/authz.ts';
+import { selfSignedCert } from '../../../core/server/serving-cert.ts';
+import { containerLogDir, podLogsRoot } from '../../../core/logs/log-paths.ts';
+import { makeCa, makeClientCert, type Pem } from './test-pki.ts';
+
+const NODE = 'node-1';
+const pod: V1Pod = {
+  metadata: { name: 'web', namespace: 'default', uid: '0b6f5c1e-aaaa-bbbb-cccc-000000000001', creationTimestamp: new Date('2024-05-01T10:00:00.123Z') },
+  spec: {
+    runtimeClassName: 'wasi',
+    containers: [{ name: 'app', image: 'x' }, { name: 'never', image: 'x' }],
+    initContainers: [{ name: 'setup', image: 'x' }],
+  },
+};
+
+let root: string;
+let server: KubeletServer;
+let port: number;
+let healthzPort: number;
+let serving: Pem;
+let client: Pem;
+let stranger: Pem;
+let serverOnly: Pem;
+const asked: RequestAttributes[] = [];
+let denyUser: string | undefined;
+const containers = new Map<string, ContainerTarget>();
+const pods: PodSource = {
+  listPods: () => [pod],
+  findContainer: (ns, name, c) => containers.get(`${ns}/${name}/${c}`),
+};
+
+function logDir(container: string): string {
+  return containerLogDir(root, { namespace: 'default', name: 'web', uid: pod.metadata!.uid! }, container);
+}
+function entry(at: Date, content: string, tag = 'F'): string {
+  return `${at.toISOString()} stdout ${tag} ${content}\n`;
+}
+
+interface Res { status: number; body: string; type?: string }
+
+function request(urlPath: string, id?: Pem, method = 'GET'): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      host: '127.0.0.1', port, path: urlPath, method, ca: serving.cert, servername: NODE,
+      ...(id ? { cert: id.cert, key: id.key } : {}),
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'kubelet-api-'));
+  serving = selfSignedCert(NODE, ['127.0.0.1']);
+  const ca = makeCa('test-client-ca');
+  client = makeClientCert(ca, 'kube-apiserver-kubelet-client', ['system:masters']);
+  serverOnly = makeClientCert(ca, 'not-a-client', [], 'server');
+  stranger = makeClientCert(makeCa('other-ca'), 'kube-apiserver-kubelet-client', ['system:masters']);
+  server = createKubeletServer({
+    nodeName: NODE,
+    log: pino({ level: 'silent' }),
+    pods,
+    tls: { cert: serving.cert, key: serving.key, ca: ca.cert },
+    address: '127.0.0.1',
+    port: 0,
+    healthzPort: 0,
+    logsRoot: podLogsRoot(root),
+    followPollMs: 50,
+    authorizer: (a) => {
+      asked.push(a);
+      return { allowed: a.user.name !== denyUser };
+    },
+  });
+  ({ port, healthzPort: healthzPort! } = await server.start() as { port: number; healthzPort: number });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('authentication', () => {
+  it.each(['/healthz', '/pods', '/containerLogs/default/web/app', '/exec/default/web/app', '/no/such/path'])(
+    'refuses an anonymous caller on %s with 401', async (p) => {
+      const res = await request(p);
+      expect(res).toMatchObject({ status: 401, body: 'Unauthorized' });
+    });
+
+  it('refuses a certificate from another CA', async () => {
+    expect(await request('/pods', stranger)).toMatchObject({ status: 401, body: 'Unauthorized' });
+    expect(await request('/healthz', stranger)).toMatchObject({ status: 401 });
+  });
+
+  it('refuses a certificate from the right CA that is not for client auth', async () => {
+    expect(await request('/pods', serverOnly)).toMatchObject({ status: 401 });
+  });
+
+  it('serves a verified client: /pods as a PodList, /healthz', async () => {
+    const res = await request('/pods', client);
+    expect(res.status).toBe(200);
+    expect(res.type).toMatch(/application\/json/);
+    const list = JSON.parse(res.body);
+    expect(list).toMatchObject({ kind: 'PodList', apiVersion: 'v1' });
+    expect(list.items.map((p: V1Pod) => p.metadata?.name)).toEqual(['web']);
+    expect(list.items[0].metadata.creationTimestamp).toBe('2024-05-01T10:00:00Z');
+    expect(await request('/healthz', client)).toMatchObject({ status: 200, body: 'ok' });
+    expect(await request('/no/such/path', client)).toMatchObject({ status: 404 });
+  });
+});
+
+describe('authorization', () => {
+  it('asks with upstream attributes and answers 403 when denied', async () => {
+    asked.length = 0;
+    await request('/pods', client);
+    expect(asked.map((a) => [a.verb, a.resource, a.subresource, a.name, a.user.name, a.user.groups])).toEqual([
+      ['get', 'nodes', 'pods', NODE, 'kube-apiserver-kubelet-client', ['system:masters']],
+    ]);
+    denyUser = 'kube-apiserver-kubelet-client';
+    try {
+      asked.length = 0;
+      const res = await request('/containerLogs/default/web/app', client);
+      expect(res).toMatchObject({
+        status: 403, body: 'Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=proxy)',
+      });
+      asked.length = 0;
+      expect((await request('/pods', client)).status).toBe(403);
+      expect(asked.map((a) => a.subresource)).toEqual(['pods', 'proxy']);
+      asked.length = 0;
+      await request('/exec/default/web/app', client, 'POST');
+      expect(asked.map((a) => [a.verb, a.subresource])).toEqual([['create', 'proxy']]);
+    } finally {
+      denyUser = undefined;
+    }
+  });
+});
+
+describe('healthz port', () => {
+  function plain(p: string): Promise<Res> {
+    return new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port: healthzPort, path: p }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      }).on('error', reject);
+    });
+  }
+
+  it('answers ok on plain HTTP and nothing else', async () => {
+    expect(healthzPort).not.toBe(port);
+    expect(await plain('/healthz')).toEqual({ status: 200, body: 'ok' });
+    expect((await plain('/pods')).status).toBe(404);
+    expect((await plain('/containerLogs/default/web/app')).status).toBe(404);
+  });
+});
+
+describe('containerLogs', () => {
+  const now = new Date();
+  const hourAgo = new Date(now.getTime() - 3600_000);
+  beforeAll(async () => {
+    const dir = logDir('app');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, '0.log'), entry(hourAgo, 'first run'));
+    await writeFile(path.join(dir, '1.log'),
+      entry(hourAgo, 'old line') + entry(now, 'part-', 'P') + entry(now, 'one') + entry(now, 'two') + entry(now, 'three'));
+    containers.set('default/web/app', { logDir: dir, restartCount: 1, running: false, providerName: 'wasi' });
+    await mkdir(logDir('setup'), { recursive: true });
+    await writeFile(path.join(logDir('setup'), '0.log'), entry(now, 'init done'));
+    containers.set('default/web/setup', { logDir: logDir('setup'), restartCount: 0, running: false, providerName: 'wasi' });
+  });
+  const logs = (q = '', c = 'app') => request(`/containerLogs/default/web/${c}${q}`, client);
+
+  it('serves the current log, joined', async () => {
+    expect(await logs()).toMatchObject({ status: 200, body: 'old line\npart-one\ntwo\nthree\n' });
+    expect((await logs('', 'setup')).body).toBe('init done\n');
+  });
+
+  it('supports tailLines, tail=all, timestamps, limitBytes and sinceSeconds', async () => {
+    expect((await logs('?tailLines=2')).body).toBe('two\nthree\n');
+    expect((await logs('?tail=1')).body).toBe('three\n');
+    expect((await logs('?tail=all')).body).toBe('old line\npart-one\ntwo\nthree\n');
+    expect((await logs('?tailLines=1&timestamps=true')).body).toBe(`${now.toISOString().replace('Z', '000000Z')} three\n`);
+    expect((await logs('?limitBytes=11')).body).toBe('old line\npa');
+    expect((await logs('?sinceSeconds=600')).body).toBe('part-one\ntwo\nthree\n');
+    expect((await logs(`?sinceTime=${encodeURIComponent(new Date(now.getTime() - 60_000).toISOString())}`)).body)
+      .toBe('part-one\ntwo\nthree\n');
+  });
+
+  it('serves the previous instance, or says it is not there', async () => {
+    expect(await logs('?previous=true')).toMatchObject({ status: 200, body: 'first run\n' });
+    expect(await logs('?previous=true', 'setup')).toMatchObject({
+      status: 400, body: 'previous terminated container "setup" in pod "web" not found',
+    });
+  });
+
+  it('rejects bad queries like upstream', async () => {
+    expect(await logs('?tailLines=abc')).toMatchObject({ status: 400, body: expect.stringContaining('tailLines') });
+    expect(await logs('?tailLines=-1')).toMatchObject({ status: 422, body: expect.stringContaining('tailLines') });
+    expect((await logs('?limitBytes=0')).status).toBe(422);
+    expect((await logs('?sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z')).status).toBe(422);
+    expect((await logs('?sinceTime=yesterday')).status).toBe(400);
+  });
+
+  it('answers unknown pods and containers with upstream messages', async () => {
+    expect(await request('/containerLogs/default/nope/app', client)).toMatchObject({ status: 404, body: 'pod "nope" does not exist' });
+    expect(await logs('', 'x')).toMatchObject({ status: 404, body: 'container "x" not found in pod "web"' });
+    expect(await logs('', 'never')).toMatchObject({ status: 400, body: 'container "never" in pod "web" is not available' });
+  });
+
+  it.each([
+    '/containerLogs/default/web/..%2F..%2F..%2F..%2Fetc%2Fpasswd',
+    '/containerLogs/default/..%2F..%2Fetc/app',
+    '/containerLogs/..%2F..%2F..%2Fetc/passwd/app',
+    '/containerLogs/default/web/../../../../etc/passwd',
+  ])('never serves a file outside the log root: %s', async (p) => {
+    const res = await request(p, client);
+    expect([400, 404]).toContain(res.status);
+    expect(res.body).not.toMatch(/root:x:0/);
+  });
+
+  it('refuses a log directory outside the log root even if the pod source gives one', async () => {
+    containers.set('default/web/never', { logDir: '/etc', restartCount: 0, running: false, providerName: 'wasi' });
+    try {
+      const res = await logs('', 'never');
+      expect(res.status).toBe(500);
+      expect(res.body).not.toMatch(/root:x:0/);
+    } finally {
+      containers.delete('default/web/never');
+    }
+  });
+
+  it('follows a running container until it exits', async () => {
+    const dir = logDir('never');
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, '0.log');
+    await writeFile(file, entry(new Date(), 'hello'));
+    let exit!: () => void;
+    const exited = new Promise<void>((r) => (exit = r));
+    containers.set('default/web/never', { logDir: dir, restartCount: 0, running: true, providerName: 'wasi', exited });
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = https.request({
+          host: '127.0.0.1', port, path: '/containerLogs/default/web/never?follow=true', ca: serving.cert,
+          servername: NODE, cert: client.cert, key: client.key,
+        }, (res) => {
+          expect(res.statusCode).toBe(200);
+          let text = '';
+          let step = 0;
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            text += c;
+            if (step === 0 && text.includes('hello\n')) {
+              step = 1;
+              void appendFile(file, entry(new Date(), 'appended later'));
+            } else if (step === 1 && text.includes('appended later\n')) {
+              step = 2;
+              void appendFile(file, entry(new Date(), 'last words')).then(() => exit());
+            }
+          });
+          res.on('end', () => resolve(text));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(body).toBe('hello\nappended later\nlast words\n');
+    } finally {
+      containers.delete('default/web/never');
+    }
+  });
+});
+
+describe('streaming endpoints', () => {
+  beforeAll(() => {
+    containers.set('default/web/app', { logDir: logDir('app'), restartCount: 1, running: true, providerName: 'wasi' });
+  });
+
+  it('answer exec with a Status kubectl prints as an error', async () => {
+    const res = await request('/exec/default/web/app?command=ls&output=1', client, 'POST');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      message: 'not supported by provider "wasi": exec', reason: 'BadRequest', code: 400,
+    });
+  });
+
+  it('name the action for attach, portForward and run, with or without a pod uid', async () => {
+    expect(JSON.parse((await request('/attach/default/web/app', client, 'POST')).body).message).toBe('not supported by provider "wasi": attach');
+    expect(JSON.parse((await request('/portForward/default/web', client)).body).message).toBe('not supported by provider "wasi": portforward');
+    expect(JSON.parse((await request(`/run/default/web/${pod.metadata!.uid}/app`, client, 'POST')).body).message)
+      .toBe('not supported by provider "wasi": run');
+  });
+
+  it('answer an unknown pod or container with 404', async () => {
+    expect((await request('/exec/default/nope/app', client, 'POST')).status).toBe(404);
+    expect(JSON.parse((await request('/exec/default/web/zzz', client, 'POST')).body).message).toBe('container "zzz" not found in pod "web"');
+  });
+});
