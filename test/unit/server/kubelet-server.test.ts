@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readdirSync, readlinkSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -200,6 +201,10 @@ describe('containerLogs', () => {
       .toBe('part-one\ntwo\nthree\n');
   });
 
+  it('does not follow a container that is not running', async () => {
+    expect(await logs('?follow=true&tailLines=1')).toMatchObject({ status: 200, body: 'three\n' });
+  });
+
   it('serves the previous instance, or says it is not there', async () => {
     expect(await logs('?previous=true')).toMatchObject({ status: 200, body: 'first run\n' });
     expect(await logs('?previous=true', 'setup')).toMatchObject({
@@ -278,6 +283,46 @@ describe('containerLogs', () => {
         req.end();
       });
       expect(body).toBe('hello\nappended later\nlast words\n');
+    } finally {
+      containers.delete('default/web/never');
+    }
+  });
+});
+
+/** How many descriptors this process holds open on `file` (Linux /proc). */
+function openFds(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+describe('containerLogs follow and disconnect', () => {
+  it('stops following and closes the log file when the client goes away', async () => {
+    const dir = logDir('never');
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, '0.log');
+    await writeFile(file, entry(new Date(), 'tick'));
+    containers.set('default/web/never', { logDir: dir, restartCount: 0, running: true, providerName: 'wasi' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const req = https.request({
+          host: '127.0.0.1', port, path: '/containerLogs/default/web/never?follow=1', ca: serving.cert,
+          servername: NODE, cert: client.cert, key: client.key,
+        }, (res) => {
+          res.on('data', () => {
+            expect(openFds(file)).toBe(1);
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
+        req.end();
+      });
+      await vi.waitFor(() => expect(openFds(file)).toBe(0), { timeout: 10_000, interval: 20 });
     } finally {
       containers.delete('default/web/never');
     }
