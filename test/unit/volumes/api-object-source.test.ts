@@ -1,0 +1,52 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { createApiObjectSource } from '../../../core/volumes/api-object-source.ts';
+
+class FakeApiError extends Error {
+  constructor(readonly code: number) {
+    super(`HTTP ${code}`);
+  }
+}
+
+describe('createApiObjectSource', () => {
+  const calls: unknown[] = [];
+  const api = {
+    async readNamespacedConfigMap(p: { name: string; namespace: string }) {
+      calls.push(['cm', p]);
+      if (p.name === 'missing') throw new FakeApiError(404);
+      if (p.name === 'forbidden') throw new FakeApiError(403);
+      return { metadata: { name: p.name }, data: { k: 'v' } };
+    },
+    async readNamespacedSecret(p: { name: string; namespace: string }) {
+      calls.push(['secret', p]);
+      throw new FakeApiError(404);
+    },
+    async createNamespacedServiceAccountToken(p: unknown) {
+      calls.push(['token', p]);
+      return { spec: { audiences: [] }, status: { token: 'jwt', expirationTimestamp: new Date('2030-01-01T00:00:00Z') } };
+    },
+  } as unknown as CoreV1Api;
+  const src = createApiObjectSource(api);
+
+  it('maps 404 to undefined and passes other errors through', async () => {
+    expect((await src.getConfigMap('ns', 'c'))?.data).toEqual({ k: 'v' });
+    expect(await src.getConfigMap('ns', 'missing')).toBeUndefined();
+    expect(await src.getSecret('ns', 's')).toBeUndefined();
+    await expect(src.getConfigMap('ns', 'forbidden')).rejects.toMatchObject({ code: 403 });
+    expect(calls[0]).toEqual(['cm', { name: 'c', namespace: 'ns' }]);
+  });
+
+  it('sends a pod-bound TokenRequest', async () => {
+    const t = await src.requestServiceAccountToken('ns', 'sa', { audience: 'vault', expirationSeconds: 600, podName: 'p', podUID: 'u' });
+    expect(t).toEqual({ token: 'jwt', expirationTimestamp: new Date('2030-01-01T00:00:00Z') });
+    expect(calls.at(-1)).toEqual(['token', {
+      name: 'sa',
+      namespace: 'ns',
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { audiences: ['vault'], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' } },
+      },
+    }]);
+  });
+});
