@@ -30,6 +30,9 @@ export const CATALOGUE = {
   NDL_PATH_ESCAPE: 'path escapes its root',
   NDL_VOLUME_SOURCE: 'volume source unavailable',
   NDL_VOLUME_UNSUPPORTED: 'volume type not supported',
+  NDL_CSI_DRIVER: 'CSI driver unavailable',
+  NDL_CSI_NODE_INFO: 'CSI node info update failed',
+  NDL_CSI_VOLUME: 'CSI volume operation failed',
   // pods
   NDL_POD_INVALID: 'invalid pod spec',
   NDL_POD_ADMISSION: 'pod rejected at admission',
