@@ -1,0 +1,149 @@
+/**
+ * Runs one container: a worker thread executing a compiled WASI module.
+ *
+ *   startContainer ──► starting ──'started'──► running ──'exit'/'trap'──► exited
+ *                          │                      │
+ *                          │'failed'/error        │ stop(): control[0]=1, notify,
+ *                          ▼                      ▼ worker.terminate()
+ *                      (rejects)               stopped ──worker exit──► exited (137)
+ *
+ * `exit` resolves once the worker thread is gone, with the first outcome the
+ * worker reported, or 137 if it was terminated before reporting one.
+ */
+import { Worker } from 'node:worker_threads';
+import {
+  CRI_LOG_MODULE_URL, providerError, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer,
+} from '@nodelet/plugin-api/v1';
+import type { MemoryDecl } from './memory-cap.ts';
+import type { LoadedModule } from './module-cache.ts';
+
+const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);
+
+/** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
+export const TRAP_EXIT_CODE = 134;
+/** Exit code of a stopped (killed) or OOM-killed container: 128 + SIGKILL, as upstream reports. */
+export const KILLED_EXIT_CODE = 137;
+
+/**
+ * A trap counts as an OOM kill when the module's memory was within this much
+ * of its cap: allocators trap (abort) when `memory.grow` fails, and the failed
+ * request may have been up to this large.
+ */
+export function oomHeadroom(capBytes: number): number {
+  return Math.max(1 << 20, Math.floor(capBytes / 4));
+}
+
+/** What the worker gets as `workerData` (see worker/wasi-worker.mjs). */
+export interface WorkerInput {
+  readonly module: WebAssembly.Module;
+  readonly importedMemories: readonly MemoryDecl[];
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: ReadonlyArray<{ containerPath: string; hostPath: string; readOnly: boolean }>;
+  readonly logPath: string;
+  readonly logOptions: { maxBytes?: number; maxFiles?: number };
+  readonly criLogUrl: string;
+  /** Int32Array[1]: [0] = stop requested. */
+  readonly control: SharedArrayBuffer;
+}
+
+/** Tunables of the worker threads. */
+export interface RunnerOptions {
+  /** Passed to `new Worker` (caps the worker's JS heap, not Wasm memory). */
+  readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
+  /** Log rotation of the container's log file. */
+  readonly logOptions?: { maxBytes?: number; maxFiles?: number };
+}
+
+type WorkerMessage =
+  | { type: 'started' }
+  | { type: 'exit'; code: number }
+  | { type: 'trap'; message: string; memoryBytes: number }
+  | { type: 'failed'; message: string }
+  | { type: 'warning'; message: string };
+
+/**
+ * Starts `spec` with the compiled module in a new worker. Resolves once the
+ * module is instantiated and about to run; rejects (branded error) if it could
+ * not be instantiated.
+ */
+export function runContainer(spec: ContainerSpec, loaded: LoadedModule, log: Logger, opts: RunnerOptions = {}): Promise<RunningContainer> {
+  const control = new SharedArrayBuffer(4);
+  const input: WorkerInput = {
+    module: loaded.module,
+    importedMemories: loaded.memories.filter((m) => m.import !== undefined),
+    argv: spec.argv,
+    env: spec.env,
+    mounts: spec.mounts.map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
+    logPath: spec.logPath,
+    logOptions: opts.logOptions ?? {},
+    criLogUrl: CRI_LOG_MODULE_URL,
+    control,
+  };
+  const worker = new Worker(WORKER_URL, {
+    workerData: input, execArgv: [], argv: [], env: {}, stdin: false, resourceLimits: opts.resourceLimits,
+  });
+  let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
+  let stopping = false;
+  let startedAt: Date | undefined;
+
+  return new Promise<RunningContainer>((resolveStart, rejectStart) => {
+    let resolveExit!: (e: ContainerExit) => void;
+    const exit = new Promise<ContainerExit>((r) => { resolveExit = r; });
+    const running: RunningContainer = {
+      id: spec.id,
+      get startedAt() { return startedAt ?? new Date(); },
+      exit,
+      async stop(_gracePeriodMs: number) {
+        // WASI has no signals: there is nothing polite to try, so the grace period is not used.
+        if (!stopping) {
+          stopping = true;
+          const flag = new Int32Array(control);
+          Atomics.store(flag, 0, 1);
+          Atomics.notify(flag, 0);
+          await worker.terminate();
+        }
+        await exit;
+      },
+    };
+    worker.on('message', (m: WorkerMessage) => {
+      switch (m.type) {
+        case 'started':
+          startedAt = new Date();
+          resolveStart(running);
+          break;
+        case 'failed':
+          rejectStart(providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`));
+          break;
+        case 'warning':
+          log.warn({ container: spec.name }, m.message);
+          break;
+        default:
+          outcome ??= toExit(m, loaded.capBytes);
+      }
+    });
+    worker.on('error', (e) => {
+      if (startedAt === undefined) {
+        rejectStart(providerError('Internal', `the worker of container ${spec.name} failed to start: ${e.message}`, { cause: e }));
+      } else {
+        outcome ??= { exitCode: 1, reason: 'Error', message: `${e.name}: ${e.message}` };
+      }
+    });
+    worker.on('exit', (code) => {
+      if (startedAt === undefined) rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
+      resolveExit({
+        ...(outcome ?? (stopping ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
+          : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
+        finishedAt: new Date(),
+      });
+    });
+  });
+}
+
+function toExit(m: Extract<WorkerMessage, { type: 'exit' | 'trap' }>, capBytes: number | undefined): Omit<ContainerExit, 'finishedAt'> {
+  if (m.type === 'exit') return { exitCode: m.code, reason: m.code === 0 ? 'Completed' : 'Error' };
+  if (capBytes !== undefined && m.memoryBytes + oomHeadroom(capBytes) > capBytes) {
+    return { exitCode: KILLED_EXIT_CODE, reason: 'OOMKilled', message: `memory limit of ${capBytes} bytes reached (${m.message})` };
+  }
+  return { exitCode: TRAP_EXIT_CODE, reason: 'Error', message: m.message };
+}

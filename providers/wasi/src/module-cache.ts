@@ -1,0 +1,112 @@
+import { readFile } from 'node:fs/promises';
+import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
+import { capModuleMemory, MemoryCapError, type MemoryDecl } from './memory-cap.ts';
+
+/** The WASI preview1 functions node:wasi provides (module `wasi_snapshot_preview1`). */
+export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
+  'args_get', 'args_sizes_get', 'environ_get', 'environ_sizes_get', 'clock_res_get', 'clock_time_get',
+  'fd_advise', 'fd_allocate', 'fd_close', 'fd_datasync', 'fd_fdstat_get', 'fd_fdstat_set_flags',
+  'fd_fdstat_set_rights', 'fd_filestat_get', 'fd_filestat_set_size', 'fd_filestat_set_times', 'fd_pread',
+  'fd_prestat_get', 'fd_prestat_dir_name', 'fd_pwrite', 'fd_read', 'fd_readdir', 'fd_renumber', 'fd_seek',
+  'fd_sync', 'fd_tell', 'fd_write', 'path_create_directory', 'path_filestat_get', 'path_filestat_set_times',
+  'path_link', 'path_open', 'path_readlink', 'path_remove_directory', 'path_rename', 'path_symlink',
+  'path_unlink_file', 'poll_oneoff', 'proc_exit', 'proc_raise', 'sched_yield', 'random_get', 'sock_accept',
+  'sock_recv', 'sock_send', 'sock_shutdown',
+]);
+
+/** A compiled, validated module ready to be sent to a worker. */
+export interface LoadedModule {
+  /** Compiled once; structured-cloned (not recompiled) into each worker. */
+  readonly module: WebAssembly.Module;
+  /** Memories after capping; imported ones are created by the worker. */
+  readonly memories: readonly MemoryDecl[];
+  /** The memory cap applied, in bytes. */
+  readonly capBytes?: number;
+  /** How long reading + compiling took (0 when it came from the cache). */
+  readonly compileMs: number;
+}
+
+/**
+ * Compiled modules by image digest and memory cap, least recently used
+ * dropped beyond `maxEntries`. Concurrent loads of the same key share one
+ * compile; failures are not cached (a fixed image is picked up on restart).
+ */
+export class ModuleCache {
+  readonly #entries = new Map<string, Promise<LoadedModule>>();
+
+  /** @param maxEntries how many compiled modules to keep */
+  constructor(private readonly maxEntries = 32) {}
+
+  /** Number of cached modules. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * Returns the compiled module of `image`, capped to `capBytes` of linear
+   * memory. Rejects with a branded `InvalidImage` error for a file that is not a
+   * runnable WASI preview1 command, and `InvalidArgument` (reason `OOMKilled`)
+   * when the module's minimum memory exceeds the cap.
+   */
+  async load(image: PulledImage, capBytes?: number): Promise<LoadedModule> {
+    const key = `${image.digest}|${capBytes ?? ''}`;
+    const hit = this.#entries.get(key);
+    if (hit) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+      return { ...(await hit), compileMs: 0 };
+    }
+    const p = compile(image, capBytes);
+    this.#entries.set(key, p);
+    p.catch(() => { if (this.#entries.get(key) === p) this.#entries.delete(key); });
+    while (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    return p;
+  }
+
+  /** Forgets every compiled module. */
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+async function compile(image: PulledImage, capBytes: number | undefined): Promise<LoadedModule> {
+  const t0 = performance.now();
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(image.path);
+  } catch (e) {
+    throw providerError('InvalidImage', `cannot read module of image ${image.image} at ${image.path}: ${(e as Error).message}`, { cause: e });
+  }
+  let capped;
+  try {
+    capped = capModuleMemory(bytes, capBytes);
+  } catch (e) {
+    if (e instanceof MemoryCapError && e.kind === 'too-small') {
+      throw providerError('InvalidArgument', `image ${image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
+    }
+    throw providerError('InvalidImage', `image ${image.image} is not a valid WebAssembly module: ${(e as Error).message}`, { cause: e });
+  }
+  let module: WebAssembly.Module;
+  try {
+    module = await WebAssembly.compile(capped.bytes as Uint8Array<ArrayBuffer>);
+  } catch (e) {
+    throw providerError('InvalidImage', `image ${image.image} is not a valid WebAssembly module: ${(e as Error).message}`, { cause: e });
+  }
+  validate(module, capped.memories, image.image);
+  return { module, memories: capped.memories, capBytes, compileMs: performance.now() - t0 };
+}
+
+function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {
+  const bad = (why: string) => providerError('InvalidImage', `image ${image} is not a WASI preview1 command module: ${why}`);
+  const exports = WebAssembly.Module.exports(module);
+  if (!exports.some((e) => e.name === '_start' && e.kind === 'function')) throw bad('it exports no _start function (a reactor or library module?)');
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind === 'memory') continue;
+    if (imp.module !== 'wasi_snapshot_preview1' || imp.kind !== 'function' || !WASI_PREVIEW1_FUNCTIONS.has(imp.name)) {
+      throw bad(`it imports ${imp.kind} ${imp.module}.${imp.name}, which nodelet does not provide`);
+    }
+  }
+  if (memories.length !== 1) throw bad(`it has ${memories.length} memories, WASI needs exactly one`);
+  const exported = exports.some((e) => e.name === 'memory' && e.kind === 'memory');
+  if (!exported && memories[0]!.import === undefined) throw bad('it does not export its memory as "memory"');
+}

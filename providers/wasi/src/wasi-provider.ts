@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import {
+  API_VERSION, providerError, type ContainerSpec, type ImagePullOptions, type PodContext, type Provider,
+  type ProviderContext, type PulledImage, type RunningContainer,
+} from '@nodelet/plugin-api/v1';
+import { runContainer, type RunnerOptions } from './container-runner.ts';
+import { ModuleCache } from './module-cache.ts';
+
+/** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
+export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
+
+const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+/**
+ * Worker JS-heap limits: the worker's own JavaScript is a few KB, so a small
+ * heap is plenty; it lowers the RSS of each running module (see README.md).
+ */
+export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+
+/** Options of {@link WasiProvider}. */
+export interface WasiProviderOptions extends RunnerOptions {
+  /** Compiled modules to keep (default 32). */
+  readonly cacheEntries?: number;
+}
+
+/**
+ * The `wasi` provider: runs WASI preview1 command modules with node:wasi, one
+ * worker thread per container. See README.md for limits and the threat model.
+ */
+export class WasiProvider implements Provider {
+  readonly name = 'wasi';
+  readonly apiVersion = API_VERSION;
+  readonly handlers = ['wasi'] as const;
+  readonly architecture = 'wasm32-wasi';
+  readonly os = 'wasi';
+  readonly runtimeVersion = `nodelet-wasi://${VERSION}`;
+
+  readonly #cache: ModuleCache;
+  readonly #running = new Map<string, RunningContainer>();
+  readonly #opts: RunnerOptions;
+  #ctx?: ProviderContext;
+
+  constructor(opts: WasiProviderOptions = {}) {
+    this.#cache = new ModuleCache(opts.cacheEntries);
+    this.#opts = { resourceLimits: opts.resourceLimits ?? DEFAULT_RESOURCE_LIMITS, logOptions: opts.logOptions };
+  }
+
+  async init(ctx: ProviderContext): Promise<void> {
+    this.#ctx = ctx;
+  }
+
+  /** Asks core's image service for the image's Wasm layer; core emits the events. */
+  pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
+    if (!this.#ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
+    return this.#ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
+  }
+
+  async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
+    checkSpec(spec, this.#running);
+    const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
+    if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
+    const running = await runContainer(spec, loaded, ctx.log, this.#opts);
+    this.#running.set(spec.id, running);
+    void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
+    return running;
+  }
+
+  /** Terminates every running module. */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.#running.values()].map((r) => r.stop(0)));
+    this.#cache.clear();
+  }
+
+  /** Containers currently running (for tests and diagnostics). */
+  get runningCount(): number {
+    return this.#running.size;
+  }
+}
+
+function checkSpec(spec: ContainerSpec, running: ReadonlyMap<string, RunningContainer>): void {
+  const bad = (msg: string) => providerError('InvalidArgument', `container ${spec.name}: ${msg}`);
+  if (running.has(spec.id)) throw bad(`a container with id ${spec.id} is already running`);
+  if (spec.argv.length === 0) throw bad('argv is empty (argv[0] must name the program)');
+  const seen = new Set<string>();
+  for (const m of spec.mounts) {
+    if (!isAbsolute(m.containerPath)) throw bad(`mountPath ${m.containerPath} of volume ${m.name} is not absolute`);
+    if (!isAbsolute(m.hostPath)) throw bad(`host path ${m.hostPath} of volume ${m.name} is not absolute`);
+    if (seen.has(m.containerPath)) throw bad(`mountPath ${m.containerPath} is used twice`);
+    seen.add(m.containerPath);
+  }
+}
