@@ -10,3 +10,8 @@ export * from './node.ts';
 export * from './logger.ts';
 export * from './errors.ts';
 export * from './cri-log.ts';
+export * from './capabilities.ts';
+export * from './pod-lifecycle.ts';
+export * from './state-machine.ts';
+export * from './pod-states.ts';
+export * from './machine-pods.ts';

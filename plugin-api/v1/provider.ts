@@ -2,6 +2,8 @@ import type { Logger } from './logger.ts';
 import type { ImageService, PulledImage, ImagePullOptions } from './images.ts';
 import type { ContainerSpec, RunningContainer } from './containers.ts';
 import type { NodeContribution } from './node.ts';
+import type { OptionalCapabilities } from './capabilities.ts';
+import type { PodLifecycle } from './pod-lifecycle.ts';
 
 /** The API version string a v1 provider declares. */
 export const API_VERSION = 'nodelet.dev/v1' as const;
@@ -40,12 +42,11 @@ export interface PodContext {
 }
 
 /**
- * A v1 provider: it pulls images and runs containers; core does the rest of the
- * pod lifecycle (admission, volumes, env, restarts and back-off, status, events).
- *
- * Optional capabilities are discovered by presence (`provider.exec !== undefined`).
+ * What every provider has, whatever it runs: identity, node contributions,
+ * initialisation/shutdown and the optional capabilities. Providers implement
+ * {@link Provider} (container runtime) or {@link PodProvider} (whole pods).
  */
-export interface Provider {
+export interface ProviderBase extends OptionalCapabilities {
   /** A unique, DNS-label name such as `wasi`. */
   readonly name: string;
   /** Always {@link API_VERSION} for this interface. */
@@ -59,17 +60,59 @@ export interface Provider {
   /** The runtime name and version reported as `nodeInfo.containerRuntimeVersion`, e.g. `nodelet-wasi://0.1.0`. */
   readonly runtimeVersion: string;
 
-  /** Called once before any pod is handed over; a rejection skips the provider. */
+  /** Called once before any pod is handed over; a rejection (or a timeout) skips the provider. */
   init?(ctx: ProviderContext): Promise<void>;
   /** What the provider adds to the Node object (labels, taints, capacity, conditions). */
   node?(): NodeContribution;
-  /** Makes an image available locally. Throw a branded `ImagePull`/`InvalidImage` error on failure. */
-  pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage>;
-  /** Starts one container. Resolves once it runs; its end is reported through `RunningContainer.exit`. */
-  startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer>;
   /** Stops everything and frees resources when nodelet exits. */
   shutdown?(): Promise<void>;
 
   /** Optional: run a command in a container (kubectl exec). */
   exec?(containerId: string, command: string[]): Promise<never>;
 }
+
+/**
+ * A v1 container-runtime provider: it pulls images and runs containers; core
+ * does the rest of the pod lifecycle (admission, volumes, env, restarts and
+ * back-off, status, events).
+ *
+ * Optional capabilities are discovered by presence (`provider.exec !== undefined`).
+ */
+export interface Provider extends ProviderBase {
+  /** Makes an image available locally. Throw a branded `ImagePull`/`InvalidImage` error on failure. */
+  pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage>;
+  /** Starts one container. Resolves once it runs; its end is reported through `RunningContainer.exit`. */
+  startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer>;
+  /** A container-runtime provider does not own whole pods (the discriminant of {@link AnyProvider}). */
+  readonly pods?: undefined;
+}
+
+/** Another name for {@link Provider}: the provider that runs containers for core. */
+export type ContainerProvider = Provider;
+
+/**
+ * A v1 provider that owns whole pods (virtual-kubelet style): core hands each
+ * pod to `pods` and posts the status it reports. The pod state machine toolkit
+ * (`state-machine.ts`, `pod-states.ts`) helps write one.
+ */
+export interface PodProvider extends ProviderBase {
+  /** The pod lifecycle; its presence is what makes this a pod provider. */
+  readonly pods: PodLifecycle;
+  readonly pullImage?: undefined;
+  readonly startContainer?: undefined;
+}
+
+/** Any v1 provider: one that runs containers, or one that owns whole pods (discriminated by `pods`). */
+export type AnyProvider = Provider | PodProvider;
+
+/** True when `p` owns whole pods (it has `pods`). */
+export function isPodProvider(p: AnyProvider): p is PodProvider {
+  return typeof p.pods === 'object' && p.pods !== null;
+}
+
+/**
+ * What a provider package exports: a factory as the default export (or as
+ * `createProvider`), or the provider object itself. Core calls the factory
+ * once per process.
+ */
+export type ProviderFactory = () => AnyProvider | Promise<AnyProvider>;

@@ -1,0 +1,94 @@
+/**
+ * Optional provider capabilities. Core discovers them by presence
+ * (`provider.stats !== undefined`), never by the provider's name; a provider
+ * that lacks one is answered with "not supported" by the kubelet API.
+ */
+
+/** Identity of a pod, as core hands it to a provider. */
+export interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** A terminal size, as sent by `kubectl exec -t`/`attach -t`. */
+export interface TerminalSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/** The streams of an attach session (the kubelet API's streaming side). */
+export interface StreamIO {
+  /** Input, when the client asked for stdin; ends when the client closes it. */
+  readonly stdin?: AsyncIterable<Uint8Array>;
+  /** Sends output to the client's stdout (with `tty`, stderr is merged here). */
+  stdout(chunk: Uint8Array): void;
+  /** Sends output to the client's stderr. */
+  stderr(chunk: Uint8Array): void;
+  /** True when the client asked for a terminal. */
+  readonly tty: boolean;
+  /** Terminal resizes, when `tty` is set. */
+  readonly resize?: AsyncIterable<TerminalSize>;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/** A bidirectional byte stream (one port-forward connection). */
+export interface ByteStream {
+  /** Bytes from the client. */
+  readonly readable: AsyncIterable<Uint8Array>;
+  /** Sends bytes to the client. */
+  write(chunk: Uint8Array): void | Promise<void>;
+  /** Ends the stream towards the client. */
+  close(): void;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+}
+
+/** Usage of one container, as in the kubelet summary API (`/stats/summary`). */
+export interface ContainerStats {
+  /** When the numbers were taken. */
+  readonly timestamp: Date;
+  readonly cpu?: {
+    /** CPU time used since the container started, in core-nanoseconds. */
+    readonly usageCoreNanoSeconds: number;
+    /** Recent usage in nano-cores (1e9 = one core), if the provider samples it. */
+    readonly usageNanoCores?: number;
+  };
+  readonly memory?: {
+    /** The working set in bytes (what eviction and `kubectl top` use). */
+    readonly workingSetBytes: number;
+    /** Total memory in use, in bytes. */
+    readonly usageBytes?: number;
+  };
+}
+
+/**
+ * The optional capabilities a provider may implement. Each one is discovered
+ * by presence; see {@link capabilitiesOf}.
+ */
+export interface OptionalCapabilities {
+  /** Attaches to a running container's streams (kubectl attach). Resolves when the session ends. */
+  attach?(containerId: string, io: StreamIO): Promise<void>;
+  /** Forwards one connection to `port` of the pod (kubectl port-forward). Resolves when it ends. */
+  portForward?(pod: PodRef, port: number, stream: ByteStream): Promise<void>;
+  /** Current usage of a container. Throw a branded `NotFound` for an unknown id. */
+  stats?(containerId: string): Promise<ContainerStats>;
+}
+
+/** Which optional capabilities an object implements, by presence. */
+export interface CapabilitySet {
+  readonly exec: boolean;
+  readonly attach: boolean;
+  readonly portForward: boolean;
+  readonly stats: boolean;
+  /** The provider owns whole pods (`pods`), see `PodProvider`. */
+  readonly pods: boolean;
+}
+
+/** Reports the optional capabilities of a provider (any object with the optional members). */
+export function capabilitiesOf(p: object): CapabilitySet {
+  const has = (k: string) => typeof (p as Record<string, unknown>)[k] === 'function';
+  const pods = (p as { pods?: unknown }).pods;
+  return { exec: has('exec'), attach: has('attach'), portForward: has('portForward'), stats: has('stats'), pods: typeof pods === 'object' && pods !== null };
+}

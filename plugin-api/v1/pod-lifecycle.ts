@@ -1,0 +1,102 @@
+/**
+ * The whole-pod capability (virtual-kubelet's PodLifecycleHandler shape): a
+ * provider that implements `pods` receives each pod as a unit and reports its
+ * status; core then does not start containers itself. Core still admits the
+ * pod, prepares its volumes, resolves env/argv/mounts on request, and posts
+ * the status the provider reports.
+ */
+import type { PodRef } from './capabilities.ts';
+import type { Mount, ContainerLimits, ContainerExit } from './containers.ts';
+import type { PodContext } from './provider.ts';
+
+/** A pod phase, as in core/v1 PodStatus.phase. */
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+/** One container of a pod spec, as much of it as providers usually read. */
+export interface PodContainerSpec {
+  readonly name: string;
+  readonly image?: string;
+  readonly command?: readonly string[];
+  readonly args?: readonly string[];
+  readonly workingDir?: string;
+}
+
+/** The pod object core hands over (a subset of core/v1 Pod; `raw` holds the full object). */
+export interface PodObject {
+  readonly metadata: PodRef & {
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec: {
+    readonly containers: readonly PodContainerSpec[];
+    readonly initContainers?: readonly PodContainerSpec[];
+    readonly restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+    readonly runtimeClassName?: string;
+  };
+  /** The full core/v1 Pod as received from the API server. */
+  readonly raw: unknown;
+}
+
+/** A container's state, as in core/v1 ContainerState (exactly one member set). */
+export type ContainerStateReport =
+  | { readonly waiting: { readonly reason: string; readonly message?: string } }
+  | { readonly running: { readonly startedAt: Date } }
+  | { readonly terminated: ContainerExit & { readonly startedAt?: Date } };
+
+/** One container's status, as the provider sees it. */
+export interface ContainerStatusReport {
+  readonly name: string;
+  readonly state: ContainerStateReport;
+  readonly ready: boolean;
+  readonly restartCount: number;
+  /** `<provider>://<id>`, once the container has run. */
+  readonly containerID?: string;
+  readonly imageID?: string;
+}
+
+/** The status of a pod, as a provider reports it. Core fills in IPs, conditions and times. */
+export interface PodStatusReport {
+  readonly phase: PodPhase;
+  /** A CamelCase reason, e.g. `CrashLoopBackOff`. */
+  readonly reason?: string;
+  readonly message?: string;
+  readonly initContainers?: readonly ContainerStatusReport[];
+  readonly containers?: readonly ContainerStatusReport[];
+}
+
+/** A container of the pod with everything core resolves (env, argv, volumes). */
+export interface ResolvedContainer {
+  readonly name: string;
+  readonly image: string;
+  /** `command` + `args` with `$(VAR)` expanded. */
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: readonly Mount[];
+  readonly limits: ContainerLimits;
+  readonly workingDir?: string;
+}
+
+/** What core hands a whole-pod provider for one pod, on top of {@link PodContext}. */
+export interface PodLifecycleContext extends PodContext {
+  /** Resolves a container's env, argv and mounts (volumes are already prepared). */
+  resolveContainer(name: string): Promise<ResolvedContainer>;
+  /** The CRI log file of a container's run (its directory exists); `kubectl logs` reads it. */
+  logPath(container: string, restartCount: number): string;
+  /** Tells core the pod's status changed, so it calls `getPodStatus` and posts it. */
+  statusChanged(): void;
+}
+
+/**
+ * The pod lifecycle of a provider that owns whole pods. Calls for one pod are
+ * serialised by core; calls for different pods may run concurrently.
+ */
+export interface PodLifecycle {
+  /** Starts running a new pod; resolves once it is under way (not when it ends). */
+  createPod(pod: PodObject, ctx: PodLifecycleContext): Promise<void>;
+  /** The pod's spec changed in a mutable field (labels, annotations, activeDeadlineSeconds). */
+  updatePod?(pod: PodObject, ctx: PodLifecycleContext): Promise<void>;
+  /** Stops the pod within `gracePeriodMs` and frees its resources; resolves when it is gone. */
+  deletePod(pod: PodObject, ctx: PodLifecycleContext, gracePeriodMs: number): Promise<void>;
+  /** The pod's current status, or undefined if the provider does not know the pod. */
+  getPodStatus(pod: PodRef): PodStatusReport | undefined;
+}
