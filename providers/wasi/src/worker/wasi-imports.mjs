@@ -3,12 +3,13 @@
 //
 //  - stdio capture: fd_write on fds 1 and 2 goes to the CRI log writer.
 //  - read-only mounts: writes under a read-only preopen fail with EROFS.
+//  - path confinement: a path (symlinks included) must resolve inside its mount.
 //  - interruptible sleep: clock-only poll_oneoff waits on a shared Int32Array,
 //    so stop() can wake a sleeping module (a blocking uvwasi sleep cannot be
 //    interrupted by worker.terminate()).
 
 /** WASI preview1 errno values used here. */
-export const ERRNO = { SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, NOTCAPABLE: 76, ROFS: 69 };
+export const ERRNO = { SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, NOTCAPABLE: 76, ROFS: 69 };
 
 const OFLAGS_CREAT = 1;
 const OFLAGS_TRUNC = 8;
@@ -125,6 +126,112 @@ export function guardReadOnly(w, mem, readOnlyFds) {
       if (ro.has(from)) ro.add(to);
       else ro.delete(to);
       ro.delete(from);
+    }
+    return rc;
+  };
+}
+
+/**
+ * Confines every path argument to the mount its directory descriptor belongs
+ * to. uvwasi checks paths lexically and follows symlinks in intermediate
+ * components without checking where they lead (measured: with `vol/l -> /etc`,
+ * opening `l/hostname` read the host's /etc/hostname). So before each path
+ * call the path is resolved here the way the kernel will, component by
+ * component, following symlinks (the last one only when the call follows it),
+ * and the call fails with ENOTCAPABLE unless the result lies inside the
+ * mount's real host path. Absolute paths are refused (wasi-libc never sends
+ * them). Residual risk: another writer of the same host directory could swap a
+ * symlink between this check and the call (the module itself cannot: WASI
+ * calls are synchronous and modules are single-threaded).
+ * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {() => WebAssembly.Memory} mem
+ * @param {Array<{ fd: number, hostPath: string }>} preopens
+ * @param {{ realpathSync: Function, lstatSync: Function, readlinkSync: Function }} fs node:fs
+ */
+export function confinePaths(w, mem, preopens, fs) {
+  /** fd -> { root, dir }: the mount's real host path and the directory the fd is. */
+  const dirs = new Map();
+  for (const p of preopens) {
+    const root = fs.realpathSync(p.hostPath);
+    dirs.set(p.fd, { root, dir: root });
+  }
+  const text = (ptr, len) => Buffer.from(mem().buffer, ptr, len).toString('utf8');
+
+  // errno, or the resolved host path when it stays inside the mount.
+  const resolve = (fd, ptr, len, followLast) => {
+    const d = dirs.get(fd);
+    if (d === undefined) return { errno: ERRNO.SUCCESS }; // not a directory we know: uvwasi answers
+    let rel;
+    try { rel = text(ptr, len); } catch { return { errno: ERRNO.FAULT }; }
+    if (rel.startsWith('/')) return { errno: ERRNO.NOTCAPABLE };
+    const todo = rel.split('/').reverse();
+    let cur = d.dir;
+    let hops = 0;
+    let missing = false; // past a component that does not exist: the rest is only lexical
+    while (todo.length > 0) {
+      const comp = todo.pop();
+      if (comp === '' || comp === '.') continue;
+      if (comp === '..') { cur = cur.slice(0, cur.lastIndexOf('/')) || '/'; continue; }
+      const next = cur === '/' ? `/${comp}` : `${cur}/${comp}`;
+      const last = !todo.some((c) => c !== '' && c !== '.');
+      if (missing || (last && !followLast)) { cur = next; continue; }
+      let st;
+      try { st = fs.lstatSync(next); } catch { missing = true; cur = next; continue; }
+      if (!st.isSymbolicLink()) { cur = next; continue; }
+      if (++hops > 40) return { errno: ERRNO.LOOP };
+      const target = fs.readlinkSync(next);
+      if (target.startsWith('/')) cur = '/';
+      todo.push(...target.split('/').reverse());
+    }
+    const inside = cur === d.root || cur.startsWith(d.root === '/' ? '/' : `${d.root}/`);
+    return inside ? { errno: ERRNO.SUCCESS, path: cur, root: d.root } : { errno: ERRNO.NOTCAPABLE };
+  };
+  const FOLLOW = 1;
+  const check = (name, ...specs) => {
+    const orig = w[name];
+    w[name] = (...a) => {
+      for (const [fdI, ptrI, lenI, follow] of specs) {
+        const r = resolve(a[fdI], a[ptrI], a[lenI], typeof follow === 'number' ? (a[follow] & FOLLOW) !== 0 : follow);
+        if (r.errno !== ERRNO.SUCCESS) return r.errno;
+      }
+      return orig(...a);
+    };
+  };
+  // [fd arg, path ptr arg, path len arg, follow the last symlink: boolean or index of a lookupflags arg]
+  check('path_create_directory', [0, 1, 2, false]);
+  check('path_remove_directory', [0, 1, 2, false]);
+  check('path_unlink_file', [0, 1, 2, false]);
+  check('path_readlink', [0, 1, 2, false]);
+  check('path_filestat_get', [0, 2, 3, 1]);
+  check('path_filestat_set_times', [0, 2, 3, 1]);
+  check('path_rename', [0, 1, 2, false], [3, 4, 5, false]);
+  check('path_link', [0, 2, 3, 1], [4, 5, 6, false]);
+  check('path_symlink', [2, 3, 4, false]);
+
+  const pathOpen = w.path_open;
+  w.path_open = (dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr) => {
+    const r = resolve(dirfd, path, pathLen, (dirflags & FOLLOW) !== 0);
+    if (r.errno !== ERRNO.SUCCESS) return r.errno;
+    const rc = pathOpen(dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr);
+    if (rc === ERRNO.SUCCESS && r.path !== undefined) {
+      dirs.set(new DataView(mem().buffer).getUint32(fdPtr, true), { root: r.root, dir: r.path });
+    }
+    return rc;
+  };
+  const fdClose = w.fd_close;
+  w.fd_close = (fd) => {
+    const rc = fdClose(fd);
+    if (rc === ERRNO.SUCCESS) dirs.delete(fd);
+    return rc;
+  };
+  const fdRenumber = w.fd_renumber;
+  w.fd_renumber = (from, to) => {
+    const rc = fdRenumber(from, to);
+    if (rc === ERRNO.SUCCESS) {
+      const d = dirs.get(from);
+      dirs.delete(from);
+      if (d) dirs.set(to, d);
+      else dirs.delete(to);
     }
     return rc;
   };

@@ -8,9 +8,9 @@
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
 //   { type: 'failed', message }                  could not instantiate (before 'started')
 //   { type: 'warning', message }                 anything worth a log line, any time
-import { openSync } from 'node:fs';
+import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { captureStdio, guardReadOnly, interruptibleSleep, StoppedError } from './wasi-imports.mjs';
+import { captureStdio, confinePaths, guardReadOnly, interruptibleSleep, StoppedError } from './wasi-imports.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
 
@@ -27,7 +27,7 @@ const { CriLogWriter } = await import(d.criLogUrl);
 const log = new CriLogWriter(d.logPath, d.logOptions);
 // stdin reads EOF; anything on 1/2 that is not captured goes nowhere. The
 // worker closes its fds when it ends (trackUnmanagedFds).
-const devNull = openSync('/dev/null', 'r+');
+const devNull = fs.openSync('/dev/null', 'r+');
 const preopens = {};
 for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
 const wasi = new WASI({
@@ -42,6 +42,7 @@ const w = imports.wasi_snapshot_preview1;
 captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
 // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
 guardReadOnly(w, mem, d.mounts.flatMap((m, i) => (m.readOnly ? [3 + i] : [])));
+confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: 3 + i, hostPath: m.hostPath })), fs);
 interruptibleSleep(w, mem, new Int32Array(d.control));
 
 for (const m of d.importedMemories) {
