@@ -25,6 +25,7 @@ import { openImageService } from '../images/local-images.ts';
 import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
 import { loadBuiltinProvider } from './builtin-provider.ts';
+import { startPluginRegistration } from './plugin-registration.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -73,6 +74,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
+  const registration = await startPluginRegistration(o, clients, log);
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
@@ -92,6 +94,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       lease?.stop();
       node?.stop();
       abort.abort();
+      await registration.stop();
       await provider.shutdown?.();
       await api.close();
     },

@@ -61,13 +61,22 @@ export function failedMountMessage(f: VolumeFailure): string {
 let defaults: VolumePluginRegistry | undefined;
 
 /**
+ * The registry {@link prepareVolumes} and {@link teardownVolumes} use when no
+ * `plugins` option is given: the built-in plugins plus whatever was added with
+ * `register` (CSI adds itself here at start).
+ */
+export function sharedVolumePlugins(): VolumePluginRegistry {
+  return (defaults ??= defaultVolumePlugins());
+}
+
+/**
  * Sets up every volume of `pod` (in parallel, each independently) and returns
  * them by name. Throws a {@link VolumeSetUpError} when any fails; the code is
  * that of the first failure (`NDL_VOLUME_SOURCE`, `NDL_PATH_ESCAPE`,
  * `NDL_VOLUME_UNSUPPORTED`, ...).
  */
 export async function prepareVolumes(pod: V1Pod, opts: PrepareVolumesOptions): Promise<Map<string, PreparedVolume>> {
-  const plugins = opts.plugins ?? (defaults ??= defaultVolumePlugins());
+  const plugins = opts.plugins ?? sharedVolumePlugins();
   const volumes = pod.spec?.volumes ?? [];
   const seen = new Set<string>();
   for (const v of volumes) {
@@ -118,7 +127,7 @@ export interface TeardownOptions {
  * dir and are not touched. Keeps going after a failure; throws the first.
  */
 export async function teardownVolumes(podDir: string, opts: TeardownOptions = {}): Promise<void> {
-  const plugins = opts.plugins ?? (defaults ??= defaultVolumePlugins());
+  const plugins = opts.plugins ?? sharedVolumePlugins();
   const root = path.join(podDir, 'volumes');
   const st = await lstat(root).catch(() => undefined);
   if (!st) return;

@@ -1,0 +1,94 @@
+/**
+ * The registered CSI drivers of this node (upstream `csiDrivers`, a
+ * `DriversStore`): name → endpoint and highest supported version, plus one
+ * gRPC client per driver, created on first use and closed when the driver
+ * goes away.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadCsi, type NodeClient } from '../../../sockets/csi.ts';
+import { unixTarget } from '../../../sockets/dial.ts';
+import type { GenericVersion } from '../../plugins/csi-versions.ts';
+import { nodeletError } from '../../errors/catalogue.ts';
+
+/** One registered driver. */
+export interface CsiDriver {
+  readonly name: string;
+  /** The unix socket of its Node service. */
+  readonly endpoint: string;
+  readonly highestSupportedVersion: GenericVersion;
+}
+
+interface Entry extends CsiDriver {
+  client?: NodeClient;
+}
+
+/** Driver name → driver. Waiters are woken when a driver registers. */
+export class CsiDriverRegistry {
+  readonly #drivers = new Map<string, Entry>();
+  readonly #waiters = new Set<() => void>();
+
+  /** The driver registered under `name`, if any. */
+  get(name: string): CsiDriver | undefined {
+    return this.#drivers.get(name);
+  }
+
+  /** Records (or replaces) a driver; a replaced driver's client is closed. */
+  set(driver: CsiDriver): void {
+    this.#drivers.get(driver.name)?.client?.close();
+    this.#drivers.set(driver.name, { ...driver });
+    for (const wake of [...this.#waiters]) wake();
+  }
+
+  /** Forgets `name` (only when its endpoint is `endpoint`, if given). Returns true when removed. */
+  delete(name: string, endpoint?: string): boolean {
+    const d = this.#drivers.get(name);
+    if (!d || (endpoint !== undefined && d.endpoint !== endpoint)) return false;
+    d.client?.close();
+    this.#drivers.delete(name);
+    return true;
+  }
+
+  /** Names of the registered drivers. */
+  names(): string[] {
+    return [...this.#drivers.keys()];
+  }
+
+  /**
+   * The Node service client of `name`; throws upstream's
+   * `driver name X not found in the list of registered CSI drivers`.
+   */
+  nodeClient(name: string): NodeClient {
+    const d = this.#drivers.get(name);
+    if (!d) throw nodeletError('NDL_CSI_DRIVER', `driver name ${name} not found in the list of registered CSI drivers`);
+    d.client ??= new (loadCsi().Node)(unixTarget(d.endpoint), grpc.credentials.createInsecure(), {
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 1000,
+    });
+    return d.client;
+  }
+
+  /** Resolves true once `name` is registered, or false after `timeoutMs`. */
+  async waitFor(name: string, timeoutMs: number): Promise<boolean> {
+    if (this.#drivers.has(name)) return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        resolve(ok);
+      };
+      const check = (): void => {
+        if (this.#drivers.has(name)) done(true);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.#waiters.add(check);
+    });
+  }
+
+  /** Closes every client (nodelet stopping). */
+  close(): void {
+    for (const d of this.#drivers.values()) {
+      d.client?.close();
+      d.client = undefined;
+    }
+  }
+}

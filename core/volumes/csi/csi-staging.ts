@@ -1,0 +1,77 @@
+/**
+ * Staging and unstaging persistent CSI volumes (upstream csi_attacher.go
+ * MountDevice / UnmountDevice): one global staging path per volume per node.
+ *
+ *   stage:   mkdir <data>/globalmount → vol_data.json → NodeStageVolume → staged
+ *   unstage: NodeUnstageVolume → (not a mount point any more) → remove
+ *            vol_data.json, globalmount, <data> → unstaged
+ *
+ * vol_data.json is written before the call, so a crash in between still
+ * leaves a trace that {@link StageRefs.recover} picks up.
+ */
+import { mkdir, rmdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { NodeClient, VolumeCapability } from '../../../sockets/csi.ts';
+import { nodeStageVolume, nodeUnstageVolume } from './csi-node-calls.ts';
+import { csiLog, stagingDataDir, stagingTargetPath, VOL_DATA_FILE } from './csi-paths.ts';
+import { isMountPoint } from './mount-info.ts';
+import type { StageRefs } from './stage-refs.ts';
+import { loadVolData, saveVolData } from './vol-data.ts';
+
+/** What staging a volume needs. */
+export interface StageRequest {
+  readonly pluginsDir: string;
+  readonly driver: string;
+  readonly volumeHandle: string;
+  readonly capability: VolumeCapability;
+  readonly publishContext: Record<string, string>;
+  readonly secrets: Record<string, string>;
+  readonly volumeContext: Record<string, string>;
+}
+
+/** Stages the volume unless it is already staged; returns the staging target path. */
+export async function stageVolume(client: NodeClient, refs: StageRefs, r: StageRequest): Promise<string> {
+  const staging = stagingTargetPath(r.pluginsDir, r.driver, r.volumeHandle);
+  if (refs.isStaged(staging)) return staging;
+  await mkdir(staging, { recursive: true, mode: 0o750 });
+  await saveVolData(path.dirname(staging), { specVolID: r.volumeHandle, driverName: r.driver, volumeHandle: r.volumeHandle });
+  await nodeStageVolume(client, {
+    volume_id: r.volumeHandle,
+    publish_context: r.publishContext,
+    staging_target_path: staging,
+    volume_capability: r.capability,
+    secrets: r.secrets,
+    volume_context: r.volumeContext,
+  });
+  refs.markStaged({ driver: r.driver, volumeHandle: r.volumeHandle, stagingPath: staging });
+  return staging;
+}
+
+/** True when the volume is staged (in memory, or a staging trace is on disk). */
+export async function isStaged(refs: StageRefs, pluginsDir: string, driver: string, volumeHandle: string): Promise<boolean> {
+  const staging = stagingTargetPath(pluginsDir, driver, volumeHandle);
+  return refs.isStaged(staging) || (await loadVolData(path.dirname(staging)).catch(() => undefined)) !== undefined;
+}
+
+/** NodeUnstageVolume, then removes the staging dirs; throws upstream-worded errors. */
+export async function unstageVolume(client: NodeClient, refs: StageRefs, pluginsDir: string, driver: string, volumeHandle: string): Promise<void> {
+  const staging = stagingTargetPath(pluginsDir, driver, volumeHandle);
+  try {
+    await nodeUnstageVolume(client, { volume_id: volumeHandle, staging_target_path: staging });
+  } catch (e) {
+    throw new Error(csiLog(`attacher.UnmountDevice failed: ${(e as Error).message}`), { cause: e });
+  }
+  if (await isMountPoint(staging)) {
+    throw new Error(csiLog(`attacher.UnmountDevice failed: ${staging} is still mounted after NodeUnstageVolume`));
+  }
+  const dataDir = stagingDataDir(pluginsDir, driver, volumeHandle);
+  await rmdir(staging).catch(ignoreMissing);
+  await unlink(path.join(dataDir, VOL_DATA_FILE)).catch(ignoreMissing);
+  await rmdir(dataDir).catch(ignoreMissing);
+  await rmdir(path.dirname(dataDir)).catch(() => undefined);
+  refs.markUnstaged(staging);
+}
+
+function ignoreMissing(e: unknown): void {
+  if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+}

@@ -1,0 +1,228 @@
+/**
+ * The CSI volume plugin (`kubernetes.io/csi`): inline ephemeral volumes
+ * (`volumes[].csi`) and PVCs bound to CSI PVs, mounted by the driver.
+ *
+ *   setUp (once per pod volume; later calls return the cached result)
+ *     resolve spec (PVC → PV) → driver client → CSIDriver (lifecycle mode,
+ *     podInfoOnMount, attachRequired) → NodeGetCapabilities
+ *     → <vol>/vol_data.json → [Persistent + STAGE_UNSTAGE: stage once per node]
+ *     → NodePublishVolume(<vol>/mount) → PreparedVolume{hostPath: <vol>/mount}
+ *   tearDown
+ *     <vol>/vol_data.json → NodeUnpublishVolume → <vol>/mount not a mount point
+ *     → [Persistent: last user of the staging path → NodeUnstageVolume]
+ *
+ * Operations on one volume (driver + handle) are serialised. Messages are
+ * upstream's; core prefixes `MountVolume.SetUp failed for volume "x" : `.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
+import type { Logger } from '../../../plugin-api/v1/logger.ts';
+import type { NodeClient, VolumeCapability } from '../../../sockets/csi.ts';
+import { isNodeletError, nodeletError } from '../../errors/catalogue.ts';
+import { volumeDirFor } from '../plugin-registry.ts';
+import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
+import type { CsiDriverRegistry } from './csi-driver-registry.ts';
+import { nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
+import { attachmentName, CSI_PLUGIN_NAME, csiLog, publishTargetPath, stagingTargetPath } from './csi-paths.ts';
+import { isStaged, stageVolume, unstageVolume } from './csi-staging.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { isMountPoint } from './mount-info.ts';
+import type { StageRefs } from './stage-refs.ts';
+import type { CsiVolumeApi } from './volume-api.ts';
+import { csiAccessMode, isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec, type SecretRef } from './volume-spec.ts';
+import { loadVolData, saveVolData } from './vol-data.ts';
+
+/** Options of {@link CsiVolumePlugin}. */
+export interface CsiVolumePluginOptions {
+  readonly drivers: CsiDriverRegistry;
+  readonly refs: StageRefs;
+  /** `<rootDir>/plugins`. */
+  readonly pluginsDir: string;
+  readonly nodeName: string;
+  /** Absent in standalone mode: every CSI volume then fails with upstream's message. */
+  readonly api?: CsiVolumeApi;
+  readonly log: Logger;
+  /** How long tear-down waits for a driver that is not (yet) registered while its mount exists. Default 15 s. */
+  readonly driverWaitMs?: number;
+}
+
+/** The `kubernetes.io/csi` volume plugin. */
+export class CsiVolumePlugin implements VolumePlugin {
+  readonly pluginName = CSI_PLUGIN_NAME;
+  readonly #locks = new KeyedLock();
+  /** `<podDir>\0<volume name>` → prepared volume and its dir. */
+  readonly #prepared = new Map<string, { volume: PreparedVolume; volumeDir: string }>();
+
+  constructor(private readonly o: CsiVolumePluginOptions) {}
+
+  canSupport(volume: V1Volume): boolean {
+    return isCsiCandidate(volume);
+  }
+
+  async setUp(volume: V1Volume, ctx: VolumeContext): Promise<PreparedVolume> {
+    const key = `${ctx.podDir}\0${volume.name}`;
+    const cached = this.#prepared.get(key);
+    if (cached) return cached.volume;
+    if (!this.o.api) throw nodeletError('NDL_CSI_DRIVER', csiLog('failed to get a kubernetes client'));
+    const spec = await resolveCsiVolume(volume, ctx.pod, this.o.api);
+    const volumeDir = volumeDirFor(ctx.podDir, CSI_PLUGIN_NAME, spec.specName);
+    const target = publishTargetPath(volumeDir);
+    await this.#locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.#mount(spec, ctx, volumeDir, target));
+    const prepared: PreparedVolume = { name: volume.name, hostPath: target, readOnly: spec.readOnly, kind: volume.csi ? 'csi' : 'persistentVolumeClaim' };
+    this.#prepared.set(key, { volume: prepared, volumeDir });
+    return prepared;
+  }
+
+  async tearDown(volumeName: string, ctx: TearDownContext): Promise<void> {
+    for (const [k, v] of this.#prepared) if (v.volumeDir === ctx.volumeDir) this.#prepared.delete(k);
+    const target = publishTargetPath(ctx.volumeDir);
+    const data = await loadVolData(ctx.volumeDir);
+    if (!data) {
+      if (await isMountPoint(target)) throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${target} is mounted but ${ctx.volumeDir} has no volume data`));
+      return;
+    }
+    await this.#locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
+      const client = await this.#clientForTearDown(data.driverName, target);
+      if (client) await this.#unpublish(client, data.volumeHandle, target);
+      else this.o.log.warn({ volume: volumeName, driver: data.driverName }, csiLog('driver not registered and nothing mounted: skipping NodeUnpublishVolume'));
+      if (data.volumeLifecycleMode === 'Persistent') await this.#releaseStaging(client, data.driverName, data.volumeHandle, target);
+    });
+  }
+
+  /** Unstages staged volumes of `driver` that no pod uses (after a restart); errors are logged. */
+  async unstageOrphans(driver: string): Promise<void> {
+    for (const v of this.o.refs.orphans(driver)) {
+      await this.#locks.run(lockKey(v.driver, v.volumeHandle), async () => {
+        if (this.o.refs.users(v.stagingPath) > 0) return;
+        const client = this.o.drivers.nodeClient(driver);
+        await unstageVolume(client, this.o.refs, this.o.pluginsDir, v.driver, v.volumeHandle);
+        this.o.log.info({ driver, volumeHandle: v.volumeHandle }, 'unstaged an orphaned CSI volume');
+      }).catch((e) => this.o.log.error({ err: e, driver, volumeHandle: v.volumeHandle }, 'unstaging an orphaned CSI volume failed'));
+    }
+  }
+
+  async #mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
+    const client = this.#client(spec.driver, 'mounter.SetUpAt');
+    const csiDriver = await this.o.api!.readCSIDriver(spec.driver).catch((e) => {
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${(e as Error).message}`), e);
+    });
+    checkLifecycleMode(spec, csiDriver);
+    const caps = await nodeGetCapabilities(client).catch((e) => {
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to check for STAGE_UNSTAGE_VOLUME capability: ${(e as Error).message}`), e);
+    });
+    const capability = volumeCapability(spec, caps.has('SINGLE_NODE_MULTI_WRITER'));
+    const publishContext = spec.mode === 'Persistent' ? await this.#publishContext(spec, csiDriver) : {};
+    const attributes = csiDriver?.spec?.podInfoOnMount ? { ...spec.attributes, ...podInfoAttributes(ctx.pod, spec.mode) } : { ...spec.attributes };
+    await mkdir(volumeDir, { recursive: true, mode: 0o750 });
+    await saveVolData(volumeDir, {
+      specVolID: spec.specName, volumeHandle: spec.volumeHandle, driverName: spec.driver, nodeName: this.o.nodeName,
+      attachmentID: attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName), volumeLifecycleMode: spec.mode,
+    });
+    let staging = '';
+    if (spec.mode === 'Persistent' && caps.has('STAGE_UNSTAGE_VOLUME')) {
+      staging = stagingTargetPath(this.o.pluginsDir, spec.driver, spec.volumeHandle);
+      this.o.refs.addUser(staging, target);
+      const secrets = await secretsOf(ctx, spec.stageSecretRef, 'NodeStageSecretRef');
+      await stageVolume(client, this.o.refs, { pluginsDir: this.o.pluginsDir, driver: spec.driver, volumeHandle: spec.volumeHandle, capability, publishContext, secrets, volumeContext: attributes })
+        .catch((e) => { throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e); });
+    }
+    const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
+    await nodePublishVolume(client, {
+      volume_id: spec.volumeHandle, publish_context: publishContext, staging_target_path: staging, target_path: target,
+      volume_capability: capability, readonly: spec.readOnly, secrets, volume_context: attributes,
+    }).catch((e) => { throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e); });
+    this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
+  }
+
+  #client(driver: string, where: string): NodeClient {
+    try {
+      return this.o.drivers.nodeClient(driver);
+    } catch (e) {
+      throw nodeletError('NDL_CSI_DRIVER', csiLog(`${where} failed to get CSI client: ${isNodeletError(e) ? e.detail : (e as Error).message}`), e);
+    }
+  }
+
+  /** The driver's client; waits a while for it when something is mounted; undefined when nothing is mounted and no driver. */
+  async #clientForTearDown(driver: string, target: string): Promise<NodeClient | undefined> {
+    if (this.o.drivers.get(driver)) return this.o.drivers.nodeClient(driver);
+    if (!(await isMountPoint(target))) return undefined;
+    await this.o.drivers.waitFor(driver, this.o.driverWaitMs ?? 15_000);
+    return this.#client(driver, 'Unmounter.TearDownAt');
+  }
+
+  async #unpublish(client: NodeClient, volumeHandle: string, target: string): Promise<void> {
+    await nodeUnpublishVolume(client, { volume_id: volumeHandle, target_path: target }).catch((e) => {
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${(e as Error).message}`), e);
+    });
+    if (await isMountPoint(target)) {
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed to clean mount dir [${target}]: still mounted after NodeUnpublishVolume`));
+    }
+  }
+
+  /** Drops this target's use of the staging path; unstages when it was the last (failures are logged, retried at the next registration). */
+  async #releaseStaging(client: NodeClient | undefined, driver: string, volumeHandle: string, target: string): Promise<void> {
+    const staging = stagingTargetPath(this.o.pluginsDir, driver, volumeHandle);
+    if (this.o.refs.removeUser(staging, target) > 0) return;
+    if (!(await isStaged(this.o.refs, this.o.pluginsDir, driver, volumeHandle))) return;
+    this.o.refs.markStaged({ driver, volumeHandle, stagingPath: staging });
+    if (!client) return;
+    await unstageVolume(client, this.o.refs, this.o.pluginsDir, driver, volumeHandle).catch((e) =>
+      this.o.log.error({ err: e, driver, volumeHandle }, 'NodeUnstageVolume failed; will retry when the driver registers again'),
+    );
+  }
+
+  async #publishContext(spec: CsiVolumeSpec, csiDriver: V1CSIDriver | undefined): Promise<Record<string, string>> {
+    if (csiDriver?.spec?.attachRequired === false) return {};
+    const name = attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName);
+    try {
+      const va = await this.o.api!.readVolumeAttachment(name);
+      if (!va.status?.attached) throw new Error(`volume ${spec.volumeHandle} has not been attached yet (VolumeAttachment ${name})`);
+      return { ...va.status.attachmentMetadata };
+    } catch (e) {
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to fetch publishContext: ${(e as Error).message}`), e);
+    }
+  }
+}
+
+function lockKey(driver: string, handle: string): string {
+  return `${driver}\0${handle}`;
+}
+
+/** Upstream `supportsVolumeLifecycleMode`. */
+function checkLifecycleMode(spec: CsiVolumeSpec, csiDriver: V1CSIDriver | undefined): void {
+  const prefix = 'mounter.SetupAt failed to check volume lifecycle mode: ';
+  if (!csiDriver) {
+    if (spec.mode === 'Persistent') return;
+    throw nodeletError('NDL_CSI_VOLUME', csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (no CSIDriver object)`));
+  }
+  const modes = csiDriver.spec?.volumeLifecycleModes ?? ['Persistent'];
+  if (!modes.includes(spec.mode)) {
+    throw nodeletError('NDL_CSI_VOLUME', csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (only supports [${modes.map(q).join(' ')}])`));
+  }
+}
+
+function volumeCapability(spec: CsiVolumeSpec, singleNodeMultiWriter: boolean): VolumeCapability {
+  return {
+    mount: { fs_type: spec.fsType, mount_flags: [...spec.mountOptions] },
+    access_mode: { mode: csiAccessMode(spec.accessMode, singleNodeMultiWriter) as never },
+  };
+}
+
+/** The string data of a referenced secret (upstream `getCredentialsFromSecret`). */
+async function secretsOf(ctx: VolumeContext, ref: SecretRef | undefined, what: string): Promise<Record<string, string>> {
+  if (!ref) return {};
+  const fail = (why: string): never => {
+    throw nodeletError('NDL_VOLUME_SOURCE', `fetching ${what} ${ref.namespace}/${ref.name} failed: failed to find the secret ${ref.name} in the namespace ${ref.namespace} with error: ${why}`);
+  };
+  const secret = await ctx.source.getSecret(ref.namespace, ref.name).catch((e) => fail((e as Error).message));
+  if (!secret) return fail(`secrets ${q(ref.name)} not found`);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  for (const [k, v] of Object.entries(secret.stringData ?? {})) out[k] = v;
+  return out;
+}
+
+function q(s: string): string {
+  return JSON.stringify(s);
+}
+

@@ -1,0 +1,273 @@
+/**
+ * Records a CSI driver's node information in the cluster, after upstream
+ * `pkg/volume/csi/nodeinfomanager`:
+ *
+ *   install:   Node  ← annotation csi.volume.kubernetes.io/nodeid[driver] = nodeID
+ *                      + topology labels (an existing different value is an error)
+ *              CSINode (created owned by the Node if missing)
+ *                    ← spec.drivers[driver] = {nodeID, topologyKeys, allocatable.count}
+ *   uninstall: CSINode ← driver entry removed (the object stays, as upstream)
+ *              Node    ← annotation key removed (the annotation when empty)
+ *                      + the driver's topology labels removed, unless another
+ *                        driver on this node still lists the key (nodelet
+ *                        addition: upstream leaves the labels behind)
+ *
+ * Every read-modify-write is retried with upstream's back-off (4 tries,
+ * 10 ms ×5, 10 % jitter); Node writes carry the read resourceVersion, so
+ * concurrent writers conflict instead of losing updates.
+ */
+import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
+import { nodeletError } from '../../errors/catalogue.ts';
+import { apiMessage } from '../../kube/client.ts';
+import { NODE_ID_ANNOTATION } from './csi-paths.ts';
+import type { NodeInfoApi, NodeMetaPatch } from './node-info-api.ts';
+
+const MAX_INT32 = 2 ** 31 - 1;
+
+/** Upstream `updateBackoff`. */
+export interface Backoff {
+  readonly steps: number;
+  readonly durationMs: number;
+  readonly factor: number;
+  readonly jitter: number;
+}
+export const UPDATE_BACKOFF: Backoff = { steps: 4, durationMs: 10, factor: 5, jitter: 0.1 };
+
+type Meta = { labels: Record<string, string>; annotations: Record<string, string> };
+/** Edits a copy of the Node's labels/annotations; returns true when it changed something. */
+type NodeUpdate = (meta: Meta) => boolean;
+
+/** Installs/uninstalls CSI drivers' node info for one node. */
+export class NodeInfoManager {
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly api: NodeInfoApi,
+    private readonly nodeName: string,
+    private readonly backoff: Backoff = UPDATE_BACKOFF,
+  ) {}
+
+  /** Upstream `InstallCSIDriver`. Throws NDL_CSI_NODE_INFO with upstream's wording. */
+  installDriver(driver: string, nodeID: string, maxVolumes: number, topology: Readonly<Record<string, string>>): Promise<void> {
+    return this.#serial(async () => {
+      if (nodeID === '') throw nodeletError('NDL_CSI_NODE_INFO', 'error adding CSI driver node info: driverNodeID must not be empty');
+      try {
+        await this.#updateNode([setNodeID(driver, nodeID), setTopologyLabels(topology)]);
+      } catch (e) {
+        throw nodeletError('NDL_CSI_NODE_INFO', `error updating Node object with CSI driver node info: ${(e as Error).message}`, e);
+      }
+      try {
+        await retry(this.backoff, 'error updating CSINode', () => this.#tryInstallInCSINode(driver, nodeID, maxVolumes, topology));
+      } catch (e) {
+        throw nodeletError('NDL_CSI_NODE_INFO', `error updating CSINode object with CSI driver node info: ${(e as Error).message}`, e);
+      }
+    });
+  }
+
+  /** Upstream `UninstallCSIDriver`, plus removing the driver's topology labels. */
+  uninstallDriver(driver: string): Promise<void> {
+    return this.#serial(async () => {
+      let labelKeys: string[] = [];
+      try {
+        await retry(this.backoff, 'error updating CSINode', async () => {
+          labelKeys = await this.#tryUninstallFromCSINode(driver);
+        });
+      } catch (e) {
+        throw nodeletError('NDL_CSI_NODE_INFO', `error uninstalling CSI driver from CSINode object ${(e as Error).message}`, e);
+      }
+      try {
+        await this.#updateNode([removeNodeID(driver), removeLabels(labelKeys)]);
+      } catch (e) {
+        throw nodeletError('NDL_CSI_NODE_INFO', `error removing CSI driver node info from Node object ${(e as Error).message}`, e);
+      }
+    });
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(fn, fn);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async #updateNode(updates: NodeUpdate[]): Promise<void> {
+    await retry(this.backoff, 'error updating node', async () => {
+      const node = await this.api.readNode(this.nodeName);
+      const before: Meta = { labels: { ...node.metadata?.labels }, annotations: { ...node.metadata?.annotations } };
+      const after: Meta = { labels: { ...before.labels }, annotations: { ...before.annotations } };
+      let changed = false;
+      for (const u of updates) changed = u(after) || changed;
+      if (!changed) return;
+      await this.api.patchNodeMeta(this.nodeName, metaPatch(node, before, after));
+    });
+  }
+
+  async #tryInstallInCSINode(driver: string, nodeID: string, maxVolumes: number, topology: Readonly<Record<string, string>>): Promise<void> {
+    const csiNode = (await this.api.readCSINode(this.nodeName)) ?? (await this.#createCSINode());
+    const keys = Object.keys(topology).sort();
+    const drivers: V1CSINodeDriver[] = [];
+    let modified = true;
+    for (const d of csiNode.spec?.drivers ?? []) {
+      if (d.name !== driver) drivers.push(d);
+      else if (d.nodeID === nodeID && sameSet(d.topologyKeys ?? [], keys)) modified = false;
+    }
+    if (!modified) return;
+    const entry: V1CSINodeDriver = { name: driver, nodeID, topologyKeys: keys };
+    if (maxVolumes > 0) entry.allocatable = { count: Math.min(maxVolumes, MAX_INT32) };
+    drivers.push(entry);
+    await this.api.replaceCSINode(this.nodeName, { ...csiNode, spec: { ...csiNode.spec, drivers } });
+  }
+
+  /** Upstream `CreateCSINode`: owned by the Node (its UID read from the API). */
+  async #createCSINode(): Promise<V1CSINode> {
+    const node: V1Node = await this.api.readNode(this.nodeName);
+    return this.api.createCSINode({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSINode',
+      metadata: {
+        name: this.nodeName,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata!.name!, uid: node.metadata!.uid! }],
+      },
+      spec: { drivers: [] },
+    });
+  }
+
+  /** Removes the driver's entry; returns the topology keys no remaining driver lists. */
+  async #tryUninstallFromCSINode(driver: string): Promise<string[]> {
+    const csiNode = await this.api.readCSINode(this.nodeName);
+    if (!csiNode) return [];
+    const all = csiNode.spec?.drivers ?? [];
+    const gone = all.find((d) => d.name === driver);
+    if (!gone) return [];
+    const remaining = all.filter((d) => d.name !== driver);
+    await this.api.replaceCSINode(this.nodeName, { ...csiNode, spec: { ...csiNode.spec, drivers: remaining } });
+    const stillUsed = new Set(remaining.flatMap((d) => d.topologyKeys ?? []));
+    return (gone.topologyKeys ?? []).filter((k) => !stillUsed.has(k));
+  }
+}
+
+function setNodeID(driver: string, nodeID: string): NodeUpdate {
+  return (meta) => {
+    const map = parseNodeIDs(meta.annotations[NODE_ID_ANNOTATION]);
+    if (map[driver] === nodeID) return false;
+    map[driver] = nodeID;
+    meta.annotations[NODE_ID_ANNOTATION] = goJsonMap(map);
+    return true;
+  };
+}
+
+function removeNodeID(driver: string): NodeUpdate {
+  return (meta) => {
+    const prev = meta.annotations[NODE_ID_ANNOTATION];
+    if (!prev) return false;
+    const map = parseNodeIDs(prev);
+    if (!(driver in map)) return false;
+    delete map[driver];
+    if (Object.keys(map).length === 0) delete meta.annotations[NODE_ID_ANNOTATION];
+    else meta.annotations[NODE_ID_ANNOTATION] = goJsonMap(map);
+    return true;
+  };
+}
+
+function setTopologyLabels(topology: Readonly<Record<string, string>>): NodeUpdate {
+  return (meta) => {
+    const entries = Object.entries(topology);
+    if (entries.length === 0) return false;
+    for (const [k, v] of entries) {
+      const cur = meta.labels[k];
+      if (cur !== undefined && cur !== v) {
+        throw new Error(`detected topology value collision: driver reported ${q(k)}:${q(v)} but existing label is ${q(k)}:${q(cur)}`);
+      }
+    }
+    for (const [k, v] of entries) meta.labels[k] = v;
+    return true;
+  };
+}
+
+function removeLabels(keys: readonly string[]): NodeUpdate {
+  return (meta) => {
+    let changed = false;
+    for (const k of keys) {
+      if (k in meta.labels) {
+        delete meta.labels[k];
+        changed = true;
+      }
+    }
+    return changed;
+  };
+}
+
+/** Upstream `buildNodeIDMapFromAnnotation`. */
+function parseNodeIDs(value: string | undefined): Record<string, string> {
+  if (!value) return {};
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (parsed === null) return {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+      throw new Error('json: cannot unmarshal into Go value of type map[string]string');
+    }
+    return { ...(parsed as Record<string, string>) };
+  } catch (e) {
+    throw new Error(`failed to parse node's ${q(NODE_ID_ANNOTATION)} annotation value (${q(value)}) err=${(e as Error).message}`);
+  }
+}
+
+/** JSON of a string map with sorted keys, like Go's json.Marshal. */
+function goJsonMap(map: Record<string, string>): string {
+  const sorted: Record<string, string> = {};
+  for (const k of Object.keys(map).sort()) sorted[k] = map[k]!;
+  return JSON.stringify(sorted);
+}
+
+function metaPatch(node: V1Node, before: Meta, after: Meta): NodeMetaPatch {
+  return {
+    resourceVersion: node.metadata?.resourceVersion,
+    labels: diff(before.labels, after.labels),
+    annotations: diff(before.annotations, after.annotations),
+  };
+}
+
+function diff(a: Record<string, string>, b: Record<string, string>): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const k of Object.keys(a)) if (!(k in b)) out[k] = null;
+  for (const [k, v] of Object.entries(b)) if (a[k] !== v) out[k] = v;
+  return out;
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const sa = new Set(a);
+  return sa.size === new Set(b).size && b.every((x) => sa.has(x));
+}
+
+function q(s: string): string {
+  return JSON.stringify(s);
+}
+
+/**
+ * Go's `wait.ExponentialBackoff` with the errors collected: runs `fn` up to
+ * `steps` times; the final error reads
+ * `<what>: timed out waiting for the condition; caused by: <aggregate>`.
+ */
+export async function retry(b: Backoff, what: string, fn: () => Promise<void>): Promise<void> {
+  const errs: string[] = [];
+  let delay = b.durationMs;
+  for (let i = 0; i < b.steps; i++) {
+    try {
+      await fn();
+      return;
+    } catch (e) {
+      errs.push(apiMessage(e));
+    }
+    if (i < b.steps - 1) {
+      await new Promise((r) => setTimeout(r, delay * (1 + Math.random() * b.jitter)));
+      delay *= b.factor;
+    }
+  }
+  throw new Error(`${what}: timed out waiting for the condition; caused by: ${aggregate(errs)}`);
+}
+
+/** utilerrors.NewAggregate(...).Error(): duplicates once; brackets when more than one. */
+function aggregate(msgs: string[]): string {
+  if (msgs.length === 1) return msgs[0]!;
+  const seen = [...new Set(msgs)];
+  return seen.length === 1 ? seen[0]! : `[${seen.join(', ')}]`;
+}

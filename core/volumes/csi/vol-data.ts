@@ -1,0 +1,46 @@
+/**
+ * `vol_data.json`: what the CSI plugin writes next to a publish target (and a
+ * staging target) before calling the driver, so the volume can be torn down
+ * later — also after a nodelet restart — from the directory alone. Keys as
+ * upstream (`volDataKey` in csi_mounter.go).
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { VOL_DATA_FILE } from './csi-paths.ts';
+
+/** Upstream `storage.VolumeLifecycleMode`. */
+export type VolumeLifecycleMode = 'Persistent' | 'Ephemeral';
+
+/** The saved facts of one volume. */
+export interface VolData {
+  readonly specVolID: string;
+  readonly volumeHandle: string;
+  readonly driverName: string;
+  readonly nodeName?: string;
+  readonly attachmentID?: string;
+  readonly volumeLifecycleMode?: VolumeLifecycleMode;
+}
+
+/** Writes `<dir>/vol_data.json` atomically (temp file + rename). */
+export async function saveVolData(dir: string, data: VolData): Promise<void> {
+  const file = path.join(dir, VOL_DATA_FILE);
+  const tmp = `${file}.tmp`;
+  await writeFile(tmp, JSON.stringify(data), { mode: 0o640 });
+  await rename(tmp, file);
+}
+
+/** Reads `<dir>/vol_data.json`; undefined when it does not exist. Throws on a corrupt file. */
+export async function loadVolData(dir: string): Promise<VolData | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path.join(dir, VOL_DATA_FILE), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  const d = JSON.parse(text) as Partial<VolData>;
+  if (typeof d.volumeHandle !== 'string' || typeof d.driverName !== 'string') {
+    throw new Error(`volume data file ${path.join(dir, VOL_DATA_FILE)} lacks volumeHandle/driverName`);
+  }
+  return d as VolData;
+}
