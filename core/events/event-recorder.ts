@@ -26,6 +26,13 @@ export function logEvents(log: Logger): Events {
   return { emit: (r, type, reason, note) => log.info({ object: `${r.namespace}/${r.name}`, type, reason }, note) };
 }
 
+let seq = 0n;
+/** Upstream's event name: `<object name>.<unix nanoseconds in hex>` (made unique within this process). */
+function eventName(objectName: string): string {
+  seq = (seq + 1n) % 1000n;
+  return `${objectName}.${(BigInt(Date.now()) * 1_000_000n + seq).toString(16)}`;
+}
+
 interface Seen { name: string; namespace: string; count: number; last: number }
 
 /** Records events through the API. */
@@ -69,7 +76,7 @@ export class EventRecorder implements Events {
   private async create(key: string, r: Regarding, type: string, reason: string, note: string, action: string): Promise<void> {
     const body: EventsV1Event = {
       apiVersion: 'events.k8s.io/v1', kind: 'Event',
-      metadata: { generateName: `${r.name}.`, namespace: r.namespace },
+      metadata: { name: eventName(r.name), namespace: r.namespace },
       eventTime: new V1MicroTime(), type, reason, note: note.slice(0, 1024), action,
       regarding: { apiVersion: r.apiVersion ?? 'v1', kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, fieldPath: r.fieldPath },
       reportingController: 'kubelet', reportingInstance: this.nodeName,
@@ -78,7 +85,7 @@ export class EventRecorder implements Events {
       const ev = await this.clients.events.createNamespacedEvent({ namespace: r.namespace, body });
       this.seen.set(key, { name: ev.metadata!.name!, namespace: r.namespace, count: 1, last: Date.now() });
     } catch (e) {
-      this.log.debug({ err: apiMessage(e), reason }, 'event not recorded');
+      this.log.warn({ err: apiMessage(e), reason }, 'event not recorded');
     }
   }
 

@@ -67,7 +67,8 @@ function readiness(phase: string, init: ContainerRecord[], app: ContainerRecord[
   } else {
     conds.push({ type: 'ContainersReady', status: 'True' }, { type: 'Ready', status: 'True' });
   }
-  return conds.map((c) => (c.message === '' ? { type: c.type, status: c.status, reason: c.reason } : c));
+  // null (not absent): the status is sent as a strategic merge patch, where an absent field keeps its old value.
+  return conds.map((c) => ({ ...c, reason: c.reason ?? null, message: c.message || null }) as Cond);
 }
 
 /** Merges conditions, keeping lastTransitionTime when a condition's status did not change. */
