@@ -1,0 +1,65 @@
+/**
+ * Routes each pod to the provider that serves its RuntimeClass's handler:
+ *
+ *   spec.runtimeClassName unset ──► the default provider (--default-provider)
+ *   set ──► RuntimeClass (cached) ──► handler ──► the provider serving it
+ *
+ * Failures are admission rejections with reason `UnsupportedRuntimeClass`:
+ * an unknown class (upstream's NotFound text), a handler no loaded provider
+ * serves, or a missing default provider. Synchronous: only the cache is read.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { isPodProvider, type AnyProvider, type Provider } from '@nodelet/plugin-api/v1';
+import type { ProviderRouter } from '../pods/pod-controller.ts';
+import type { RuntimeClassSource } from './runtime-classes.ts';
+
+/** The admission reason for a pod no provider here can run. */
+export const UNSUPPORTED_RUNTIME_CLASS = 'UnsupportedRuntimeClass';
+
+/** The provider for a pod, or why none fits. */
+export type Route = { provider: AnyProvider; handler?: string } | { reason: string; message: string };
+
+/** Options of {@link createRuntimeClassRouter}. */
+export interface RouterOptions {
+  readonly providers: readonly AnyProvider[];
+  /** Name of the provider for pods without a RuntimeClass. */
+  readonly defaultProvider: string;
+  readonly classes: RuntimeClassSource;
+}
+
+/** Creates the router. Providers' handlers must be distinct (the loader guarantees it). */
+export function createRuntimeClassRouter(o: RouterOptions): (pod: V1Pod) => Route {
+  const byHandler = new Map<string, AnyProvider>();
+  for (const p of o.providers) for (const h of p.handlers) if (!byHandler.has(h)) byHandler.set(h, p);
+  const served = () => [...byHandler.keys()].sort().join(', ') || 'none';
+  const reject = (message: string): Route => ({ reason: UNSUPPORTED_RUNTIME_CLASS, message });
+  return (pod) => {
+    const name = pod.spec?.runtimeClassName;
+    if (!name) {
+      const p = o.providers.find((x) => x.name === o.defaultProvider);
+      return p ? { provider: p } : reject(`the pod names no RuntimeClass and the default provider "${o.defaultProvider}" is not loaded on this node`);
+    }
+    const found = o.classes.handlerFor(name);
+    if (found.kind === 'notFound') return reject(`runtimeclass.node.k8s.io "${name}" not found`);
+    if (found.kind === 'unavailable') return reject(`cannot resolve RuntimeClass "${name}": ${found.message}`);
+    const p = byHandler.get(found.handler);
+    if (!p) return reject(`RuntimeClass "${name}" has handler "${found.handler}", which no provider on this node serves (handlers served: ${served()})`);
+    return { provider: p, handler: found.handler };
+  };
+}
+
+/**
+ * Adapts a router to the pod controller's {@link ProviderRouter}, which drives
+ * container-runtime providers only: a pod routed to a pod provider (`pods`) is
+ * rejected with a clear message until the controller hands whole pods over.
+ */
+export function containerRouter(route: (pod: V1Pod) => Route): ProviderRouter {
+  return (pod) => {
+    const r = route(pod);
+    if (!('provider' in r)) return r;
+    if (isPodProvider(r.provider)) {
+      return { reason: UNSUPPORTED_RUNTIME_CLASS, message: `provider "${r.provider.name}" runs whole pods (PodLifecycle), which this nodelet's pod controller does not drive yet` };
+    }
+    return { provider: r.provider as Provider };
+  };
+}

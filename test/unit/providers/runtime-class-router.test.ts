@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { API_VERSION, type AnyProvider, type PodProvider, type Provider } from '@nodelet/plugin-api/v1';
+import { containerRouter, createRuntimeClassRouter, staticRuntimeClasses, standaloneRuntimeClasses, type RuntimeClassSource } from '../../../core/providers/index.ts';
+
+const container = (name: string, handlers = [name]): Provider => ({
+  name, apiVersion: API_VERSION, handlers, architecture: 'a', os: 'o', runtimeVersion: `${name}://1`,
+  pullImage: () => Promise.reject(new Error('unused')), startContainer: () => Promise.reject(new Error('unused')),
+});
+const podOwner: PodProvider = {
+  name: 'vm', apiVersion: API_VERSION, handlers: ['vm'], architecture: 'a', os: 'o', runtimeVersion: 'vm://1',
+  pods: { createPod: async () => undefined, deletePod: async () => undefined, getPodStatus: () => undefined },
+};
+const pod = (runtimeClassName?: string): V1Pod => ({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [], runtimeClassName } });
+const wasi = container('wasi', ['wasi', 'wasmtime']);
+const js = container('js');
+const classes = staticRuntimeClasses({ wasi: 'wasi', fast: 'wasmtime', js: 'js', gvisor: 'runsc', vm: 'vm' });
+const providers: AnyProvider[] = [wasi, js, podOwner];
+const route = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes });
+
+describe('runtime class router', () => {
+  it('sends pods without a RuntimeClass to the default provider', () => {
+    expect(route(pod())).toEqual({ provider: wasi });
+  });
+
+  it('sends each pod to the provider serving its class handler', () => {
+    expect(route(pod('js'))).toEqual({ provider: js, handler: 'js' });
+    expect(route(pod('fast'))).toEqual({ provider: wasi, handler: 'wasmtime' });
+  });
+
+  it('rejects an unknown RuntimeClass with upstream NotFound text', () => {
+    expect(route(pod('nope'))).toEqual({ reason: 'UnsupportedRuntimeClass', message: 'runtimeclass.node.k8s.io "nope" not found' });
+  });
+
+  it('rejects a handler no provider serves, listing the served ones', () => {
+    expect(route(pod('gvisor'))).toEqual({
+      reason: 'UnsupportedRuntimeClass',
+      message: 'RuntimeClass "gvisor" has handler "runsc", which no provider on this node serves (handlers served: js, vm, wasi, wasmtime)',
+    });
+  });
+
+  it('rejects when the default provider is missing or the cache has not synced', () => {
+    const r = createRuntimeClassRouter({ providers: [js], defaultProvider: 'wasi', classes });
+    expect(r(pod())).toMatchObject({ reason: 'UnsupportedRuntimeClass', message: expect.stringContaining('default provider "wasi" is not loaded') });
+    const unsynced: RuntimeClassSource = { handlerFor: () => ({ kind: 'unavailable', message: 'RuntimeClasses not listed yet: forbidden' }), stop: () => undefined };
+    const r2 = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced });
+    expect(r2(pod('js'))).toEqual({ reason: 'UnsupportedRuntimeClass', message: 'cannot resolve RuntimeClass "js": RuntimeClasses not listed yet: forbidden' });
+  });
+
+  it('takes the class name as the handler in standalone mode', () => {
+    const r = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: standaloneRuntimeClasses() });
+    expect(r(pod('js'))).toEqual({ provider: js, handler: 'js' });
+  });
+
+  it('adapts to the pod controller, refusing pod providers it cannot drive', () => {
+    const c = containerRouter(route);
+    expect(c(pod('js'))).toEqual({ provider: js });
+    expect(c(pod('vm'))).toMatchObject({ reason: 'UnsupportedRuntimeClass', message: expect.stringContaining('provider "vm" runs whole pods') });
+  });
+});
