@@ -12,6 +12,7 @@ import type { PodController } from '../pods/pod-controller.ts';
 import { createKubeletServer } from '../server/kubelet-server.ts';
 import type { ContainerTarget, PodSource } from '../server/pod-source.ts';
 import { loadServingCert } from '../server/serving-cert.ts';
+import { ensureLocalClient, localClientCa } from '../server/standalone-client.ts';
 import type { Logger as PinoLogger } from 'pino';
 
 /** Adapts the pod controller to what the kubelet API reads. */
@@ -38,8 +39,9 @@ export function podSourceFor(pods: PodController, provider: Provider, rootDir: s
 /** Starts the HTTPS API and the healthz endpoint; resolves with the bound port. */
 export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, provider: Provider, nodeIP: string): Promise<{ port: number; close(): Promise<void> }> {
   const serving = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
-  if (!o.clientCAFile) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
-  const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : '';
+  const local = !o.clientCAFile && !o.kubeconfig ? ensureLocalClient(o.certDir) : undefined;
+  if (!o.clientCAFile && !local) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
+  const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : local ? localClientCa(local) : '';
   const server = createKubeletServer({
     nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, provider, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
@@ -47,5 +49,9 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   });
   const bound = await server.start();
   log.info({ port: bound.port, healthzPort: bound.healthzPort }, 'kubelet API listening');
+  if (local) {
+    const curl = `curl --cacert ${serving.certFile} --cert ${local.certFile} --key ${local.keyFile} https://127.0.0.1:${bound.port}`;
+    log.info({ pods: `${curl}/pods`, logs: `${curl}/containerLogs/<namespace>/<pod>/<container>` }, 'standalone mode: read the kubelet API with this local client certificate');
+  }
   return { port: bound.port, close: () => server.close() };
 }
