@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Logger, Provider } from '@nodelet/plugin-api/v1';
+import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import { packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/repo-root.ts';
 import { createKubeClients, type KubeClients } from '../kube/client.ts';
@@ -24,7 +24,7 @@ import { EventRecorder, logEvents } from '../events/event-recorder.ts';
 import { openImageService } from '../images/local-images.ts';
 import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
-import { loadBuiltinProvider } from './builtin-provider.ts';
+import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
 
 /** A running nodelet. */
@@ -35,12 +35,12 @@ export interface Nodelet {
   maxShutdownMs(): number;
 }
 
-function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: number): NodeShape {
+function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: number, contribution: NodeContribution): NodeShape {
   return {
     nodeName: o.nodeName, nodeIP, kubeletPort: port, maxPods: o.maxPods, labels: o.nodeLabels,
     taints: o.registerWithTaints, defaultTaint: o.defaultTaint, architecture: provider.architecture, os: provider.os,
     kubeletVersion: `${KUBELET_COMPATIBLE_VERSION}.0-nodelet.${packageVersion()}`,
-    runtimeVersion: provider.runtimeVersion, contributions: provider.node ? [provider.node()] : [],
+    runtimeVersion: provider.runtimeVersion, contributions: [contribution],
   };
 }
 
@@ -49,16 +49,18 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
   const abort = new AbortController();
   const images = await openImageService(o, log);
-  const provider = await loadBuiltinProvider(o, log, images, abort.signal);
   const nodeIP = o.nodeIP ?? detectNodeIP();
   const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig) : undefined;
-  const shape = shapeFor(o, provider, nodeIP, o.port);
+  const providers = await startProviders(o, log, images, abort.signal, clients);
+  const provider = providers.primary;
+  const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);
   const events = clients ? new EventRecorder(clients, o.nodeName, log.child({ component: 'events' })) : logEvents(log.child({ component: 'events' }));
+  reportProviderFailures(events, o.nodeName, providers.failures);
   const setup = createPodSetup(o, clients, nodeIP, log);
   const host = readHostInfo(o.rootDir);
   const pods = new PodController({
     nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
-    route: () => ({ provider }), setup, events, resyncMs: o.syncFrequencyMs,
+    route: providers.route, setup, events, resyncMs: o.syncFrequencyMs,
     sink: clients ? apiStatusSink(clients) : memoryStatusSink(log.child({ component: 'pods' })),
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: nodeResources(shape, host).allocatable }),
   });
@@ -95,7 +97,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       node?.stop();
       abort.abort();
       await registration.stop();
-      await provider.shutdown?.();
+      await providers.stop();
       await api.close();
     },
   };

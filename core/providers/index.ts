@@ -7,3 +7,4 @@ export * from './provider-loader.ts';
 export * from './contributions.ts';
 export * from './runtime-classes.ts';
 export * from './runtime-class-router.ts';
+export * from './host-providers.ts';
