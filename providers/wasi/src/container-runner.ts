@@ -3,9 +3,11 @@
  *
  *   startContainer ──► starting ──'started'──► running ──'exit'/'trap'──► exited
  *                          │                      │
- *                          │'failed'/error        │ stop(): control[0]=1, notify,
- *                          ▼                      ▼ worker.terminate()
- *                      (rejects)               stopped ──worker exit──► exited (137)
+ *                          │'failed'/error        │ stop(): control[0]=1, notify
+ *                          ▼                      ▼
+ *                      (rejects)               stopping ──unwinds at next WASI call──► exited (137)
+ *                                                 │ still running after STOP_UNWIND_MS
+ *                                                 ▼ worker.terminate()  ─────────────► exited (137)
  *
  * `exit` resolves once the worker thread is gone, with the first outcome the
  * worker reported, or 137 if it was terminated before reporting one.
@@ -32,6 +34,14 @@ export const KILLED_EXIT_CODE = 137;
 export function oomHeadroom(capBytes: number): number {
   return Math.max(1 << 20, Math.floor(capBytes / 4));
 }
+
+/**
+ * How long a stopped module gets to unwind by itself before its worker is
+ * terminated. Unwinding closes its WASI descriptors; termination leaks them
+ * (uvwasi does not close them), so only modules stuck in pure computation are
+ * terminated.
+ */
+export const STOP_UNWIND_MS = 250;
 
 /** What the worker gets as `workerData` (see worker/wasi-worker.mjs). */
 export interface WorkerInput {
@@ -95,13 +105,17 @@ export function runContainer(spec: ContainerSpec, loaded: LoadedModule, log: Log
       get startedAt() { return startedAt ?? new Date(); },
       exit,
       async stop(_gracePeriodMs: number) {
-        // WASI has no signals: there is nothing polite to try, so the grace period is not used.
+        // WASI has no signals, so there is nothing polite to ask the module and the grace
+        // period is not used. The flag makes the module unwind at its next WASI call (or
+        // wake from its sleep) and close its descriptors; a module computing without
+        // calling WASI is terminated after STOP_UNWIND_MS.
         if (!stopping) {
           stopping = true;
           const flag = new Int32Array(control);
           Atomics.store(flag, 0, 1);
           Atomics.notify(flag, 0);
-          await worker.terminate();
+          const timer = setTimeout(() => void worker.terminate(), STOP_UNWIND_MS);
+          void exit.then(() => clearTimeout(timer));
         }
         await exit;
       },
