@@ -1,0 +1,34 @@
+/**
+ * Protobuf bytes of one `v1beta1.ContainerAllocateResponse`, as upstream keeps
+ * them in the checkpoint (`AllocResp`). Uses the gRPC method (de)serializers of
+ * `DevicePlugin.Allocate`: an `AllocateResponse` holding one container response
+ * is, on the wire, tag 0x0a + varint length + that response's own bytes.
+ */
+import { loadDevicePlugin, type ContainerAllocateResponse__Output } from '../../sockets/deviceplugin.ts';
+
+const FIELD_1_LEN = 0x0a;
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) { out.push((n & 0x7f) | 0x80); n = Math.floor(n / 128); }
+  out.push(n);
+  return out;
+}
+
+/** Serializes one container response to its protobuf bytes. */
+export function encodeContainerAllocateResponse(resp: ContainerAllocateResponse__Output): Buffer {
+  const outer = loadDevicePlugin().DevicePlugin.service.Allocate.responseSerialize({ container_responses: [resp] });
+  if (outer[0] !== FIELD_1_LEN) throw new Error('unexpected AllocateResponse encoding');
+  let i = 1;
+  while ((outer[i]! & 0x80) !== 0) i++;
+  return outer.subarray(i + 1);
+}
+
+/** Parses protobuf bytes of one container response (absent fields get their defaults). */
+export function decodeContainerAllocateResponse(bytes: Uint8Array): ContainerAllocateResponse__Output {
+  const outer = Buffer.concat([Buffer.from([FIELD_1_LEN, ...varint(bytes.length)]), bytes]);
+  const resp = loadDevicePlugin().DevicePlugin.service.Allocate.responseDeserialize(outer);
+  const first = resp.container_responses[0];
+  if (first === undefined) throw new Error('empty ContainerAllocateResponse encoding');
+  return first;
+}

@@ -1,0 +1,37 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+
+/** A logger that keeps lines for assertions. */
+export function memLogger(): Logger & { lines: Array<{ level: string; obj: unknown; msg?: string }> } {
+  const lines: Array<{ level: string; obj: unknown; msg?: string }> = [];
+  const at = (level: string) => (obj: unknown, msg?: string) => { lines.push({ level, obj, msg }); };
+  const l = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => l };
+  return l as never;
+}
+
+export const tmp = (p = 'nodelet-dev-') => mkdtempSync(join(tmpdir(), p));
+
+let n = 0;
+/** A pod whose containers request `limits` of extended resources. */
+export function pod(name: string, containers: Array<Record<string, string>>, init: Array<Record<string, string> & { restart?: string }> = []): V1Pod {
+  n++;
+  const uid = `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`;
+  return {
+    metadata: { name, namespace: 'ns', uid },
+    spec: {
+      containers: containers.map((limits, i) => ({ name: `c${i}`, image: 'x', resources: { limits, requests: limits } })),
+      initContainers: init.map(({ restart, ...limits }, i) => ({ name: `i${i}`, image: 'x', restartPolicy: restart, resources: { limits } })),
+    },
+  };
+}
+
+export async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
