@@ -1,0 +1,189 @@
+/**
+ * CSI end to end: the harness's hostpathplugin and csi-node-driver-registrar
+ * (stand-ins with the upstream flags and wire types, see test/peers/README.md)
+ * register with nodelet through its plugins_registry; the driver's node info
+ * lands in the Node and CSINode; Wasm pods use inline ephemeral and PVC-backed
+ * CSI volumes mounted by the driver; nothing stays mounted after the pods go.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1CSINode, V1Pod, V1PodSpec } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sha256Hex } from '../../core/volumes/csi/csi-paths.ts';
+import { startRegistry, type TestRegistry } from '../harness/registry.ts';
+import { HOSTPATH_DRIVER_NAME as DRIVER, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar, type HostpathPlugin, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
+import { startFakePlugin } from '../unit/plugins/fake-registration-server.ts';
+import { pushModule, WASM_TOLERATION } from './support/images.ts';
+import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+
+/** Mount targets at or below `root`, as findmnt lists them. */
+function mountsUnder(root: string): string[] {
+  const out = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' });
+  // findmnt -r escapes spaces etc. as \x20; our paths have none.
+  return out.split('\n').filter((m) => m === root || m.startsWith(`${root}/`));
+}
+
+describe('CSI with the hostpath driver and node-driver-registrar', () => {
+  const info = inject('cluster');
+  const k = adminClients(info);
+  const nodeName = 'csi-n1';
+  let nodelet: NodeletProcess;
+  let driver: HostpathPlugin;
+  let registrar: NodeDriverRegistrar | undefined;
+  let reg: TestRegistry;
+  let ns: string;
+  let registryDir: string;
+  let stateDir: string;
+  const img: Record<string, string> = {};
+
+  const csiNodeDriver = async () => {
+    const c: V1CSINode | undefined = await k.storage.readCSINode({ name: nodeName }).catch(() => undefined);
+    return c?.spec?.drivers?.find((d) => d.name === DRIVER);
+  };
+
+  /** Starts the registrar; returns ms from its socket's creation to the CSINode listing the driver. */
+  const startRegistrar = async (): Promise<number> => {
+    registrar = await startNodeDriverRegistrar({ csiAddress: driver.endpointSocket, kubeletRegistrationPath: driver.endpointSocket, pluginRegistrationDir: registryDir });
+    const created = statSync(registrar.registrationSocket).ctimeMs;
+    await eventually('CSINode lists the driver', csiNodeDriver, 30_000, 20);
+    return Date.now() - created;
+  };
+
+  beforeAll(async () => {
+    reg = await startRegistry();
+    for (const m of ['write-file', 'read-file']) img[m] = await pushModule(reg, m);
+    nodelet = await startNodelet(info, nodeName);
+    registryDir = join(nodelet.rootDir, 'plugins_registry');
+    stateDir = join(nodelet.rootDir, 'hostpath-state');
+    ns = await freshNamespace(k.core, 'csi');
+    await eventually('node Ready', async () => {
+      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
+      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    });
+    await k.storage.createCSIDriver({
+      body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+    }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    const sockDir = join(nodelet.rootDir, 'plugins', DRIVER);
+    mkdirSync(sockDir, { recursive: true });
+    driver = await startHostpathPlugin({ nodeId: nodeName, stateDir, endpointSocket: join(sockDir, 'csi.sock'), maxVolumesPerNode: 10 });
+    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+  });
+
+  afterAll(async () => {
+    await registrar?.stop();
+    await driver?.stop();
+    await nodelet?.dispose();
+    await reg?.stop();
+  });
+
+  it('registers the driver: CSINode owned by the Node with nodeID, topology key and allocatable; nodeid annotation and topology label', async () => {
+    const ms = await startRegistrar();
+    console.log(`[csi] registration socket created → CSINode updated: ${ms} ms`);
+    const node = await k.core.readNode({ name: nodeName });
+    const csiNode = await k.storage.readCSINode({ name: nodeName });
+    expect(csiNode.metadata?.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node.metadata?.uid })]);
+    expect(await csiNodeDriver()).toEqual({ name: DRIVER, nodeID: nodeName, topologyKeys: [HOSTPATH_TOPOLOGY_KEY], allocatable: { count: 10 } });
+    expect(JSON.parse(node.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] ?? '{}')).toEqual({ [DRIVER]: nodeName });
+    expect(node.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY]).toBe(nodeName);
+    expect(registrar!.peer.proc.exitCode).toBeNull();
+  });
+
+  it('killing the registrar deregisters the driver; restarting it registers it again', async () => {
+    await registrar!.stop();
+    await eventually('driver gone from CSINode', async () => (await csiNodeDriver()) === undefined, 30_000, 100);
+    const node = await eventually('annotation and label gone', async () => {
+      const n = await k.core.readNode({ name: nodeName });
+      return n.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] === undefined && n.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY] === undefined ? n : undefined;
+    }, 10_000, 100);
+    expect(node.metadata?.name).toBe(nodeName);
+    const ms = await startRegistrar();
+    console.log(`[csi] re-registration: socket created → CSINode updated: ${ms} ms`);
+    expect((await csiNodeDriver())?.nodeID).toBe(nodeName);
+  });
+
+  it('tells a plugin of an unknown type or an unsupported CSI version why it was refused', async () => {
+    const bogus = await startFakePlugin(join(registryDir, 'bogus-reg.sock'), { type: 'BogusPlugin', name: 'bogus', versions: ['1.0.0'] });
+    const old = await startFakePlugin(join(registryDir, 'old-reg.sock'), { type: 'CSIPlugin', name: 'old.csi.example.com', versions: ['0.3.0'] });
+    try {
+      const b = await eventually('bogus told', async () => bogus.statuses[0], 20_000, 100);
+      expect(b).toEqual({ plugin_registered: false, error: `RegisterPlugin error -- no handler registered for plugin type: BogusPlugin at socket ${join(registryDir, 'bogus-reg.sock')}` });
+      const o = await eventually('old told', async () => old.statuses[0], 20_000, 100);
+      expect(o.plugin_registered).toBe(false);
+      expect(o.error).toContain('RegisterPlugin error -- plugin validation failed with err: validation failed for CSI Driver old.csi.example.com');
+      expect(o.error).toContain('None of the versions specified ["0.3.0"] are supported. err=highest supported version reported is 0.3.0, must be v1.x');
+      expect((await k.storage.readCSINode({ name: nodeName })).spec?.drivers?.map((d) => d.name)).toEqual([DRIVER]);
+    } finally {
+      await bogus.stop();
+      await old.stop();
+    }
+  });
+
+  const createPod = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
+    namespace: ns,
+    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+  });
+  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => {
+    let last: V1Pod | undefined;
+    try {
+      return await eventually(`${name}: ${what}`, async () => { last = await k.core.readNamespacedPod({ name, namespace: ns }); return ok(last) ? last : undefined; }, ms, 250);
+    } catch (e) {
+      const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` }).catch(() => undefined);
+      throw new Error(`${(e as Error).message}; status: ${JSON.stringify(last?.status)}; events: ${JSON.stringify(events?.items.map((x) => `${x.reason}: ${x.message}`))}`);
+    }
+  };
+  const deleteAndWait = async (name: string) => {
+    await k.core.deleteNamespacedPod({ name, namespace: ns });
+    await eventually(`${name} gone`, async () => (await k.core.readNamespacedPod({ name, namespace: ns }).then(() => false, () => true)), 60_000, 250);
+  };
+  const logs = (name: string, container: string) => k.core.readNamespacedPodLog({ name, namespace: ns, container });
+
+  it('an inline ephemeral volume: an init container writes, the main container reads; unmounted after deletion', async () => {
+    await createPod('inline', {
+      volumes: [{ name: 'scratch', csi: { driver: DRIVER } }],
+      initContainers: [{ name: 'writer', image: img['write-file'], args: ['/data/hello.txt', 'hello from an ephemeral CSI volume'], volumeMounts: [{ name: 'scratch', mountPath: '/data' }] }],
+      containers: [{ name: 'reader', image: img['read-file'], args: ['/data/hello.txt'], volumeMounts: [{ name: 'scratch', mountPath: '/data', readOnly: true }] }],
+    });
+    const pod = await until('inline', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    expect(await logs('inline', 'reader')).toContain('content /data/hello.txt: hello from an ephemeral CSI volume');
+    expect(pod.status?.phase).toBe('Succeeded');
+    const target = join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', 'scratch', 'mount');
+    expect(mountsUnder(nodelet.rootDir)).toContain(target);
+    await deleteAndWait('inline');
+    await eventually('no mounts under the root dir', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+  });
+
+  it('a PV/PVC of the driver: a pod writes, is deleted, a second pod reads the same data; staged once, unstaged at the end', async () => {
+    const pvName = `csi-pv-${ns}`;
+    await k.core.createPersistentVolume({
+      body: {
+        metadata: { name: pvName },
+        spec: {
+          capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '',
+          csi: { driver: DRIVER, volumeHandle: `vol-${ns}`, volumeAttributes: { origin: 'e2e' } },
+        },
+      },
+    });
+    await k.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } } },
+    });
+    await eventually('PVC Bound', async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound', 60_000, 250);
+    const vol = [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }];
+    await createPod('writer', { volumes: vol, containers: [{ name: 'w', image: img['write-file'], args: ['/d/kept.txt', 'persistent bytes'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }] });
+    const w = await until('writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    expect(await logs('writer', 'w')).toContain('wrote /d/kept.txt');
+    expect(mountsUnder(nodelet.rootDir)).toContain(join(nodelet.rootDir, 'pods', w.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount'));
+    await deleteAndWait('writer');
+    await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
+    await createPod('reader', { volumes: vol, containers: [{ name: 'r', image: img['read-file'], args: ['/d/kept.txt'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }] });
+    await until('reader', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    expect(await logs('reader', 'r')).toContain('content /d/kept.txt: persistent bytes');
+    await deleteAndWait('reader');
+    await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+    expect(existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`)))).toBe(false);
+  });
+});
