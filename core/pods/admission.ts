@@ -3,7 +3,7 @@
  * (pkg/kubelet/lifecycle/predicate.go): resources (cpu, memory, pods,
  * extended), node name, and node selector / required node affinity.
  * Rejections carry upstream's reasons: OutOfcpu, OutOfmemory, OutOfpods,
- * Out<resource>, NodeAffinity, UnexpectedAdmissionError.
+ * OutOf<resource>, NodeAffinity, NodeName, UnexpectedAdmissionError.
  */
 import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
 import { milliCpu, parseQuantity } from './quantity.ts';
@@ -32,12 +32,15 @@ export function podRequest(pod: V1Pod, resource: string): number {
   return Math.max(app, init) + value(resource, pod.spec?.overhead?.[resource]);
 }
 
-function requestedResources(pod: V1Pod): string[] {
+/** Extended resources (`example.com/x`, not `*kubernetes.io/*`) the node does not advertise are ignored, like upstream. */
+const isExtended = (r: string) => r.includes('/') && !r.includes('kubernetes.io/') && !r.startsWith('requests.');
+
+function requestedResources(pod: V1Pod, allocatable: Record<string, string>): string[] {
   const names = new Set<string>(['cpu', 'memory']);
   for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
     for (const k of Object.keys({ ...c.resources?.requests, ...c.resources?.limits })) names.add(k);
   }
-  return [...names];
+  return [...names].filter((r) => !isExtended(r) || r in allocatable);
 }
 
 function fitResources(pod: V1Pod, ctx: AdmitContext): AdmitResult {
@@ -45,17 +48,20 @@ function fitResources(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   if (ctx.admitted.length + 1 > podCap) {
     return { admit: false, reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${ctx.admitted.length}, capacity: ${podCap}` };
   }
-  for (const r of requestedResources(pod)) {
+  for (const r of requestedResources(pod, ctx.allocatable)) {
     const want = podRequest(pod, r);
     if (want === 0) continue;
     const cap = value(r, ctx.allocatable[r]);
     const used = ctx.admitted.reduce((s, p) => s + podRequest(p, r), 0);
     if (used + want > cap) {
-      return { admit: false, reason: `Out${r}`, message: `Node didn't have enough resource: ${r}, requested: ${want}, used: ${used}, capacity: ${cap}` };
+      return { admit: false, reason: `OutOf${r}`, message: `Node didn't have enough resource: ${r}, requested: ${want}, used: ${used}, capacity: ${cap}` };
     }
   }
   return { admit: true };
 }
+
+/** Gt/Lt compare integers only (upstream strconv.ParseInt); anything else does not match. */
+const isInt = (v: string | undefined): v is string => v !== undefined && /^[+-]?\d+$/.test(v);
 
 function matchRequirement(r: V1NodeSelectorRequirement, labels: Record<string, string>): boolean {
   const v = labels[r.key];
@@ -64,8 +70,8 @@ function matchRequirement(r: V1NodeSelectorRequirement, labels: Record<string, s
     case 'NotIn': return v === undefined || !(r.values ?? []).includes(v);
     case 'Exists': return v !== undefined;
     case 'DoesNotExist': return v === undefined;
-    case 'Gt': return v !== undefined && Number(v) > Number(r.values?.[0]);
-    case 'Lt': return v !== undefined && Number(v) < Number(r.values?.[0]);
+    case 'Gt': return isInt(v) && isInt(r.values?.[0]) && Number(v) > Number(r.values[0]);
+    case 'Lt': return isInt(v) && isInt(r.values?.[0]) && Number(v) < Number(r.values[0]);
     default: return false;
   }
 }
@@ -85,13 +91,15 @@ function fitAffinity(pod: V1Pod, ctx: AdmitContext): boolean {
   return !terms || terms.some((t) => matchTerm(t, ctx.nodeLabels, ctx.nodeName));
 }
 
-/** Decides whether `pod` may run here. */
+/** Decides whether `pod` may run here: resources, then node affinity, then node name (upstream AdmissionCheck's order). */
 export function admitPod(pod: V1Pod, ctx: AdmitContext): AdmitResult {
-  if (pod.spec?.nodeName && pod.spec.nodeName !== ctx.nodeName) {
-    return { admit: false, reason: 'NodeName', message: 'Predicate NodeName failed' };
-  }
+  const fit = fitResources(pod, ctx);
+  if (!fit.admit) return fit;
   if (!fitAffinity(pod, ctx)) {
     return { admit: false, reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
   }
-  return fitResources(pod, ctx);
+  if (pod.spec?.nodeName && pod.spec.nodeName !== ctx.nodeName) {
+    return { admit: false, reason: 'NodeName', message: "Predicate NodeName failed: node(s) didn't match the requested node name" };
+  }
+  return fit;
 }
