@@ -18,10 +18,10 @@ export interface LocalClient {
   keyFile: string;
 }
 
-function keyPair(): { pem: string; pub: forge.pki.PublicKey; priv: forge.pki.PrivateKey } {
+function keyPair(): { pem: string; pub: forge.pki.PublicKey; priv: forge.pki.rsa.PrivateKey } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  return { pem, pub: forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string), priv: forge.pki.privateKeyFromPem(pem) };
+  return { pem, pub: forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string), priv: forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey };
 }
 
 function certificate(cn: string, pub: forge.pki.PublicKey, ca: boolean): forge.pki.Certificate {
