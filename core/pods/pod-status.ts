@@ -34,7 +34,8 @@ export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerReco
 function toStatus(c: ContainerRecord, image: string): V1ContainerStatus {
   const s: V1ContainerStatus = {
     name: c.name, image, imageID: c.image?.imageID ?? '', restartCount: c.restartCount,
-    ready: !!c.running, started: !!c.running, state: {}, lastState: {},
+    // upstream prober: an init container is ready once it exited 0; an app container while it runs.
+    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : !!c.running, started: !!c.running, state: {}, lastState: {},
   };
   if (c.containerID) s.containerID = c.containerID;
   if (c.running) s.state = { running: { startedAt: c.startedAt } };
@@ -57,10 +58,12 @@ function readiness(phase: string, init: ContainerRecord[], app: ContainerRecord[
   const unready = app.filter((c) => !c.running).map((c) => c.name);
   const notReady = (type: string, reason: string, msg: string): Cond => ({ type, status: 'False', reason, message: msg });
   const conds: Cond[] = [{ type: 'PodReadyToStartContainers', status: sandboxReady && !done ? 'True' : 'False' }];
-  conds.push(uninit.length === 0 ? { type: 'Initialized', status: 'True' }
-    : notReady('Initialized', 'ContainersNotInitialized', `containers with incomplete status: [${uninit.join(' ')}]`));
+  conds.push(phase === 'Succeeded' ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
+    : uninit.length === 0 ? { type: 'Initialized', status: 'True' }
+      : notReady('Initialized', 'ContainersNotInitialized', `containers with incomplete status: [${uninit.join(' ')}]`));
   if (done) {
-    conds.push(notReady('ContainersReady', 'PodCompleted', ''), notReady('Ready', 'PodCompleted', ''));
+    const reason = phase === 'Failed' ? 'PodFailed' : 'PodCompleted';
+    conds.push(notReady('ContainersReady', reason, ''), notReady('Ready', reason, ''));
   } else if (unready.length) {
     const msg = `containers with unready status: [${unready.join(' ')}]`;
     conds.push(notReady('ContainersReady', 'ContainersNotReady', msg), notReady('Ready', 'ContainersNotReady', msg));
