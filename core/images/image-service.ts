@@ -9,11 +9,16 @@
  *                          Always:       HEAD tag → digest known and module present ? hit : fetch
  *   fetch (one per reference+identity): manifest ─▶ [index → wasm platform manifest] ─▶ layer
  *                                       ─▶ blob (one download per digest, verified) ─▶ record
+ *   compat image (OCI config + tar layers): config ─▶ entrypoint ─▶ extract from the layers
+ *                                       ─▶ module stored under its own digest ─▶ record
  */
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
-import { parseManifest, selectLayer, selectWasmPlatform } from './manifest.ts';
+import { EXTRACTED_MODULE_TYPE, entrypointOf, extractModule, isCompatImage, readSmall, verifyBytes } from './compat-image.ts';
+import { parseManifest, selectLayer, selectWasmPlatform, type Descriptor, type ParsedManifest } from './manifest.ts';
 import { invalidNameFailure, neverPullFailure, pullFailure } from './pull-error.ts';
 import { formatReference, manifestReferenceOf, parseReference, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
 import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
@@ -134,12 +139,29 @@ export class OciImageService implements ImageService {
       manifest = parseManifest(child.bytes, child.mediaType ?? platform.mediaType);
       if (manifest.kind !== 'manifest') throw nodeletError('NDL_IMAGE_FORMAT', `image index entry ${platform.digest} is itself an index`);
     }
-    const layer = selectLayer(manifest, accept);
+    const compat = isCompatImage(manifest) && accept.includes(EXTRACTED_MODULE_TYPE);
+    const layer = compat ? await this.extractCompat(manifest, target) : selectLayer(manifest, accept);
     const present = this.store.hasBlob(layer.digest);
     await this.store.ensureBlob(layer.digest, layer.size, async (sig) => (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body, target.signal);
     const entry: ImageEntry = { repository, digest: top.digest, layerDigest: layer.digest, layerMediaType: layer.mediaType, size: layer.size };
     await this.store.record([key, `${repository}@${top.digest}`], entry);
-    return { entry, cached: present };
+    return { entry, cached: present && !compat };
+  }
+
+  /**
+   * A compat image: reads the config's entrypoint, extracts that file from the
+   * layers and stores it as a blob under its own digest; returns its descriptor.
+   */
+  private async extractCompat(manifest: ParsedManifest & { kind: 'manifest' }, target: RepositoryTarget): Promise<Descriptor> {
+    const config = manifest.config!;
+    const configBytes = await readSmall((await this.client.getBlob(target, config.digest)).body);
+    verifyBytes(config, configBytes, 'config');
+    const entrypoint = entrypointOf(configBytes);
+    const open = async (d: Descriptor) => (await this.client.getBlob(target, d.digest)).body;
+    const module = await extractModule(manifest.layers, entrypoint, open, target.signal);
+    const digest = `sha256:${createHash('sha256').update(module).digest('hex')}`;
+    if (!this.store.hasBlob(digest)) await this.store.writeBlob(digest, module.length, Readable.from([module]), target.signal);
+    return { mediaType: EXTRACTED_MODULE_TYPE, digest, size: module.length };
   }
 
   /**

@@ -6,6 +6,7 @@
  * Wasm artifact formats understood (both are one manifest with one module layer):
  *   CNCF (wasm.cncf.io):  config application/vnd.wasm.config.v0+json, layer application/wasm
  *   wasm-to-oci/Krustlet: config application/vnd.wasm.config.v1+json, layer application/vnd.wasm.content.layer.v1+wasm
+ * and a third, "compat" OCI images with tar layers, handled by compat-image.ts.
  */
 import { nodeletError } from '../errors/catalogue.ts';
 

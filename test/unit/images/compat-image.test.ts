@@ -1,0 +1,126 @@
+// Compat OCI images (module named by the config's entrypoint, inside tar layers made by GNU tar)
+// pulled from a real docker-registry, and the tar reader on its own.
+import { readFile, rm, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProviderError, type ImageRequest } from '@nodelet/plugin-api/v1';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
+import { OciImageService } from '../../../core/images/image-service.ts';
+import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
+import { TarFileFinder } from '../../../core/images/tar-reader.ts';
+import { makeTar, pushCompatImage } from '../../harness/compat-image.ts';
+import { sha256, tinyModule } from '../../harness/oci-push.ts';
+import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
+
+let reg: TestRegistry;
+const roots: string[] = [];
+beforeAll(async () => { reg = await startRegistry(); });
+afterAll(async () => {
+  await reg?.stop();
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
+
+async function service(): Promise<OciImageService> {
+  const root = await mkdtemp(join(tmpdir(), 'nodelet-compat-'));
+  roots.push(root);
+  return OciImageService.open({ rootDir: root });
+}
+const req: ImageRequest = { pullPolicy: 'IfNotPresent', credentials: [], acceptLayerTypes: WASM_LAYER_TYPES };
+const failure = async (p: Promise<unknown>) => {
+  const e = await p.then(() => undefined, (err: unknown) => err);
+  expect(isProviderError(e)).toBe(true);
+  return e as Error & { reason: string; cause?: unknown };
+};
+
+describe('TarFileFinder', () => {
+  const find = (tar: Buffer, name: string, chunk = 7) => {
+    const f = new TarFileFinder(name, 1 << 20);
+    for (let i = 0; i < tar.length; i += chunk) f.push(tar.subarray(i, i + chunk));
+    return f.result();
+  };
+
+  it.each(['pax', 'ustar', 'gnu'] as const)('finds a file in a %s archive fed in odd-sized chunks', (format) => {
+    const tar = makeTar({ 'a.txt': 'aaa', 'bin/app.wasm': 'MODULE', 'z.bin': Buffer.alloc(1500, 1) }, format);
+    const r = find(tar, '/bin/app.wasm');
+    expect(r).toEqual({ found: true, bytes: Buffer.from('MODULE') });
+  });
+
+  it('follows pax / GNU long names beyond 100 characters', () => {
+    const long = `${'d'.repeat(60)}/${'e'.repeat(60)}/${'m'.repeat(80)}.wasm`;
+    for (const format of ['pax', 'gnu'] as const) {
+      expect(find(makeTar({ [long]: 'LONG' }, format), `/${long}`, 513)).toEqual({ found: true, bytes: Buffer.from('LONG') });
+    }
+  });
+
+  it('says what is wrong: missing file, symlink, truncated archive, not a tar', () => {
+    const tar = makeTar({ 'x.wasm': 'x', 'link.wasm': { symlink: '/etc/passwd' } });
+    expect(find(tar, 'nope.wasm')).toEqual({ found: false, reason: '"nope.wasm" is not in the layer' });
+    expect(find(tar, 'link.wasm')).toEqual({ found: false, reason: '"link.wasm" is a symlink to "/etc/passwd", not a regular file' });
+    expect(find(tar.subarray(0, 1024 + 100), 'x.wasm')).toMatchObject({ found: false, reason: 'the tar archive is truncated' });
+    expect(() => find(Buffer.alloc(1024, 0x41), 'x.wasm')).toThrow(/not a tar archive/);
+  });
+
+  it('reports a whiteout of the wanted file', () => {
+    const r = find(makeTar({ 'bin/.wh.app.wasm': '' }), '/bin/app.wasm');
+    expect(r).toMatchObject({ found: false, deleted: true });
+  });
+});
+
+describe('pulling compat images', () => {
+  it('extracts the entrypoint module from a gzip layer and stores it under its own digest', async () => {
+    const mod = tinyModule('compat-gzip');
+    const pushed = await pushCompatImage(reg.host, 'compat/gz', 'v1', mod, { extraFiles: { 'etc/motd': 'hi' } });
+    const svc = await service();
+    const img = await svc.pull(`${reg.host}/compat/gz:v1`, req);
+    expect(img.digest).toBe(pushed.digest);
+    expect(img.imageID).toBe(`${reg.host}/compat/gz@${pushed.digest}`);
+    expect(img.path.endsWith(sha256(mod).slice(7))).toBe(true);
+    expect(await readFile(img.path)).toEqual(mod);
+    expect(img.size).toBe(mod.length);
+    expect(img.cached).toBe(false);
+    expect((await svc.pull(`${reg.host}/compat/gz:v1`, req)).cached).toBe(true);
+  });
+
+  it('reads an uncompressed layer and finds the module in a lower layer, the upper one winning', async () => {
+    const svc = await service();
+    await pushCompatImage(reg.host, 'compat/tar', 'v1', tinyModule('upper'), { gzip: false, entrypoint: '/bin/m.wasm', lowerLayers: [{ 'bin/m.wasm': tinyModule('lower') }] });
+    expect(await readFile((await svc.pull(`${reg.host}/compat/tar:v1`, req)).path)).toEqual(tinyModule('upper'));
+    await pushCompatImage(reg.host, 'compat/lower', 'v1', tinyModule('unused'), {
+      entrypoint: '/top.wasm', imageConfig: { Entrypoint: ['/bin/lower.wasm'] }, lowerLayers: [{ 'bin/lower.wasm': tinyModule('from-lower') }],
+    });
+    expect(await readFile((await svc.pull(`${reg.host}/compat/lower:v1`, req)).path)).toEqual(tinyModule('from-lower'));
+  });
+
+  it('uses config.Cmd[0] when there is no Entrypoint', async () => {
+    await pushCompatImage(reg.host, 'compat/cmd', 'v1', tinyModule('cmd'), { entrypoint: '/cmd.wasm', imageConfig: { Cmd: ['/cmd.wasm', 'arg'] } });
+    expect(await readFile((await (await service()).pull(`${reg.host}/compat/cmd:v1`, req)).path)).toEqual(tinyModule('cmd'));
+  });
+
+  it('fails with ErrImagePull naming the entrypoint when it is missing, not Wasm, or the config has none', async () => {
+    const svc = await service();
+    await pushCompatImage(reg.host, 'compat/bad', 'missing', tinyModule(), { imageConfig: { Entrypoint: ['/other.wasm'] } });
+    let e = await failure(svc.pull(`${reg.host}/compat/bad:missing`, req));
+    expect(e.reason).toBe('ErrImagePull');
+    expect(e.message).toContain('compat image: the module named by the entrypoint cannot be extracted: "/other.wasm" is not in any layer');
+    await pushCompatImage(reg.host, 'compat/bad', 'notwasm', Buffer.from('#!/bin/sh\necho hi\n'));
+    e = await failure(svc.pull(`${reg.host}/compat/bad:notwasm`, req));
+    expect(e.message).toContain('the entrypoint "/app.wasm" of the image is not a WebAssembly module');
+    await pushCompatImage(reg.host, 'compat/bad', 'noentry', tinyModule(), { imageConfig: { Env: ['A=b'] } });
+    e = await failure(svc.pull(`${reg.host}/compat/bad:noentry`, req));
+    expect(e.message).toContain('image config has no entrypoint');
+    expect(isNodeletError(e.cause, 'NDL_IMAGE_FORMAT')).toBe(true);
+  });
+
+  it('rejects a tampered layer as a digest mismatch and stores nothing', async () => {
+    const mod = tinyModule('tampered-compat');
+    const pushed = await pushCompatImage(reg.host, 'compat/tamper', 'v1', mod);
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(reg.blobDataPath(pushed.layers[0]!.digest), Buffer.alloc(pushed.layers[0]!.size, 7));
+    const svc = await service();
+    const e = await failure(svc.pull(`${reg.host}/compat/tamper:v1`, req));
+    expect(e.message).toContain(`blob ${pushed.layers[0]!.digest}: received content has digest sha256:`);
+    expect(isNodeletError(e.cause, 'NDL_IMAGE_DIGEST')).toBe(true);
+    expect(svc.list()).toEqual([]);
+  });
+});
