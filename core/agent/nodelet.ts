@@ -20,12 +20,15 @@ import { PodController } from '../pods/pod-controller.ts';
 import { startApiPodSource, apiStatusSink } from '../pods/sources/api-pod-source.ts';
 import { readStaticPods } from '../pods/sources/static-pod-source.ts';
 import { memoryStatusSink } from '../pods/sources/memory-status-sink.ts';
+import { ensureMirrorPod, mirrorAwareSink } from '../pods/sources/mirror-pods.ts';
 import { EventRecorder, logEvents } from '../events/event-recorder.ts';
 import { openImageService } from '../images/local-images.ts';
 import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
 import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
+import { DEVICE_PLUGIN_TYPE, startDevicePlugins } from '../devices/index.ts';
+import { withDevicePlugins } from '../devices/pod-setup-devices.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -58,31 +61,41 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   reportProviderFailures(events, o.nodeName, providers.failures);
   const setup = createPodSetup(o, clients, nodeIP, log);
   const host = readHostInfo(o.rootDir);
+  let podsRef: PodController | undefined;
+  let sourcesReady = !clients;
+  const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
   const pods = new PodController({
     nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
-    route: providers.route, setup, events, resyncMs: o.syncFrequencyMs,
-    sink: clients ? apiStatusSink(clients) : memoryStatusSink(log.child({ component: 'pods' })),
-    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: nodeResources(shape, host).allocatable }),
+    route: providers.route, setup: withDevicePlugins(setup, devices, events), events, resyncMs: o.syncFrequencyMs,
+    sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
+    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: { ...nodeResources(shape, host).allocatable, ...devices.admissionAllocatable() } }),
   });
+  podsRef = pods;
   const api = await startKubeletApi(o, log, pods, provider, nodeIP);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
   let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
   if (clients && o.registerNode) {
-    node = new NodeController(clients, { shape, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages() });
+    node = new NodeController(clients, { shape, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages(), extraResources: () => devices.extraResources() });
     await node.register(abort.signal);
     node.start();
+    const poke = node.poke.bind(node);
+    devices.onChange(poke);
     lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
   const registration = await startPluginRegistration(o, clients, log);
+  registration.manager.addHandler(DEVICE_PLUGIN_TYPE, devices.handler);
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
+    sourcesReady = true;
     await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
   const staticPods: V1Pod[] = o.podManifestPath ? readStaticPods(o.podManifestPath, o.nodeName, log) : [];
+  const nodeRef = clients && node?.uid ? { name: o.nodeName, uid: node.uid } : undefined;
+  if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   log.info({ node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) }, 'nodelet is running');
@@ -97,6 +110,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       node?.stop();
       abort.abort();
       await registration.stop();
+      await devices.stop();
       await providers.stop();
       await api.close();
     },

@@ -7,6 +7,7 @@ import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { apiMessage, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/client.ts';
 import type { StatusSink } from '../pod-controller.ts';
+import { isMirrorPod } from './mirror-pods.ts';
 
 /** Receives pod changes. */
 export interface PodHandler {
@@ -20,9 +21,10 @@ export async function startApiPodSource(clients: KubeClients, nodeName: string, 
   const listFn = () => clients.core.listPodForAllNamespaces({ fieldSelector });
   const informer = new k8s.ListWatch<V1Pod>('/api/v1/pods', new k8s.Watch(clients.kc), listFn, false, undefined, fieldSelector);
   const key = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
-  informer.on('add', (p) => handler.upsert(p));
-  informer.on('update', (p) => handler.upsert(p));
-  informer.on('delete', (p) => handler.remove(key(p)));
+  // Mirror pods reflect static pods that already run from their manifests.
+  informer.on('add', (p) => { if (!isMirrorPod(p)) handler.upsert(p); });
+  informer.on('update', (p) => { if (!isMirrorPod(p)) handler.upsert(p); });
+  informer.on('delete', (p) => { if (!isMirrorPod(p)) handler.remove(key(p)); });
   let stopped = false;
   informer.on('error', (e) => {
     if (stopped) return;
