@@ -19,6 +19,7 @@ import { nodeletError } from '../errors/catalogue.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
 import { EXTRACTED_MODULE_TYPE, entrypointOf, extractModule, isCompatImage, readSmall, verifyBytes } from './compat-image.ts';
 import { parseManifest, selectLayer, selectWasmPlatform, type Descriptor, type ParsedManifest } from './manifest.ts';
+import { collect, statfsUsage, type DiskUsageFn, type ImageGcPolicy, type ImageGcResult } from './image-gc.ts';
 import { invalidNameFailure, neverPullFailure, pullFailure } from './pull-error.ts';
 import { formatReference, manifestReferenceOf, parseReference, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
 import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
@@ -71,12 +72,16 @@ export class OciImageService implements ImageService {
     }
     const key = formatReference(ref);
     const hit = this.cached(ref, req.acceptLayerTypes);
-    if (hit && req.pullPolicy !== 'Always') return this.result(image, hit, true);
+    if (hit && req.pullPolicy !== 'Always') {
+      this.store.touch(hit.layerDigest);
+      return this.result(image, hit, true);
+    }
     if (req.pullPolicy === 'Never') throw neverPullFailure(image);
     const candidates = credentialsFor(ref, req.credentials);
     const flightKey = `${key}\0${req.acceptLayerTypes.join(',')}\0${credentialsKey(candidates)}`;
     try {
       const got = await this.pulls.do(flightKey, (signal) => this.fetchAs(ref, key, candidates, req, signal), req.signal);
+      this.store.touch(got.entry.layerDigest);
       return this.result(image, got.entry, got.cached);
     } catch (e) {
       throw pullFailure(image, e);
@@ -93,6 +98,33 @@ export class OciImageService implements ImageService {
       byDigest.set(id, item);
     }
     return [...byDigest.values()].map((i) => ({ names: [...i.names], sizeBytes: i.sizeBytes }));
+  }
+
+  /**
+   * One image GC pass (see image-gc.ts). `inUse` names the images running
+   * containers use: references as written in pod specs, `repo@digest` image IDs,
+   * or manifest / module digests. Deleted modules leave {@link list} at once.
+   */
+  async garbageCollect(policy: ImageGcPolicy, inUse: Iterable<string>, diskUsage: DiskUsageFn = statfsUsage, now = Date.now()): Promise<ImageGcResult> {
+    const used = this.blobsInUse(inUse);
+    for (const d of used) this.store.touch(d, now);
+    const usage = await diskUsage(this.store.dir);
+    return collect(usage, policy, this.store.blobUsage(), used, (d) => this.store.removeBlob(d), now);
+  }
+
+  /** Module digests behind image names, image IDs and digests. */
+  private blobsInUse(names: Iterable<string>): Set<string> {
+    const wanted = new Set<string>();
+    for (const name of names) {
+      if (/^sha256:[0-9a-f]{64}$/.test(name)) { wanted.add(name); continue; }
+      try { wanted.add(formatReference(parseReference(name))); } catch { /* not a reference: nothing to keep */ }
+    }
+    const used = new Set<string>();
+    for (const [key, entry] of this.store.entries()) {
+      if (wanted.has(key) || wanted.has(entry.digest) || wanted.has(entry.layerDigest)) used.add(entry.layerDigest);
+    }
+    for (const d of wanted) if (this.store.hasBlob(d)) used.add(d);
+    return used;
   }
 
   /** A cached entry usable by this request (memory only). */

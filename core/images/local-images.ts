@@ -8,14 +8,28 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { V1ContainerImage } from '@kubernetes/client-node';
+import type { V1ContainerImage, V1Pod } from '@kubernetes/client-node';
 import { providerError, type ImageRequest, type ImageService, type Logger, type PulledImage } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
+import { startPeriodicGc, type DiskUsageFn, type ImageGcResult } from './image-gc.ts';
 import { OciImageService } from './image-service.ts';
 
-/** The image service with `status.images` support. */
+/** The image service with `status.images` support and image GC. */
 export interface NodeImageService extends ImageService {
   nodeImages(): V1ContainerImage[];
+  /**
+   * Starts periodic image GC with the options' thresholds (`--image-gc-high-threshold` 100
+   * disables it). `inUse` lists the images of the node's pods (spec references or image IDs);
+   * `onFailure` gets upstream's FreeDiskSpaceFailed message. Returns a stop function.
+   */
+  startGc(inUse: () => Iterable<string>, onFailure?: (message: string) => void): () => void;
+  /** One GC pass now (for tests and tools). */
+  garbageCollect(inUse: Iterable<string>, diskUsage?: DiskUsageFn): Promise<ImageGcResult>;
+}
+
+/** The images of pods: every container's and init container's `image`. */
+export function podImages(pods: readonly V1Pod[]): string[] {
+  return pods.flatMap((p) => [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => c.image ?? '')).filter(Boolean);
 }
 
 function localPull(image: string, allowedRoot: string | undefined): PulledImage {
@@ -34,10 +48,16 @@ function localPull(image: string, allowedRoot: string | undefined): PulledImage 
 export async function openImageService(o: NodeletOptions, log: Logger): Promise<NodeImageService> {
   const oci = await OciImageService.open({ rootDir: o.rootDir, insecureRegistries: o.insecureRegistries });
   log.debug({ root: o.rootDir }, 'image store opened');
+  const policy = { highThresholdPercent: o.imageGCHighThresholdPercent, lowThresholdPercent: o.imageGCLowThresholdPercent, minAgeMs: 2 * 60_000 };
   return {
     async pull(image: string, req: ImageRequest): Promise<PulledImage> {
       return image.startsWith('file://') ? localPull(image, o.podManifestPath) : oci.pull(image, req);
     },
     nodeImages: () => oci.list().map((i) => ({ names: i.names, sizeBytes: i.sizeBytes })),
+    garbageCollect: (inUse, diskUsage) => oci.garbageCollect(policy, inUse, diskUsage),
+    startGc(inUse, onFailure) {
+      if (policy.highThresholdPercent >= 100) return () => undefined;
+      return startPeriodicGc(() => oci.garbageCollect(policy, inUse()), { log, onFailure });
+    },
   };
 }

@@ -8,11 +8,12 @@
  * The index and the set of present blobs are loaded once by {@link ImageStore.open} and kept
  * in memory, so looking up a cached image does no disk I/O. A blob is streamed to a temp
  * file while its sha256 and size are checked, then renamed into place; a mismatch deletes
- * the temp file and fails with `NDL_IMAGE_DIGEST`.
+ * the temp file and fails with `NDL_IMAGE_DIGEST`. Image GC deletes whole blobs
+ * (see image-gc.ts); the store tracks when each was last used.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -69,6 +70,8 @@ function verifier(digest: string, limit: number | undefined) {
 /** A content-addressed blob store plus the reference index. */
 export class ImageStore {
   private readonly blobs = new Set<string>();
+  /** When each blob was last used (pulled, found cached, or in use at a GC pass); ms since the epoch. */
+  private readonly lastUsed = new Map<string, number>();
   private readonly references = new Map<string, ImageEntry>();
   private readonly downloads = new SingleFlight<string>();
   private indexWrite: Promise<void> = Promise.resolve();
@@ -90,7 +93,12 @@ export class ImageStore {
     await rm(join(this.dir, 'tmp'), { recursive: true, force: true });
     await mkdir(join(this.dir, 'tmp'), { recursive: true });
     await mkdir(this.blobDir, { recursive: true });
-    for (const name of await readdir(this.blobDir)) if (HEX_RE.test(name)) this.blobs.add(`sha256:${name}`);
+    for (const name of await readdir(this.blobDir)) {
+      if (!HEX_RE.test(name)) continue;
+      this.blobs.add(`sha256:${name}`);
+      // Until used again, a blob counts as last used when it was written.
+      this.lastUsed.set(`sha256:${name}`, (await stat(join(this.blobDir, name)).catch(() => undefined))?.mtimeMs ?? 0);
+    }
     for (const [ref, entry] of Object.entries(await this.readIndex())) {
       if (isEntry(entry) && this.blobs.has(entry.layerDigest)) this.references.set(ref, entry);
     }
@@ -163,12 +171,45 @@ export class ImageStore {
       throw e;
     }
     this.blobs.add(digest);
+    this.lastUsed.set(digest, Date.now());
     return path;
+  }
+
+  /** Records that a blob was used now (memory only). */
+  touch(digest: string, now = Date.now()): void {
+    if (this.blobs.has(digest)) this.lastUsed.set(digest, now);
+  }
+
+  /** Every present blob with its last use (ms since the epoch). */
+  blobUsage(): { digest: string; lastUsed: number }[] {
+    return [...this.blobs].map((digest) => ({ digest, lastUsed: this.lastUsed.get(digest) ?? 0 }));
+  }
+
+  /**
+   * Deletes a blob and forgets every reference to it (persisting the index);
+   * returns the bytes freed (0 when it was already gone).
+   */
+  async removeBlob(digest: string): Promise<number> {
+    if (!this.blobs.has(digest)) return 0;
+    const path = this.blobPath(digest);
+    const size = (await stat(path).catch(() => undefined))?.size ?? 0;
+    this.blobs.delete(digest);
+    this.lastUsed.delete(digest);
+    await rm(path, { force: true });
+    const dropped = [...this.references].filter(([, e]) => e.layerDigest === digest).map(([k]) => k);
+    for (const k of dropped) this.references.delete(k);
+    await this.persist();
+    return size;
   }
 
   /** Records `keys` → `entry` in memory and persists the index (writes are serialised). */
   record(keys: readonly string[], entry: ImageEntry): Promise<void> {
     for (const key of keys) this.references.set(key, entry);
+    return this.persist();
+  }
+
+  /** Writes the index (serialised with other writes). */
+  private persist(): Promise<void> {
     const write = async () => {
       const file: IndexFile = { version: 1, references: Object.fromEntries(this.references) };
       const tmp = join(this.dir, 'tmp', `index.${randomBytes(6).toString('hex')}.json`);
