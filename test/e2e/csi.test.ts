@@ -53,7 +53,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
 
   beforeAll(async () => {
     reg = await startRegistry();
-    for (const m of ['write-file', 'read-file']) img[m] = await pushModule(reg, m);
+    for (const m of ['write-file', 'read-file', 'sleep']) img[m] = await pushModule(reg, m);
     nodelet = await startNodelet(info, nodeName);
     registryDir = join(nodelet.rootDir, 'plugins_registry');
     stateDir = join(nodelet.rootDir, 'hostpath-state');
@@ -185,5 +185,33 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     expect(mountsUnder(nodelet.rootDir)).toEqual([]);
     expect(existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`)))).toBe(false);
+  });
+
+  it('a pod deleted while nodelet was down: at start its volume is unpublished and unstaged (refcounts recovered from disk)', async () => {
+    const pvName = `csi-pv2-${ns}`;
+    const handle = `vol2-${ns}`;
+    await k.core.createPersistentVolume({
+      body: { metadata: { name: pvName }, spec: { capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '', csi: { driver: DRIVER, volumeHandle: handle } } },
+    });
+    await k.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: { metadata: { name: 'data2' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } } },
+    });
+    await eventually('PVC Bound', async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data2', namespace: ns })).status?.phase === 'Bound', 60_000, 250);
+    await createPod('long', {
+      restartPolicy: 'Always', terminationGracePeriodSeconds: 1, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data2' } }],
+      containers: [{ name: 's', image: img.sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    const pod = await until('long', 'Running', (p) => p.status?.phase === 'Running');
+    const target = join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount');
+    expect(mountsUnder(nodelet.rootDir)).toEqual([target]);
+    expect(await nodelet.stop()).toBe(0);
+    expect(mountsUnder(nodelet.rootDir)).toEqual([target]);
+    await k.core.deleteNamespacedPod({ name: 'long', namespace: ns, gracePeriodSeconds: 0 });
+    await nodelet.restart();
+    await eventually('mount gone after restart', async () => mountsUnder(nodelet.rootDir).length === 0, 60_000, 250);
+    await eventually('unstaged', async () => !existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle))), 10_000, 100);
+    expect(existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!))).toBe(false);
+    expect(existsSync(join(stateDir, 'volumes', handle))).toBe(true);
   });
 });

@@ -93,7 +93,7 @@ export class CsiVolumePlugin implements VolumePlugin {
   async unstageOrphans(driver: string): Promise<void> {
     for (const v of this.o.refs.orphans(driver)) {
       await this.#locks.run(lockKey(v.driver, v.volumeHandle), async () => {
-        if (this.o.refs.users(v.stagingPath) > 0) return;
+        if (this.o.refs.users(v.stagingPath) > 0 || !this.o.refs.isStaged(v.stagingPath)) return; // re-used or unstaged meanwhile
         const client = this.o.drivers.nodeClient(driver);
         await unstageVolume(client, this.o.refs, this.o.pluginsDir, v.driver, v.volumeHandle);
         this.o.log.info({ driver, volumeHandle: v.volumeHandle }, 'unstaged an orphaned CSI volume');
