@@ -40,6 +40,8 @@ export interface PodControllerOptions {
   admitContext(): Omit<AdmitContext, 'admitted'>;
   resyncMs: number;
   concurrency?: number;
+  /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
+  backoff?: { initialMs: number; maxMs: number };
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -51,12 +53,14 @@ export class PodController {
   private readonly desired = new Map<string, V1Pod>();
   private readonly entries = new Map<string, Entry>();
   private readonly queue: WorkQueue;
-  private readonly restartBackoff = new Backoff();
-  private readonly pullBackoff = new Backoff();
+  private readonly restartBackoff: Backoff;
+  private readonly pullBackoff: Backoff;
   private resync?: NodeJS.Timeout;
   private stopping = false;
 
   constructor(private readonly o: PodControllerOptions) {
+    this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
+    this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 8);
   }
 
@@ -120,7 +124,7 @@ export class PodController {
     if (!verdict.admit) {
       entry.rejected = true;
       const message = `Pod was rejected: ${verdict.message}`;
-      this.event(pod, 'Warning', verdict.reason, message);
+      this.event(pod, 'Warning', verdict.reason, verdict.message);
       void this.post(pod, entry, { phase: 'Failed', reason: verdict.reason, message, conditions: pod.status?.conditions, startTime: new Date() });
       return entry;
     }

@@ -111,8 +111,8 @@ export class PodWorker {
       const key = this.key(rec, pod);
       const left = this.d.restartBackoff.remaining(key, rec.terminated.finishedAt.getTime());
       if (left > 0) {
-        const secs = Math.round(this.d.restartBackoff.delay(key) / 1000);
-        rec.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${secs}s restarting failed container=${rec.name} pod=${podRef(pod)}` };
+        const delay = goDuration(this.d.restartBackoff.delay(key));
+        rec.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${delay} restarting failed container=${rec.name} pod=${podRef(pod)}` };
         this.d.event('Warning', 'BackOff', `Back-off restarting failed container ${rec.name} in pod ${podRef(pod)}`, fieldPath(rec));
         this.d.requeue(left);
         return;
@@ -131,6 +131,7 @@ export class PodWorker {
     if (left > 0) {
       rec.waiting = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}": ${rec.pullError ?? ''}` };
       this.d.event('Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath(rec));
+      this.d.event('Warning', 'Failed', 'Error: ImagePullBackOff', fieldPath(rec));
       this.d.requeue(left);
       return false;
     }
@@ -153,7 +154,9 @@ export class PodWorker {
       rec.pullFailedAt = Date.now();
       this.d.event('Warning', 'Failed', `Failed to pull image "${image}": ${msg}`, fieldPath(rec));
       this.d.event('Warning', 'Failed', 'Error: ErrImagePull', fieldPath(rec));
-      this.d.requeue(this.d.pullBackoff.next(key));
+      // Sync again at once so the back-off shows as ImagePullBackOff (the next pull waits for it).
+      this.d.pullBackoff.next(key);
+      this.d.requeue(0);
       return false;
     }
   }
@@ -217,6 +220,14 @@ export class PodWorker {
     this.d.restartBackoff.resetPrefix(`${pod.metadata!.uid}/`);
     this.d.pullBackoff.resetPrefix(`${pod.metadata!.uid}/`);
   }
+}
+
+/** A duration as Go's time.Duration prints it (`10s`, `1m20s`, `5m0s`, `250ms`), as in upstream's back-off message. */
+function goDuration(ms: number): string {
+  if (ms <= 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000), m = Math.floor((ms % 3_600_000) / 60_000), s = (ms % 60_000) / 1000;
+  return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
 
 function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {

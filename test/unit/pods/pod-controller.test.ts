@@ -1,0 +1,255 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { providerError } from '../../../plugin-api/v1/index.ts';
+import { PodController, type PodControllerOptions } from '../../../core/pods/pod-controller.ts';
+import { FakeEvents, FakeProvider, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
+
+interface PodOpts { restartPolicy?: string; containers?: string[]; init?: string[]; spec?: Partial<V1Pod['spec']> }
+
+function pod(name: string, o: PodOpts = {}): V1Pod {
+  return {
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: {
+      nodeName: 'node-a',
+      restartPolicy: o.restartPolicy ?? 'Always',
+      containers: (o.containers ?? ['main']).map((n) => ({ name: n, image: `registry.test/${n}:v1` })),
+      initContainers: o.init?.map((n) => ({ name: n, image: `registry.test/${n}:v1` })),
+      ...o.spec,
+    },
+  };
+}
+
+const controllers: PodController[] = [];
+afterEach(async () => { await Promise.all(controllers.splice(0).map((c) => c.shutdown())); });
+
+function setupController(over: Partial<PodControllerOptions> = {}) {
+  const provider = new FakeProvider();
+  const setup = fakeSetup();
+  const sink = new FakeSink();
+  const events = new FakeEvents();
+  const logs: string[] = [];
+  const ctrl = new PodController({
+    nodeName: 'node-a', hostIP: '10.0.0.9', log: memoryLogger(logs),
+    route: () => ({ provider }), setup, sink, events,
+    admitContext: () => ({ nodeName: 'node-a', nodeLabels: { zone: 'z1' }, allocatable: { cpu: '4', memory: '4Gi', pods: '110' } }),
+    resyncMs: 3_600_000,
+    backoff: { initialMs: 60_000, maxMs: 120_000 },
+    ...over,
+  });
+  controllers.push(ctrl);
+  return { provider, setup, sink, events, logs, ctrl };
+}
+
+const until = (fn: () => unknown) => vi.waitFor(() => { if (!fn()) throw new Error('not yet'); }, { timeout: 5000, interval: 5 });
+const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } | undefined, i = 0) => s?.containerStatuses?.[i]?.state?.waiting?.reason;
+
+describe('PodController', () => {
+  it('runs a pod to Succeeded with upstream events and the resolved container spec', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    provider.autoExit.main = 0;
+    ctrl.upsert(pod('ok', { restartPolicy: 'Never' }));
+    await until(() => sink.last('default/ok')?.phase === 'Succeeded');
+    const s = sink.last('default/ok')!;
+    expect(s.containerStatuses![0]).toMatchObject({ name: 'main', ready: false, restartCount: 0, imageID: 'registry.test/main:v1@sha256:00',
+      state: { terminated: { exitCode: 0, reason: 'Completed' } } });
+    expect(s.containerStatuses![0]!.containerID).toMatch(/^fake:\/\//);
+    expect(sink.of('default/ok').map((x) => x.phase)).toContain('Running');
+    const spec = provider.started[0]!.spec;
+    expect(spec).toMatchObject({ name: 'main', pod: { namespace: 'default', name: 'ok', uid: 'uid-ok' }, env: { A: '1' }, argv: ['main'], restartCount: 0, logPath: '/nonexistent/main/0.log' });
+    expect(events.lines()).toEqual([
+      'Pulling: Pulling image "registry.test/main:v1"',
+      expect.stringMatching(/^Pulled: Successfully pulled image "registry.test\/main:v1" in \d+\.\d{3}s\. Image size: 42 bytes\.$/),
+      'Created: Created container: main',
+      'Started: Started container main',
+    ]);
+    expect(events.list[0]!.regarding).toMatchObject({ kind: 'Pod', namespace: 'default', name: 'ok', uid: 'uid-ok', fieldPath: 'spec.containers{main}' });
+    expect(provider.started).toHaveLength(1);
+  });
+
+  it('OnFailure restarts at once the first time, then waits in CrashLoopBackOff with upstream message', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    provider.autoExit.main = 1;
+    ctrl.upsert(pod('crash', { restartPolicy: 'OnFailure' }));
+    await until(() => waitingReason(sink.last('default/crash')) === 'CrashLoopBackOff');
+    expect(provider.started).toHaveLength(2);
+    expect(provider.started[1]!.spec.restartCount).toBe(1);
+    const s = sink.last('default/crash')!;
+    expect(s.phase).toBe('Running');
+    expect(s.containerStatuses![0]).toMatchObject({
+      restartCount: 1,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 1m0s restarting failed container=main pod=crash_default(uid-crash)' } },
+      lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+    });
+    expect(events.list).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'BackOff', note: 'Back-off restarting failed container main in pod crash_default(uid-crash)' }));
+  });
+
+  it('restarts again once the back-off has passed', async () => {
+    const { provider, sink, ctrl } = setupController({ backoff: { initialMs: 20, maxMs: 40 } });
+    provider.autoExit.main = 1;
+    ctrl.upsert(pod('again', { restartPolicy: 'Always' }));
+    await until(() => provider.started.length >= 3);
+    expect(provider.started.map((c) => c.spec.restartCount).slice(0, 3)).toEqual([0, 1, 2]);
+    await until(() => (sink.last('default/again')?.containerStatuses?.[0]?.restartCount ?? 0) >= 2);
+  });
+
+  it('does not restart a container that succeeded under OnFailure', async () => {
+    const { provider, sink, ctrl } = setupController();
+    provider.autoExit = { a: 0, b: 0 };
+    ctrl.upsert(pod('done', { restartPolicy: 'OnFailure', containers: ['a', 'b'] }));
+    await until(() => sink.last('default/done')?.phase === 'Succeeded');
+    expect(provider.names().sort()).toEqual(['a', 'b']);
+  });
+
+  it('reports ErrImagePull, then ImagePullBackOff without pulling again during the back-off', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    provider.pullError = (image) => providerError('ImagePull', `failed to pull image "${image}": manifest unknown`, { reason: 'ErrImagePull' });
+    ctrl.upsert(pod('nopull'));
+    await until(() => waitingReason(sink.last('default/nopull')) === 'ImagePullBackOff');
+    const reasons = sink.of('default/nopull').map((s) => waitingReason(s));
+    expect(reasons).toEqual(['ErrImagePull', 'ImagePullBackOff']);
+    const [first, second] = sink.of('default/nopull');
+    expect(first!.phase).toBe('Pending');
+    expect(first!.containerStatuses![0]!.state!.waiting!.message).toBe('failed to pull image "registry.test/main:v1": manifest unknown');
+    expect(second!.containerStatuses![0]!.state!.waiting!.message).toBe('Back-off pulling image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown');
+    expect(provider.pulls).toHaveLength(1);
+    expect(provider.started).toHaveLength(0);
+    expect(events.lines()).toEqual([
+      'Pulling: Pulling image "registry.test/main:v1"',
+      'Failed: Failed to pull image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
+      'Failed: Error: ErrImagePull',
+      'BackOff: Back-off pulling image "registry.test/main:v1"',
+      'Failed: Error: ImagePullBackOff',
+    ]);
+  });
+
+  it('on deletion stops containers with the grace period, posts the final status, tears down and deletes the pod', async () => {
+    const { provider, sink, setup, events, ctrl } = setupController();
+    const p = pod('del', { containers: ['a', 'b'] });
+    ctrl.upsert(p);
+    await until(() => sink.last('default/del')?.phase === 'Running' && provider.started.length === 2);
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date(), deletionGracePeriodSeconds: 7 } });
+    await until(() => sink.deleted.length === 1);
+    expect(provider.started.map((c) => c.stoppedWith)).toEqual([7000, 7000]);
+    expect(events.lines()).toEqual(expect.arrayContaining(['Killing: Stopping container a', 'Killing: Stopping container b']));
+    const final = sink.last('default/del')!;
+    expect(final.containerStatuses!.map((c) => c.state?.terminated?.exitCode)).toEqual([137, 137]);
+    expect(sink.ops.at(-1)).toBe('delete');
+    expect(sink.ops.at(-2)).toMatch(/^patch /);
+    expect(setup.teardowns).toEqual(['uid-del']);
+    expect(sink.deleted).toEqual(['default/del']);
+  });
+
+  it('uses terminationGracePeriodSeconds when the deletion has no grace period', async () => {
+    const { provider, sink, ctrl } = setupController();
+    const p = pod('grace', { spec: { terminationGracePeriodSeconds: 3 } });
+    ctrl.upsert(p);
+    await until(() => provider.started.length === 1);
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } });
+    await until(() => sink.deleted.length === 1);
+    expect(provider.started[0]!.stoppedWith).toBe(3000);
+  });
+
+  it('a pod removed from the source is stopped at once and torn down', async () => {
+    const { provider, setup, ctrl } = setupController();
+    ctrl.upsert(pod('gone'));
+    await until(() => provider.started.length === 1);
+    ctrl.remove('default/gone');
+    await until(() => setup.teardowns.length === 1);
+    expect(provider.started[0]!.stoppedWith).toBe(0);
+    expect(ctrl.pods()).toEqual([]);
+  });
+
+  it('rejects a pod admission refuses: phase Failed, upstream reason, "Pod was rejected: ..." and an event', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    ctrl.upsert(pod('elsewhere', { spec: { nodeSelector: { zone: 'z2' } } }));
+    await until(() => sink.last('default/elsewhere'));
+    const msg = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector";
+    expect(sink.last('default/elsewhere')).toMatchObject({ phase: 'Failed', reason: 'NodeAffinity', message: `Pod was rejected: ${msg}` });
+    expect(events.list).toEqual([expect.objectContaining({ type: 'Warning', reason: 'NodeAffinity', note: msg })]);
+    expect(provider.pulls).toEqual([]);
+    expect(ctrl.activePods()).toEqual([]);
+  });
+
+  it('rejects with the router\'s reason when no provider fits', async () => {
+    const { sink, ctrl } = setupController({ route: () => ({ reason: 'UnsupportedRuntimeClass', message: 'no provider serves runtime class "gpu"' }) });
+    ctrl.upsert(pod('norc'));
+    await until(() => sink.last('default/norc'));
+    expect(sink.last('default/norc')).toMatchObject({ phase: 'Failed', reason: 'UnsupportedRuntimeClass', message: 'Pod was rejected: no provider serves runtime class "gpu"' });
+  });
+
+  it('counts admitted pods against maxPods', async () => {
+    const { sink, ctrl } = setupController({ admitContext: () => ({ nodeName: 'node-a', nodeLabels: {}, allocatable: { cpu: '4', memory: '4Gi', pods: '1' } }) });
+    ctrl.upsert(pod('first'));
+    await until(() => sink.last('default/first')?.phase === 'Running');
+    ctrl.upsert(pod('second'));
+    await until(() => sink.last('default/second'));
+    expect(sink.last('default/second')).toMatchObject({ phase: 'Failed', reason: 'OutOfpods' });
+  });
+
+  it('does not patch the status again when nothing changed', async () => {
+    const { provider, sink, ctrl } = setupController({ concurrency: 1 });
+    ctrl.upsert(pod('steady'));
+    await until(() => sink.last('default/steady')?.phase === 'Running');
+    const before = sink.of('default/steady').length;
+    // The informer hands back the pod with the status nodelet posted.
+    for (let i = 0; i < 3; i++) ctrl.upsert({ ...pod('steady'), status: sink.last('default/steady') });
+    ctrl.upsert(pod('marker'));
+    await until(() => sink.last('default/marker')?.phase === 'Running');
+    expect(sink.of('default/steady')).toHaveLength(before);
+    expect(provider.started.filter((c) => c.spec.name === 'main')).toHaveLength(2);
+  });
+
+  it('runs init containers one at a time, in order, before the app containers', async () => {
+    const { provider, sink, ctrl } = setupController();
+    provider.autoExit = { i1: 0, i2: 0 };
+    ctrl.upsert(pod('init', { init: ['i1', 'i2'], containers: ['a', 'b'] }));
+    await until(() => sink.last('default/init')?.phase === 'Running' && provider.started.length === 4);
+    expect(provider.names().slice(0, 2)).toEqual(['i1', 'i2']);
+    expect(provider.names().slice(2).sort()).toEqual(['a', 'b']);
+    expect(provider.runningAtStart.slice(0, 3)).toEqual([[], [], []]);
+    const s = sink.last('default/init')!;
+    expect(s.initContainerStatuses!.map((c) => c.state?.terminated?.reason)).toEqual(['Completed', 'Completed']);
+    expect(s.conditions!.find((c) => c.type === 'Initialized')!.status).toBe('True');
+  });
+
+  it('fails the pod when an init container fails under restartPolicy Never, without starting app containers', async () => {
+    const { provider, sink, ctrl } = setupController();
+    provider.autoExit = { i1: 2 };
+    ctrl.upsert(pod('badinit', { restartPolicy: 'Never', init: ['i1'] }));
+    await until(() => sink.last('default/badinit')?.phase === 'Failed');
+    expect(provider.names()).toEqual(['i1']);
+  });
+
+  it('reports CreateContainerError for a branded provider error and RunContainerError otherwise, and keeps running other pods', async () => {
+    const { provider, sink, events, logs, ctrl } = setupController();
+    provider.startError = (spec) => spec.pod.name === 'branded' ? providerError('InvalidImage', 'not a WebAssembly module')
+      : spec.pod.name === 'plain' ? new Error('worker exploded') : undefined;
+    ctrl.upsert(pod('branded'));
+    ctrl.upsert(pod('plain'));
+    await until(() => waitingReason(sink.last('default/branded')) === 'CreateContainerError' && waitingReason(sink.last('default/plain')) === 'RunContainerError');
+    expect(sink.last('default/branded')!.containerStatuses![0]!.state!.waiting!.message).toBe('not a WebAssembly module');
+    expect(events.lines()).toContain('Failed: Error: not a WebAssembly module');
+    ctrl.upsert(pod('fine'));
+    await until(() => sink.last('default/fine')?.phase === 'Running');
+    expect(logs.filter((l) => l.includes('pod sync failed'))).toEqual([]);
+  });
+
+  it('retries a failed status patch', async () => {
+    const { sink, ctrl } = setupController();
+    sink.failPatches = 1;
+    ctrl.upsert(pod('retry'));
+    await until(() => sink.last('default/retry')?.phase === 'Running');
+    expect(sink.failPatches).toBe(0);
+  });
+
+  it('shutdown stops running containers with their grace period and keeps pod objects', async () => {
+    const { provider, sink, ctrl } = setupController();
+    ctrl.upsert(pod('sd', { spec: { terminationGracePeriodSeconds: 2 } }));
+    await until(() => provider.started.length === 1);
+    await ctrl.shutdown();
+    expect(provider.started[0]!.stoppedWith).toBe(2000);
+    expect(sink.deleted).toEqual([]);
+    ctrl.upsert(pod('late'));
+    expect(ctrl.pods().map((p) => p.metadata!.name)).toEqual(['sd']);
+  });
+});
