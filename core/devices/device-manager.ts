@@ -251,6 +251,18 @@ export class DeviceManager {
   }
 
   /**
+   * True when some container asks for a device-plugin resource but holds no
+   * devices of it (not admitted through {@link allocate}, or lost): upstream
+   * `GetDeviceRunContainerOptions` re-allocates then.
+   */
+  needsAllocation(pod: V1Pod): boolean {
+    const uid = pod.metadata?.uid ?? '';
+    const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+    return containers.some((c) => Object.entries(limitsOf(c)).some(([r, q]) =>
+      parseQuantity(q) > 0 && this.isDevicePluginResource(r) && this.#pods.containerDevices(uid, c.name, r) === undefined));
+  }
+
+  /**
    * Allocates devices for every container of `pod` that asks for a
    * device-plugin resource: reuses what the checkpoint holds, else picks
    * devices (GetPreferredAllocation when offered, else the first free
