@@ -187,6 +187,22 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     expect(existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`)))).toBe(false);
   });
 
+  it('a volume of an unregistered driver: FailedMount event with upstream wording, pod stays ContainerCreating', async () => {
+    await createPod('nodriver', {
+      volumes: [{ name: 'x', csi: { driver: 'missing.csi.example.com' } }],
+      containers: [{ name: 'm', image: img['read-file'], args: ['/x/f'], volumeMounts: [{ name: 'x', mountPath: '/x' }] }],
+    });
+    const ev = await eventually('FailedMount event', async () => {
+      const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nodriver' });
+      return list.items.find((e) => e.reason === 'FailedMount');
+    }, 60_000, 250);
+    expect(ev.type).toBe('Warning');
+    expect(ev.message).toBe('MountVolume.SetUp failed for volume "x" : kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name missing.csi.example.com not found in the list of registered CSI drivers');
+    const p = await until('nodriver', 'ContainerCreating', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');
+    expect(p.status?.phase).toBe('Pending');
+    await deleteAndWait('nodriver');
+  });
+
   it('a pod deleted while nodelet was down: at start its volume is unpublished and unstaged (refcounts recovered from disk)', async () => {
     const pvName = `csi-pv2-${ns}`;
     const handle = `vol2-${ns}`;
