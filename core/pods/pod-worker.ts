@@ -39,16 +39,17 @@ const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.m
 export class PodWorker {
   readonly init: ContainerRecord[];
   readonly app: ContainerRecord[];
-  readonly startTime = new Date();
+  startTime: Date = new Date();
   private prepared?: PreparedPod;
   private readonly abort = new AbortController();
   private ctx?: PodContext;
   terminating = false;
 
   constructor(pod: V1Pod, private readonly d: WorkerDeps) {
-    const prior = (name: string, list?: { name: string; restartCount: number }[]) => list?.find((s) => s.name === name)?.restartCount ?? 0;
-    this.init = (pod.spec?.initContainers ?? []).map((c) => newRecord(c.name, true, prior(c.name, pod.status?.initContainerStatuses)));
-    this.app = pod.spec!.containers.map((c) => newRecord(c.name, false, prior(c.name, pod.status?.containerStatuses)));
+    const st = pod.status;
+    this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
+    this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
+    if (st?.startTime) this.startTime = new Date(st.startTime);
   }
 
   private key(c: ContainerRecord, pod: V1Pod): string { return `${pod.metadata!.uid}/${c.name}`; }
@@ -236,4 +237,30 @@ function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {
     memoryBytes: l.memory !== undefined ? parseQuantity(l.memory) : undefined,
     cpuMillis: l.cpu !== undefined ? milliCpu(l.cpu) : undefined,
   };
+}
+
+/**
+ * Picks up a container's history from the API status after nodelet restarted:
+ * finished containers stay finished (init containers are not re-run), and a
+ * container that was running died with the previous nodelet process — it is
+ * recorded as terminated (exit 137, `ContainerStatusUnknown`, as upstream reports
+ * a container it cannot find), so the restart policy decides what happens next.
+ */
+function resume(rec: ContainerRecord, statuses?: import('@kubernetes/client-node').V1ContainerStatus[]): ContainerRecord {
+  const s = statuses?.find((c) => c.name === rec.name);
+  if (!s) return rec;
+  rec.restartCount = s.restartCount ?? 0;
+  const containerID = s.containerID ?? '';
+  const t = s.state?.terminated;
+  if (t) {
+    rec.terminated = { exitCode: t.exitCode, reason: t.reason ?? 'Error', message: t.message, startedAt: new Date(t.startedAt ?? 0), finishedAt: new Date(t.finishedAt ?? 0), containerID };
+  } else if (s.state?.running) {
+    const startedAt = new Date(s.state.running.startedAt ?? 0);
+    rec.terminated = { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container stopped when nodelet restarted', startedAt, finishedAt: new Date(), containerID };
+  } else {
+    return rec;
+  }
+  rec.waiting = undefined;
+  rec.containerID = containerID || undefined;
+  return rec;
 }

@@ -3,7 +3,7 @@
  * provider runs real modules pulled from a real registry, and status, logs,
  * restarts, deletion, volumes and env behave as with the upstream kubelet.
  */
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,5 +174,20 @@ describe('Wasm pods on nodelet', () => {
       req.end();
     });
     expect(status).toBe(401);
+  });
+
+  it('on restart, pods deleted while nodelet was down are cleaned up and running pods run again', async () => {
+    await create('gone', { containers: [{ name: 'main', image: img.sleep, args: ['3600'] }] });
+    await create('stays', { containers: [{ name: 'main', image: img.sleep, args: ['3600'] }] });
+    const gone = await until('gone', 'Running', (p) => p.status?.phase === 'Running');
+    await until('stays', 'Running', (p) => p.status?.phase === 'Running');
+    const goneDir = join(nodelet.rootDir, 'pods', gone.metadata!.uid!);
+    expect(existsSync(goneDir)).toBe(true);
+    expect(await nodelet.stop()).toBe(0);
+    await k.core.deleteNamespacedPod({ name: 'gone', namespace: ns, gracePeriodSeconds: 0 });
+    await nodelet.restart();
+    await eventually('the deleted pod\'s directory removed', async () => !existsSync(goneDir), 30_000);
+    const p = await until('stays', 'running again', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && p.status?.phase === 'Running');
+    expect(p.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
   });
 });
