@@ -17,11 +17,17 @@ function cond(type: string, bad: boolean, yes: [string, string], no: [string, st
   return { type, status: bad ? 'True' : 'False', reason, message };
 }
 
+/** Joins reasons like apimachinery's errors.NewAggregate: duplicates once, one as is, several as `[a, b]`. */
+function aggregate(reasons: string[]): string {
+  const unique = [...new Set(reasons)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
+}
+
 /** Computes the four standard conditions; `notReady` lists reasons the node cannot take pods. */
 export function computeConditions(p: Pressure, notReady: string[]): Cond[] {
   return [
     notReady.length
-      ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: notReady.join('; ') }
+      ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: aggregate(notReady) }
       : { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
     cond('MemoryPressure', p.memoryAvailableBytes < MEMORY_THRESHOLD,
       ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],

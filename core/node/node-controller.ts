@@ -54,6 +54,7 @@ export class NodeController {
         delay = Math.min(delay * 2, 7000);
       }
     }
+    if (!this.node) return; // aborted before the Node existed: nothing to post
     await this.sync(true);
     this.o.log.info({ node: this.o.shape.nodeName }, 'successfully registered node');
   }
