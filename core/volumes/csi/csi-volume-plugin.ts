@@ -17,7 +17,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '../../../plugin-api/v1/logger.ts';
-import type { NodeClient, VolumeCapability } from '../../../sockets/csi.ts';
+import type { NodeClient } from '../../../sockets/csi.ts';
 import { isNodeletError, nodeletError } from '../../errors/catalogue.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
@@ -29,7 +29,8 @@ import { KeyedLock } from './keyed-lock.ts';
 import { isMountPoint } from './mount-info.ts';
 import type { StageRefs } from './stage-refs.ts';
 import type { CsiVolumeApi } from './volume-api.ts';
-import { csiAccessMode, isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec, type SecretRef } from './volume-spec.ts';
+import { checkLifecycleMode, secretsOf, volumeCapability } from './mount-inputs.ts';
+import { isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec } from './volume-spec.ts';
 import { loadVolData, saveVolData } from './vol-data.ts';
 
 /** Options of {@link CsiVolumePlugin}. */
@@ -187,42 +188,3 @@ export class CsiVolumePlugin implements VolumePlugin {
 function lockKey(driver: string, handle: string): string {
   return `${driver}\0${handle}`;
 }
-
-/** Upstream `supportsVolumeLifecycleMode`. */
-function checkLifecycleMode(spec: CsiVolumeSpec, csiDriver: V1CSIDriver | undefined): void {
-  const prefix = 'mounter.SetupAt failed to check volume lifecycle mode: ';
-  if (!csiDriver) {
-    if (spec.mode === 'Persistent') return;
-    throw nodeletError('NDL_CSI_VOLUME', csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (no CSIDriver object)`));
-  }
-  const modes = csiDriver.spec?.volumeLifecycleModes ?? ['Persistent'];
-  if (!modes.includes(spec.mode)) {
-    throw nodeletError('NDL_CSI_VOLUME', csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (only supports [${modes.map(q).join(' ')}])`));
-  }
-}
-
-function volumeCapability(spec: CsiVolumeSpec, singleNodeMultiWriter: boolean): VolumeCapability {
-  return {
-    mount: { fs_type: spec.fsType, mount_flags: [...spec.mountOptions] },
-    access_mode: { mode: csiAccessMode(spec.accessMode, singleNodeMultiWriter) as never },
-  };
-}
-
-/** The string data of a referenced secret (upstream `getCredentialsFromSecret`). */
-async function secretsOf(ctx: VolumeContext, ref: SecretRef | undefined, what: string): Promise<Record<string, string>> {
-  if (!ref) return {};
-  const fail = (why: string): never => {
-    throw nodeletError('NDL_VOLUME_SOURCE', `fetching ${what} ${ref.namespace}/${ref.name} failed: failed to find the secret ${ref.name} in the namespace ${ref.namespace} with error: ${why}`);
-  };
-  const secret = await ctx.source.getSecret(ref.namespace, ref.name).catch((e) => fail((e as Error).message));
-  if (!secret) return fail(`secrets ${q(ref.name)} not found`);
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
-  for (const [k, v] of Object.entries(secret.stringData ?? {})) out[k] = v;
-  return out;
-}
-
-function q(s: string): string {
-  return JSON.stringify(s);
-}
-

@@ -18,24 +18,12 @@
  */
 import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
 import { nodeletError } from '../../errors/catalogue.ts';
-import { apiMessage } from '../../kube/client.ts';
-import { NODE_ID_ANNOTATION } from './csi-paths.ts';
-import type { NodeInfoApi, NodeMetaPatch } from './node-info-api.ts';
+import { retry, UPDATE_BACKOFF, type Backoff } from './backoff.ts';
+import type { NodeInfoApi } from './node-info-api.ts';
+import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
 
 const MAX_INT32 = 2 ** 31 - 1;
 
-/** Upstream `updateBackoff`. */
-export interface Backoff {
-  readonly steps: number;
-  readonly durationMs: number;
-  readonly factor: number;
-  readonly jitter: number;
-}
-export const UPDATE_BACKOFF: Backoff = { steps: 4, durationMs: 10, factor: 5, jitter: 0.1 };
-
-type Meta = { labels: Record<string, string>; annotations: Record<string, string> };
-/** Edits a copy of the Node's labels/annotations; returns true when it changed something. */
-type NodeUpdate = (meta: Meta) => boolean;
 
 /** Installs/uninstalls CSI drivers' node info for one node. */
 export class NodeInfoManager {
@@ -145,129 +133,9 @@ export class NodeInfoManager {
   }
 }
 
-function setNodeID(driver: string, nodeID: string): NodeUpdate {
-  return (meta) => {
-    const map = parseNodeIDs(meta.annotations[NODE_ID_ANNOTATION]);
-    if (map[driver] === nodeID) return false;
-    map[driver] = nodeID;
-    meta.annotations[NODE_ID_ANNOTATION] = goJsonMap(map);
-    return true;
-  };
-}
-
-function removeNodeID(driver: string): NodeUpdate {
-  return (meta) => {
-    const prev = meta.annotations[NODE_ID_ANNOTATION];
-    if (!prev) return false;
-    const map = parseNodeIDs(prev);
-    if (!(driver in map)) return false;
-    delete map[driver];
-    if (Object.keys(map).length === 0) delete meta.annotations[NODE_ID_ANNOTATION];
-    else meta.annotations[NODE_ID_ANNOTATION] = goJsonMap(map);
-    return true;
-  };
-}
-
-function setTopologyLabels(topology: Readonly<Record<string, string>>): NodeUpdate {
-  return (meta) => {
-    const entries = Object.entries(topology);
-    if (entries.length === 0) return false;
-    for (const [k, v] of entries) {
-      const cur = meta.labels[k];
-      if (cur !== undefined && cur !== v) {
-        throw new Error(`detected topology value collision: driver reported ${q(k)}:${q(v)} but existing label is ${q(k)}:${q(cur)}`);
-      }
-    }
-    for (const [k, v] of entries) meta.labels[k] = v;
-    return true;
-  };
-}
-
-function removeLabels(keys: readonly string[]): NodeUpdate {
-  return (meta) => {
-    let changed = false;
-    for (const k of keys) {
-      if (k in meta.labels) {
-        delete meta.labels[k];
-        changed = true;
-      }
-    }
-    return changed;
-  };
-}
-
-/** Upstream `buildNodeIDMapFromAnnotation`. */
-function parseNodeIDs(value: string | undefined): Record<string, string> {
-  if (!value) return {};
-  try {
-    const parsed = JSON.parse(value) as unknown;
-    if (parsed === null) return {};
-    if (typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
-      throw new Error('json: cannot unmarshal into Go value of type map[string]string');
-    }
-    return { ...(parsed as Record<string, string>) };
-  } catch (e) {
-    throw new Error(`failed to parse node's ${q(NODE_ID_ANNOTATION)} annotation value (${q(value)}) err=${(e as Error).message}`);
-  }
-}
-
-/** JSON of a string map with sorted keys, like Go's json.Marshal. */
-function goJsonMap(map: Record<string, string>): string {
-  const sorted: Record<string, string> = {};
-  for (const k of Object.keys(map).sort()) sorted[k] = map[k]!;
-  return JSON.stringify(sorted);
-}
-
-function metaPatch(node: V1Node, before: Meta, after: Meta): NodeMetaPatch {
-  return {
-    resourceVersion: node.metadata?.resourceVersion,
-    labels: diff(before.labels, after.labels),
-    annotations: diff(before.annotations, after.annotations),
-  };
-}
-
-function diff(a: Record<string, string>, b: Record<string, string>): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
-  for (const k of Object.keys(a)) if (!(k in b)) out[k] = null;
-  for (const [k, v] of Object.entries(b)) if (a[k] !== v) out[k] = v;
-  return out;
-}
-
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const sa = new Set(a);
   return sa.size === new Set(b).size && b.every((x) => sa.has(x));
 }
 
-function q(s: string): string {
-  return JSON.stringify(s);
-}
-
-/**
- * Go's `wait.ExponentialBackoff` with the errors collected: runs `fn` up to
- * `steps` times; the final error reads
- * `<what>: timed out waiting for the condition; caused by: <aggregate>`.
- */
-export async function retry(b: Backoff, what: string, fn: () => Promise<void>): Promise<void> {
-  const errs: string[] = [];
-  let delay = b.durationMs;
-  for (let i = 0; i < b.steps; i++) {
-    try {
-      await fn();
-      return;
-    } catch (e) {
-      errs.push(apiMessage(e));
-    }
-    if (i < b.steps - 1) {
-      await new Promise((r) => setTimeout(r, delay * (1 + Math.random() * b.jitter)));
-      delay *= b.factor;
-    }
-  }
-  throw new Error(`${what}: timed out waiting for the condition; caused by: ${aggregate(errs)}`);
-}
-
-/** utilerrors.NewAggregate(...).Error(): duplicates once; brackets when more than one. */
-function aggregate(msgs: string[]): string {
-  if (msgs.length === 1) return msgs[0]!;
-  const seen = [...new Set(msgs)];
-  return seen.length === 1 ? seen[0]! : `[${seen.join(', ')}]`;
-}
+export { retry, UPDATE_BACKOFF, type Backoff };
