@@ -5,7 +5,7 @@
  * answers unauthenticated callers).
  */
 import { readFileSync } from 'node:fs';
-import type { Logger, Provider } from '@nodelet/plugin-api/v1';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import { containerLogDir, podLogsRoot } from '../logs/log-paths.ts';
 import type { PodController } from '../pods/pod-controller.ts';
@@ -16,20 +16,20 @@ import { ensureLocalClient, localClientCa } from '../server/standalone-client.ts
 import type { Logger as PinoLogger } from 'pino';
 
 /** Adapts the pod controller to what the kubelet API reads. */
-export function podSourceFor(pods: PodController, provider: Provider, rootDir: string): PodSource {
+export function podSourceFor(pods: PodController, rootDir: string): PodSource {
   return {
     listPods: () => pods.pods(),
     findContainer(namespace, podName, container): ContainerTarget | undefined {
       const found = pods.lookup(`${namespace}/${podName}`);
       const rec = found?.worker && [...found.worker.init, ...found.worker.app].find((c) => c.name === container);
-      if (!found || !rec || (!rec.running && !rec.terminated && !rec.last)) return undefined;
+      if (!found?.worker || !rec || (!rec.running && !rec.terminated && !rec.last)) return undefined;
       const m = found.pod.metadata!;
       return {
         logDir: containerLogDir(rootDir, { namespace: m.namespace!, name: m.name!, uid: m.uid! }, container),
         restartCount: rec.restartCount,
         running: !!rec.running,
-        providerName: provider.name,
-        exec: provider.exec !== undefined,
+        providerName: found.worker.provider.name,
+        exec: found.worker.provider.exec !== undefined,
         exited: rec.running?.exit,
       };
     },
@@ -37,13 +37,13 @@ export function podSourceFor(pods: PodController, provider: Provider, rootDir: s
 }
 
 /** Starts the HTTPS API and the healthz endpoint; resolves with the bound port. */
-export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, provider: Provider, nodeIP: string): Promise<{ port: number; close(): Promise<void> }> {
+export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, nodeIP: string): Promise<{ port: number; close(): Promise<void> }> {
   const serving = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
   const local = !o.clientCAFile && !o.kubeconfig ? ensureLocalClient(o.certDir) : undefined;
   if (!o.clientCAFile && !local) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
   const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : local ? localClientCa(local) : '';
   const server = createKubeletServer({
-    nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, provider, o.rootDir),
+    nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
   });

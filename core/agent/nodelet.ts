@@ -71,7 +71,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: { ...nodeResources(shape, host).allocatable, ...devices.admissionAllocatable() } }),
   });
   podsRef = pods;
-  const api = await startKubeletApi(o, log, pods, provider, nodeIP);
+  const api = await startKubeletApi(o, log, pods, nodeIP);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
   let node: NodeController | undefined;

@@ -178,7 +178,15 @@ export class PodController {
       await entry.worker.terminate(pod, this.graceMs(pod));
       await this.post(pod, entry, entry.worker.status(pod));
     }
-    await this.o.setup.teardown(pod).catch((e) => this.o.log.warn({ pod: key, err: String(e) }, 'volume teardown failed'));
+    try {
+      await this.o.setup.teardown(pod);
+    } catch (e) {
+      // Upstream keeps the pod object until its volumes are unmounted; retry.
+      this.o.log.warn({ pod: key, err: String(e) }, 'volume teardown failed, will retry');
+      if (entry) entry.deleting = false;
+      this.queue.addAfter(key, 2000);
+      return;
+    }
     try { await this.o.sink.deletePod(pod); } catch (e) {
       this.o.log.warn({ pod: key, err: String(e) }, 'failed to delete pod object, will retry');
       if (entry) entry.deleting = false;

@@ -68,7 +68,13 @@ export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefin
         if (known.has(uid) || !UID.test(uid)) continue;
         log.info({ uid }, 'removing the directory of a pod deleted while nodelet was down');
         const dir = join(o.podsDir, uid);
-        await teardownVolumes(dir, { log }).catch(() => undefined);
+        try {
+          await teardownVolumes(dir, { log });
+        } catch (e) {
+          // A volume that could not be unmounted keeps its pod dir: removing it would delete the volume's data.
+          log.warn({ uid, err: String(e) }, 'volume teardown of an orphaned pod failed; keeping its directory');
+          continue;
+        }
         await removeTreeNoFollow(dir);
       }
     },

@@ -52,6 +52,9 @@ export class PodWorker {
     if (st?.startTime) this.startTime = new Date(st.startTime);
   }
 
+  /** The provider running this pod. */
+  get provider(): Provider { return this.d.provider; }
+
   private key(c: ContainerRecord, pod: V1Pod): string { return `${pod.metadata!.uid}/${c.name}`; }
 
   /** The pod status to post. */
