@@ -1,0 +1,148 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EventsV1Event } from '@kubernetes/client-node';
+import { mergePatch, type KubeClients } from '../../../core/kube/client.ts';
+import { EventRecorder, logEvents, type Regarding } from '../../../core/events/event-recorder.ts';
+import { memoryLogger } from '../pods/fakes.ts';
+
+/** The two EventsV1Api calls the recorder makes. */
+class FakeEventsApi {
+  created: { namespace: string; body: EventsV1Event }[] = [];
+  patched: { name: string; namespace: string; body: { series: { count: number; lastObservedTime: unknown } }; opts: unknown }[] = [];
+  failCreates = 0;
+
+  async createNamespacedEvent({ namespace, body }: { namespace: string; body: EventsV1Event }): Promise<EventsV1Event> {
+    if (this.failCreates > 0) { this.failCreates--; throw Object.assign(new Error('HTTP 500'), { code: 500 }); }
+    this.created.push({ namespace, body });
+    return body;
+  }
+
+  async patchNamespacedEvent({ name, namespace, body }: { name: string; namespace: string; body: never }, opts: unknown): Promise<EventsV1Event> {
+    this.patched.push({ name, namespace, body, opts });
+    return {} as EventsV1Event;
+  }
+}
+
+const pod = (name = 'web', uid = `uid-${name}`, fieldPath?: string): Regarding => ({ kind: 'Pod', namespace: 'team', name, uid, fieldPath });
+
+let api: FakeEventsApi;
+let logs: string[];
+let rec: EventRecorder;
+beforeEach(() => {
+  vi.useFakeTimers({ now: new Date('2024-01-01T00:00:00Z') });
+  api = new FakeEventsApi();
+  logs = [];
+  rec = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs));
+});
+afterEach(() => { vi.useRealTimers(); });
+
+const settle = () => vi.advanceTimersByTimeAsync(0);
+
+describe('EventRecorder', () => {
+  it('creates an events.k8s.io/v1 Event named <object>.<unix nanoseconds in hex>', async () => {
+    rec.emit(pod('web', 'u1', 'spec.containers{main}'), 'Warning', 'BackOff', 'Back-off restarting failed container main');
+    await settle();
+    expect(api.created).toHaveLength(1);
+    const { namespace, body } = api.created[0]!;
+    expect(namespace).toBe('team');
+    expect(body.metadata!.name).toMatch(/^web\.[0-9a-f]+$/);
+    const ns = BigInt(`0x${body.metadata!.name!.split('.')[1]}`);
+    expect(ns / 1_000_000n).toBe(BigInt(Date.now()));
+    expect(body).toMatchObject({
+      apiVersion: 'events.k8s.io/v1', kind: 'Event', type: 'Warning', reason: 'BackOff', action: 'BackOff',
+      note: 'Back-off restarting failed container main', reportingController: 'kubelet', reportingInstance: 'node-a',
+      regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'team', name: 'web', uid: 'u1', fieldPath: 'spec.containers{main}' },
+    });
+    expect(body.eventTime).toBeDefined();
+  });
+
+  it('gives distinct events distinct names within one millisecond', async () => {
+    rec.emit(pod(), 'Normal', 'Pulling', 'a');
+    rec.emit(pod(), 'Normal', 'Pulling', 'b');
+    await settle();
+    const names = api.created.map((c) => c.body.metadata!.name);
+    expect(new Set(names).size).toBe(2);
+  });
+
+  it('truncates the note to 1024 characters', async () => {
+    rec.emit(pod(), 'Warning', 'Failed', 'x'.repeat(5000));
+    await settle();
+    expect(api.created[0]!.body.note).toHaveLength(1024);
+  });
+
+  it('turns identical events within 10 minutes into a series on the first Event', async () => {
+    rec.emit(pod(), 'Warning', 'BackOff', 'same');
+    await settle();
+    const name = api.created[0]!.body.metadata!.name;
+    await vi.advanceTimersByTimeAsync(60_000);
+    rec.emit(pod(), 'Warning', 'BackOff', 'same');
+    await settle();
+    await vi.advanceTimersByTimeAsync(60_000);
+    rec.emit(pod(), 'Warning', 'BackOff', 'same');
+    await settle();
+    expect(api.created).toHaveLength(1);
+    expect(api.patched.map((p) => [p.name, p.namespace, p.body.series.count])).toEqual([[name, 'team', 2], [name, 'team', 3]]);
+    expect(api.patched[0]!.opts).toBe(mergePatch);
+    expect(new Date(String(api.patched[1]!.body.series.lastObservedTime)).toISOString()).toBe('2024-01-01T00:02:00.000Z');
+  });
+
+  it('creates a new Event once the last identical one is older than 10 minutes', async () => {
+    rec.emit(pod(), 'Warning', 'BackOff', 'same');
+    await settle();
+    await vi.advanceTimersByTimeAsync(10 * 60_000 + 1);
+    rec.emit(pod(), 'Warning', 'BackOff', 'same');
+    await settle();
+    expect(api.created).toHaveLength(2);
+    expect(api.patched).toHaveLength(0);
+  });
+
+  it('keeps events apart that differ in field path, type, reason or note', async () => {
+    rec.emit(pod('web', 'u', 'spec.containers{a}'), 'Warning', 'Failed', 'n');
+    rec.emit(pod('web', 'u', 'spec.containers{b}'), 'Warning', 'Failed', 'n');
+    rec.emit(pod('web', 'u', 'spec.containers{a}'), 'Normal', 'Failed', 'n');
+    rec.emit(pod('web', 'u', 'spec.containers{a}'), 'Warning', 'BackOff', 'n');
+    rec.emit(pod('web', 'u', 'spec.containers{a}'), 'Warning', 'Failed', 'other');
+    await settle();
+    expect(api.created).toHaveLength(5);
+  });
+
+  it('limits a storm on one object to a burst of 25, refilling one per 5 minutes, per object', async () => {
+    for (let i = 0; i < 40; i++) rec.emit(pod('storm'), 'Warning', 'Failed', `note ${i}`);
+    await settle();
+    expect(api.created).toHaveLength(25);
+    rec.emit(pod('calm'), 'Normal', 'Started', 'ok');
+    await settle();
+    expect(api.created).toHaveLength(26);
+    await vi.advanceTimersByTimeAsync(5 * 60_000);
+    rec.emit(pod('storm'), 'Warning', 'Failed', 'late 1');
+    rec.emit(pod('storm'), 'Warning', 'Failed', 'late 2');
+    await settle();
+    expect(api.created.map((c) => c.body.note).slice(26)).toEqual(['late 1']);
+  });
+
+  it('forget() gives an object a fresh bucket and no series', async () => {
+    for (let i = 0; i < 30; i++) rec.emit(pod('f'), 'Warning', 'Failed', `n${i}`);
+    await settle();
+    rec.forget('uid-f');
+    rec.emit(pod('f'), 'Warning', 'Failed', 'n0');
+    await settle();
+    expect(api.created).toHaveLength(26);
+    expect(api.patched).toHaveLength(0);
+  });
+
+  it('never throws when the API fails; the event is logged and not remembered for a series', async () => {
+    api.failCreates = 1;
+    expect(() => rec.emit(pod(), 'Warning', 'Failed', 'x')).not.toThrow();
+    await settle();
+    expect(logs.some((l) => l.startsWith('warn event not recorded'))).toBe(true);
+    rec.emit(pod(), 'Warning', 'Failed', 'x');
+    await settle();
+    expect(api.created).toHaveLength(1);
+    expect(api.patched).toHaveLength(0);
+  });
+
+  it('logEvents only logs', () => {
+    const lines: string[] = [];
+    logEvents(memoryLogger(lines)).emit(pod(), 'Normal', 'Pulled', 'done');
+    expect(lines).toEqual(['info done {"object":"team/web","type":"Normal","reason":"Pulled"}']);
+  });
+});
