@@ -9,10 +9,13 @@ import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 
 interface DockerAuth { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string }
 
-/** Normalises a docker config key (`https://index.docker.io/v1/`, `host:port`) to a registry host. */
+/**
+ * Normalises a docker config key (`https://index.docker.io/v1/`, `host:port`, `host/repo/prefix`) to
+ * `host[:port][/path]`: the scheme and trailing slashes go, a repository path stays (the keyring matches it as a prefix).
+ */
 export function registryHost(key: string): string {
-  const host = key.replace(/^[a-z]+:\/\//, '').replace(/\/.*$/, '');
-  return host === 'index.docker.io' ? 'docker.io' : host;
+  const bare = key.trim().replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+  return /^index\.docker\.io(\/v[12])?$/.test(bare) ? 'docker.io' : bare;
 }
 
 function toCredential(key: string, a: DockerAuth): RegistryCredential {
