@@ -49,8 +49,10 @@ export function readStaticPods(dir: string, nodeName: string, log: Logger): V1Po
   const pods: V1Pod[] = [];
   for (const n of names) {
     const file = join(dir, n);
-    if (!statSync(file).isFile()) continue;
-    try { pods.push(readStaticPod(file, nodeName)); } catch (e) { log.error({ file, err: (e as Error).message }, 'invalid static pod manifest skipped'); }
+    try {
+      if (!statSync(file).isFile()) continue;
+      pods.push(readStaticPod(file, nodeName));
+    } catch (e) { log.error({ file, err: (e as Error).message }, 'invalid static pod manifest skipped'); }
   }
   return pods;
 }
