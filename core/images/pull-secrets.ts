@@ -7,7 +7,8 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 
-interface DockerAuth { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string }
+/** One `auths` entry of a docker config. */
+export interface DockerAuth { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string }
 
 /**
  * Normalises a docker config key (`https://index.docker.io/v1/`, `host:port`, `host/repo/prefix`) to
@@ -18,7 +19,8 @@ export function registryHost(key: string): string {
   return /^index\.docker\.io(\/v[12])?$/.test(bare) ? 'docker.io' : bare;
 }
 
-function toCredential(key: string, a: DockerAuth): RegistryCredential {
+/** A docker config `auths` entry (`auth` base64 `user:password`, or username/password, or a token) as a credential. */
+export function toCredential(key: string, a: DockerAuth): RegistryCredential {
   let { username, password } = a;
   if ((!username || !password) && a.auth) {
     const decoded = Buffer.from(a.auth, 'base64').toString('utf8');

@@ -79,7 +79,9 @@ export class RegistryAuth {
   private async fetchToken(params: Readonly<Record<string, string>>, scope: string, cred: RegistryCredential | undefined, signal?: AbortSignal) {
     const url = new URL(params.realm!);
     if (params.service) url.searchParams.set('service', params.service);
-    url.searchParams.set('scope', params.scope || scope);
+    // Ask for what nodelet needs (push,pull when pushing) and for what the registry named, if different.
+    url.searchParams.append('scope', scope);
+    if (params.scope && params.scope !== scope) url.searchParams.append('scope', params.scope);
     const headers: Record<string, string> = { 'User-Agent': this.userAgent };
     const basic = basicHeader(cred);
     if (basic) headers.Authorization = basic;

@@ -100,15 +100,15 @@ export class RegistryClient {
   }
 
   /** One request with authentication: up-front header, then at most one answered challenge. */
-  private async send(t: RepositoryTarget, method: string, path: string, accept: string): Promise<Response> {
-    const url = this.baseUrl(t) + path;
-    const scope = `repository:${t.repository}:pull`;
+  private async send(t: RepositoryTarget, method: string, path: string, accept: string, extra: RequestExtra = {}): Promise<Response> {
+    const url = /^https?:\/\//.test(path) ? path : this.baseUrl(t) + path;
+    const scope = `repository:${t.repository}:${extra.push ? 'push,pull' : 'pull'}`;
     let authorization = this.auth.upFront(t.host, scope, t.credential);
     for (let attempt = 0; ; attempt++) {
-      const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.userAgent };
+      const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.userAgent, ...extra.headers };
       if (authorization) headers.Authorization = authorization;
-      const res = await this.fetchFn(url, { method, headers, redirect: 'follow', signal: t.signal });
-      if (res.ok) return res;
+      const res = await this.fetchFn(url, { method, headers, body: extra.body as BodyInit | undefined, redirect: 'follow', signal: t.signal });
+      if (res.ok || extra.okStatus?.includes(res.status)) return res;
       if (res.status === 401 && attempt === 0) {
         const retry = await this.auth.answer(t.host, scope, t.credential, res.headers.get('www-authenticate'), t.signal);
         if (retry && retry !== authorization) {
@@ -117,9 +117,27 @@ export class RegistryClient {
           continue;
         }
       }
-      throw method === 'HEAD' ? headError(res, path) : await registryErrorFrom(res, `${method} ${path}`);
+      throw method === 'HEAD' ? headError(res, path) : await registryErrorFrom(res, `${method} ${path.replace(/^https?:\/\/[^/]+/, '').replace(/\?.*$/, '')}`);
     }
   }
+
+  /**
+   * A request for pushing: `pathOrUrl` is relative to `/v2/<repo>/` or an absolute
+   * upload `Location`; authenticates with the `push,pull` scope.
+   */
+  pushRequest(t: RepositoryTarget, method: string, pathOrUrl: string, init: { headers?: Record<string, string>; body?: Uint8Array; okStatus?: number[] } = {}): Promise<Response> {
+    return this.send(t, method, pathOrUrl, '*/*', { ...init, push: true });
+  }
+}
+
+/** Extra parts of a request. */
+interface RequestExtra {
+  readonly headers?: Record<string, string>;
+  readonly body?: Uint8Array;
+  /** Non-2xx statuses returned rather than thrown (`404` for an existence check). */
+  readonly okStatus?: readonly number[];
+  /** Ask for `push,pull` rather than `pull`. */
+  readonly push?: boolean;
 }
 
 /** HEAD answers have no body: name the status the way the registry would. */

@@ -31,6 +31,8 @@ export interface AccessLogEntry {
 export interface RegistryOptions {
   /** Require basic auth with this user. */
   readonly auth?: { readonly username: string; readonly password: string };
+  /** Require bearer tokens from this issuer (`auth: token`; see token-issuer.ts). */
+  readonly token?: { readonly realm: string; readonly service: string; readonly issuer: string; readonly rootCertBundle: string };
   /** How long to wait for `/v2/` to answer (ms). */
   readonly startTimeoutMs?: number;
 }
@@ -73,7 +75,11 @@ async function htpasswdLine(username: string, password: string): Promise<string>
   return stdout.trim();
 }
 
-function configYaml(dir: string, port: number, htpasswdPath?: string): string {
+function tokenYaml(t: NonNullable<RegistryOptions['token']>): string[] {
+  return ['auth:', '  token:', ...Object.entries({ realm: t.realm, service: t.service, issuer: t.issuer, rootcertbundle: t.rootCertBundle }).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`)];
+}
+
+function configYaml(dir: string, port: number, htpasswdPath?: string, token?: RegistryOptions['token']): string {
   return [
     'version: 0.1',
     'log:',
@@ -87,6 +93,7 @@ function configYaml(dir: string, port: number, htpasswdPath?: string): string {
     `  addr: 127.0.0.1:${port}`,
     '  secret: nodelet-test-secret',
     ...(htpasswdPath ? ['auth:', '  htpasswd:', '    realm: nodelet-test', `    path: ${JSON.stringify(htpasswdPath)}`] : []),
+    ...(token && !htpasswdPath ? tokenYaml(token) : []),
     '',
   ].join('\n');
 }
@@ -163,7 +170,7 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
   }
   const port = await freePort();
   const configPath = join(dir, 'config.yml');
-  await writeFile(configPath, configYaml(dir, port, htpasswdPath));
+  await writeFile(configPath, configYaml(dir, port, htpasswdPath, opts.token));
   const child = spawn(REGISTRY_BIN, ['serve', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: AccessLogEntry[] = [];
   const errors: string[] = [];
