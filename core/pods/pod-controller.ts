@@ -85,7 +85,12 @@ export class PodController {
 
   /** Pods currently admitted and not finished (for admission and the kubelet API). */
   activePods(): V1Pod[] {
-    return [...this.entries.entries()].filter(([, e]) => e.worker && !e.rejected).map(([k]) => this.desired.get(k)).filter((p): p is V1Pod => !!p);
+    const out: V1Pod[] = [];
+    for (const [k, e] of this.entries) {
+      const pod = this.desired.get(k);
+      if (pod && e.worker && !e.rejected && !e.worker.finished(pod)) out.push(pod);
+    }
+    return out;
   }
 
   /** The pod and its worker for a key (the kubelet API's log lookups). */

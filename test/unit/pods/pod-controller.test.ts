@@ -186,6 +186,18 @@ describe('PodController', () => {
     expect(sink.last('default/second')).toMatchObject({ phase: 'Failed', reason: 'OutOfpods' });
   });
 
+  it('does not count finished pods against maxPods (upstream GetActivePods)', async () => {
+    const { provider, sink, ctrl } = setupController({ admitContext: () => ({ nodeName: 'node-a', nodeLabels: {}, allocatable: { cpu: '4', memory: '4Gi', pods: '1' } }) });
+    provider.autoExit.main = 0;
+    ctrl.upsert(pod('job', { restartPolicy: 'Never' }));
+    await until(() => sink.last('default/job')?.phase === 'Succeeded');
+    expect(ctrl.activePods()).toEqual([]);
+    delete provider.autoExit.main;
+    ctrl.upsert(pod('next'));
+    await until(() => sink.last('default/next'));
+    await until(() => sink.last('default/next')?.phase === 'Running');
+  });
+
   it('does not patch the status again when nothing changed', async () => {
     const { provider, sink, ctrl } = setupController({ concurrency: 1 });
     ctrl.upsert(pod('steady'));
