@@ -59,8 +59,12 @@ export class FakeProvider implements Provider {
   /** Exit code applied right after start, per container name (absent: keeps running). */
   autoExit: Record<string, number> = {};
 
-  async pullImage(image: string, _o: unknown, _ctx: PodContext): Promise<PulledImage> {
+  /** Pull policies asked for, in pull order. */
+  readonly pullPolicies: string[] = [];
+
+  async pullImage(image: string, o: { pullPolicy: string }, _ctx: PodContext): Promise<PulledImage> {
     this.pulls.push(image);
+    this.pullPolicies.push(o.pullPolicy);
     const e = this.pullError?.(image);
     if (e) throw e;
     return { image, imageID: `${image}@sha256:00`, digest: 'sha256:00', path: '/dev/null', size: 42, cached: false };

@@ -246,6 +246,38 @@ describe('PodController', () => {
     expect(logs.filter((l) => l.includes('pod sync failed'))).toEqual([]);
   });
 
+  it('reports FailedMount events per volume and starts nothing while volumes fail', async () => {
+    const { provider, setup, events, ctrl } = setupController();
+    setup.prepare = async () => { throw Object.assign(new Error('2 volumes failed'), { messages: ['MountVolume.SetUp failed for volume "a" : x', 'MountVolume.SetUp failed for volume "b" : y'] }); };
+    ctrl.upsert(pod('mount'));
+    await until(() => events.list.length >= 2);
+    expect(events.list.map((e) => [e.type, e.reason, e.note])).toEqual([
+      ['Warning', 'FailedMount', 'MountVolume.SetUp failed for volume "a" : x'],
+      ['Warning', 'FailedMount', 'MountVolume.SetUp failed for volume "b" : y'],
+    ]);
+    expect(provider.pulls).toEqual([]);
+  });
+
+  it('reports CreateContainerConfigError when the environment cannot be resolved', async () => {
+    const { provider, setup, sink, ctrl } = setupController();
+    setup.env = async () => { throw new Error('configmap "cfg" not found'); };
+    ctrl.upsert(pod('cfg'));
+    await until(() => waitingReason(sink.last('default/cfg')) === 'CreateContainerConfigError');
+    expect(sink.last('default/cfg')!.containerStatuses![0]!.state!.waiting!.message).toBe('configmap "cfg" not found');
+    expect(provider.started).toEqual([]);
+  });
+
+  it('defaults imagePullPolicy like upstream: Always for :latest or no tag, IfNotPresent otherwise', async () => {
+    const { provider, ctrl } = setupController();
+    const p = pod('policy', { containers: ['a', 'b', 'c', 'd'] });
+    const images = ['reg.io:5000/app', 'reg.io/app:latest', 'reg.io/app:v1', 'reg.io/app@sha256:' + '0'.repeat(64)];
+    p.spec!.containers.forEach((c, i) => { c.image = images[i]; });
+    ctrl.upsert(p);
+    await until(() => provider.pulls.length === 4);
+    const byImage = Object.fromEntries(provider.pulls.map((img, i) => [img, provider.pullPolicies[i]]));
+    expect(byImage).toEqual({ [images[0]!]: 'Always', [images[1]!]: 'Always', [images[2]!]: 'IfNotPresent', [images[3]!]: 'IfNotPresent' });
+  });
+
   it('retries a failed status patch', async () => {
     const { sink, ctrl } = setupController();
     sink.failPatches = 1;
