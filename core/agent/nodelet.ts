@@ -68,6 +68,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
     route: providers.route, setup: withDevicePlugins(setup, devices, events), events, resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
+    admitHook: (pod) => devices.admit(pod),
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: { ...nodeResources(shape, host).allocatable, ...devices.admissionAllocatable() } }),
   });
   podsRef = pods;
@@ -85,8 +86,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
-  const registration = await startPluginRegistration(o, clients, log);
-  registration.manager.addHandler(DEVICE_PLUGIN_TYPE, devices.handler);
+  const registration = await startPluginRegistration(o, clients, log, { [DEVICE_PLUGIN_TYPE]: devices.handler });
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;

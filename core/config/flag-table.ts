@@ -127,7 +127,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'default-taint', type: 'bool', default: 'true', upstream: false,
     help: 'Register with the taint kubernetes.io/arch=wasm32-wasi:NoSchedule', apply: (s, r) => { s.defaultTaint = parseBool(r); } },
   { name: 'device-endpoint-grace-period', type: 'duration', default: '5m0s', upstream: false,
-    help: 'How long a vanished device plugin keeps its resource (with capacity 0)',
+    help: 'How long a stopped device plugin\'s resource keeps its capacity (allocatable drops to 0 at once) before it is reported as 0',
     apply: (s, r) => { s.deviceEndpointGracePeriodMs = parsePositiveDuration(r); } },
   { name: 'insecure-registries', type: 'strings', default: '', upstream: false,
     help: 'Registries (host[:port]) pulled over plain HTTP, comma-separated or repeated',

@@ -11,7 +11,7 @@
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger, PodContext, Provider } from '@nodelet/plugin-api/v1';
-import { admitPod, type AdmitContext } from './admission.ts';
+import { admitPod, type AdmitContext, type AdmitResult } from './admission.ts';
 import { Backoff } from './backoff.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { PodWorker } from './pod-worker.ts';
@@ -38,6 +38,8 @@ export interface PodControllerOptions {
   sink: StatusSink;
   events: Events;
   admitContext(): Omit<AdmitContext, 'admitted'>;
+  /** Runs before the resource predicates (e.g. device allocation); a rejection fails admission with its reason. */
+  admitHook?(pod: V1Pod): Promise<AdmitResult>;
   resyncMs: number;
   concurrency?: number;
   /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
@@ -56,6 +58,7 @@ export class PodController {
   private readonly restartBackoff: Backoff;
   private readonly pullBackoff: Backoff;
   private resync?: NodeJS.Timeout;
+  private admitting: Promise<void> = Promise.resolve();
   private stopping = false;
 
   constructor(private readonly o: PodControllerOptions) {
@@ -112,20 +115,32 @@ export class PodController {
     }
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
-    if (!entry) entry = this.admit(key, pod);
+    if (!entry) entry = await this.admitSerially(key, pod);
     if (entry.rejected || !entry.worker) return;
     if (!entry.worker.finished(pod)) await entry.worker.reconcile(pod);
     await this.post(pod, entry, entry.worker.status(pod));
   }
 
-  private admit(key: string, pod: V1Pod): Entry {
+  /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
+  private admitSerially(key: string, pod: V1Pod): Promise<Entry> {
+    const run = this.admitting.then(() => this.admit(key, pod));
+    this.admitting = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  private async verdict(pod: V1Pod): Promise<{ routed: ReturnType<ProviderRouter>; verdict: AdmitResult }> {
+    const routed = this.o.route(pod);
+    if (!('provider' in routed)) return { routed, verdict: { admit: false, reason: routed.reason, message: routed.message } };
+    const hooked = this.o.admitHook ? await this.o.admitHook(pod).catch((e): AdmitResult => ({ admit: false, reason: 'UnexpectedAdmissionError', message: String((e as Error).message ?? e) })) : { admit: true as const };
+    if (!hooked.admit) return { routed, verdict: hooked };
+    return { routed, verdict: admitPod(pod, { ...this.o.admitContext(), admitted: this.activePods() }) };
+  }
+
+  private async admit(key: string, pod: V1Pod): Promise<Entry> {
     const entry: Entry = { uid: pod.metadata!.uid! };
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') { entry.rejected = true; return entry; }
-    const routed = this.o.route(pod);
-    const verdict = 'provider' in routed
-      ? admitPod(pod, { ...this.o.admitContext(), admitted: this.activePods() })
-      : { admit: false as const, reason: routed.reason, message: routed.message };
+    const { routed, verdict } = await this.verdict(pod);
     if (!verdict.admit) {
       entry.rejected = true;
       const message = `Pod was rejected: ${verdict.message}`;
