@@ -6,7 +6,7 @@ import { newNodeObject, nodeLabels, nodeResources, nodeStatusBase, nodeTaints, t
 const MI = 1024 * 1024;
 const fine: Pressure = { memoryAvailableBytes: 4096 * MI, diskAvailableFraction: 0.5, pidsAvailableFraction: 0.9 };
 
-const byType = (cs: { type: string }[], t: string) => cs.find((c) => c.type === t);
+const byType = <T extends { type: string }>(cs: T[], t: string): T | undefined => cs.find((c) => c.type === t);
 
 describe('computeConditions', () => {
   it('is Ready with no pressure, in upstream wording', () => {
