@@ -10,12 +10,13 @@
  *                                                Succeeded ◄─┘ all exit 0
  */
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { isProviderError, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
+import { isProviderError, type Mount, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
 import { Backoff } from './backoff.ts';
 import { newRecord, type ContainerRecord } from './container-record.ts';
 import { computePodStatus } from './pod-status.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import { milliCpu, parseQuantity } from './quantity.ts';
+import { terminationMessage } from './termination-message.ts';
 
 /** Shared services of all pod workers. */
 export interface WorkerDeps {
@@ -176,15 +177,16 @@ export class PodWorker {
       return this.startFailed(pod, rec, 'CreateContainerConfigError', (e as Error).message);
     }
     const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
+    const logPath = this.d.setup.logPath(pod, rec.name, restartCount);
     try {
       const running = await this.d.provider.startContainer({
         id, pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
         name: rec.name, image: rec.image!, ...config, workingDir: spec.workingDir, restartCount,
-        limits: limits(spec), logPath: this.d.setup.logPath(pod, rec.name, restartCount),
+        limits: limits(spec), logPath,
       }, this.ctx!);
       this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
       this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
-      this.onStarted(pod, rec, running, restartCount);
+      this.onStarted(pod, rec, running, restartCount, { spec, mounts: config.mounts, logPath });
     } catch (e) {
       const reason = isProviderError(e) ? 'CreateContainerError' : 'RunContainerError';
       return this.startFailed(pod, rec, reason, (e as Error).message);
@@ -197,7 +199,8 @@ export class PodWorker {
     this.d.requeue(this.d.restartBackoff.next(`${this.key(rec, pod)}/create`));
   }
 
-  private onStarted(pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number): void {
+  private onStarted(pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number,
+    run: { spec: V1Container; mounts: Mount[]; logPath: string }): void {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;
     rec.waiting = undefined;
@@ -205,9 +208,10 @@ export class PodWorker {
     rec.restartCount = restartCount;
     rec.startedAt = running.startedAt;
     rec.containerID = `${this.d.provider.name}://${running.id}`;
-    void running.exit.then((x) => {
+    void running.exit.then(async (x) => {
+      const message = await terminationMessage(run.spec, x, run.mounts, run.logPath).catch(() => x.message);
       rec.running = undefined;
-      rec.terminated = { ...x, startedAt: running.startedAt, containerID: rec.containerID! };
+      rec.terminated = { ...x, message, startedAt: running.startedAt, containerID: rec.containerID! };
       this.d.requeue(0);
     });
   }

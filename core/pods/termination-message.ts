@@ -1,0 +1,94 @@
+/**
+ * The `terminated.message` of a container, as upstream's kuberuntime builds it:
+ *
+ *   file = terminationMessagePath (default /dev/termination-log) inside the container's mounts
+ *   fallback = policy FallbackToLogsOnError and exit code != 0
+ *   file present and not empty ─▶ its last 4096 bytes
+ *   file absent or empty       ─▶ fallback ? the last 80 log lines, at most 2048 bytes : nothing
+ *   message = runtime message (a trap, an OOM) [+ ": " + that text]
+ *
+ * With WASI there is no bind-mounted file: the module can only write the path
+ * when it lies inside one of its mounts (e.g. an emptyDir at /dev or /tmp). The
+ * file is resolved in the mount's host directory without following symlinks out
+ * of it, so a module cannot make nodelet read host files into the pod status.
+ */
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import type { V1Container } from '@kubernetes/client-node';
+import type { Mount } from '@nodelet/plugin-api/v1';
+import { readContainerLog } from '../logs/cri-log-reader.ts';
+import { resolveInRoot } from '../paths/safe-join.ts';
+
+/** Upstream `kubecontainer.MaxContainerTerminationMessageLength`. */
+export const MAX_TERMINATION_MESSAGE_BYTES = 4096;
+/** Upstream `MaxContainerTerminationMessageLogLines` / `MaxContainerTerminationMessageLogLength`. */
+export const FALLBACK_LOG_LINES = 80;
+export const FALLBACK_LOG_BYTES = 2048;
+const DEFAULT_PATH = '/dev/termination-log';
+
+/** The host file behind `containerPath`, if a mount covers it (longest mount path wins). */
+async function hostFileOf(containerPath: string, mounts: readonly Mount[]): Promise<string | undefined> {
+  const target = path.posix.normalize(containerPath);
+  const covering = mounts
+    .filter((m) => target === m.containerPath || target.startsWith(m.containerPath.endsWith('/') ? m.containerPath : `${m.containerPath}/`))
+    .sort((a, b) => b.containerPath.length - a.containerPath.length)[0];
+  if (!covering) return undefined;
+  if (target === covering.containerPath) return covering.hostPath;
+  const rel = path.posix.relative(covering.containerPath, target);
+  return resolveInRoot(covering.hostPath, 'terminationMessagePath', rel);
+}
+
+/** The last `max` bytes of a regular file. */
+async function readTail(file: string, max: number): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new Error('not a regular file');
+    const length = Math.min(st.size, max);
+    const buf = Buffer.alloc(length);
+    await fh.read(buf, 0, length, st.size - length);
+    return buf.toString('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The last lines of the container's log as `kubectl logs` prints them. */
+async function logTail(logPath: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  const stream = await readContainerLog(logPath, { tailLines: FALLBACK_LOG_LINES, limitBytes: FALLBACK_LOG_BYTES });
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Returns [text, checkLogs] like upstream's getTerminationMessage. */
+async function fromFile(spec: V1Container, mounts: readonly Mount[], fallback: boolean): Promise<[string, boolean]> {
+  const p = spec.terminationMessagePath ?? DEFAULT_PATH;
+  let file: string | undefined;
+  try {
+    file = await hostFileOf(p, mounts);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return ['', fallback];
+    return [`Error on reading termination log ${p}: ${(e as Error).message}`, false];
+  }
+  if (!file) return ['', fallback];
+  try {
+    const text = await readTail(file, MAX_TERMINATION_MESSAGE_BYTES);
+    return [text, fallback && text.length === 0];
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return ['', fallback];
+    return [`Error on reading termination log ${p}: ${(e as Error).message}`, false];
+  }
+}
+
+/**
+ * The message for a finished container: the runtime's `message` joined with the
+ * termination message file or, under FallbackToLogsOnError after a failure, the log tail.
+ */
+export async function terminationMessage(spec: V1Container, exit: { exitCode: number; message?: string }, mounts: readonly Mount[], logPath: string): Promise<string | undefined> {
+  const fallback = spec.terminationMessagePolicy === 'FallbackToLogsOnError' && exit.exitCode !== 0;
+  let [text, checkLogs] = await fromFile(spec, mounts, fallback);
+  if (checkLogs) text = await logTail(logPath).catch(() => '');
+  if (!text) return exit.message;
+  return exit.message ? `${exit.message}: ${text}` : text;
+}
