@@ -1,0 +1,141 @@
+/**
+ * The benchmark's world: the real control plane, a registry with the modules,
+ * nodelet started through its real binary (with the bench trace preload and
+ * optional profiling flags), and kwok managing one fake Node on the same
+ * control plane.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { issueNodeCredentials, startControlPlane, stopControlPlane, type ClusterInfo } from '../../test/cluster/control-plane.ts';
+import { freePort } from '../../test/harness/ports.ts';
+import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
+import { startRegistry, type TestRegistry } from '../../test/harness/registry.ts';
+import { pushWasmArtifact } from '../../test/harness/oci-push.ts';
+import { buildPeers } from '../../test/peers/build-peers.ts';
+import { ROOT } from './fixtures.ts';
+
+/** Node names used by the bench. */
+export const NODELET_NODE = 'bench-nodelet';
+export const KWOK_NODE = 'bench-kwok';
+
+/** Admin clients. */
+export interface Clients { kc: k8s.KubeConfig; core: k8s.CoreV1Api; apps: k8s.AppsV1Api; storage: k8s.StorageV1Api }
+
+/** A running nodelet started by the bench. */
+export interface BenchNodelet {
+  peer: Peer; rootDir: string; logFile: string; traceFile: string; pid: number;
+  /** Resolves with the exit code (or signal) when the process ends. */
+  exited: Promise<number | string | null>;
+  /** The last `n` lines of its log. */
+  logTail(n: number): string;
+  stop(): Promise<void>;
+}
+
+/** Admin API clients for `info`. */
+export function clientsFor(info: ClusterInfo): Clients {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(info.adminKubeconfig);
+  return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), storage: kc.makeApiClient(k8s.StorageV1Api) };
+}
+
+/** Starts the control plane (built or cached by test/cluster/build.sh). */
+export async function startCluster(): Promise<{ info: ClusterInfo; stop(): Promise<void> }> {
+  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '40s' });
+  return { info, stop: () => stopControlPlane(info, peers) };
+}
+
+/** Starts a registry and pushes `modules` (name → .wasm path) as `<name>:v1`; returns name → image ref. */
+export async function startBenchRegistry(modules: Record<string, string>): Promise<{ reg: TestRegistry; images: Record<string, string> }> {
+  const reg = await startRegistry();
+  const images: Record<string, string> = {};
+  for (const [name, path] of Object.entries(modules)) {
+    await pushWasmArtifact(reg.host, name, 'v1', await readFile(path), { format: 'cncf' });
+    images[name] = `${reg.host}/${name}:v1`;
+  }
+  return { reg, images };
+}
+
+/** Options of {@link startBenchNodelet}. */
+export interface NodeletOpts { maxPods: number; extraArgs?: string[]; nodeOptions?: string[] }
+
+/** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE. */
+export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Promise<BenchNodelet> {
+  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-bench-'));
+  const creds = issueNodeCredentials(info, NODELET_NODE);
+  const logFile = join(rootDir, 'nodelet.log');
+  const traceFile = join(rootDir, 'trace.jsonl');
+  const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--kubeconfig=${creds.kubeconfig}`, `--hostname-override=${NODELET_NODE}`,
+    '--node-ip=127.0.0.1', `--root-dir=${rootDir}`, `--port=${await freePort()}`, '--address=127.0.0.1',
+    `--healthz-port=${await freePort()}`, `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`,
+    `--client-ca-file=${info.caCert}`, `--max-pods=${o.maxPods}`, ...(o.extraArgs ?? [])];
+  const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
+  // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
+  const env = { ...process.env, NODELET_BENCH_TRACE: traceFile };
+  const peer = startPeer('nodelet', process.execPath, [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
+  let stopping = false;
+  const exited = new Promise<number | string | null>((r) => peer.proc.once('exit', (code, sig) => { if (!stopping) r(code ?? sig); }));
+  return {
+    peer, rootDir, logFile, traceFile, pid: peer.proc.pid!, exited,
+    logTail: (n) => { try { return readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n'); } catch { return ''; } },
+    async stop() { stopping = true; await peer.stop('SIGTERM', 60_000); },
+  };
+}
+
+/** Removes a nodelet root dir (after stop). */
+export function disposeRoot(dir: string): void { rmSync(dir, { recursive: true, force: true }); }
+
+/** Waits until node `name` is Ready. */
+export async function waitNodeReady(c: Clients, name: string, timeoutMs = 120_000): Promise<void> {
+  await waitFor(`node ${name} Ready`, async () => {
+    const n = await c.core.readNode({ name });
+    return n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
+  }, timeoutMs, 250);
+}
+
+/** The taint on the kwok node (its pods tolerate it). */
+export const KWOK_TAINT = { key: 'kwok.x-k8s.io/node', value: 'fake', effect: 'NoSchedule' } as const;
+
+/** The kwok module version built by test/peers (its stage files are read from the Go module cache). */
+export const KWOK_VERSION = 'v0.8.0';
+
+/**
+ * kwok's "fast" stages (what `kwokctl` applies by default: node/fast,
+ * node/heartbeat-with-lease, pod/fast), read from the kwok module that
+ * test/peers/build.sh downloaded, as one multi-document config file.
+ */
+export function kwokStagesConfig(): string {
+  const modcache = execFileSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim();
+  const base = join(modcache, 'sigs.k8s.io', `kwok@${KWOK_VERSION}`, 'kustomize', 'stage');
+  const docs: string[] = [];
+  for (const d of ['node/fast', 'node/heartbeat-with-lease', 'pod/fast']) {
+    for (const f of readdirSync(join(base, d)).filter((x) => x.endsWith('.yaml') && x !== 'kustomization.yaml').sort()) {
+      docs.push(readFileSync(join(base, d, f), 'utf8'));
+    }
+  }
+  if (!docs.some((x) => /name: pod-ready/.test(x))) throw new Error(`no pod-ready stage under ${base}`);
+  return docs.join('\n---\n');
+}
+
+/** Creates the fake Node for kwok and starts kwok (admin kubeconfig) managing nodes annotated kwok.x-k8s.io/node=fake. */
+export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number): Promise<Peer> {
+  const res = { cpu: '32', memory: '256Gi', pods: String(maxPods) };
+  await c.core.createNode({ body: {
+    metadata: { name: KWOK_NODE, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
+      labels: { 'kubernetes.io/hostname': KWOK_NODE, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' } },
+    spec: { taints: [KWOK_TAINT] },
+    status: { allocatable: res, capacity: res },
+  } });
+  const dir = mkdtempSync(join(tmpdir(), 'nodelet-bench-kwok-'));
+  writeFileSync(join(dir, 'stages.yaml'), kwokStagesConfig());
+  const peer = startPeer('kwok', buildPeers().kwok, [
+    `--kubeconfig=${info.adminKubeconfig}`, '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', '--node-ip=127.0.0.2', '--cidr=10.1.0.0/16',
+    '--node-lease-duration-seconds=40', `--config=${join(dir, 'stages.yaml')}`,
+  ], join(dir, 'kwok.log'), { cwd: dir });
+  await waitNodeReady(c, KWOK_NODE, 120_000);
+  return peer;
+}

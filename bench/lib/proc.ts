@@ -1,0 +1,105 @@
+/**
+ * Memory and CPU of a process tree from /proc: RSS from /proc/<pid>/status,
+ * PSS from /proc/<pid>/smaps_rollup (when readable), CPU from utime+stime of
+ * /proc/<pid>/stat. Threads (worker threads) are part of their process.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLK_TCK = 100;
+
+function ppidOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch { return undefined; }
+}
+
+/** `root` and all its descendants (alive now). */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    const pid = Number(d);
+    const pp = ppidOf(pid);
+    if (pp !== undefined) children.set(pp, [...(children.get(pp) ?? []), pid]);
+  }
+  const out: number[] = [];
+  const todo = [root];
+  while (todo.length) {
+    const p = todo.pop()!;
+    out.push(p);
+    todo.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+function kbField(text: string, field: string): number | undefined {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Memory of a process tree, in bytes. `pss` is undefined when smaps_rollup is not readable. */
+export interface TreeMemory { pids: number; rss: number; pss?: number; threads: number; byProcess: Array<{ pid: number; comm: string; rssMiB: number }> }
+
+/** Sums RSS (and PSS when readable) over the tree of `root`. */
+export function treeMemory(root: number): TreeMemory {
+  let rss = 0; let pss: number | undefined = 0; let threads = 0;
+  const byProcess: TreeMemory['byProcess'] = [];
+  const pids = processTree(root);
+  for (const pid of pids) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const own = (kbField(status, 'VmRSS') ?? 0) * 1024;
+      rss += own;
+      byProcess.push({ pid, comm: /^Name:\s+(\S+)/m.exec(status)?.[1] ?? '?', rssMiB: mib(own) });
+      threads += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    } catch { /* exited */ }
+    try {
+      const v = kbField(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss');
+      pss = v === undefined || pss === undefined ? undefined : pss + v * 1024;
+    } catch { pss = undefined; }
+  }
+  return { pids: pids.length, rss, pss, threads, byProcess };
+}
+
+/** CPU seconds (user+system) used so far by the tree of `root`. */
+export function treeCpuSeconds(root: number): number {
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch { /* exited */ }
+  }
+  return ticks / CLK_TCK;
+}
+
+/** Average cores used by the tree over `ms` and the memory at the end (max RSS seen by sampling every second). */
+export async function sampleTree(root: number, ms: number): Promise<{ cores: number; seconds: number; memory: TreeMemory; maxRss: number }> {
+  const c0 = treeCpuSeconds(root);
+  const t0 = performance.now();
+  let maxRss = 0;
+  while (performance.now() - t0 < ms) {
+    await new Promise((r) => setTimeout(r, Math.min(1000, ms - (performance.now() - t0))));
+    maxRss = Math.max(maxRss, treeMemory(root).rss);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { cores: (treeCpuSeconds(root) - c0) / seconds, seconds, memory: treeMemory(root), maxRss };
+}
+
+/** Bytes → MiB rounded to 0.1. */
+export const mib = (b: number): number => Math.round((b / 1048576) * 10) / 10;
+
+/** The machine: cores, memory, CPU model, kernel, Node version. */
+export function machine(): { nproc: number; memoryGiB: number; cpuModel: string; node: string; load: string } {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const meminfo = readFileSync('/proc/meminfo', 'utf8');
+  return {
+    nproc: (cpuinfo.match(/^processor\s*:/gm) ?? []).length,
+    memoryGiB: Math.round(((kbField(meminfo, 'MemTotal') ?? 0) / 1048576) * 10) / 10,
+    cpuModel: /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? 'unknown',
+    node: process.version,
+    load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+  };
+}
