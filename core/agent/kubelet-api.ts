@@ -21,16 +21,16 @@ export function podSourceFor(pods: PodController, rootDir: string): PodSource {
     listPods: () => pods.pods(),
     findContainer(namespace, podName, container): ContainerTarget | undefined {
       const found = pods.lookup(`${namespace}/${podName}`);
-      const rec = found?.worker && [...found.worker.init, ...found.worker.app].find((c) => c.name === container);
-      if (!found?.worker || !rec || (!rec.running && !rec.terminated && !rec.last)) return undefined;
+      const c = found?.worker?.container(container);
+      if (!found?.worker || !c) return undefined;
       const m = found.pod.metadata!;
       return {
         logDir: containerLogDir(rootDir, { namespace: m.namespace!, name: m.name!, uid: m.uid! }, container),
-        restartCount: rec.restartCount,
-        running: !!rec.running,
+        restartCount: c.restartCount,
+        running: c.running,
         providerName: found.worker.provider.name,
         exec: found.worker.provider.exec !== undefined,
-        exited: rec.running?.exit,
+        exited: c.exited,
       };
     },
   };

@@ -10,11 +10,13 @@
  *               └──► worker.reconcile ──► status (patched only if changed)
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import type { Logger, PodContext, Provider } from '@nodelet/plugin-api/v1';
+import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitPod, type AdmitContext, type AdmitResult } from './admission.ts';
 import { Backoff } from './backoff.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { PodWorker } from './pod-worker.ts';
+import { PodProviderWorker } from './pod-provider-worker.ts';
+import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import type { Events } from '../events/event-recorder.ts';
 
@@ -25,8 +27,12 @@ export interface StatusSink {
   deletePod(pod: V1Pod): Promise<void>;
 }
 
-/** Picks the provider for a pod, or says why none fits. */
-export type ProviderRouter = (pod: V1Pod) => { provider: Provider } | { reason: string; message: string };
+/**
+ * Picks the provider for a pod (one that runs containers, or a `PodProvider`
+ * that owns whole pods), says why none fits, or asks to try again later (the
+ * RuntimeClass cache has not synced: the pod is not admitted yet).
+ */
+export type ProviderRouter = (pod: V1Pod) => { provider: AnyProvider } | { reason: string; message: string } | { retryAfterMs: number; message: string };
 
 /** Dependencies of the pod controller. */
 export interface PodControllerOptions {
@@ -48,7 +54,7 @@ export interface PodControllerOptions {
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
 
-interface Entry { uid: string; worker?: PodWorker; rejected?: boolean; posted?: string; deleting?: boolean }
+interface Entry { uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean }
 
 /** Runs the pods bound to this node. */
 export class PodController {
@@ -97,7 +103,7 @@ export class PodController {
   }
 
   /** The pod and its worker for a key (the kubelet API's log lookups). */
-  lookup(key: string): { pod: V1Pod; worker?: PodWorker } | undefined {
+  lookup(key: string): { pod: V1Pod; worker?: PodRunner } | undefined {
     const pod = this.desired.get(key);
     return pod ? { pod, worker: this.entries.get(key)?.worker } : undefined;
   }
@@ -130,6 +136,7 @@ export class PodController {
 
   private async verdict(pod: V1Pod): Promise<{ routed: ReturnType<ProviderRouter>; verdict: AdmitResult }> {
     const routed = this.o.route(pod);
+    if ('retryAfterMs' in routed) return { routed, verdict: { admit: false, reason: '', message: routed.message } };
     if (!('provider' in routed)) return { routed, verdict: { admit: false, reason: routed.reason, message: routed.message } };
     const hooked = this.o.admitHook ? await this.o.admitHook(pod).catch((e): AdmitResult => ({ admit: false, reason: 'UnexpectedAdmissionError', message: String((e as Error).message ?? e) })) : { admit: true as const };
     if (!hooked.admit) return { routed, verdict: hooked };
@@ -141,6 +148,12 @@ export class PodController {
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') { entry.rejected = true; return entry; }
     const { routed, verdict } = await this.verdict(pod);
+    if ('retryAfterMs' in routed) {
+      this.entries.delete(key);
+      this.o.log.info({ pod: key, retryAfterMs: routed.retryAfterMs }, `cannot route the pod yet: ${routed.message}`);
+      this.queue.addAfter(key, routed.retryAfterMs);
+      return entry;
+    }
     if (!verdict.admit) {
       entry.rejected = true;
       const message = `Pod was rejected: ${verdict.message}`;
@@ -148,14 +161,16 @@ export class PodController {
       void this.post(pod, entry, { phase: 'Failed', reason: verdict.reason, message, conditions: pod.status?.conditions, startTime: new Date() });
       return entry;
     }
-    const provider = (routed as { provider: Provider }).provider;
-    entry.worker = new PodWorker(pod, {
-      provider, setup: this.o.setup, hostIP: this.o.hostIP,
-      restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff,
-      requeue: (ms) => this.queue.addAfter(key, ms),
-      context: (p, signal) => this.context(p, signal),
-      event: (type, reason, note, fieldPath) => this.event(pod, type, reason, note, fieldPath),
-    });
+    const provider = (routed as { provider: AnyProvider }).provider;
+    const deps = {
+      setup: this.o.setup, hostIP: this.o.hostIP,
+      requeue: (ms: number) => this.queue.addAfter(key, ms),
+      context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
+      event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
+    };
+    entry.worker = isPodProvider(provider)
+      ? new PodProviderWorker(pod, { ...deps, provider, backoff: this.pullBackoff })
+      : new PodWorker(pod, { ...deps, provider, restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff });
     return entry;
   }
 

@@ -15,6 +15,7 @@ import { Backoff } from './backoff.ts';
 import { newRecord, type ContainerRecord } from './container-record.ts';
 import { computePodStatus } from './pod-status.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
+import { recordView, type PodRunner, type RunnerContainer } from './pod-runner.ts';
 import { milliCpu, parseQuantity } from './quantity.ts';
 import { terminationMessage } from './termination-message.ts';
 
@@ -37,7 +38,7 @@ const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'c
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
 
 /** The state and behaviour of one admitted pod. */
-export class PodWorker {
+export class PodWorker implements PodRunner {
   readonly init: ContainerRecord[];
   readonly app: ContainerRecord[];
   startTime: Date = new Date();
@@ -55,6 +56,9 @@ export class PodWorker {
 
   /** The provider running this pod. */
   get provider(): Provider { return this.d.provider; }
+
+  /** A container's log view (see {@link PodRunner.container}). */
+  container(name: string): RunnerContainer | undefined { return recordView([...this.init, ...this.app].find((c) => c.name === name)); }
 
   private key(c: ContainerRecord, pod: V1Pod): string { return `${pod.metadata!.uid}/${c.name}`; }
 

@@ -13,7 +13,7 @@ import type { KubeClients } from '../kube/client.ts';
 import type { ProviderRouter } from '../pods/pod-controller.ts';
 import { describeConflict, mergeContributions, type ContributionConflict } from './contributions.ts';
 import { loadProviders, type ProviderFailure } from './provider-loader.ts';
-import { containerRouter, createRuntimeClassRouter } from './runtime-class-router.ts';
+import { controllerRouter, createRuntimeClassRouter } from './runtime-class-router.ts';
 import { standaloneRuntimeClasses, watchRuntimeClasses } from './runtime-classes.ts';
 
 /** The loaded providers and what the agent derives from them. */
@@ -44,7 +44,7 @@ export async function startProviders(o: NodeletOptions, log: Logger, images: Nod
   const merged = mergeContributions(providers);
   for (const c of merged.conflicts) plog.warn({ field: c.field, key: c.key }, `conflicting node contribution: ${describeConflict(c)}`);
   const classes = clients ? await watchRuntimeClasses(clients, plog) : standaloneRuntimeClasses();
-  const route = containerRouter(createRuntimeClassRouter({ providers, defaultProvider: o.defaultProvider, classes }));
+  const route = controllerRouter(createRuntimeClassRouter({ providers, defaultProvider: o.defaultProvider, classes }));
   return {
     providers, primary, route, contribution: merged.contribution, conflicts: merged.conflicts, failures: set.failures,
     async stop() {

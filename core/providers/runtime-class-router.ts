@@ -6,18 +6,23 @@
  *
  * Failures are admission rejections with reason `UnsupportedRuntimeClass`:
  * an unknown class (upstream's NotFound text), a handler no loaded provider
- * serves, or a missing default provider. Synchronous: only the cache is read.
+ * serves, or a missing default provider. While the RuntimeClass cache has not
+ * synced the answer is "retry later" (upstream fails the pod sync and retries,
+ * it does not reject). Synchronous: only the cache is read.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { isPodProvider, type AnyProvider, type Provider } from '@nodelet/plugin-api/v1';
+import type { AnyProvider } from '@nodelet/plugin-api/v1';
 import type { ProviderRouter } from '../pods/pod-controller.ts';
 import type { RuntimeClassSource } from './runtime-classes.ts';
 
 /** The admission reason for a pod no provider here can run. */
 export const UNSUPPORTED_RUNTIME_CLASS = 'UnsupportedRuntimeClass';
 
-/** The provider for a pod, or why none fits. */
-export type Route = { provider: AnyProvider; handler?: string } | { reason: string; message: string };
+/** How long a pod waits before routing is tried again while RuntimeClasses are not listed yet. */
+export const UNSYNCED_RETRY_MS = 1000;
+
+/** The provider for a pod, why none fits, or when to try again. */
+export type Route = { provider: AnyProvider; handler?: string } | { reason: string; message: string } | { retryAfterMs: number; message: string };
 
 /** Options of {@link createRuntimeClassRouter}. */
 export interface RouterOptions {
@@ -25,6 +30,8 @@ export interface RouterOptions {
   /** Name of the provider for pods without a RuntimeClass. */
   readonly defaultProvider: string;
   readonly classes: RuntimeClassSource;
+  /** Delay of a retry while the RuntimeClass cache has not synced (default {@link UNSYNCED_RETRY_MS}). */
+  readonly retryMs?: number;
 }
 
 /** Creates the router. Providers' handlers must be distinct (the loader guarantees it). */
@@ -41,7 +48,7 @@ export function createRuntimeClassRouter(o: RouterOptions): (pod: V1Pod) => Rout
     }
     const found = o.classes.handlerFor(name);
     if (found.kind === 'notFound') return reject(`runtimeclass.node.k8s.io "${name}" not found`);
-    if (found.kind === 'unavailable') return reject(`cannot resolve RuntimeClass "${name}": ${found.message}`);
+    if (found.kind === 'unavailable') return { retryAfterMs: o.retryMs ?? UNSYNCED_RETRY_MS, message: `cannot resolve RuntimeClass "${name}": ${found.message}` };
     const p = byHandler.get(found.handler);
     if (!p) return reject(`RuntimeClass "${name}" has handler "${found.handler}", which no provider on this node serves (handlers served: ${served()})`);
     return { provider: p, handler: found.handler };
@@ -49,17 +56,17 @@ export function createRuntimeClassRouter(o: RouterOptions): (pod: V1Pod) => Rout
 }
 
 /**
- * Adapts a router to the pod controller's {@link ProviderRouter}, which drives
- * container-runtime providers only: a pod routed to a pod provider (`pods`) is
- * rejected with a clear message until the controller hands whole pods over.
+ * Adapts a router to the pod controller's {@link ProviderRouter}. The
+ * controller drives both kinds of provider (containers through its pod
+ * worker, whole pods through `PodProviderWorker`), so every route passes
+ * through; only the handler, which the controller does not need, is dropped.
  */
-export function containerRouter(route: (pod: V1Pod) => Route): ProviderRouter {
+export function controllerRouter(route: (pod: V1Pod) => Route): ProviderRouter {
   return (pod) => {
     const r = route(pod);
-    if (!('provider' in r)) return r;
-    if (isPodProvider(r.provider)) {
-      return { reason: UNSUPPORTED_RUNTIME_CLASS, message: `provider "${r.provider.name}" runs whole pods (PodLifecycle), which this nodelet's pod controller does not drive yet` };
-    }
-    return { provider: r.provider as Provider };
+    return 'provider' in r ? { provider: r.provider } : r;
   };
 }
+
+/** The former name of {@link controllerRouter} (it used to refuse pod providers). */
+export const containerRouter = controllerRouter;

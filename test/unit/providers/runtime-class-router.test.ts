@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { API_VERSION, type AnyProvider, type PodProvider, type Provider } from '@nodelet/plugin-api/v1';
-import { containerRouter, createRuntimeClassRouter, staticRuntimeClasses, standaloneRuntimeClasses, type RuntimeClassSource } from '../../../core/providers/index.ts';
+import { controllerRouter, createRuntimeClassRouter, staticRuntimeClasses, standaloneRuntimeClasses, type RuntimeClassSource } from '../../../core/providers/index.ts';
 
 const container = (name: string, handlers = [name]): Provider => ({
   name, apiVersion: API_VERSION, handlers, architecture: 'a', os: 'o', runtimeVersion: `${name}://1`,
@@ -39,12 +39,16 @@ describe('runtime class router', () => {
     });
   });
 
-  it('rejects when the default provider is missing or the cache has not synced', () => {
+  it('rejects when the default provider is missing', () => {
     const r = createRuntimeClassRouter({ providers: [js], defaultProvider: 'wasi', classes });
     expect(r(pod())).toMatchObject({ reason: 'UnsupportedRuntimeClass', message: expect.stringContaining('default provider "wasi" is not loaded') });
+  });
+
+  it('asks to retry later (not a rejection) while the RuntimeClass cache has not synced', () => {
     const unsynced: RuntimeClassSource = { handlerFor: () => ({ kind: 'unavailable', message: 'RuntimeClasses not listed yet: forbidden' }), stop: () => undefined };
-    const r2 = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced });
-    expect(r2(pod('js'))).toEqual({ reason: 'UnsupportedRuntimeClass', message: 'cannot resolve RuntimeClass "js": RuntimeClasses not listed yet: forbidden' });
+    const r2 = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced, retryMs: 250 });
+    expect(r2(pod('js'))).toEqual({ retryAfterMs: 250, message: 'cannot resolve RuntimeClass "js": RuntimeClasses not listed yet: forbidden' });
+    expect(createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced })(pod('js'))).toMatchObject({ retryAfterMs: 1000 });
   });
 
   it('takes the class name as the handler in standalone mode', () => {
@@ -52,9 +56,12 @@ describe('runtime class router', () => {
     expect(r(pod('js'))).toEqual({ provider: js, handler: 'js' });
   });
 
-  it('adapts to the pod controller, refusing pod providers it cannot drive', () => {
-    const c = containerRouter(route);
+  it('adapts to the pod controller, passing container and pod providers, rejections and retries through', () => {
+    const c = controllerRouter(route);
     expect(c(pod('js'))).toEqual({ provider: js });
-    expect(c(pod('vm'))).toMatchObject({ reason: 'UnsupportedRuntimeClass', message: expect.stringContaining('provider "vm" runs whole pods') });
+    expect(c(pod('vm'))).toEqual({ provider: podOwner });
+    expect(c(pod('gvisor'))).toMatchObject({ reason: 'UnsupportedRuntimeClass' });
+    const retry = controllerRouter(() => ({ retryAfterMs: 5, message: 'later' }));
+    expect(retry(pod('js'))).toEqual({ retryAfterMs: 5, message: 'later' });
   });
 });

@@ -1,0 +1,326 @@
+/**
+ * Runs one admitted pod on a provider that owns whole pods (`PodProvider`):
+ * core prepares the volumes, hands the pod over once (`createPod`), forwards
+ * changes of its mutable fields (`updatePod`), posts what `getPodStatus`
+ * reports, and asks the provider to stop the pod on deletion (`deletePod`).
+ *
+ *   new ──prepare volumes──► createPod ──► created ──spec change──► updatePod
+ *    ▲   │ FailedMount       │    │          │ statusChanged() ──► re-queue ──► getPodStatus ──► post
+ *    └───┘ (back-off)        │    │          └─ terminate ──► deletePod(grace) ─(grace over)─► abort signal
+ *    ▲                       │    └─ InvalidArgument/NotSupported ──► Failed (UnsupportedPodSpec), no retry
+ *    └── back-off ◄──────────┘ ImagePull/InvalidImage: ErrImagePull ─► ImagePullBackOff
+ *                               other errors: FailedCreatePodSandBox (containers ContainerCreating)
+ */
+import type { V1Container, V1ContainerStateTerminated, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import {
+  isImagePull, isInvalidArgument, isInvalidImage, isNotFound, isNotSupported, isProviderError, providerError,
+  type ContainerStatusReport, type PodContext, type PodLifecycleContext, type PodProvider, type PodStatusReport, type ResolvedContainer,
+} from '@nodelet/plugin-api/v1';
+import type { Backoff } from './backoff.ts';
+import type { PodSetup, PreparedPod } from './pod-setup.ts';
+import type { PodRunner, RunnerContainer } from './pod-runner.ts';
+import { milliCpu, parseQuantity } from './quantity.ts';
+import { mutableFingerprint, toPodObject } from '../providers/pod-object.ts';
+import { containerState, isTerminalPhase, reportProblem, statusFromReport } from '../providers/pod-status-report.ts';
+
+/** Dependencies of a {@link PodProviderWorker} (a subset of the container worker's). */
+export interface PodProviderWorkerDeps {
+  provider: PodProvider;
+  setup: PodSetup;
+  hostIP: string;
+  /** Back-off of failed volume preparations and `createPod` attempts (10 s doubling to 5 min). */
+  backoff: Backoff;
+  /** Re-queues the pod's key after `ms`. */
+  requeue(ms: number): void;
+  /** Creates the per-pod context (logger, events, signal, pod dir). */
+  context(pod: V1Pod, signal: AbortSignal): PodContext;
+  /** Records an event on the pod; `fieldPath` like `spec.containers{name}`. */
+  event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
+  /** How long `deletePod` may run after the grace period (when the pod's signal is aborted) before core gives up (default 10 s). */
+  killSlackMs?: number;
+}
+
+/** The pod reason when a provider refuses a pod for good (InvalidArgument/NotSupported without a reason of its own). */
+export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
+
+type Verdict = { failed: true; reason: string; message: string } | { failed: false; reason: string; message?: string };
+
+const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** The reason a provider gave explicitly (not just its code). */
+const ownReason = (e: unknown) => (isProviderError(e) && e.reason && e.reason !== e.code ? e.reason : undefined);
+
+/** The state and behaviour of one pod owned by a {@link PodProvider}. */
+export class PodProviderWorker implements PodRunner {
+  private pod: V1Pod;
+  private readonly abort = new AbortController();
+  private ctx?: PodLifecycleContext;
+  private prepared?: PreparedPod;
+  private created = false;
+  private attempted = false;
+  private verdict?: Verdict;
+  private failedAt = 0;
+  private pullError?: string;
+  private fingerprint = '';
+  private statusOnly = false;
+  private terminating = false;
+  private last?: PodStatusReport;
+  private badReport?: string;
+  private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
+  private readonly startTime: Date;
+
+  constructor(pod: V1Pod, private readonly d: PodProviderWorkerDeps) {
+    this.pod = pod;
+    this.startTime = pod.status?.startTime ? new Date(pod.status.startTime) : new Date();
+  }
+
+  /** The provider running this pod. */
+  get provider(): PodProvider { return this.d.provider; }
+
+  private get uid(): string { return this.pod.metadata!.uid!; }
+
+  /** Prepares volumes, creates the pod once, forwards spec changes. Returns quickly. */
+  async reconcile(pod: V1Pod): Promise<void> {
+    if (this.terminating || this.verdict?.failed) return;
+    this.pod = pod;
+    this.ctx ??= this.context(pod);
+    if (this.created && this.statusOnly) { this.statusOnly = false; return this.update(pod); }
+    if (!(await this.prepareVolumes(pod))) return;
+    if (!this.created) return this.create(pod);
+    return this.update(pod);
+  }
+
+  private context(pod: V1Pod): PodLifecycleContext {
+    return {
+      ...this.d.context(pod, this.abort.signal),
+      resolveContainer: (name) => this.resolveContainer(name),
+      logPath: (name, restartCount) => this.logPath(name, restartCount),
+      statusChanged: () => {
+        if (this.abort.signal.aborted) return;
+        this.statusOnly = true;
+        this.d.requeue(0);
+      },
+    };
+  }
+
+  private async prepareVolumes(pod: V1Pod): Promise<boolean> {
+    try {
+      this.prepared = await this.d.setup.prepare(pod);
+      return true;
+    } catch (e) {
+      for (const note of (e as { messages?: string[] }).messages ?? [msg(e)]) this.d.event('Warning', 'FailedMount', note);
+      this.d.requeue(Math.min(this.d.backoff.next(`${this.uid}/volumes`), 30_000));
+      return false;
+    }
+  }
+
+  private async create(pod: V1Pod): Promise<void> {
+    const key = `${this.uid}/create`;
+    const left = this.failedAt ? this.d.backoff.remaining(key, this.failedAt) : 0;
+    if (left > 0) {
+      if (this.pullError !== undefined) {
+        this.verdict = { failed: false, reason: 'ImagePullBackOff', message: `Back-off pulling image: ${this.pullError}` };
+        this.d.event('Normal', 'BackOff', 'Back-off pulling image');
+        this.d.event('Warning', 'Failed', 'Error: ImagePullBackOff');
+      }
+      this.d.requeue(left);
+      return;
+    }
+    this.attempted = true;
+    this.fingerprint = mutableFingerprint(pod);
+    try {
+      await this.d.provider.pods.createPod(toPodObject(pod), this.ctx!);
+    } catch (e) {
+      return this.createFailed(e, key);
+    }
+    this.created = true;
+    this.verdict = this.pullError = undefined;
+    this.d.backoff.reset(key);
+  }
+
+  /** Maps a createPod failure to a precise status and event (see the sketch at the top). */
+  private createFailed(e: unknown, key: string): void {
+    const text = msg(e);
+    if (isInvalidArgument(e) || isNotSupported(e)) {
+      const reason = ownReason(e) ?? UNSUPPORTED_POD_SPEC;
+      const message = `provider "${this.provider.name}" cannot run this pod: ${text}`;
+      this.verdict = { failed: true, reason, message };
+      this.d.event('Warning', reason, message);
+      return;
+    }
+    this.failedAt = Date.now();
+    const delay = this.d.backoff.next(key, this.failedAt);
+    this.pullError = undefined;
+    if (isImagePull(e) || isInvalidImage(e)) {
+      this.pullError = text;
+      this.verdict = { failed: false, reason: ownReason(e) ?? 'ErrImagePull', message: text };
+      this.d.event('Warning', 'Failed', `Failed to pull image: ${text}`);
+      this.d.event('Warning', 'Failed', `Error: ${this.verdict.reason}`);
+      this.d.requeue(0); // shows ImagePullBackOff at once; the next attempt waits for the back-off
+      return;
+    }
+    if (!isProviderError(e)) this.ctx!.log.error({ err: text }, `provider "${this.provider.name}" threw an unbranded error from createPod`);
+    this.verdict = { failed: false, reason: ownReason(e) ?? 'ContainerCreating', message: ownReason(e) ? text : undefined };
+    this.d.event('Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${text}`);
+    this.d.requeue(delay);
+  }
+
+  private async update(pod: V1Pod): Promise<void> {
+    const fp = mutableFingerprint(pod);
+    if (fp === this.fingerprint) return;
+    const updatePod = this.provider.pods.updatePod?.bind(this.provider.pods);
+    if (!updatePod) { this.fingerprint = fp; return; }
+    try {
+      await updatePod(toPodObject(pod), this.ctx!);
+      this.fingerprint = fp;
+      this.d.backoff.reset(`${this.uid}/update`);
+    } catch (e) {
+      if (isNotSupported(e)) { this.fingerprint = fp; return; }
+      this.d.event('Warning', 'FailedUpdate', `Failed to update the pod on provider "${this.provider.name}": ${msg(e)}`);
+      this.d.requeue(this.d.backoff.next(`${this.uid}/update`));
+    }
+  }
+
+  private specOf(name: string): { spec: V1Container; init: boolean } | undefined {
+    const init = this.pod.spec?.initContainers?.find((c) => c.name === name);
+    if (init) return { spec: init, init: true };
+    const app = this.pod.spec?.containers.find((c) => c.name === name);
+    return app ? { spec: app, init: false } : undefined;
+  }
+
+  private async resolveContainer(name: string): Promise<ResolvedContainer> {
+    const found = this.specOf(name);
+    if (!found) throw providerError('NotFound', `pod ${this.pod.metadata!.namespace}/${this.pod.metadata!.name} has no container "${name}"`);
+    const { spec, init } = found;
+    try {
+      const env = await this.d.setup.env(this.pod, spec);
+      const argv = this.d.setup.argv(spec, env);
+      const mounts = await this.d.setup.mounts(this.pod, spec, this.prepared, env);
+      return { name, image: spec.image ?? '', argv, env, mounts, limits: limits(spec), workingDir: spec.workingDir };
+    } catch (e) {
+      this.d.event('Warning', 'Failed', `Error: ${msg(e)}`, `spec.${init ? 'initContainers' : 'containers'}{${name}}`);
+      throw providerError('InvalidArgument', msg(e), { reason: 'CreateContainerConfigError', cause: e });
+    }
+  }
+
+  private logPath(name: string, restartCount: number): string {
+    if (!this.specOf(name)) throw providerError('NotFound', `pod ${this.pod.metadata!.name} has no container "${name}"`);
+    if (!Number.isInteger(restartCount) || restartCount < 0) throw providerError('InvalidArgument', `restartCount must be a non-negative integer, got ${restartCount}`);
+    return this.d.setup.logPath(this.pod, name, restartCount);
+  }
+
+  /** The provider's current report (validated), or the last good one; remembers terminations for `lastState`. */
+  private report(): PodStatusReport | undefined {
+    if (!this.created) return undefined;
+    let r: unknown;
+    try {
+      r = this.provider.pods.getPodStatus({ namespace: this.pod.metadata!.namespace!, name: this.pod.metadata!.name!, uid: this.uid });
+    } catch (e) {
+      this.complain(`getPodStatus failed: ${msg(e)}`);
+      return this.last;
+    }
+    if (r === undefined) {
+      if (!this.terminating && !this.last) this.complain('the provider does not know this pod after createPod');
+      return this.last;
+    }
+    const problem = reportProblem(r);
+    if (problem) { this.complain(problem); return this.last; }
+    this.badReport = undefined;
+    this.last = r as PodStatusReport;
+    for (const [init, list] of [[true, this.last.initContainers], [false, this.last.containers]] as const) {
+      for (const c of list ?? []) this.remember(init, c);
+    }
+    return this.last;
+  }
+
+  /** Logs a bad report once per distinct problem (a Warning event too, so `kubectl describe` shows it). */
+  private complain(problem: string): void {
+    if (problem === this.badReport) return;
+    this.badReport = problem;
+    this.ctx?.log.warn({ provider: this.provider.name }, `provider status unusable: ${problem}`);
+    this.d.event('Warning', 'ProviderStatusInvalid', `provider "${this.provider.name}": ${problem}`);
+  }
+
+  private remember(init: boolean, c: ContainerStatusReport): void {
+    const t = containerState(c).terminated;
+    if (t) this.ends.set(`${init}/${c.name}`, { restartCount: c.restartCount ?? 0, t });
+  }
+
+  private lastTermination(name: string, init: boolean, cur: ContainerStatusReport): V1ContainerStateTerminated | undefined {
+    const e = this.ends.get(`${init}/${name}`);
+    if (!e) return undefined;
+    const n = cur.restartCount ?? 0;
+    return e.restartCount < n || (e.restartCount === n && 'waiting' in cur.state) ? e.t : undefined;
+  }
+
+  /** The pod status to post. */
+  status(pod: V1Pod): V1PodStatus {
+    const r = this.report();
+    const v = this.verdict;
+    const report: PodStatusReport = v?.failed ? { phase: 'Failed', reason: v.reason, message: v.message } : r ?? { phase: 'Pending' };
+    return statusFromReport({
+      pod: pod.spec?.containers?.length ? pod : this.pod, report, hostIP: this.d.hostIP, startTime: this.startTime,
+      sandboxReady: this.created && this.prepared !== undefined, now: new Date(),
+      unreported: v ? { reason: v.reason, message: v.message } : undefined,
+      lastTermination: (name, init, cur) => this.lastTermination(name, init, cur),
+    });
+  }
+
+  /** True when the provider reports Succeeded/Failed, or the provider refused the pod for good. */
+  finished(_pod: V1Pod): boolean {
+    return this.verdict?.failed === true || isTerminalPhase(this.report()?.phase);
+  }
+
+  /** A container's log view: its latest reported run (undefined until it has run). */
+  container(name: string): RunnerContainer | undefined {
+    const c = (this.last?.containers ?? []).concat(this.last?.initContainers ?? []).find((x) => x.name === name);
+    if (!c) return undefined;
+    const running = 'running' in c.state;
+    if (!running && !('terminated' in c.state) && !((c.restartCount ?? 0) > 0)) return undefined;
+    return { restartCount: c.restartCount ?? 0, running };
+  }
+
+  /**
+   * Asks the provider to delete the pod within `graceMs`; once the grace
+   * period is over the pod's signal is aborted, and after `killSlackMs` more
+   * core stops waiting (`FailedKillPod`). Never rejects.
+   */
+  async terminate(pod: V1Pod, graceMs: number): Promise<void> {
+    if (this.terminating) return;
+    this.terminating = true;
+    const target = pod.spec?.containers?.length ? pod : this.pod;
+    if (this.attempted) {
+      for (const c of this.last?.containers ?? []) {
+        if ('running' in c.state) this.d.event('Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
+      }
+      await this.deleteWithDeadline(target, graceMs);
+      this.report();
+    }
+    this.abort.abort();
+    this.d.backoff.resetPrefix(`${this.uid}/`);
+  }
+
+  private async deleteWithDeadline(pod: V1Pod, graceMs: number): Promise<void> {
+    const slack = this.d.killSlackMs ?? 10_000;
+    let kill: NodeJS.Timeout | undefined, giveUp: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      kill = setTimeout(() => { this.abort.abort(); giveUp = setTimeout(() => resolve('timeout'), slack); }, graceMs);
+    });
+    try {
+      const r = await Promise.race([this.provider.pods.deletePod(toPodObject(pod), this.ctx!, graceMs).then(() => 'done' as const), timedOut]);
+      if (r === 'timeout') this.d.event('Warning', 'FailedKillPod', `error killing pod: provider "${this.provider.name}" did not delete the pod within ${graceMs + slack}ms`);
+    } catch (e) {
+      if (!isNotFound(e)) this.d.event('Warning', 'FailedKillPod', `error killing pod: ${msg(e)}`);
+    } finally {
+      clearTimeout(kill);
+      clearTimeout(giveUp);
+    }
+  }
+}
+
+function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {
+  const l = c.resources?.limits ?? {};
+  return {
+    memoryBytes: l.memory !== undefined ? parseQuantity(l.memory) : undefined,
+    cpuMillis: l.cpu !== undefined ? milliCpu(l.cpu) : undefined,
+  };
+}
