@@ -22,7 +22,7 @@ import { readStaticPods } from '../pods/sources/static-pod-source.ts';
 import { memoryStatusSink } from '../pods/sources/memory-status-sink.ts';
 import { ensureMirrorPod, mirrorAwareSink } from '../pods/sources/mirror-pods.ts';
 import { EventRecorder, logEvents } from '../events/event-recorder.ts';
-import { openImageService } from '../images/local-images.ts';
+import { openImageService, podImages } from '../images/local-images.ts';
 import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
 import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
@@ -98,6 +98,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
+  const stopImageGc = images.startGc(() => podImages(pods.pods()));
   log.info({ node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) }, 'nodelet is running');
   const grace = () => Math.max(0, ...pods.pods().map((p) => p.spec?.terminationGracePeriodSeconds ?? 30)) * 1000;
   return {
@@ -105,6 +106,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     maxShutdownMs: () => grace() + 15_000,
     async stop() {
       stopSource?.();
+      stopImageGc();
       await pods.shutdown();
       lease?.stop();
       node?.stop();
