@@ -12,6 +12,9 @@ import { RegistryAuth } from './registry-auth.ts';
 import { registryErrorFrom, RegistryError } from './registry-error.ts';
 
 /** Options of a {@link RegistryClient}. */
+
+/** How long a registry may take to answer a request with its headers. */
+const HEADERS_TIMEOUT_MS = 30_000;
 export interface RegistryClientOptions {
   /** Hosts (`host` or `host:port`) spoken to over plain HTTP. */
   readonly insecureRegistries?: readonly string[];
@@ -107,7 +110,7 @@ export class RegistryClient {
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.userAgent, ...extra.headers };
       if (authorization) headers.Authorization = authorization;
-      const res = await this.fetchFn(url, { method, headers, body: extra.body as BodyInit | undefined, redirect: 'follow', signal: t.signal });
+      const res = await this.fetchWithHeaderTimeout(url, { method, headers, body: extra.body as BodyInit | undefined, redirect: 'follow' }, t.signal);
       if (res.ok || extra.okStatus?.includes(res.status)) return res;
       if (res.status === 401 && attempt === 0) {
         const retry = await this.auth.answer(t.host, scope, t.credential, res.headers.get('www-authenticate'), t.signal);
@@ -118,6 +121,23 @@ export class RegistryClient {
         }
       }
       throw method === 'HEAD' ? headError(res, path) : await registryErrorFrom(res, `${method} ${path.replace(/^https?:\/\/[^/]+/, '').replace(/\?.*$/, '')}`);
+    }
+  }
+
+  /**
+   * A fetch whose response headers must arrive within {@link HEADERS_TIMEOUT_MS}, so an
+   * unresponsive registry fails the pull (ErrImagePull, then back-off) instead of hanging
+   * the pod's sync; the body may then take as long as it needs.
+   */
+  private async fetchWithHeaderTimeout(url: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error(`no response from ${new URL(url).host} within ${HEADERS_TIMEOUT_MS / 1000}s`)), HEADERS_TIMEOUT_MS);
+    try {
+      return await this.fetchFn(url, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
+    } catch (e) {
+      throw timeout.signal.aborted ? timeout.signal.reason : e;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -54,7 +54,10 @@ export interface PodControllerOptions {
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
 
-interface Entry { uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean }
+interface Entry { uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean; posting?: Promise<void> }
+
+/** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
+const INTERIM_STATUS_MS = 1000;
 
 /** Runs the pods bound to this node. */
 export class PodController {
@@ -123,7 +126,11 @@ export class PodController {
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
     if (!entry) entry = await this.admitSerially(key, pod);
     if (entry.rejected || !entry.worker) return;
-    if (!entry.worker.finished(pod)) await entry.worker.reconcile(pod);
+    if (!entry.worker.finished(pod)) {
+      const worker = entry.worker;
+      const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
+      try { await worker.reconcile(pod); } finally { clearTimeout(interim); }
+    }
     await this.post(pod, entry, entry.worker.status(pod));
   }
 
@@ -188,7 +195,14 @@ export class PodController {
     this.o.events.emit({ kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath }, type, reason, note);
   }
 
-  private async post(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+  /** Posts `status` unless it is what was posted last; posts of one pod are applied in order. */
+  private post(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+    const run = (entry.posting ?? Promise.resolve()).then(() => this.postNow(pod, entry, status));
+    entry.posting = run;
+    return run;
+  }
+
+  private async postNow(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
     const text = JSON.stringify(status);
     if (text === entry.posted) return;
     try {

@@ -184,7 +184,9 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await deleteAndWait('reader');
     await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     expect(mountsUnder(nodelet.rootDir)).toEqual([]);
-    expect(existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`)))).toBe(false);
+    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`));
+    // NodeUnstageVolume follows the last NodeUnpublishVolume; the staging dir goes with it.
+    await eventually('volume unstaged', async () => !existsSync(staging), 15_000, 200);
   });
 
   it('a volume of an unregistered driver: FailedMount event with upstream wording, pod stays ContainerCreating', async () => {

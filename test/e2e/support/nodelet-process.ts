@@ -1,5 +1,5 @@
 /** Runs the real `nodelet` command as a child process for e2e tests. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
@@ -7,6 +7,7 @@ import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
+const LOG_KEEP_DIR = resolve(import.meta.dirname, '..', '..', '.cache', 'e2e-logs');
 
 /** A nodelet started by a test. */
 export interface NodeletProcess {
@@ -44,7 +45,13 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
       return proc.exitCode;
     },
     async restart() { await np.stop(); np.peer = launch(); },
-    async dispose() { await np.peer.stop('SIGTERM', 30_000); rmSync(rootDir, { recursive: true, force: true }); },
+    async dispose() {
+      await np.peer.stop('SIGTERM', 30_000);
+      // Keep the log for post-mortems of CI runs (test/.cache is git-ignored).
+      mkdirSync(LOG_KEEP_DIR, { recursive: true });
+      copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
+      rmSync(rootDir, { recursive: true, force: true });
+    },
   };
   return np;
 }
