@@ -5,8 +5,9 @@
  *     socket's creation time (its inode birth/change time) to the receipt of a
  *     watch event showing the driver in the node's CSINode.
  *   Device plugin: only when nodelet serves `<root>/device-plugins/kubelet.sock`.
- *     The sample device plugin's socket creation time → a Node watch event with
- *     `example.com/resource` in status.capacity.
+ *     The sample device plugin (in plugins_registry when nodelet wrote
+ *     DEPRECATION, else through kubelet.sock): its socket's creation time → a
+ *     Node watch event with `example.com/resource` in status.capacity.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,7 +52,11 @@ async function devicePlugin(c: Clients, rootDir: string): Promise<PluginFigure> 
   const until = await watchUntil<k8s.V1Node>(c.kc, '/api/v1/nodes', `metadata.name=${NODELET_NODE}`,
     (n) => Number(n.status?.capacity?.[SAMPLE_RESOURCE_NAME] ?? 0) > 0, 20_000);
   try {
-    const dp = await startSampleDevicePlugin({ kubeletSocketDir: dpDir, mode: 'kubelet-sock' });
+    // nodelet writes DEPRECATION there when it finds device plugins through plugins_registry (watcher mode).
+    const watcher = existsSync(join(dpDir, 'DEPRECATION'));
+    const dp = await startSampleDevicePlugin(watcher
+      ? { kubeletSocketDir: dpDir, mode: 'plugins-registry', pluginSockDir: join(rootDir, 'plugins_registry') }
+      : { kubeletSocketDir: dpDir, mode: 'kubelet-sock' });
     try {
       const t0 = createdAt(dp.socketPath);
       const t1 = await until.at.catch((e: Error) => e);
