@@ -84,7 +84,7 @@ try {
   });
   cleanups.push(() => disposeRoot(nodelet.rootDir), () => nodelet.stop());
   const kwok = await startKwok(cluster.info, c, 600);
-  cleanups.push(() => kwok.stop('SIGTERM', 10_000));
+  cleanups.push(() => kwok.stop());
   await Promise.race([waitNodeReady(c, NODELET_NODE), nodelet.exited.then((code) => {
     throw new Error(`nodelet exited (${code}) before its node was Ready; log tail:\n${nodelet.logTail(30)}`);
   })]);

@@ -121,7 +121,7 @@ export function kwokStagesConfig(): string {
 }
 
 /** Creates the fake Node for kwok and starts kwok (admin kubeconfig) managing nodes annotated kwok.x-k8s.io/node=fake. */
-export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number): Promise<Peer> {
+export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number): Promise<{ peer: Peer; stop(): Promise<void> }> {
   const res = { cpu: '32', memory: '256Gi', pods: String(maxPods) };
   await c.core.createNode({ body: {
     metadata: { name: KWOK_NODE, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
@@ -136,6 +136,13 @@ export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number):
     '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', '--node-ip=127.0.0.2', '--cidr=10.1.0.0/16',
     '--node-lease-duration-seconds=40', `--config=${join(dir, 'stages.yaml')}`,
   ], join(dir, 'kwok.log'), { cwd: dir });
-  await waitNodeReady(c, KWOK_NODE, 120_000);
-  return peer;
+  const stop = async () => { await peer.stop('SIGTERM', 10_000); rmSync(dir, { recursive: true, force: true }); };
+  try {
+    await waitNodeReady(c, KWOK_NODE, 120_000);
+  } catch (e) {
+    const log = readFileSync(join(dir, 'kwok.log'), 'utf8').split('\n').slice(-5).join('\n');
+    await stop();
+    throw new Error(`${(e as Error).message}; kwok log tail:\n${log}`);
+  }
+  return { peer, stop };
 }
