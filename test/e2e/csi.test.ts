@@ -15,7 +15,7 @@ import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { HOSTPATH_DRIVER_NAME as DRIVER, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar, type HostpathPlugin, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
 import { startFakePlugin } from '../unit/plugins/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, freshNamespace, podUntil } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 /** Mount targets at or below `root`, as findmnt lists them. */
@@ -124,15 +124,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     namespace: ns,
     body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
   });
-  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => {
-    let last: V1Pod | undefined;
-    try {
-      return await eventually(`${name}: ${what}`, async () => { last = await k.core.readNamespacedPod({ name, namespace: ns }); return ok(last) ? last : undefined; }, ms, 250);
-    } catch (e) {
-      const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${name}` }).catch(() => undefined);
-      throw new Error(`${(e as Error).message}; status: ${JSON.stringify(last?.status)}; events: ${JSON.stringify(events?.items.map((x) => `${x.reason}: ${x.message}`))}`);
-    }
-  };
+  const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const deleteAndWait = async (name: string) => {
     await k.core.deleteNamespacedPod({ name, namespace: ns });
     await eventually(`${name} gone`, async () => (await k.core.readNamespacedPod({ name, namespace: ns }).then(() => false, () => true)), 60_000, 250);

@@ -17,7 +17,7 @@ import { SAMPLE_RESOURCE_NAME as R, startSampleDevicePlugin, type SampleDevicePl
 import { clientOn, dialUnix } from '../../sockets/dial.ts';
 import { loadPodResources, type PodResourcesListerClient } from '../../sockets/podresources.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -39,12 +39,8 @@ describe('device plugins on nodelet', () => {
     reg = await startRegistry();
     for (const m of ['hello', 'sleep']) img[m] = await pushModule(reg, m);
     nodelet = await startNodelet(info, nodeName, [`--device-endpoint-grace-period=${GRACE_S}s`]);
-    ns = await freshNamespace(k.core, 'devices');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'devices');
+    await waitNodeReady(k.core, nodeName);
   });
   afterAll(async () => {
     await plugin?.stop();

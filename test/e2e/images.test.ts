@@ -18,7 +18,7 @@ import { pushImage, pushIndex, pushWasmArtifact } from '../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { buildWasmModule } from '../harness/wasm-modules.ts';
 import { WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady, podUntil } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -49,12 +49,8 @@ describe('images on nodelet', () => {
     hello = await readFile(await buildWasmModule('hello'));
     sleep = await readFile(await buildWasmModule('sleep'));
     nodelet = await startNodelet(info, nodeName);
-    ns = await freshNamespace(k.core, 'images');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'images');
+    await waitNodeReady(k.core, nodeName);
     const dockerconfig = { auths: { [secured.host]: { auth: Buffer.from(`${AUTH.username}:${AUTH.password}`).toString('base64') } } };
     await k.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', stringData: { '.dockerconfigjson': JSON.stringify(dockerconfig) } } });
   });
@@ -64,15 +60,7 @@ describe('images on nodelet', () => {
     namespace: ns,
     body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
   });
-  const read = (name: string) => k.core.readNamespacedPod({ name, namespace: ns });
-  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => {
-    let last: V1Pod | undefined;
-    try {
-      return await eventually(`${name}: ${what}`, async () => { last = await read(name); return ok(last) ? last : undefined; }, ms);
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}`);
-    }
-  };
+  const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => podUntil(k.core, ns, name, what, ok, ms);
   const succeeded = (name: string) => until(name, 'Succeeded', (p) => p.status?.phase === 'Succeeded');
   const logs = (name: string) => kubectl(info, ['logs', '-n', ns, name]).stdout;
   const waiting = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.waiting;

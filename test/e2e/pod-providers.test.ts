@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady, podUntil } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -47,12 +47,8 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     symlinkSync(join(REPO, 'examples', 'provider-http-probe'), join(providersDir, 'http-probe'));
     await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: rc }, handler: 'http-probe' } });
     nodelet = await startNodelet(info, nodeName, [`--providers-dir=${providersDir}`]);
-    ns = await freshNamespace(k.core, 'podprov');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'podprov');
+    await waitNodeReady(k.core, nodeName);
   });
 
   afterAll(async () => {
@@ -67,14 +63,7 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     namespace: ns,
     body: { metadata: { name }, spec: { nodeName, runtimeClassName: rc, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
   });
-  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean) => {
-    let last: V1Pod | undefined;
-    try {
-      return await eventually(`${name}: ${what}`, async () => { last = await k.core.readNamespacedPod({ name, namespace: ns }); return ok(last) ? last : undefined; }, 90_000);
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}`);
-    }
-  };
+  const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
   it('runs a probe pod (init + app container) to Succeeded, with every attempt in kubectl logs', async () => {

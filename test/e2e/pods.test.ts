@@ -11,7 +11,7 @@ import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady, podUntil } from './support/kube.ts';
 import { kubectl, kubectlStream } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -28,12 +28,8 @@ describe('Wasm pods on nodelet', () => {
     reg = await startRegistry();
     for (const m of ['hello', 'exit-code', 'sleep', 'loop', 'read-file', 'fs-ops']) img[m] = await pushModule(reg, m);
     nodelet = await startNodelet(info, nodeName);
-    ns = await freshNamespace(k.core, 'pods');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'pods');
+    await waitNodeReady(k.core, nodeName);
   });
   afterAll(async () => { await nodelet?.dispose(); await reg?.stop(); });
 
@@ -42,14 +38,7 @@ describe('Wasm pods on nodelet', () => {
     body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], containers: [], ...spec } as V1PodSpec },
   });
   const read = (name: string) => k.core.readNamespacedPod({ name, namespace: ns });
-  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => {
-    let last: V1Pod | undefined;
-    try {
-      return await eventually(`${name}: ${what}`, async () => { last = await read(name); return ok(last) ? last : undefined; }, ms);
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}`);
-    }
-  };
+  const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => podUntil(k.core, ns, name, what, ok, ms);
 
   it('a pod without nodeName is scheduled onto nodelet by the real scheduler and Succeeds with exit 0', async () => {
     await create('ok', { restartPolicy: 'Never', containers: [{ name: 'main', image: img.hello, args: ['hi'] }] });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pushImage } from '../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady, podUntil } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 const REPO = resolve(import.meta.dirname, '..', '..');
@@ -54,12 +54,8 @@ describe('drop-in providers routed by RuntimeClass', () => {
       await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler } });
     }
     nodelet = await startNodelet(info, nodeName, [`--providers-dir=${providersDir}`]);
-    ns = await freshNamespace(k.core, 'providers');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'providers');
+    await waitNodeReady(k.core, nodeName);
   });
 
   afterAll(async () => {
@@ -73,14 +69,7 @@ describe('drop-in providers routed by RuntimeClass', () => {
     namespace: ns,
     body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
   });
-  const until = async (name: string, what: string, ok: (p: V1Pod) => boolean) => {
-    let last: V1Pod | undefined;
-    try {
-      return await eventually(`${name}: ${what}`, async () => { last = await k.core.readNamespacedPod({ name, namespace: ns }); return ok(last) ? last : undefined; }, 90_000);
-    } catch (e) {
-      throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}`);
-    }
-  };
+  const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
   it('reports each broken provider package with its catalogued code, in the log and as Node events', async () => {

@@ -12,7 +12,7 @@ import type { V1ContainerStateTerminated, V1Pod, V1PodSpec } from '@kubernetes/c
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -38,12 +38,8 @@ describe('WASI limits and isolation', () => {
     symlinkSync('../outside-secret', join(vol, 'rel-link'));
     symlinkSync('/etc', join(vol, 'etc-dir'));
     nodelet = await startNodelet(info, nodeName);
-    ns = await freshNamespace(k.core, 'limits');
-    await eventually('node Ready', async () => {
-      const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
-      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    });
-    await eventually('default service account', () => k.core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+    ns = await podNamespace(k.core, 'limits');
+    await waitNodeReady(k.core, nodeName);
   });
   afterAll(async () => {
     await nodelet?.dispose();
