@@ -1,6 +1,7 @@
 /**
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 
 /** The typed API groups nodelet talks to. */
@@ -17,7 +18,31 @@ export interface KubeClients {
 export function createKubeClients(kubeconfigPath: string): KubeClients {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
+  shareConnections(kc);
   return fromKubeConfig(kc);
+}
+
+type AgentFactory = (cluster: k8s.Cluster | null, options: https.AgentOptions) => unknown;
+
+/**
+ * client-node 1.x builds a new https.Agent for every request, so every API call
+ * pays a TLS handshake. nodelet talks to one apiserver with one identity, so all
+ * calls (and watches) share one keep-alive agent per server (TLS material is read
+ * once, like the upstream kubelet's transport; a rotated client cert needs a restart).
+ */
+export function shareConnections(kc: k8s.KubeConfig): void {
+  const target = kc as unknown as { createAgent: AgentFactory };
+  const original = target.createAgent.bind(kc);
+  const agents = new Map<string, https.Agent>();
+  target.createAgent = (cluster, options) => {
+    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, options);
+    let agent = agents.get(cluster.server);
+    if (!agent) {
+      agent = new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 });
+      agents.set(cluster.server, agent);
+    }
+    return agent;
+  };
 }
 
 /** Creates the clients from a loaded KubeConfig. */

@@ -138,7 +138,7 @@ describe('images on nodelet', () => {
         metadata: { name: 'replicas' },
         spec: {
           replicas: 50, selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: { tolerations: [WASM_TOLERATION], terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: `${reg.host}/replicas:v1`, args: ['3600'] }] } },
+          template: { metadata: { labels }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: `${reg.host}/replicas:v1`, args: ['3600'] }] } },
         },
       },
     });

@@ -35,7 +35,8 @@ describe('Wasm pods on nodelet', () => {
 
   const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
     namespace: ns,
-    body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], containers: [], ...spec } as V1PodSpec },
+    // No nodeName: the real scheduler binds the pod; the selector keeps it off other test files' nodes.
+    body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [], ...spec } as V1PodSpec },
   });
   const read = (name: string) => k.core.readNamespacedPod({ name, namespace: ns });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => podUntil(k.core, ns, name, what, ok, ms);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
+import { adminClients } from './kube.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
 const LOG_KEEP_DIR = resolve(import.meta.dirname, '..', '..', '.cache', 'e2e-logs');
@@ -51,6 +52,9 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
       mkdirSync(LOG_KEEP_DIR, { recursive: true });
       copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
       rmSync(rootDir, { recursive: true, force: true });
+      // A stopped node looks Ready until the node-lifecycle grace period ends; remove it so
+      // the scheduler cannot bind later test files' pods to it.
+      await adminClients(info).core.deleteNode({ name: nodeName }).catch(() => undefined);
     },
   };
   return np;
