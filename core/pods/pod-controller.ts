@@ -47,6 +47,7 @@ export interface PodControllerOptions {
   /** Runs before the resource predicates (e.g. device allocation); a rejection fails admission with its reason. */
   admitHook?(pod: V1Pod): Promise<AdmitResult>;
   resyncMs: number;
+  /** Pods synced at once (upstream runs one goroutine per pod); default 32. */
   concurrency?: number;
   /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
@@ -73,7 +74,7 @@ export class PodController {
   constructor(private readonly o: PodControllerOptions) {
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
-    this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 8);
+    this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 32);
   }
 
   /** Starts periodic resyncs. */
