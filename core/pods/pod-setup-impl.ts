@@ -16,6 +16,7 @@ import { resolveEnv } from './env.ts';
 import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { pullSecretCredentials } from '../images/pull-secrets.ts';
+import { withObjectCache } from '../volumes/object-cache.ts';
 import { removeTreeNoFollow } from '../paths/safe-remove.ts';
 
 /** The object source of standalone mode: nothing exists. */
@@ -29,7 +30,7 @@ const UID = /^[0-9a-f-]{36}$/;
 
 /** Builds the pod setup for this node. */
 export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
-  const source = clients ? withTokenCache(createApiObjectSource(clients.core)) : noApi;
+  const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
   const podDir = (pod: V1Pod) => {
     const uid = pod.metadata!.uid!;
     if (!UID.test(uid)) throw new Error(`invalid pod uid ${JSON.stringify(uid)}`);
