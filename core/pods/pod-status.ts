@@ -53,9 +53,18 @@ function term(t: NonNullable<ContainerRecord['terminated']>): NonNullable<V1Cont
 type Cond = Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>;
 
 function readiness(phase: string, init: ContainerRecord[], app: ContainerRecord[], sandboxReady: boolean): Cond[] {
-  const done = phase === 'Succeeded' || phase === 'Failed';
   const uninit = init.filter((c) => !(c.terminated?.exitCode === 0 && !c.running)).map((c) => c.name);
   const unready = app.filter((c) => !c.running).map((c) => c.name);
+  return podConditions(phase, uninit, unready, sandboxReady);
+}
+
+/**
+ * The kubelet-owned pod conditions (PodReadyToStartContainers, Initialized,
+ * ContainersReady, Ready) with upstream's reasons and messages, from the phase
+ * and the names of init containers not yet done and app containers not ready.
+ */
+export function podConditions(phase: string, uninit: string[], unready: string[], sandboxReady: boolean): Cond[] {
+  const done = phase === 'Succeeded' || phase === 'Failed';
   const notReady = (type: string, reason: string, msg: string): Cond => ({ type, status: 'False', reason, message: msg });
   const conds: Cond[] = [{ type: 'PodReadyToStartContainers', status: sandboxReady && !done ? 'True' : 'False' }];
   conds.push(phase === 'Succeeded' ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }

@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1ContainerState, V1ContainerStateTerminated, V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { ContainerStatusReport, PodStatusReport } from '@nodelet/plugin-api/v1';
-import { mergePodConditions } from '../pods/pod-status.ts';
+import { mergePodConditions, podConditions } from '../pods/pod-status.ts';
 
 const PHASES = new Set(['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown']);
 
@@ -81,25 +81,9 @@ function containerStatus(i: ReportStatusInput, spec: V1Container, init: boolean,
 type Cond = Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>;
 
 function conditions(phase: string, init: V1ContainerStatus[], app: V1ContainerStatus[], sandboxReady: boolean): Cond[] {
-  const done = isTerminalPhase(phase);
-  const no = (type: string, reason: string, message: string): Cond => ({ type, status: 'False', reason, message });
   const uninit = init.filter((c) => c.state?.terminated?.exitCode !== 0).map((c) => c.name);
   const unready = app.filter((c) => !c.ready).map((c) => c.name);
-  const out: Cond[] = [{ type: 'PodReadyToStartContainers', status: sandboxReady && !done ? 'True' : 'False' }];
-  out.push(phase === 'Succeeded' ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
-    : uninit.length === 0 ? { type: 'Initialized', status: 'True' }
-      : no('Initialized', 'ContainersNotInitialized', `containers with incomplete status: [${uninit.join(' ')}]`));
-  if (done) {
-    const reason = phase === 'Failed' ? 'PodFailed' : 'PodCompleted';
-    out.push(no('ContainersReady', reason, ''), no('Ready', reason, ''));
-  } else if (unready.length) {
-    const msg = `containers with unready status: [${unready.join(' ')}]`;
-    out.push(no('ContainersReady', 'ContainersNotReady', msg), no('Ready', 'ContainersNotReady', msg));
-  } else {
-    out.push({ type: 'ContainersReady', status: 'True' }, { type: 'Ready', status: 'True' });
-  }
-  // null, not absent: the status goes out as a strategic merge patch, where an absent field keeps its old value.
-  return out.map((c) => ({ ...c, reason: c.reason ?? null, message: c.message || null }) as Cond);
+  return podConditions(phase, uninit, unready, sandboxReady);
 }
 
 /** The core/v1 PodStatus for a provider's report (the report must pass {@link reportProblem}). */
