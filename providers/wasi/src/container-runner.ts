@@ -1,7 +1,8 @@
 /**
- * Runs one container: a worker thread executing a compiled WASI module.
+ * Runs one container: a worker thread (taken from the pool, used for this
+ * container only) executing a compiled WASI module.
  *
- *   startContainer ──► starting ──'started'──► running ──'exit'/'trap'──► exited
+ *   startContainer ──take()──► starting ──'started'──► running ──'exit'/'trap'──► exited
  *                          │                      │
  *                          │'failed'/error        │ stop(): control[0]=1, notify
  *                          ▼                      ▼
@@ -12,14 +13,14 @@
  * `exit` resolves once the worker thread is gone, with the first outcome the
  * worker reported, or 137 if it was terminated before reporting one.
  */
-import { Worker } from 'node:worker_threads';
+import { channel } from 'node:diagnostics_channel';
+import type { Worker } from 'node:worker_threads';
 import {
-  CRI_LOG_MODULE_URL, providerError, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer,
+  providerError, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
-
-const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);
+import type { WorkerPool } from './worker-pool.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -43,8 +44,30 @@ export function oomHeadroom(capBytes: number): number {
  */
 export const STOP_UNWIND_MS = 250;
 
-/** What the worker gets as `workerData` (see worker/wasi-worker.mjs). */
+/**
+ * Diagnostics channel (`node:diagnostics_channel`) on which every container
+ * start is published once its module runs, as a {@link ContainerStartEvent}.
+ * Nothing is built when nobody subscribes.
+ */
+export const CONTAINER_START_CHANNEL = 'nodelet:wasi:container-start';
+
+/** Published on {@link CONTAINER_START_CHANNEL}. */
+export interface ContainerStartEvent {
+  readonly containerId: string;
+  readonly logPath: string;
+  /** The worker thread's id (one per container). */
+  readonly threadId: number;
+  /** Waiting for a worker (0 when an idle one was taken). */
+  readonly waitMs: number;
+  /** From asking for a worker to the module about to run (cached module: no compile). */
+  readonly startMs: number;
+}
+
+const startChannel = channel(CONTAINER_START_CHANNEL);
+
+/** The run message a worker gets (see worker/wasi-worker.mjs). */
 export interface WorkerInput {
+  readonly type: 'run';
   readonly module: WebAssembly.Module;
   readonly importedMemories: readonly MemoryDecl[];
   readonly argv: readonly string[];
@@ -52,20 +75,18 @@ export interface WorkerInput {
   readonly mounts: ReadonlyArray<{ containerPath: string; hostPath: string; readOnly: boolean }>;
   readonly logPath: string;
   readonly logOptions: { maxBytes?: number; maxFiles?: number };
-  readonly criLogUrl: string;
   /** Int32Array[1]: [0] = stop requested. */
   readonly control: SharedArrayBuffer;
 }
 
-/** Tunables of the worker threads. */
+/** Tunables of the container runs. */
 export interface RunnerOptions {
-  /** Passed to `new Worker` (caps the worker's JS heap, not Wasm memory). */
-  readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
   /** Log rotation of the container's log file. */
   readonly logOptions?: { maxBytes?: number; maxFiles?: number };
 }
 
 type WorkerMessage =
+  | { type: 'ready' }
   | { type: 'started' }
   | { type: 'exit'; code: number }
   | { type: 'trap'; message: string; memoryBytes: number }
@@ -73,26 +94,33 @@ type WorkerMessage =
   | { type: 'warning'; message: string };
 
 /**
- * Starts `spec` with the compiled module in a new worker. Resolves once the
- * module is instantiated and about to run; rejects (branded error) if it could
- * not be instantiated.
+ * Starts `spec` with the compiled module in a worker of `pool`. Resolves once
+ * the module is instantiated and about to run; rejects (branded error) if it
+ * could not be instantiated or no worker could be started.
  */
-export function runContainer(spec: ContainerSpec, loaded: LoadedModule, log: Logger, opts: RunnerOptions = {}): Promise<RunningContainer> {
+export async function runContainer(
+  spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {},
+): Promise<RunningContainer> {
+  const t0 = performance.now();
+  let worker: Worker;
+  try {
+    worker = await pool.take();
+  } catch (e) {
+    throw providerError('Internal', `no worker thread for container ${spec.name}: ${(e as Error).message}`, { cause: e });
+  }
+  const waitMs = performance.now() - t0;
   const control = new SharedArrayBuffer(4);
   const input: WorkerInput = {
+    type: 'run',
     module: loaded.module,
-    importedMemories: loaded.memories.filter((m) => m.import !== undefined),
+    importedMemories: loaded.importedMemories,
     argv: spec.argv,
     env: spec.env,
     mounts: spec.mounts.map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
     logPath: spec.logPath,
     logOptions: opts.logOptions ?? {},
-    criLogUrl: CRI_LOG_MODULE_URL,
     control,
   };
-  const worker = new Worker(WORKER_URL, {
-    workerData: input, execArgv: [], argv: [], env: {}, stdin: false, resourceLimits: opts.resourceLimits,
-  });
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
   let startedAt: Date | undefined;
@@ -125,6 +153,14 @@ export function runContainer(spec: ContainerSpec, loaded: LoadedModule, log: Log
         case 'started':
           startedAt = new Date();
           resolveStart(running);
+          setImmediate(() => pool.warm()); // replace the worker once the caller has its container
+          if (startChannel.hasSubscribers) {
+            startChannel.publish({
+              containerId: spec.id, logPath: spec.logPath, threadId: worker.threadId, waitMs, startMs: performance.now() - t0,
+            } satisfies ContainerStartEvent);
+          }
+          break;
+        case 'ready':
           break;
         case 'failed':
           rejectStart(providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`));
@@ -144,13 +180,18 @@ export function runContainer(spec: ContainerSpec, loaded: LoadedModule, log: Log
       }
     });
     worker.on('exit', (code) => {
-      if (startedAt === undefined) rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
+      if (startedAt === undefined) {
+        rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
+        setImmediate(() => pool.warm());
+      }
       resolveExit({
         ...(outcome ?? (stopping ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
           : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
       });
     });
+    const tp = performance.timeOrigin + performance.now();
+    worker.postMessage(input);
   });
 }
 

@@ -18,8 +18,10 @@ export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
 export interface LoadedModule {
   /** Compiled once; structured-cloned (not recompiled) into each worker. */
   readonly module: WebAssembly.Module;
-  /** Memories after capping; imported ones are created by the worker. */
+  /** Memories after capping. */
   readonly memories: readonly MemoryDecl[];
+  /** The imported ones among them, which the worker creates. */
+  readonly importedMemories: readonly MemoryDecl[];
   /** The memory cap applied, in bytes. */
   readonly capBytes?: number;
   /** How long reading + compiling took (0 when it came from the cache). */
@@ -93,7 +95,8 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
     throw providerError('InvalidImage', `image ${image.image} is not a valid WebAssembly module: ${(e as Error).message}`, { cause: e });
   }
   validate(module, capped.memories, image.image);
-  return { module, memories: capped.memories, capBytes, compileMs: performance.now() - t0 };
+  const importedMemories = capped.memories.filter((m) => m.import !== undefined);
+  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0 };
 }
 
 function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {

@@ -6,6 +6,7 @@ import {
 } from '@nodelet/plugin-api/v1';
 import { runContainer, type RunnerOptions } from './container-runner.ts';
 import { ModuleCache } from './module-cache.ts';
+import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
 export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
@@ -22,6 +23,16 @@ export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGene
 export interface WasiProviderOptions extends RunnerOptions {
   /** Compiled modules to keep (default 32). */
   readonly cacheEntries?: number;
+  /** Passed to `new Worker` (caps the worker's JS heap, not Wasm memory; default {@link DEFAULT_RESOURCE_LIMITS}). */
+  readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
+  /**
+   * Worker threads kept started and idle, so that a container start skips the
+   * worker start (default 2; 0: each container starts its own worker). The pool
+   * fills on the first image pull or container start, not before.
+   */
+  readonly workerPool?: number;
+  /** Worker threads starting at the same time (default 4). */
+  readonly maxBootingWorkers?: number;
 }
 
 /**
@@ -39,11 +50,20 @@ export class WasiProvider implements Provider {
   readonly #cache: ModuleCache;
   readonly #running = new Map<string, RunningContainer>();
   readonly #opts: RunnerOptions;
+  readonly #poolOpts: ConstructorParameters<typeof WorkerPool>[0];
+  #pool: WorkerPool;
   #ctx?: ProviderContext;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.#cache = new ModuleCache(opts.cacheEntries);
-    this.#opts = { resourceLimits: opts.resourceLimits ?? DEFAULT_RESOURCE_LIMITS, logOptions: opts.logOptions };
+    this.#opts = { logOptions: opts.logOptions };
+    this.#poolOpts = {
+      size: opts.workerPool ?? DEFAULT_POOL_SIZE,
+      maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
+      resourceLimits: opts.resourceLimits ?? DEFAULT_RESOURCE_LIMITS,
+      onWarning: (message) => this.#ctx?.log.warn({ provider: 'wasi' }, message),
+    };
+    this.#pool = new WorkerPool(this.#poolOpts);
   }
 
   async init(ctx: ProviderContext): Promise<void> {
@@ -53,28 +73,37 @@ export class WasiProvider implements Provider {
   /** Asks core's image service for the image's Wasm layer; core emits the events. */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.#ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
+    this.#pool.warm(); // a container start usually follows: boot workers during the pull
     return this.#ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.#running);
+    this.#pool.warm(); // boots workers while a cold module compiles
     const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.#opts);
+    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts);
     this.#running.set(spec.id, running);
     void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
     return running;
   }
 
-  /** Terminates every running module. */
+  /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.#running.values()].map((r) => r.stop(0)));
+    const pool = this.#pool;
+    this.#pool = new WorkerPool(this.#poolOpts);
+    await Promise.all([pool.close(), ...[...this.#running.values()].map((r) => r.stop(0))]);
     this.#cache.clear();
   }
 
   /** Containers currently running (for tests and diagnostics). */
   get runningCount(): number {
     return this.#running.size;
+  }
+
+  /** The worker pool (for tests and diagnostics). */
+  get workerPool(): WorkerPool {
+    return this.#pool;
   }
 }
 

@@ -148,8 +148,10 @@ describe('descriptors', () => {
     ];
     const run = async () => (await provider.startContainer(spec(img, tmp.dir, ['/a/f.txt', '/b/f.txt'], { mounts }), podContext())).exit;
     expect(await run()).toMatchObject({ exitCode: 0 });
+    await provider.workerPool.settled(); // idle pooled workers hold descriptors too (their event loops, /dev/null)
     const fdsBefore = readdirSync('/proc/self/fd').length;
     for (let i = 0; i < 5; i++) expect(await run()).toMatchObject({ exitCode: 0 });
+    await provider.workerPool.settled();
     expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(fdsBefore);
   });
 });
