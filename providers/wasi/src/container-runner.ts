@@ -63,7 +63,20 @@ export interface ContainerStartEvent {
   readonly startMs: number;
 }
 
+/** Channel on which every container end is published, as a {@link ContainerEndEvent}. */
+export const CONTAINER_END_CHANNEL = 'nodelet:wasi:container-end';
+
+/** Published on {@link CONTAINER_END_CHANNEL} once the container's worker thread is gone. */
+export interface ContainerEndEvent {
+  readonly containerId: string;
+  readonly logPath: string;
+  /** From the module's start to the thread's end (undefined if it never started). */
+  readonly runMs?: number;
+  readonly exit: ContainerExit;
+}
+
 const startChannel = channel(CONTAINER_START_CHANNEL);
+const endChannel = channel(CONTAINER_END_CHANNEL);
 
 /** The run message a worker gets (see worker/wasi-worker.mjs). */
 export interface WorkerInput {
@@ -124,6 +137,7 @@ export async function runContainer(
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
   let startedAt: Date | undefined;
+  let startedMs: number | undefined;
 
   return new Promise<RunningContainer>((resolveStart, rejectStart) => {
     let resolveExit!: (e: ContainerExit) => void;
@@ -152,11 +166,12 @@ export async function runContainer(
       switch (m.type) {
         case 'started':
           startedAt = new Date();
+          startedMs = performance.now();
           resolveStart(running);
           setImmediate(() => pool.warm()); // replace the worker once the caller has its container
           if (startChannel.hasSubscribers) {
             startChannel.publish({
-              containerId: spec.id, logPath: spec.logPath, threadId: worker.threadId, waitMs, startMs: performance.now() - t0,
+              containerId: spec.id, logPath: spec.logPath, threadId: worker.threadId, waitMs, startMs: startedMs - t0,
             } satisfies ContainerStartEvent);
           }
           break;
@@ -184,13 +199,17 @@ export async function runContainer(
         rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
         setImmediate(() => pool.warm());
       }
-      resolveExit({
+      const result: ContainerExit = {
         ...(outcome ?? (stopping ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
           : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
-      });
+      };
+      resolveExit(result);
+      if (endChannel.hasSubscribers) {
+        const runMs = startedMs === undefined ? undefined : performance.now() - startedMs;
+        endChannel.publish({ containerId: spec.id, logPath: spec.logPath, runMs, exit: result } satisfies ContainerEndEvent);
+      }
     });
-    const tp = performance.timeOrigin + performance.now();
     worker.postMessage(input);
   });
 }

@@ -3,7 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONTAINER_START_CHANNEL, WasiProvider, WorkerPool, type ContainerStartEvent } from '../src/index.ts';
+import {
+  CONTAINER_END_CHANNEL, CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, WorkerPool, type ContainerEndEvent, type ContainerStartEvent,
+} from '../src/index.ts';
 import type { WorkerInput } from '../src/container-runner.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
@@ -17,18 +19,19 @@ async function provider(workerPool: number): Promise<WasiProvider> {
   return p;
 }
 
-/** Start events published while `fn` runs. */
-async function startEvents(fn: () => Promise<void>): Promise<ContainerStartEvent[]> {
-  const events: ContainerStartEvent[] = [];
-  const onEvent = (m: unknown) => { events.push(m as ContainerStartEvent); };
-  subscribe(CONTAINER_START_CHANNEL, onEvent);
+/** Events published on `name` while `fn` runs. */
+async function published<T>(name: string, fn: () => Promise<void>): Promise<T[]> {
+  const events: T[] = [];
+  const onEvent = (m: unknown) => { events.push(m as T); };
+  subscribe(name, onEvent);
   try {
     await fn();
   } finally {
-    unsubscribe(CONTAINER_START_CHANNEL, onEvent);
+    unsubscribe(name, onEvent);
   }
   return events;
 }
+const startEvents = (fn: () => Promise<void>) => published<ContainerStartEvent>(CONTAINER_START_CHANNEL, fn);
 
 function runInput(module: WebAssembly.Module, logPath: string, argv: string[]): WorkerInput {
   return {
@@ -65,12 +68,17 @@ describe('pooled starts', () => {
     const p = await provider(2);
     const img = await pulledFixture('sleep');
     const specs = Array.from({ length: 6 }, () => spec(img, tmp.dir, ['3600']));
+    let ends: ContainerEndEvent[] = [];
     const events = await startEvents(async () => {
-      const running = await Promise.all(specs.map((s) => p.startContainer(s, podContext())));
-      expect(p.runningCount).toBe(6);
-      await Promise.all(running.map((c) => c.stop(0)));
+      ends = await published<ContainerEndEvent>(CONTAINER_END_CHANNEL, async () => {
+        const running = await Promise.all(specs.map((s) => p.startContainer(s, podContext())));
+        expect(p.runningCount).toBe(6);
+        await Promise.all(running.map((c) => c.stop(0)));
+      });
     });
     expect(new Set(events.map((e) => e.threadId)).size).toBe(6);
+    expect(ends.map((e) => e.containerId).sort()).toEqual(specs.map((s) => s.id).sort());
+    for (const e of ends) expect(e).toMatchObject({ exit: { exitCode: KILLED_EXIT_CODE }, runMs: expect.any(Number) });
     await p.workerPool.settled();
     expect(p.workerPool.idleCount).toBe(2);
     await p.shutdown();
