@@ -28,7 +28,8 @@ export interface WasiProviderOptions extends RunnerOptions {
   /**
    * Worker threads kept started and idle, so that a container start skips the
    * worker start (default 2; 0: each container starts its own worker). The pool
-   * fills on the first image pull or container start, not before.
+   * fills on the first image pull or container start, not before, and is
+   * refilled after each start.
    */
   readonly workerPool?: number;
   /** Worker threads starting at the same time (default 4). */
@@ -79,7 +80,6 @@ export class WasiProvider implements Provider {
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.#running);
-    this.#pool.warm(); // boots workers while a cold module compiles
     const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts);

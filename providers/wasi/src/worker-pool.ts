@@ -8,12 +8,12 @@
  *     └──error/exit─────┴──► gone   (a failed boot rejects the oldest waiting take())
  *
  * `take()` hands out an idle worker, or else the next one to become ready
- * (first come, first served), and starts replacements so that `size` workers
- * are idle or booting on top of the takes still waiting. At most `maxBooting`
+ * (first come, first served); `warm()` boots workers until `size` are idle or
+ * booting beyond the waiting takes (the runner calls it once its container
+ * runs, so a replacement is booted off the start path). At most `maxBooting`
  * workers boot at once: 100 workers booting together all finish late, a few
- * at a time let the first takers run early. A worker is never handed out
- * twice (and its thread runs at most one module anyway: see
- * worker/wasi-worker.mjs).
+ * at a time let the first takers run early. A worker is never handed out twice (and its thread runs
+ * at most one module anyway: see worker/wasi-worker.mjs).
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1';
@@ -118,7 +118,9 @@ export class WorkerPool {
     await Promise.all(owned.map((w) => w.terminate()));
   }
 
-  // Boots workers until idle + booting covers the waiting takes plus `size` (just the takes after a failed boot).
+  // Boots workers until idle + booting covers the waiting takes plus `size` (just
+  // the takes after a failed boot): when starts come faster than workers boot,
+  // the extra `size` in flight are the next starts' head start.
   #fill(): void {
     if (this.#closed) return;
     const target = this.#waiters.length + (this.#broken ? 0 : this.size);
