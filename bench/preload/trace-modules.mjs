@@ -1,12 +1,11 @@
 // Bench-only preload for the nodelet process (NODE_OPTIONS=--import=<this file>).
 // Appends one JSON line per event to $NODELET_BENCH_TRACE:
 //   {"ev":"compile","ms":…,"bytes":…}                       WebAssembly.compile in the main thread
-//   {"ev":"worker","logPath":…,"t0":…,"startMs":…}           new Worker → its 'started' message
-//   {"ev":"exit","logPath":…,"runMs":…}                       'started' → worker 'exit'
+//   {"ev":"worker","logPath":…,"t0":…,"startMs":…}           container start (nodelet:wasi:container-start)
+//   {"ev":"exit","logPath":…,"runMs":…}                       module running → worker gone (…:container-end)
 //   {"ev":"mem",…process.memoryUsage(),spacesKiB,codeKiB}      on SIGUSR2
 // t0 is epoch ms; durations are from performance.now(). It changes nothing else.
 import { appendFileSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import workerThreads from 'node:worker_threads';
 
 const file = process.env.NODELET_BENCH_TRACE;
@@ -19,27 +18,11 @@ if (file && workerThreads.isMainThread) {
     write({ ev: 'compile', ms: performance.now() - t, bytes: bytes.byteLength });
     return m;
   };
-  const Base = workerThreads.Worker;
-  class TracedWorker extends Base {
-    constructor(url, opts) {
-      super(url, opts);
-      const logPath = opts?.workerData?.logPath;
-      if (typeof logPath !== 'string') return;
-      const t = performance.now();
-      const t0 = Date.now();
-      let started;
-      const onMessage = (m) => {
-        if (m?.type !== 'started') return;
-        started = performance.now();
-        this.off('message', onMessage);
-        write({ ev: 'worker', logPath, t0, startMs: started - t });
-      };
-      this.on('message', onMessage);
-      this.once('exit', () => { if (started !== undefined) write({ ev: 'exit', logPath, runMs: performance.now() - started }); });
-    }
-  }
-  workerThreads.Worker = TracedWorker;
-  syncBuiltinESMExports();
+  // Container starts and ends as the WASI provider publishes them (its workers are pooled, so
+  // `new Worker` is no longer the start of a container): startMs = taking a worker → module running.
+  const dc = await import('node:diagnostics_channel');
+  dc.subscribe('nodelet:wasi:container-start', (e) => write({ ev: 'worker', logPath: e.logPath, t0: Date.now() - e.startMs, startMs: e.startMs, waitMs: e.waitMs }));
+  dc.subscribe('nodelet:wasi:container-end', (e) => { if (e.runMs !== undefined) write({ ev: 'exit', logPath: e.logPath, runMs: e.runMs }); });
   // On SIGUSR2: where the main thread's memory is (V8 heap spaces, external, array buffers).
   process.on('SIGUSR2', async () => {
     const v8 = await import('node:v8');
