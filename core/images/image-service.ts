@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
+import { PullAccess } from './pull-access.ts';
 import { EXTRACTED_MODULE_TYPE, entrypointOf, extractModule, isCompatImage, readSmall, verifyBytes } from './compat-image.ts';
 import { parseManifest, selectLayer, selectWasmPlatform, type Descriptor, type ParsedManifest } from './manifest.ts';
 import { collect, statfsUsage, type DiskUsageFn, type ImageGcPolicy, type ImageGcResult } from './image-gc.ts';
@@ -52,7 +53,8 @@ interface Fetched {
 
 /** The OCI distribution client and image store behind `ImageService`. */
 export class OciImageService implements ImageService {
-  private readonly pulls = new SingleFlight<Fetched>();
+  private readonly pulls = new SingleFlight<Fetched & { credential?: RegistryCredential }>();
+  private readonly access = new PullAccess();
 
   private constructor(private readonly store: ImageStore, private readonly client: RegistryClient) {}
 
@@ -71,17 +73,18 @@ export class OciImageService implements ImageService {
       throw invalidNameFailure(image, e);
     }
     const key = formatReference(ref);
+    const candidates = credentialsFor(ref, req.credentials);
     const hit = this.cached(ref, req.acceptLayerTypes);
-    if (hit && req.pullPolicy !== 'Always') {
+    if (hit && req.pullPolicy !== 'Always' && this.access.allows(hit.digest, candidates)) {
       this.store.touch(hit.layerDigest);
       return this.result(image, hit, true);
     }
     if (req.pullPolicy === 'Never') throw neverPullFailure(image);
-    const candidates = credentialsFor(ref, req.credentials);
     const flightKey = `${key}\0${req.acceptLayerTypes.join(',')}\0${credentialsKey(candidates)}`;
     try {
       const got = await this.pulls.do(flightKey, (signal) => this.fetchAs(ref, key, candidates, req, signal), req.signal);
       this.store.touch(got.entry.layerDigest);
+      this.access.record(got.entry.digest, got.credential);
       return this.result(image, got.entry, got.cached);
     } catch (e) {
       throw pullFailure(image, e);
@@ -145,11 +148,11 @@ export class OciImageService implements ImageService {
   }
 
   /** Tries each candidate credential in turn; moves on only when one is refused. */
-  private async fetchAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], req: ImageRequest, signal: AbortSignal): Promise<Fetched> {
+  private async fetchAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], req: ImageRequest, signal: AbortSignal): Promise<Fetched & { credential?: RegistryCredential }> {
     for (let i = 0; ; i++) {
       const target: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: candidates[i], signal };
       try {
-        return await this.fetchWith(ref, key, target, req.acceptLayerTypes);
+        return { ...(await this.fetchWith(ref, key, target, req.acceptLayerTypes)), credential: candidates[i] };
       } catch (e) {
         if (!(e instanceof RegistryError && e.unauthorized) || i === candidates.length - 1) throw e;
       }

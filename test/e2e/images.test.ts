@@ -98,9 +98,11 @@ describe('images on nodelet', () => {
     await pushWasmArtifact(secured.host, 'private/hello', 'v1', hello, { auth: AUTH });
     const image = `${secured.host}/private/hello:v1`;
     await create('with-secret', { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, args: ['authorized'] }] });
-    await create('without-secret', { containers: [{ name: 'main', image }] });
     await succeeded('with-secret');
     expect(logs('with-secret')).toContain('arg 1 authorized');
+    // The module is now cached on the node; a pod without the secret must still be refused
+    // (upstream's "ensure secret pulled images"): nodelet asks the registry with its credentials.
+    await create('without-secret', { containers: [{ name: 'main', image }] });
     const denied = await until('without-secret', 'ErrImagePull', (p) => ['ErrImagePull', 'ImagePullBackOff'].includes(waiting(p)?.reason ?? ''));
     expect(denied.status?.phase).toBe('Pending');
     expect(waiting(denied)!.message).toContain(`failed to pull image "${image}": unauthorized: authentication required`);
