@@ -75,7 +75,7 @@ export class OciImageService implements ImageService {
     const key = formatReference(ref);
     const candidates = credentialsFor(ref, req.credentials);
     const hit = this.cached(ref, req.acceptLayerTypes);
-    if (hit && req.pullPolicy !== 'Always' && this.access.allows(hit.digest, candidates)) {
+    if (hit && req.pullPolicy !== 'Always' && this.access.allows(`${hit.repository}@${hit.digest}`, candidates)) {
       this.store.touch(hit.layerDigest);
       return this.result(image, hit, true);
     }
@@ -84,7 +84,7 @@ export class OciImageService implements ImageService {
     try {
       const got = await this.pulls.do(flightKey, (signal) => this.fetchAs(ref, key, candidates, req, signal), req.signal);
       this.store.touch(got.entry.layerDigest);
-      this.access.record(got.entry.digest, got.credential);
+      this.access.record(`${got.entry.repository}@${got.entry.digest}`, got.credential);
       return this.result(image, got.entry, got.cached);
     } catch (e) {
       throw pullFailure(image, e);

@@ -15,20 +15,23 @@ import { credentialsKey } from './credentials.ts';
 
 const ANONYMOUS = 'anonymous';
 
-/** Pull records per manifest digest. */
+/**
+ * Pull records per image (`repository@manifest digest`: the same bytes in two
+ * repositories, one public and one private, are two images here).
+ */
 export class PullAccess {
   private readonly records = new Map<string, Set<string>>();
 
-  /** Remembers that `digest` was fetched (or verified) with `credential` (undefined = anonymously). */
-  record(digest: string, credential: RegistryCredential | undefined): void {
-    const set = this.records.get(digest) ?? new Set<string>();
+  /** Remembers that image `id` was fetched (or verified) with `credential` (undefined = anonymously). */
+  record(id: string, credential: RegistryCredential | undefined): void {
+    const set = this.records.get(id) ?? new Set<string>();
     set.add(credential ? credentialsKey([credential]) : ANONYMOUS);
-    this.records.set(digest, set);
+    this.records.set(id, set);
   }
 
-  /** True if a pod presenting `candidates` may use the cached `digest` without asking the registry. */
-  allows(digest: string, candidates: readonly (RegistryCredential | undefined)[]): boolean {
-    const set = this.records.get(digest);
+  /** True if a pod presenting `candidates` may use the cached image `id` without asking the registry. */
+  allows(id: string, candidates: readonly (RegistryCredential | undefined)[]): boolean {
+    const set = this.records.get(id);
     if (!set || set.has(ANONYMOUS)) return true;
     return candidates.some((c) => c !== undefined && set.has(credentialsKey([c])));
   }
