@@ -61,6 +61,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   reportProviderFailures(events, o.nodeName, providers.failures);
   const setup = createPodSetup(o, clients, nodeIP, log);
   const host = readHostInfo(o.rootDir);
+  const labels = nodeLabels(shape);
+  const { allocatable } = nodeResources(shape, host);
   let podsRef: PodController | undefined;
   let sourcesReady = !clients;
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
@@ -69,7 +71,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     route: providers.route, setup: withDevicePlugins(setup, devices, events), events, resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitHook: (pod) => devices.admit(pod),
-    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: nodeLabels(shape), allocatable: { ...nodeResources(shape, host).allocatable, ...devices.admissionAllocatable() } }),
+    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: labels, allocatable: { ...allocatable, ...devices.admissionAllocatable() } }),
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP);
@@ -78,7 +80,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
   if (clients && o.registerNode) {
-    node = new NodeController(clients, { shape, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages(), extraResources: () => devices.extraResources() });
+    node = new NodeController(clients, { shape, host, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages(), extraResources: () => devices.extraResources() });
     await node.register(abort.signal);
     node.start();
     const poke = node.poke.bind(node);

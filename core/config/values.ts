@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/quantity.ts';
 import { parseGoDuration } from './duration.ts';
 
 /** Log levels nodelet's logger understands, least to most severe. */
@@ -82,16 +83,11 @@ export function parseList(text: string): string[] {
 }
 
 const QUANTITY = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
-const MULTIPLIER: Readonly<Record<string, number>> = {
-  '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
 
-/** Converts a Kubernetes byte quantity (`10Mi`, `500k`, `1024`) to bytes. */
+/** Converts a Kubernetes byte quantity (`10Mi`, `500k`, `1024`) to bytes (rounded up). */
 export function quantityToBytes(text: string): number {
-  const m = QUANTITY.exec(text.trim());
-  if (!m) throw new Error('must be a quantity such as 10Mi, 500Ki or 1048576');
-  return Math.ceil(Number(m[1]) * MULTIPLIER[m[2] ?? '']!);
+  if (!QUANTITY.test(text.trim())) throw new Error('must be a quantity such as 10Mi, 500Ki or 1048576');
+  return Number(quantityValue(parseExactQuantity(text)));
 }
 
 /** Validates a positive byte quantity and returns it unchanged. */

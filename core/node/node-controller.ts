@@ -16,6 +16,8 @@ import { newNodeObject, nodeLabels, nodeStatusBase, type NodeShape } from './nod
 /** Dependencies of the node controller. */
 export interface NodeControllerOptions {
   shape: NodeShape;
+  /** The host's capacity, if the caller has read it already (else read here). */
+  host?: HostInfo;
   rootDir: string;
   updateMs: number;
   reportMs: number;
@@ -38,7 +40,7 @@ export class NodeController {
   private stopped = false;
 
   constructor(private readonly clients: KubeClients, private readonly o: NodeControllerOptions) {
-    this.host = readHostInfo(o.rootDir);
+    this.host = o.host ?? readHostInfo(o.rootDir);
   }
 
   /** The registered node's UID (after {@link register}). */

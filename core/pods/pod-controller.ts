@@ -18,6 +18,7 @@ import { PodWorker } from './pod-worker.ts';
 import { PodProviderWorker } from './pod-provider-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
+import { needsSync } from './pod-changes.ts';
 import type { Events } from '../events/event-recorder.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
@@ -86,8 +87,10 @@ export class PodController {
   /** A pod was added or changed. */
   upsert(pod: V1Pod): void {
     if (this.stopping) return;
-    this.desired.set(keyOf(pod), pod);
-    this.queue.add(keyOf(pod));
+    const key = keyOf(pod);
+    const prev = this.desired.get(key);
+    this.desired.set(key, pod);
+    if (!prev || needsSync(prev, pod)) this.queue.add(key);
   }
 
   /** A pod is gone from the source. */

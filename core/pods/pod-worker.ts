@@ -13,7 +13,7 @@ import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isProviderError, type Mount, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
 import { Backoff } from './backoff.ts';
 import { newRecord, type ContainerRecord } from './container-record.ts';
-import { computePodStatus } from './pod-status.ts';
+import { computePodStatus, podPhase } from './pod-status.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import { recordView, type PodRunner, type RunnerContainer } from './pod-runner.ts';
 import { milliCpu, parseQuantity } from './quantity.ts';
@@ -34,6 +34,9 @@ export interface WorkerDeps {
   event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
 }
 
+/** How often a running pod's volumes are re-synced (upstream's periodic pod sync is 1 min). */
+const VOLUME_RESYNC_MS = 60_000;
+
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
 
@@ -43,6 +46,7 @@ export class PodWorker implements PodRunner {
   readonly app: ContainerRecord[];
   startTime: Date = new Date();
   private prepared?: PreparedPod;
+  private preparedAt = 0;
   private readonly abort = new AbortController();
   private ctx?: PodContext;
   terminating = false;
@@ -69,7 +73,7 @@ export class PodWorker implements PodRunner {
 
   /** True when every container has finished for good. */
   finished(pod: V1Pod): boolean {
-    const phase = this.status(pod).phase;
+    const phase = podPhase(pod, this.init, this.app);
     return phase === 'Succeeded' || phase === 'Failed';
   }
 
@@ -94,9 +98,16 @@ export class PodWorker implements PodRunner {
     }));
   }
 
+  /**
+   * Sets volumes up on the first sync, then re-syncs their content (ConfigMap/Secret
+   * changes, token refresh) at most every {@link VOLUME_RESYNC_MS} — not on every
+   * container exit or back-off wake-up.
+   */
   private async prepareVolumes(pod: V1Pod): Promise<boolean> {
+    if (this.prepared !== undefined && Date.now() - this.preparedAt < VOLUME_RESYNC_MS) return true;
     try {
       this.prepared = await this.d.setup.prepare(pod);
+      this.preparedAt = Date.now();
       return true;
     } catch (e) {
       const notes = (e as { messages?: string[] }).messages ?? [(e as Error).message];

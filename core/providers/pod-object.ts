@@ -24,13 +24,3 @@ export function toPodObject(pod: V1Pod): PodObject {
     raw: pod,
   };
 }
-
-/**
- * The fields whose change is handed to `updatePod`: labels, annotations,
- * `activeDeadlineSeconds` and container images (the mutable parts of a pod).
- */
-export function mutableFingerprint(pod: V1Pod): string {
-  const images = (cs?: V1Container[]) => cs?.map((c) => [c.name, c.image ?? '']);
-  return JSON.stringify([pod.metadata?.labels ?? {}, pod.metadata?.annotations ?? {}, pod.spec?.activeDeadlineSeconds ?? null,
-    images(pod.spec?.initContainers) ?? [], images(pod.spec?.containers) ?? []]);
-}

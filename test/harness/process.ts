@@ -29,13 +29,18 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   });
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes (then throws `what`). */
-export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, everyMs = 250): Promise<void> {
+/** Polls `fn` until it returns a truthy value and returns it; throws naming `what` (and the last error) after `timeoutMs`. */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
+  let last: unknown;
   while (Date.now() < deadline) {
-    try { if (await check()) return; } catch (e) { lastErr = e; }
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
     await new Promise((r) => setTimeout(r, everyMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Polls `check` until it returns true (see {@link eventually}). */
+export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, everyMs = 250): Promise<void> {
+  await eventually(what, check, timeoutMs, everyMs);
 }

@@ -11,8 +11,8 @@
  * Needs apt packages: docker-registry, apache2-utils (only when `auth` is used).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { freePort } from './ports.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -56,18 +56,6 @@ export interface TestRegistry {
   blobDataPath(digest: string): string;
   /** Stops the registry and removes its temp dir. */
   stop(): Promise<void>;
-}
-
-/** A free TCP port on 127.0.0.1 (released just before use). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function htpasswdLine(username: string, password: string): Promise<string> {

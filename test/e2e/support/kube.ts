@@ -9,16 +9,8 @@ export function adminClients(info: ClusterInfo) {
   return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), node: kc.makeApiClient(k8s.NodeV1Api), storage: kc.makeApiClient(k8s.StorageV1Api), version: kc.makeApiClient(k8s.VersionApi) };
 }
 
-/** Polls `fn` until it returns a truthy value; returns it. */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-}
+export { eventually } from '../../harness/process.ts';
+import { eventually } from '../../harness/process.ts';
 
 /** Creates a namespace with a unique name and returns it. */
 export async function freshNamespace(core: k8s.CoreV1Api, prefix: string): Promise<string> {

@@ -7,7 +7,8 @@ import { isImagePull, isProviderError, type ImageRequest } from '@nodelet/plugin
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
-import { freePort, startRegistry, type TestRegistry } from '../../harness/registry.ts';
+import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
+import { freePort } from '../../harness/ports.ts';
 import { pushImage, pushIndex, pushWasmArtifact, sha256, tinyModule } from '../../harness/oci-push.ts';
 
 let reg: TestRegistry;

@@ -1,0 +1,25 @@
+/**
+ * Which pod changes need a sync. Like upstream's pod config, an update that only
+ * changes the status (most often nodelet's own status patch, echoed back by the
+ * watch) does not re-run the pod's sync; the stored pod is still replaced.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+
+/**
+ * The fields whose change is handed to `updatePod`: labels, annotations,
+ * `activeDeadlineSeconds` and container images (the mutable parts of a pod).
+ */
+export function mutableFingerprint(pod: V1Pod): string {
+  const images = (cs?: V1Container[]) => cs?.map((c) => [c.name, c.image ?? '']);
+  return JSON.stringify([pod.metadata?.labels ?? {}, pod.metadata?.annotations ?? {}, pod.spec?.activeDeadlineSeconds ?? null,
+    images(pod.spec?.initContainers) ?? [], images(pod.spec?.containers) ?? []]);
+}
+
+/** True when `next` differs from `prev` in anything but status and bookkeeping metadata. */
+export function needsSync(prev: V1Pod, next: V1Pod): boolean {
+  const m = (p: V1Pod) => p.metadata ?? {};
+  return m(prev).uid !== m(next).uid
+    || String(m(prev).deletionTimestamp ?? '') !== String(m(next).deletionTimestamp ?? '')
+    || m(prev).deletionGracePeriodSeconds !== m(next).deletionGracePeriodSeconds
+    || mutableFingerprint(prev) !== mutableFingerprint(next);
+}
