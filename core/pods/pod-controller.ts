@@ -68,6 +68,8 @@ export class PodController {
   private readonly queue: WorkQueue;
   private readonly restartBackoff: Backoff;
   private readonly pullBackoff: Backoff;
+  /** Volume set-up retries, like upstream's volume operations: 500 ms doubling to 2m2s. */
+  private readonly volumeBackoff: Backoff;
   private resync?: NodeJS.Timeout;
   private admitting: Promise<void> = Promise.resolve();
   private stopping = false;
@@ -75,6 +77,7 @@ export class PodController {
   constructor(private readonly o: PodControllerOptions) {
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
+    this.volumeBackoff = new Backoff(500, 122_000);
     this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 32);
   }
 
@@ -180,8 +183,8 @@ export class PodController {
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
     };
     entry.worker = isPodProvider(provider)
-      ? new PodProviderWorker(pod, { ...deps, provider, backoff: this.pullBackoff })
-      : new PodWorker(pod, { ...deps, provider, restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff });
+      ? new PodProviderWorker(pod, { ...deps, provider, backoff: this.pullBackoff, volumeBackoff: this.volumeBackoff })
+      : new PodWorker(pod, { ...deps, provider, restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff, volumeBackoff: this.volumeBackoff });
     return entry;
   }
 

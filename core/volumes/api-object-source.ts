@@ -4,9 +4,15 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { IssuedToken, ObjectSource, TokenRequestOptions } from './object-source.ts';
+import { apiMessage } from '../kube/client.ts';
 
 function isNotFound(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 404;
+}
+
+/** An API error as one readable line (the apiserver's Status message), keeping its HTTP `code`. */
+function readable(e: unknown): Error {
+  return Object.assign(new Error(apiMessage(e), { cause: e }), { code: (e as { code?: unknown })?.code });
 }
 
 async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
@@ -14,7 +20,7 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
     return await p;
   } catch (e) {
     if (isNotFound(e)) return undefined;
-    throw e;
+    throw readable(e);
   }
 }
 
@@ -37,7 +43,7 @@ export function createApiObjectSource(api: CoreV1Api): ObjectSource {
             boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: opts.podUID },
           },
         },
-      });
+      }).catch((e: unknown) => { throw readable(e); });
       if (!tr.status?.token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
       return { token: tr.status.token, expirationTimestamp: new Date(tr.status.expirationTimestamp) };
     },
