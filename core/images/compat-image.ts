@@ -9,9 +9,7 @@
  *   ─▶ must start with \0asm ─▶ stored as a blob under the module's own digest
  */
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { PassThrough, Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
@@ -70,6 +68,17 @@ export async function readSmall(body: ReadableStream<Uint8Array> | null, max = M
   return Buffer.concat(chunks);
 }
 
+/** Resolves once `s` can take more (`drain`), or has failed or closed — never waits forever. */
+function writable(s: NodeJS.WritableStream & { destroyed: boolean; once: Readable['once']; off: Readable['off'] }): Promise<void> {
+  if (s.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => { s.off('drain', done); s.off('close', done); s.off('error', done); resolve(); };
+    s.once('drain', done);
+    s.once('close', done);
+    s.once('error', done);
+  });
+}
+
 /**
  * Streams one layer, verifying its digest and size, and looks for `wanted`
  * in its tar. A layer that does not decode is still read to its end, so a
@@ -82,30 +91,44 @@ export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8A
   let size = 0;
   let decodeError: unknown;
   const finder = new TarFileFinder(wanted, MAX_MODULE_BYTES);
-  const decoder = layer.mediaType === OCI_LAYER_TAR_GZIP ? createGunzip() : new PassThrough();
-  decoder.on('data', (c: Buffer) => {
-    try { finder.push(c); } catch (e) { decodeError ??= e; decoder.destroy(); }
-  });
-  decoder.on('error', (e) => { decodeError ??= e; });
+  const gunzip = layer.mediaType === OCI_LAYER_TAR_GZIP ? createGunzip() : undefined;
+  // The gunzip output feeds the tar reader with back-pressure; a gzip error stops only the decoding.
+  const decoded = gunzip && (async () => {
+    try {
+      for await (const c of gunzip) await finder.push(c as Buffer);
+    } catch (e) {
+      decodeError ??= e;
+    }
+  })();
   for await (const c of Readable.fromWeb(body as WebReadableStream<Uint8Array>, { signal })) {
     const chunk = c as Buffer;
     size += chunk.length;
-    if (size > layer.size) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${layer.digest} is larger than its declared ${layer.size} bytes`);
+    if (size > layer.size) {
+      gunzip?.destroy();
+      throw nodeletError('NDL_IMAGE_DIGEST', `blob ${layer.digest} is larger than its declared ${layer.size} bytes`);
+    }
     hash.update(chunk);
-    if (decodeError === undefined && !decoder.destroyed && !decoder.write(chunk)) await once(decoder, 'drain').catch(() => undefined);
+    if (!gunzip) await finder.push(chunk);
+    else if (!gunzip.destroyed && !gunzip.write(chunk)) await writable(gunzip);
   }
-  if (decodeError === undefined && !decoder.destroyed) {
-    decoder.end();
-    await finished(decoder).catch(() => undefined);
+  if (gunzip) {
+    if (!gunzip.destroyed) gunzip.end();
+    await decoded;
+  }
+  let found: TarFind | undefined;
+  try {
+    found = await finder.end();
+  } catch (e) {
+    decodeError ??= e;
   }
   const got = `sha256:${hash.digest('hex')}`;
   if (got !== layer.digest) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${layer.digest}: received content has digest ${got}`);
   if (size !== layer.size) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${layer.digest}: received ${size} bytes, expected ${layer.size}`);
-  if (decodeError !== undefined) {
+  if (decodeError !== undefined || !found) {
     if (isNodeletError(decodeError)) throw decodeError;
     throw formatError(`layer ${layer.digest} cannot be read as ${layer.mediaType}: ${(decodeError as Error).message}`);
   }
-  return finder.result();
+  return found;
 }
 
 /**
@@ -123,7 +146,7 @@ export async function extractModule(
       if (!r.bytes.subarray(0, 4).equals(WASM_MAGIC)) throw formatError(`the entrypoint "${entrypoint}" of the image is not a WebAssembly module`);
       return r.bytes;
     }
-    if (r.deleted || /not a regular file|truncated/.test(r.reason)) {
+    if (r.deleted || /not a regular file|truncated|goes through/.test(r.reason)) {
       reason = r.reason;
       break;
     }

@@ -9,7 +9,7 @@ import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
 import { TarFileFinder } from '../../../core/images/tar-reader.ts';
-import { makeTar, pushCompatImage } from '../../harness/compat-image.ts';
+import { makeTar, pushCompatImage, pushRawCompatImage, rawTarEntry } from '../../harness/compat-image.ts';
 import { sha256, tinyModule } from '../../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
 
@@ -34,35 +34,59 @@ const failure = async (p: Promise<unknown>) => {
 };
 
 describe('TarFileFinder', () => {
-  const find = (tar: Buffer, name: string, chunk = 7) => {
+  const find = async (tar: Buffer, name: string, chunk = 7) => {
     const f = new TarFileFinder(name, 1 << 20);
-    for (let i = 0; i < tar.length; i += chunk) f.push(tar.subarray(i, i + chunk));
-    return f.result();
+    for (let i = 0; i < tar.length; i += chunk) await f.push(tar.subarray(i, i + chunk));
+    return f.end();
   };
 
-  it.each(['pax', 'ustar', 'gnu'] as const)('finds a file in a %s archive fed in odd-sized chunks', (format) => {
+  it.each(['pax', 'ustar', 'gnu'] as const)('finds a file in a %s archive fed in odd-sized chunks', async (format) => {
     const tar = makeTar({ 'a.txt': 'aaa', 'bin/app.wasm': 'MODULE', 'z.bin': Buffer.alloc(1500, 1) }, format);
-    const r = find(tar, '/bin/app.wasm');
+    const r = await find(tar, '/bin/app.wasm');
     expect(r).toEqual({ found: true, bytes: Buffer.from('MODULE') });
   });
 
-  it('follows pax / GNU long names beyond 100 characters', () => {
+  it('follows pax / GNU long names beyond 100 characters', async () => {
     const long = `${'d'.repeat(60)}/${'e'.repeat(60)}/${'m'.repeat(80)}.wasm`;
     for (const format of ['pax', 'gnu'] as const) {
-      expect(find(makeTar({ [long]: 'LONG' }, format), `/${long}`, 513)).toEqual({ found: true, bytes: Buffer.from('LONG') });
+      expect(await find(makeTar({ [long]: 'LONG' }, format), `/${long}`, 513)).toEqual({ found: true, bytes: Buffer.from('LONG') });
     }
   });
 
-  it('says what is wrong: missing file, symlink, truncated archive, not a tar', () => {
+  it('says what is wrong: missing file, symlink, truncated archive, not a tar', async () => {
     const tar = makeTar({ 'x.wasm': 'x', 'link.wasm': { symlink: '/etc/passwd' } });
-    expect(find(tar, 'nope.wasm')).toEqual({ found: false, reason: '"nope.wasm" is not in the layer' });
-    expect(find(tar, 'link.wasm')).toEqual({ found: false, reason: '"link.wasm" is a symlink to "/etc/passwd", not a regular file' });
-    expect(find(tar.subarray(0, 1024 + 100), 'x.wasm')).toMatchObject({ found: false, reason: 'the tar archive is truncated' });
-    expect(() => find(Buffer.alloc(1024, 0x41), 'x.wasm')).toThrow(/not a tar archive/);
+    expect(await find(tar, 'nope.wasm')).toEqual({ found: false, reason: '"nope.wasm" is not in the layer' });
+    expect(await find(tar, 'link.wasm')).toEqual({ found: false, reason: '"link.wasm" is a symlink to "/etc/passwd", not a regular file' });
+    expect(await find(tar.subarray(0, 1024 + 100), 'x.wasm')).toMatchObject({ found: false, reason: expect.stringContaining('the tar archive is truncated') });
+    await expect(find(Buffer.alloc(1024, 0x41), 'x.wasm')).rejects.toThrow(/not a tar archive/);
   });
 
-  it('reports a whiteout of the wanted file', () => {
-    const r = find(makeTar({ 'bin/.wh.app.wasm': '' }), '/bin/app.wasm');
+  it('reads a GNU base-256 size field and refuses one that is not a safe integer', async () => {
+    const mod = tinyModule('b256');
+    expect(await find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: BigInt(mod.length) }), Buffer.alloc(1024)]), 'app.wasm')).toEqual({ found: true, bytes: mod });
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: 1n << 70n }), Buffer.alloc(1024)]), 'app.wasm'))
+      .rejects.toThrow('tar entry "app.wasm" declares an invalid size');
+  });
+
+  it('refuses names climbing out of the root and files reached through a link; caps long-name headers', async () => {
+    const mod = tinyModule('x');
+    await expect(find(Buffer.concat([rawTarEntry('a/../../app.wasm', mod), Buffer.alloc(1024)]), 'app.wasm')).rejects.toThrow(/tar entry "a\/\.\.\/\.\.\/app\.wasm" climbs out of the layer root/);
+    expect(await find(Buffer.concat([rawTarEntry('x/../app.wasm', mod), Buffer.alloc(1024)]), 'app.wasm')).toEqual({ found: true, bytes: mod });
+    const through = Buffer.concat([rawTarEntry('bin', undefined, { type: '2', linkName: '/etc' }), rawTarEntry('bin/app.wasm', mod), Buffer.alloc(1024)]);
+    expect(await find(through, '/bin/app.wasm')).toEqual({ found: false, reason: '"bin/app.wasm" goes through "bin", a symlink to "/etc"' });
+    const longName = rawTarEntry('././@LongLink', Buffer.alloc(5 << 20, 0x61), { type: 'L' });
+    await expect(find(Buffer.concat([longName, rawTarEntry('x', mod), Buffer.alloc(1024)]), 'app.wasm', 65536)).rejects.toThrow('a tar long-name or pax header exceeds 4 MiB');
+  });
+
+  it('reports a wanted file or another entry declaring 600 MiB precisely, without reading it', async () => {
+    const big = 600 << 20;
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(4096), { size: big })]), 'app.wasm', 4096)).rejects.toThrow(`"app.wasm" is ${big} bytes, more than the ${1 << 20} allowed`);
+    expect(await find(Buffer.concat([rawTarEntry('huge.bin', Buffer.alloc(1 << 20), { size: big })]), 'app.wasm', 65536))
+      .toEqual({ found: false, reason: `the tar archive is truncated (entry "huge.bin" declares ${big} bytes)` });
+  });
+
+  it('reports a whiteout of the wanted file', async () => {
+    const r = await find(makeTar({ 'bin/.wh.app.wasm': '' }), '/bin/app.wasm');
     expect(r).toMatchObject({ found: false, deleted: true });
   });
 });
@@ -110,6 +134,25 @@ describe('pulling compat images', () => {
     e = await failure(svc.pull(`${reg.host}/compat/bad:noentry`, req));
     expect(e.message).toContain('image config has no entrypoint');
     expect(isNodeletError(e.cause, 'NDL_IMAGE_FORMAT')).toBe(true);
+  });
+
+  it('ends hostile layers with a precise ErrImagePull instead of hanging (bad checksum, 600 MiB entry, base-256 size)', async () => {
+    const svc = await service();
+    const filler = Buffer.alloc(4 << 20, 0x5a);
+    const cases: [string, Buffer, string][] = [
+      ['checksum', Buffer.concat([rawTarEntry('app.wasm', tinyModule(), { badChecksum: true }), filler]), 'layer is not a tar archive (bad header checksum)'],
+      ['huge', Buffer.concat([rawTarEntry('pad.bin', filler, { size: 600 << 20 })]), `the tar archive is truncated (entry "pad.bin" declares ${600 << 20} bytes)`],
+      ['b256', Buffer.concat([rawTarEntry('app.wasm', filler, { base256: 1n << 72n })]), 'tar entry "app.wasm" declares an invalid size'],
+    ];
+    for (const [tag, tar, message] of cases) {
+      for (const gzip of [false, true]) {
+        await pushRawCompatImage(reg.host, 'compat/hostile', `${tag}-${gzip}`, tar, { gzip });
+        const e = await failure(svc.pull(`${reg.host}/compat/hostile:${tag}-${gzip}`, req));
+        expect(e.reason).toBe('ErrImagePull');
+        expect(e.message).toContain(message);
+      }
+    }
+    expect(svc.list()).toEqual([]);
   });
 
   it('rejects a tampered layer as a digest mismatch and stores nothing', async () => {
