@@ -37,6 +37,10 @@ export interface OciImageServiceOptions {
   /** The fetch to use; defaults to the global fetch. */
   readonly fetch?: typeof fetch;
   readonly userAgent?: string;
+  /** A registry body that sends nothing for this long fails the pull (default 5 min, containerd's). */
+  readonly noProgressTimeoutMs?: number;
+  /** How long a registry or token endpoint may take to send response headers (default 30 s). */
+  readonly headersTimeoutMs?: number;
 }
 
 /** One image for the node's `status.images`. */

@@ -6,7 +6,7 @@
  */
 import { providerError, isProviderError, type ProviderError } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type NodeletError } from '../errors/catalogue.ts';
-import { RegistryError } from './registry-error.ts';
+import { RegistryError, truncateMessage } from './registry-error.ts';
 
 /** Why a fetch threw (`connect ECONNREFUSED ...`, `getaddrinfo ENOTFOUND ...`, `The operation was aborted`). */
 function networkDetail(e: Error): string {
@@ -29,11 +29,18 @@ function detailOf(err: NodeletError): string {
   return err.code === 'NDL_IMAGE_PULL' ? err.detail : err.message;
 }
 
-/** Wraps any pull failure as `failed to pull image "<image>": <cause>` (reason `ErrImagePull`). */
+/**
+ * Longest pull failure message put in a status: 1024 characters, the apiserver's
+ * `NoteLengthLimit` that upstream's scheduler also truncates its condition messages to.
+ */
+export const MAX_PULL_MESSAGE_LENGTH = 1024;
+
+/** Wraps any pull failure as `failed to pull image "<image>": <cause>` (reason `ErrImagePull`), at most {@link MAX_PULL_MESSAGE_LENGTH} characters. */
 export function pullFailure(image: string, e: unknown): ProviderError {
   if (isProviderError(e)) return e;
   const err = catalogued(e);
-  return providerError('ImagePull', `failed to pull image "${image}": ${detailOf(err)}`, { reason: 'ErrImagePull', cause: err });
+  const message = truncateMessage(`failed to pull image "${image}": ${detailOf(err)}`, MAX_PULL_MESSAGE_LENGTH);
+  return providerError('ImagePull', message, { reason: 'ErrImagePull', cause: err });
 }
 
 /** The kubelet's answer when the image is absent and the policy is Never. */

@@ -10,6 +10,7 @@
  * the scheme a host asked for is remembered so later requests authenticate up front.
  */
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
+import { MAX_TOKEN_BYTES, readCapped } from './body-limits.ts';
 import { registryErrorFrom, RegistryError } from './registry-error.ts';
 
 /** A parsed `WWW-Authenticate` challenge. */
@@ -87,7 +88,9 @@ export class RegistryAuth {
     if (basic) headers.Authorization = basic;
     const res = await this.fetchFn(url, { headers, signal });
     if (!res.ok) throw await registryErrorFrom(res, 'GET token');
-    const body = (await res.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown; expires_in?: unknown };
+    const text = (await readCapped(res.body, MAX_TOKEN_BYTES, `token response of ${url.origin}${url.pathname}`)).toString('utf8');
+    let body: { token?: unknown; access_token?: unknown; expires_in?: unknown } = {};
+    try { body = JSON.parse(text) ?? {}; } catch { /* not JSON: reported as no token below */ }
     const token = typeof body.token === 'string' ? body.token : typeof body.access_token === 'string' ? body.access_token : undefined;
     if (!token) throw new RegistryError(res.status, undefined, `token endpoint ${url.origin}${url.pathname} returned no token`);
     const ttl = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : 60_000;

@@ -8,19 +8,24 @@ import { createHash } from 'node:crypto';
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { MANIFEST_ACCEPT } from './manifest.ts';
+import { DEFAULT_NO_PROGRESS_TIMEOUT_MS, guardResponse, MAX_MANIFEST_BYTES, readCapped } from './body-limits.ts';
 import { RegistryAuth } from './registry-auth.ts';
 import { registryErrorFrom, RegistryError } from './registry-error.ts';
 
-/** Options of a {@link RegistryClient}. */
-
 /** How long a registry may take to answer a request with its headers. */
 const HEADERS_TIMEOUT_MS = 30_000;
+
+/** Options of a {@link RegistryClient}. */
 export interface RegistryClientOptions {
   /** Hosts (`host` or `host:port`) spoken to over plain HTTP. */
   readonly insecureRegistries?: readonly string[];
   /** The fetch to use (tests may wrap it); defaults to the global fetch. */
   readonly fetch?: typeof fetch;
   readonly userAgent?: string;
+  /** A response body (blob, manifest, token) that sends nothing for this long fails the pull (default 5 min, containerd's). */
+  readonly noProgressTimeoutMs?: number;
+  /** How long a registry (or its token endpoint) may take to send response headers (default 30 s). */
+  readonly headersTimeoutMs?: number;
 }
 
 /** Where a request goes and as whom. */
@@ -40,7 +45,6 @@ export interface FetchedManifest {
   readonly bytes: Buffer;
 }
 
-const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/;
 
 /** Strips a `:port` (keeping bracketed IPv6 intact). */
@@ -55,12 +59,16 @@ export class RegistryClient {
   private readonly insecure: ReadonlySet<string>;
   private readonly auth: RegistryAuth;
   private readonly userAgent: string;
+  private readonly progressMs: number;
+  private readonly headersMs: number;
 
   constructor(opts: RegistryClientOptions = {}) {
     this.fetchFn = opts.fetch ?? ((...args) => fetch(...args));
     this.insecure = new Set(opts.insecureRegistries ?? []);
     this.userAgent = opts.userAgent ?? 'nodelet';
-    this.auth = new RegistryAuth(this.fetchFn, this.userAgent);
+    this.progressMs = opts.noProgressTimeoutMs ?? DEFAULT_NO_PROGRESS_TIMEOUT_MS;
+    this.headersMs = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+    this.auth = new RegistryAuth((url, init) => this.guardedFetch(String(url), init ?? {}, init?.signal ?? undefined), this.userAgent);
   }
 
   /** True when `host` is spoken to over plain HTTP. */
@@ -88,8 +96,7 @@ export class RegistryClient {
       await res.body?.cancel();
       throw nodeletError('NDL_IMAGE_FORMAT', `manifest of ${length} bytes exceeds ${MAX_MANIFEST_BYTES}`);
     }
-    const bytes = Buffer.from(await res.arrayBuffer());
-    if (bytes.length > MAX_MANIFEST_BYTES) throw nodeletError('NDL_IMAGE_FORMAT', `manifest exceeds ${MAX_MANIFEST_BYTES} bytes`);
+    const bytes = await readCapped(res.body, MAX_MANIFEST_BYTES, `manifest ${reference}`);
     const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
     if (reference.startsWith('sha256:') && digest !== reference) {
       throw nodeletError('NDL_IMAGE_DIGEST', `manifest ${reference} has digest ${digest}`);
@@ -110,7 +117,7 @@ export class RegistryClient {
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.userAgent, ...extra.headers };
       if (authorization) headers.Authorization = authorization;
-      const res = await this.fetchWithHeaderTimeout(url, { method, headers, body: extra.body as BodyInit | undefined, redirect: 'follow' }, t.signal);
+      const res = await this.guardedFetch(url, { method, headers, body: extra.body as BodyInit | undefined, redirect: 'follow' }, t.signal);
       if (res.ok || extra.okStatus?.includes(res.status)) return res;
       if (res.status === 401 && attempt === 0) {
         const retry = await this.auth.answer(t.host, scope, t.credential, res.headers.get('www-authenticate'), t.signal);
@@ -125,20 +132,25 @@ export class RegistryClient {
   }
 
   /**
-   * A fetch whose response headers must arrive within {@link HEADERS_TIMEOUT_MS}, so an
-   * unresponsive registry fails the pull (ErrImagePull, then back-off) instead of hanging
-   * the pod's sync; the body may then take as long as it needs.
+   * A fetch whose response headers must arrive within the headers timeout and whose
+   * body must keep making progress (see body-limits.ts), so an unresponsive registry
+   * or token endpoint fails the pull (ErrImagePull, then back-off) instead of
+   * hanging the pod's sync; a body that keeps flowing may take as long as it needs.
    */
-  private async fetchWithHeaderTimeout(url: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
+  private async guardedFetch(url: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error(`no response from ${new URL(url).host} within ${HEADERS_TIMEOUT_MS / 1000}s`)), HEADERS_TIMEOUT_MS);
+    const host = new URL(url).host;
+    const timer = setTimeout(() => timeout.abort(nodeletError('NDL_IMAGE_PULL', `no response from ${host} within ${this.headersMs / 1000}s`)), this.headersMs);
+    let res: Response;
     try {
-      return await this.fetchFn(url, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
+      res = await this.fetchFn(url, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
     } catch (e) {
       throw timeout.signal.aborted ? timeout.signal.reason : e;
     } finally {
       clearTimeout(timer);
     }
+    const path = new URL(url).pathname;
+    return guardResponse(res, this.progressMs, `${host}${path}`, (e) => timeout.abort(e));
   }
 
   /**

@@ -4,6 +4,7 @@
  * The message reads like docker's: `unauthorized: authentication required`,
  * `manifest unknown`, or `unexpected status 502 Bad Gateway` when there is no body.
  */
+import { MAX_ERROR_BODY_BYTES, readCapped } from './body-limits.ts';
 export class RegistryError extends Error {
   override readonly name = 'RegistryError';
 
@@ -34,11 +35,24 @@ function reason(code: string | undefined, message: string | undefined): string |
   return message || spoken;
 }
 
-/** Reads a failed response (consuming its body) into a {@link RegistryError}. */
+/** Longest registry-provided reason kept in a {@link RegistryError}'s message. */
+export const MAX_REASON_LENGTH = 512;
+
+/** Cuts `text` to `max` characters, marking the cut with ` ...` like upstream's status messages. */
+export function truncateMessage(text: string, max: number): string {
+  const suffix = ' ...';
+  return text.length <= max ? text : text.slice(0, max - suffix.length) + suffix;
+}
+
+/**
+ * Reads a failed response into a {@link RegistryError}: at most 64000 bytes of its body
+ * (the rest is dropped, as containerd does) and at most {@link MAX_REASON_LENGTH}
+ * characters of the registry's reason, so a hostile error body cannot grow a pod status.
+ */
 export async function registryErrorFrom(res: Response, what: string): Promise<RegistryError> {
   let body: ErrorBody | undefined;
   try {
-    const text = await res.text();
+    const text = (await readCapped(res.body, MAX_ERROR_BODY_BYTES, 'error body', true)).toString('utf8');
     body = text ? (JSON.parse(text) as ErrorBody) : undefined;
   } catch {
     body = undefined;
@@ -46,6 +60,7 @@ export async function registryErrorFrom(res: Response, what: string): Promise<Re
   const first = Array.isArray(body?.errors) ? body.errors[0] : undefined;
   const code = typeof first?.code === 'string' ? first.code : undefined;
   const message = typeof first?.message === 'string' ? first.message : undefined;
-  const text = reason(code, message) ?? `unexpected status ${res.status} ${res.statusText}`.trim();
+  const given = reason(code, message);
+  const text = given ? truncateMessage(given, MAX_REASON_LENGTH) : `unexpected status ${res.status} ${truncateMessage(res.statusText, 100)}`.trim();
   return new RegistryError(res.status, code, `${text} (${what}: HTTP ${res.status})`);
 }
