@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { authenticateTls } from './authn.ts';
 import { allowAuthenticated, authorize, requestAttributes, type Authorizer } from './authz.ts';
 import { registerContainerLogs, sendText } from './container-logs.ts';
+import { errorStatus, installMethodGuard } from './method-guard.ts';
 import { registerStreaming } from './streaming.ts';
 import { podListJson } from './pod-list.ts';
 import type { PodSource } from './pod-source.ts';
@@ -124,14 +125,16 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
     }
     return undefined;
   });
+  installMethodGuard(app);
   app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
   app.get('/pods', async (_req, reply) => reply.type('application/json').send(podListJson(opts.pods.listPods())));
   registerContainerLogs(app, { pods: opts.pods, logsRoot: opts.logsRoot, followPollMs: opts.followPollMs });
   registerStreaming(app, opts.pods);
   app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
   app.setErrorHandler((err, req, reply) => {
-    req.log.error({ err, url: req.url }, 'kubelet API: request failed');
-    return sendText(reply, 500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+    const status = errorStatus(err);
+    if (status === 500) req.log.error({ err, url: req.url }, 'kubelet API: request failed');
+    return sendText(reply, status, `${status === 500 ? 'internal error: ' : ''}${err instanceof Error ? err.message : String(err)}`);
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug({ method: req.method, url: req.url, status: reply.statusCode }, 'kubelet API request');
@@ -143,8 +146,10 @@ function createHealthzApp(log: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: log.child({ component: 'healthz' }),
     logController: new LogController({ disableRequestLogging: true }),
-  });
+  }) as unknown as FastifyInstance;
+  installMethodGuard(app);
   app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
   app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
-  return app as unknown as FastifyInstance;
+  app.setErrorHandler((err, _req, reply) => sendText(reply, errorStatus(err), err instanceof Error ? err.message : String(err)));
+  return app;
 }

@@ -355,3 +355,34 @@ describe('streaming endpoints', () => {
     expect(JSON.parse((await request('/exec/default/web/zzz', client, 'POST')).body).message).toBe('container "zzz" not found in pod "web"');
   });
 });
+
+describe('methods and hostile requests (issue 20.6)', () => {
+  it.each(['QUERY', 'PROPFIND', 'PUT', 'DELETE', 'PATCH', 'POST'])('answers %s on /pods and /healthz with 405, never 5xx', async (method) => {
+    for (const p of ['/pods', '/healthz']) {
+      const res = await request(p, client, method);
+      expect(res.status, `${method} ${p}`).toBe(405);
+      expect(res.body).toBe('405: Method Not Allowed');
+    }
+  });
+
+  it('answers QUERY and POST with bodies of any content type with a 4xx on the healthz port and the API', async () => {
+    const raw = (p: number, tls: boolean, method: string, headers: Record<string, string>, body: string) => new Promise<number>((resolve, reject) => {
+      const mod = tls ? https : http;
+      const req = mod.request({ host: '127.0.0.1', port: p, path: '/healthz', method, headers, agent: false, ...(tls ? { ca: serving.cert, servername: NODE, cert: client.cert, key: client.key } : {}) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    for (const [p, tls] of [[port, true], [healthzPort, false]] as const) {
+      for (const method of ['QUERY', 'POST', 'GET']) {
+        const variants: Record<string, string>[] = [{}, { 'content-type': 'application/json' }, { 'content-type': 'x/y' }];
+        for (const headers of variants) {
+          const status = await raw(p, tls, method, headers, '{bad');
+          expect(status, `${method} ${JSON.stringify(headers)} on ${tls ? 'API' : 'healthz'}`).toBeLessThan(500);
+        }
+      }
+    }
+  });
+});
