@@ -26,6 +26,7 @@ import { openImageService, podImages } from '../images/local-images.ts';
 import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
 import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
+import { reportRefusedManifests } from '../pods/sources/refused-manifests.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
 import { DEVICE_PLUGIN_TYPE, startDevicePlugins } from '../devices/index.ts';
 import { withDevicePlugins } from '../devices/pod-setup-devices.ts';
@@ -95,7 +96,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     sourcesReady = true;
     await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
-  const staticPods: V1Pod[] = o.podManifestPath ? readStaticPods(o.podManifestPath, o.nodeName, log) : [];
+  const manifests = o.podManifestPath ? await readStaticPods(o.podManifestPath, o.nodeName, log) : { pods: [], refused: [] };
+  const staticPods: V1Pod[] = manifests.pods;
+  reportRefusedManifests(events, o.nodeName, manifests.refused);
   const nodeRef = clients && node?.uid ? { name: o.nodeName, uid: node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   for (const p of staticPods) pods.upsert(p);

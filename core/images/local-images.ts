@@ -5,12 +5,14 @@
  * manifests themselves), so API pods cannot read host files as images.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { sep } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1ContainerImage, V1Pod } from '@kubernetes/client-node';
 import { providerError, type ImageRequest, type ImageService, type Logger, type PulledImage } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
+import { isNodeletError } from '../errors/catalogue.ts';
+import { openRegularFile } from '../paths/regular-file.ts';
 import { startPeriodicGc, type DiskUsageFn, type ImageGcResult } from './image-gc.ts';
 import { OciImageService } from './image-service.ts';
 
@@ -32,16 +34,36 @@ export function podImages(pods: readonly V1Pod[]): string[] {
   return pods.flatMap((p) => [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => c.image ?? '')).filter(Boolean);
 }
 
-function localPull(image: string, allowedRoot: string | undefined): PulledImage {
+/**
+ * A `file://` module inside `allowedRoot` (the manifest directory, or the directory of
+ * a single manifest file). Only a regular file is opened, without blocking, and hashed as
+ * it streams.
+ */
+async function localPull(image: string, allowedRoot: string | undefined): Promise<PulledImage> {
   const fail = (msg: string) => providerError('ImagePull', `failed to pull image "${image}": ${msg}`, { reason: 'ErrImagePull' });
   if (!allowedRoot) throw fail('file:// images are only allowed for static pods');
   let path: string;
-  try { path = realpathSync(fileURLToPath(image)); } catch { throw fail('no such file'); }
-  const root = realpathSync(allowedRoot);
+  let root: string;
+  try {
+    path = await realpath(fileURLToPath(image));
+    root = await realpath(allowedRoot);
+    if ((await stat(root)).isFile()) root = dirname(root);
+  } catch { throw fail('no such file'); }
   if (!path.startsWith(root + sep)) throw fail(`file:// images must be inside the pod manifest directory ${root}`);
-  const bytes = readFileSync(path);
-  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-  return { image, imageID: `${image}@${digest}`, digest, path, size: statSync(path).size, cached: true };
+  let fh;
+  try { fh = await openRegularFile(path, 'NDL_IMAGE_PULL'); } catch (e) { throw fail(isNodeletError(e) ? 'not a regular file' : 'no such file'); }
+  try {
+    const hash = createHash('sha256');
+    let size = 0;
+    for await (const chunk of fh.createReadStream({ autoClose: false })) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    const digest = `sha256:${hash.digest('hex')}`;
+    return { image, imageID: `${image}@${digest}`, digest, path, size, cached: true };
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Opens the image store and returns the node's image service. */

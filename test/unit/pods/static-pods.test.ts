@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,38 +25,38 @@ ${extra}spec:
 `;
 
 describe('readStaticPod', () => {
-  it('suffixes the name with the node, defaults the namespace and fills upstream defaults', () => {
+  it('suffixes the name with the node, defaults the namespace and fills upstream defaults', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, 'web.yaml'), manifest('web'));
-    const p = readStaticPod(join(dir, 'web.yaml'), 'node-a');
+    const p = await readStaticPod(join(dir, 'web.yaml'), 'node-a');
     expect(p.metadata).toMatchObject({ name: 'web-node-a', namespace: 'default', annotations: { 'kubernetes.io/config.source': 'file' } });
     expect(p.metadata!.annotations!['kubernetes.io/config.hash']).toMatch(/^[0-9a-f]{32}$/);
     expect(p.spec).toMatchObject({ nodeName: 'node-a', restartPolicy: 'Always', terminationGracePeriodSeconds: 30 });
   });
 
-  it('keeps a namespace and a restart policy given in the manifest', () => {
+  it('keeps a namespace and a restart policy given in the manifest', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, 'a.yaml'), manifest('a', 'x:v1', '  namespace: tools\n').replace('spec:\n', 'spec:\n  restartPolicy: Never\n'));
-    const p = readStaticPod(join(dir, 'a.yaml'), 'n');
+    const p = await readStaticPod(join(dir, 'a.yaml'), 'n');
     expect(p.metadata!.namespace).toBe('tools');
     expect(p.spec!.restartPolicy).toBe('Never');
   });
 
-  it('derives a stable UID from file and content that changes when the content does', () => {
+  it('derives a stable UID from file and content that changes when the content does', async () => {
     const dir = freshDir();
     const f = join(dir, 'web.yaml');
     writeFileSync(f, manifest('web'));
-    const a = readStaticPod(f, 'node-a').metadata!.uid;
-    expect(readStaticPod(f, 'node-a').metadata!.uid).toBe(a);
+    const a = (await readStaticPod(f, 'node-a')).metadata!.uid;
+    expect((await readStaticPod(f, 'node-a')).metadata!.uid).toBe(a);
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     writeFileSync(f, manifest('web', 'registry.test/app:v2'));
-    expect(readStaticPod(f, 'node-a').metadata!.uid).not.toBe(a);
+    expect((await readStaticPod(f, 'node-a')).metadata!.uid).not.toBe(a);
     const g = join(dir, 'copy.yaml');
     writeFileSync(g, manifest('web'));
-    expect(readStaticPod(g, 'node-a').metadata!.uid).not.toBe(a);
+    expect((await readStaticPod(g, 'node-a')).metadata!.uid).not.toBe(a);
   });
 
-  it('resolves relative file: images against the manifest directory and leaves others alone', () => {
+  it('resolves relative file: images against the manifest directory and leaves others alone', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, 'p.yaml'), `kind: Pod
 metadata: {name: p}
@@ -66,15 +67,15 @@ spec:
   - {name: b, image: "file:///opt/b.wasm"}
   - {name: c, image: "registry.test/c:v1"}
 `);
-    const p = readStaticPod(join(dir, 'p.yaml'), 'n');
+    const p = await readStaticPod(join(dir, 'p.yaml'), 'n');
     expect(p.spec!.containers.map((c) => c.image)).toEqual([`file://${dir}/mods/a.wasm`, 'file:///opt/b.wasm', 'registry.test/c:v1']);
     expect(p.spec!.initContainers![0]!.image).toBe(`file://${dir}/init.wasm`);
   });
 
-  it('reads JSON manifests', () => {
+  it('reads JSON manifests', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, 'j.json'), JSON.stringify({ kind: 'Pod', metadata: { name: 'j' }, spec: { containers: [{ name: 'm', image: 'x:v1' }] } }));
-    expect(readStaticPod(join(dir, 'j.json'), 'n').metadata!.name).toBe('j-n');
+    expect((await readStaticPod(join(dir, 'j.json'), 'n')).metadata!.name).toBe('j-n');
   });
 
   it.each([
@@ -82,15 +83,15 @@ spec:
     ['no name', 'kind: Pod\nspec: {containers: [{name: a, image: x}]}\n'],
     ['no containers', 'kind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n'],
     ['empty file', ''],
-  ])('rejects %s with NDL_POD_INVALID', (_what, text) => {
+  ])('rejects %s with NDL_POD_INVALID', async (_what, text) => {
     const dir = freshDir();
     writeFileSync(join(dir, 'bad.yaml'), text);
-    expect(() => readStaticPod(join(dir, 'bad.yaml'), 'n')).toThrow(/bad\.yaml: expected a Pod with metadata\.name and at least one container/);
+    await expect(readStaticPod(join(dir, 'bad.yaml'), 'n')).rejects.toThrow(/bad\.yaml: expected a Pod with metadata\.name and at least one container/);
   });
 });
 
 describe('readStaticPods', () => {
-  it('reads .yaml/.yml/.json files in name order; skips other files, directories and invalid manifests with a log line', () => {
+  it('reads .yaml/.yml/.json files in name order; skips other files, directories and invalid manifests with a log line', async () => {
     const dir = freshDir();
     writeFileSync(join(dir, 'b.yml'), manifest('b'));
     writeFileSync(join(dir, 'a.yaml'), manifest('a'));
@@ -100,7 +101,8 @@ describe('readStaticPods', () => {
     mkdirSync(join(dir, 'sub.yaml'));
     symlinkSync(join(dir, 'gone.yaml'), join(dir, 'dangling.yaml'));
     const lines: string[] = [];
-    const pods = readStaticPods(dir, 'node-a', memoryLogger(lines));
+    const { pods, refused } = await readStaticPods(dir, 'node-a', memoryLogger(lines));
+    expect(refused.map((r) => r.file)).toEqual([join(dir, 'broken.yaml'), join(dir, 'dangling.yaml')]);
     expect(pods.map((p) => p.metadata!.name)).toEqual(['a-node-a', 'b-node-a', 'c-node-a']);
     const errors = lines.filter((l) => l.startsWith('error'));
     expect(errors).toEqual([expect.stringContaining('invalid static pod manifest skipped'), expect.stringContaining('invalid static pod manifest skipped')]);
@@ -108,10 +110,70 @@ describe('readStaticPods', () => {
     expect(errors.join('\n')).toContain('dangling.yaml');
   });
 
-  it('logs and returns nothing for a missing directory', () => {
+  it('logs and returns nothing for a missing directory', async () => {
     const lines: string[] = [];
-    expect(readStaticPods(join(base, 'absent'), 'n', memoryLogger(lines))).toEqual([]);
+    expect(await readStaticPods(join(base, 'absent'), 'n', memoryLogger(lines))).toEqual({ pods: [], refused: [] });
     expect(lines).toEqual([expect.stringContaining('cannot read pod manifest path')]);
+  });
+});
+
+describe('hostile manifest paths (issue 20.5)', () => {
+  const mkfifo = (p: string) => execFileSync('mkfifo', [p]);
+
+  it('accepts a single manifest file as the path, like upstream', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'only.yaml'), manifest('only'));
+    writeFileSync(join(dir, 'other.yaml'), manifest('other'));
+    const { pods, refused } = await readStaticPods(join(dir, 'only.yaml'), 'node-a', memoryLogger());
+    expect(pods.map((p) => p.metadata!.name)).toEqual(['only-node-a']);
+    expect(refused).toEqual([]);
+  });
+
+  it('never opens a FIFO: as the path, in the directory, or behind a symlink', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'a.yaml'), manifest('a'));
+    mkfifo(join(dir, 'pipe.yaml'));
+    symlinkSync(join(dir, 'pipe.yaml'), join(dir, 'via-link.yaml'));
+    const lines: string[] = [];
+    const { pods, refused } = await readStaticPods(dir, 'n', memoryLogger(lines));
+    expect(pods.map((p) => p.metadata!.name)).toEqual(['a-n']);
+    expect(refused).toEqual([
+      { file: join(dir, 'pipe.yaml'), message: `${join(dir, 'pipe.yaml')}: not a regular file` },
+      { file: join(dir, 'via-link.yaml'), message: `${join(dir, 'via-link.yaml')}: not a regular file` },
+    ]);
+    const alone = await readStaticPods(join(dir, 'pipe.yaml'), 'n', memoryLogger(lines));
+    expect(alone).toEqual({ pods: [], refused: [] });
+    expect(lines.at(-1)).toContain('path is not a directory or file');
+  });
+
+  it('refuses a manifest over upstream\'s 10 MiB limit without reading it', async () => {
+    const dir = freshDir();
+    const big = join(dir, 'big.yaml');
+    writeFileSync(big, manifest('big'));
+    truncateSync(big, 50 << 20);
+    const { pods, refused } = await readStaticPods(dir, 'n', memoryLogger());
+    expect(pods).toEqual([]);
+    expect(refused).toEqual([{ file: big, message: `${big}: ${50 << 20} bytes exceeds the ${10 << 20} byte limit` }]);
+  });
+
+  it('applies upstream pod validation before anything else', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'a-upper.yaml'), manifest('Bad_Name'));
+    writeFileSync(join(dir, 'b-dots.yaml'), manifest('..'));
+    writeFileSync(join(dir, 'c-long.yaml'), manifest('x'.repeat(250)));
+    writeFileSync(join(dir, 'd-dup.yaml'), 'kind: Pod\nmetadata: {name: d}\nspec:\n  containers: [{name: a, image: x}, {name: a, image: y}]\n');
+    writeFileSync(join(dir, 'e-ns.yaml'), manifest('e', 'x:v1', '  namespace: ../../etc\n'));
+    writeFileSync(join(dir, 'f-cname.yaml'), 'kind: Pod\nmetadata: {name: f}\nspec:\n  containers: [{name: "../x", image: x}]\n  restartPolicy: Sometimes\n');
+    writeFileSync(join(dir, 'g-ok.yaml'), manifest('fine'));
+    const { pods, refused } = await readStaticPods(dir, 'node-a', memoryLogger());
+    expect(pods.map((p) => p.metadata!.name)).toEqual(['fine-node-a']);
+    const why = Object.fromEntries(refused.map((r) => [r.file.slice(dir.length + 1), r.message.slice(r.file.length + 2)]));
+    expect(why['a-upper.yaml']).toMatch(/^invalid pod: \[metadata\.name: Invalid value: "Bad_Name-node-a": a lowercase RFC 1123 subdomain/);
+    expect(why['b-dots.yaml']).toMatch(/^invalid pod: \[metadata\.name: Invalid value: "\.\.-node-a"/);
+    expect(why['c-long.yaml']).toMatch(/metadata\.name: Invalid value: "x+"\.\.\.: must be no more than 253 characters/);
+    expect(why['d-dup.yaml']).toBe('invalid pod: [spec.containers[1].name: Duplicate value: "a"]');
+    expect(why['e-ns.yaml']).toMatch(/metadata\.namespace: Invalid value: "\.\.\/\.\.\/etc"/);
+    expect(why['f-cname.yaml']).toMatch(/spec\.containers\[0\]\.name: Invalid value: "\.\.\/x".*spec\.restartPolicy: Unsupported value: "Sometimes"/);
   });
 });
 
@@ -147,6 +209,23 @@ describe('file:// images (local-images)', () => {
     expect(isProviderError(err) && isImagePull(err)).toBe(true);
     expect((err as Error).message).toMatch(msg);
     expect((err as { reason: string }).reason).toBe('ErrImagePull');
+  });
+
+  it('refuses a FIFO as a module without blocking, and serves modules beside a single manifest file', async () => {
+    const fifo = join(manifests, 'mods', 'pipe.wasm');
+    execFileSync('mkfifo', [fifo]);
+    // If a regression opened the FIFO for reading, this writer would unblock it after a while.
+    const writer = spawn('timeout', ['10', 'sh', '-c', `sleep 5; printf x > ${fifo}`], { stdio: 'ignore' });
+    try {
+      const svc = await openImageService(opts(manifests), memoryLogger());
+      const err = await svc.pull(`file://${fifo}`, req).catch((e: unknown) => e);
+      expect((err as Error).message).toBe(`failed to pull image "file://${fifo}": not a regular file`);
+    } finally {
+      writer.kill();
+    }
+    writeFileSync(join(manifests, 'pod.yaml'), manifest('p'));
+    const single = await openImageService(opts(join(manifests, 'pod.yaml')), memoryLogger());
+    expect((await single.pull(`file://${manifests}/mods/app.wasm`, req)).size).toBe(8);
   });
 
   it('refuses file:// images entirely without --pod-manifest-path', async () => {

@@ -1,0 +1,69 @@
+/**
+ * The part of upstream's pod validation (`ValidatePodCreate`, pkg/apis/core/validation)
+ * that decides whether a pod can exist at all: object names, container and volume
+ * names, images, restart policy, grace period. The kubelet applies it to static pods
+ * before anything else (pkg/kubelet/config/common.go `tryDecodeSinglePod`), so a
+ * manifest whose name would make an invalid path never reaches the pod workers.
+ * Messages read like upstream's field errors: `metadata.name: Invalid value: "X": ...`.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+const show = (v: unknown) => JSON.stringify(v);
+
+function label(field: string, v: unknown, errs: string[]): void {
+  if (typeof v !== 'string' || v === '') return void errs.push(`${field}: Required value`);
+  if (v.length > 63) errs.push(`${field}: Invalid value: ${show(v)}: must be no more than 63 characters`);
+  if (!DNS1123_LABEL.test(v)) errs.push(`${field}: Invalid value: ${show(v)}: ${LABEL_MSG}`);
+}
+
+function subdomain(field: string, v: unknown, errs: string[]): void {
+  if (typeof v !== 'string' || v === '') return void errs.push(`${field}: Required value`);
+  if (v.length > 253) errs.push(`${field}: Invalid value: ${show(v.slice(0, 64))}...: must be no more than 253 characters`);
+  else if (!DNS1123_SUBDOMAIN.test(v)) errs.push(`${field}: Invalid value: ${show(v)}: ${SUBDOMAIN_MSG}`);
+}
+
+function containers(field: string, list: unknown, errs: string[], seen: Set<string>, required: boolean): void {
+  if (list === undefined && !required) return;
+  if (!Array.isArray(list) || (required && list.length === 0)) return void errs.push(`${field}: Required value`);
+  list.forEach((c: V1Container, i) => {
+    const f = `${field}[${i}]`;
+    if (typeof c !== 'object' || c === null) return void errs.push(`${f}: Invalid value: ${show(c)}: must be an object`);
+    label(`${f}.name`, c.name, errs);
+    if (typeof c.name === 'string' && seen.has(c.name)) errs.push(`${f}.name: Duplicate value: ${show(c.name)}`);
+    seen.add(c.name);
+    if (typeof c.image !== 'string' || c.image.trim() === '') errs.push(`${f}.image: Required value`);
+    else if (c.image !== c.image.trim()) errs.push(`${f}.image: Invalid value: ${show(c.image)}: must not have leading or trailing whitespace`);
+  });
+}
+
+/** Upstream's create-time field errors for `pod` (empty when it is valid). */
+export function validatePodCreate(pod: V1Pod): string[] {
+  const errs: string[] = [];
+  subdomain('metadata.name', pod.metadata?.name, errs);
+  label('metadata.namespace', pod.metadata?.namespace, errs);
+  const spec = pod.spec;
+  if (typeof spec !== 'object' || spec === null) return [...errs, 'spec: Required value'];
+  const seen = new Set<string>();
+  containers('spec.containers', spec.containers, errs, seen, true);
+  containers('spec.initContainers', spec.initContainers, errs, seen, false);
+  if (spec.restartPolicy !== undefined && !['Always', 'OnFailure', 'Never'].includes(spec.restartPolicy)) {
+    errs.push(`spec.restartPolicy: Unsupported value: ${show(spec.restartPolicy)}: supported values: "Always", "OnFailure", "Never"`);
+  }
+  const grace = spec.terminationGracePeriodSeconds;
+  if (grace !== undefined && (!Number.isSafeInteger(grace) || grace < 0)) {
+    errs.push(`spec.terminationGracePeriodSeconds: Invalid value: ${show(grace)}: must be greater than or equal to 0`);
+  }
+  const volumes = new Set<string>();
+  if (spec.volumes !== undefined && !Array.isArray(spec.volumes)) errs.push('spec.volumes: Invalid value: must be a list');
+  (Array.isArray(spec.volumes) ? spec.volumes : []).forEach((v, i) => {
+    label(`spec.volumes[${i}].name`, v?.name, errs);
+    if (v?.name && volumes.has(v.name)) errs.push(`spec.volumes[${i}].name: Duplicate value: ${show(v.name)}`);
+    volumes.add(v?.name);
+  });
+  return errs;
+}
