@@ -3,6 +3,12 @@
  * `updateMs` (10 s) and patched only when it changed or when `reportMs` (5 min)
  * passed since the last post, as upstream's kubelet does.
  *
+ * A {@link NodeController.poke} (device-plugin capacity changed) asks for a
+ * computation at once, rate-limited: pokes coalesce into one pending sync that
+ * runs no sooner than `minPokeIntervalMs` (1 s) after the last write, and syncs
+ * never overlap. A flapping plugin therefore costs at most one Node write per
+ * interval, and the last state always reaches the apiserver.
+ *
  *   register ──► (create | 409 → patch labels) ──► status loop ──► stop
  *                     ▲ retry with back-off on error
  */
@@ -28,7 +34,12 @@ export interface NodeControllerOptions {
   images?: () => V1ContainerImage[];
   /** Extra status fields (e.g. device-plugin capacity) merged into capacity/allocatable. */
   extraResources?: () => { capacity: Record<string, string>; allocatable: Record<string, string> };
+  /** Least time between a status write and a poke-triggered one (default 1000 ms). */
+  minPokeIntervalMs?: number;
 }
+
+/** Default least time between a status write and a poke-triggered one. */
+export const MIN_POKE_INTERVAL_MS = 1000;
 
 /** Registers the node and runs the status loop. */
 export class NodeController {
@@ -37,6 +48,9 @@ export class NodeController {
   private lastPosted = '';
   private lastPostAt = 0;
   private timer?: NodeJS.Timeout;
+  private pokeTimer?: NodeJS.Timeout;
+  /** The sync running now (or resolved): syncs are chained so they never overlap. */
+  private chain: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(private readonly clients: KubeClients, private readonly o: NodeControllerOptions) {
@@ -75,17 +89,38 @@ export class NodeController {
   /** Starts the periodic status loop. */
   start(): void {
     const loop = async (): Promise<void> => {
-      try { await this.sync(false); } catch (e) { this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry'); }
+      try { await this.serialSync(false); } catch (e) { this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry'); }
       if (!this.stopped) this.timer = setTimeout(() => void loop(), this.o.updateMs);
     };
     this.timer = setTimeout(() => void loop(), this.o.updateMs);
   }
 
-  /** Asks for a status computation soon (e.g. capacity changed). */
-  poke(): void { void this.sync(false).catch((e) => this.o.log.warn({ err: apiMessage(e) }, 'error updating node status')); }
+  /**
+   * Asks for a status computation soon (e.g. capacity changed): at once when the last
+   * write is older than `minPokeIntervalMs`, else when it will be; pokes in between coalesce.
+   */
+  poke(): void {
+    if (this.stopped || this.pokeTimer) return;
+    const wait = Math.max(0, this.lastPostAt + (this.o.minPokeIntervalMs ?? MIN_POKE_INTERVAL_MS) - Date.now());
+    this.pokeTimer = setTimeout(() => {
+      this.pokeTimer = undefined;
+      void this.serialSync(false).catch((e) => this.o.log.warn({ err: apiMessage(e) }, 'error updating node status'));
+    }, wait);
+  }
 
   /** Stops the loop; the Node object stays (upstream behaviour). */
-  stop(): void { this.stopped = true; if (this.timer) clearTimeout(this.timer); }
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pokeTimer) clearTimeout(this.pokeTimer);
+  }
+
+  /** Runs {@link sync} after any sync in progress. */
+  private serialSync(force: boolean): Promise<void> {
+    const run = this.chain.then(() => this.sync(force));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
 
   private desiredStatus(): V1NodeStatus {
     const base = nodeStatusBase(this.o.shape, this.host);
