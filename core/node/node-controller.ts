@@ -101,11 +101,27 @@ export class NodeController {
    */
   poke(): void {
     if (this.stopped || this.pokeTimer) return;
-    const wait = Math.max(0, this.lastPostAt + (this.o.minPokeIntervalMs ?? MIN_POKE_INTERVAL_MS) - Date.now());
-    this.pokeTimer = setTimeout(() => {
+    this.pokeTimer = setTimeout(() => this.pokeDue(), this.pokeWait());
+  }
+
+  /** How long until a poke-triggered write is allowed. */
+  private pokeWait(): number {
+    return Math.max(0, this.lastPostAt + (this.o.minPokeIntervalMs ?? MIN_POKE_INTERVAL_MS) - Date.now());
+  }
+
+  /** Runs the poked sync after any sync in progress, or waits again if that one just wrote. */
+  private pokeDue(): void {
+    const run = this.chain.then(async () => {
+      const wait = this.pokeWait();
+      if (this.stopped) return;
+      if (wait > 0) {
+        this.pokeTimer = setTimeout(() => this.pokeDue(), wait);
+        return;
+      }
       this.pokeTimer = undefined;
-      void this.serialSync(false).catch((e) => this.o.log.warn({ err: apiMessage(e) }, 'error updating node status'));
-    }, wait);
+      await this.sync(false);
+    });
+    this.chain = run.catch((e) => this.o.log.warn({ err: apiMessage(e) }, 'error updating node status'));
   }
 
   /** Stops the loop; the Node object stays (upstream behaviour). */

@@ -10,9 +10,14 @@ import type { RefusedManifest } from './static-pod-source.ts';
 /** Upstream's kubelet event reason for a pod that fails validation. */
 export const FAILED_VALIDATION = 'FailedValidation';
 
-/** Emits one Node Warning event per refused manifest. */
+/** Longest event note the apiserver accepts (events.k8s.io `NoteLengthLimit`). */
+const NOTE_LIMIT = 1024;
+
+/** Emits one Node Warning event per refused manifest (the note cut to 1024 characters with ` ...`). */
 export function reportRefusedManifests(events: Events, nodeName: string, refused: readonly RefusedManifest[]): void {
   for (const r of refused) {
-    events.emit({ kind: 'Node', namespace: 'default', name: nodeName, uid: nodeName }, 'Warning', FAILED_VALIDATION, `Error validating static pod manifest ${r.message}`);
+    const note = `Error validating static pod manifest ${r.message}`;
+    const cut = note.length <= NOTE_LIMIT ? note : `${note.slice(0, NOTE_LIMIT - 4)} ...`;
+    events.emit({ kind: 'Node', namespace: 'default', name: nodeName, uid: nodeName }, 'Warning', FAILED_VALIDATION, cut);
   }
 }
