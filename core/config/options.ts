@@ -64,6 +64,8 @@ export interface NodeletOptions extends DerivedDirs {
   /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
   defaultTaint: boolean;
   deviceEndpointGracePeriodMs: number;
+  /** A registry body without progress for this long fails the pull (`--image-pull-progress-deadline`). */
+  imagePullProgressDeadlineMs: number;
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
   containerLogMaxSize: string;
@@ -97,6 +99,7 @@ export const DEFAULTS = {
   registerNode: true,
   defaultTaint: true,
   deviceEndpointGracePeriodMs: 300_000,
+  imagePullProgressDeadlineMs: 300_000,
   imageGCHighThresholdPercent: 85,
   imageGCLowThresholdPercent: 80,
   containerLogMaxSize: '10Mi',

@@ -68,7 +68,7 @@ async function localPull(image: string, allowedRoot: string | undefined): Promis
 
 /** Opens the image store and returns the node's image service. */
 export async function openImageService(o: NodeletOptions, log: Logger): Promise<NodeImageService> {
-  const oci = await OciImageService.open({ rootDir: o.rootDir, insecureRegistries: o.insecureRegistries });
+  const oci = await OciImageService.open({ rootDir: o.rootDir, insecureRegistries: o.insecureRegistries, noProgressTimeoutMs: o.imagePullProgressDeadlineMs });
   log.debug({ root: o.rootDir }, 'image store opened');
   const policy = { highThresholdPercent: o.imageGCHighThresholdPercent, lowThresholdPercent: o.imageGCLowThresholdPercent, minAgeMs: 2 * 60_000 };
   return {

@@ -2,10 +2,12 @@
  * Hostile inputs against a real control plane (issues 20.3–20.5, 21.3): static
  * pod manifest paths with a FIFO, an oversized file and names upstream
  * validation refuses; a single manifest file as the path; registries whose
- * error bodies carry a 2 MB message or whose compat layers are not valid tar;
+ * error bodies carry a 2 MB message, whose blob body stalls, or whose compat
+ * layers are not valid tar;
  * a device plugin whose 100 devices flip health every 10 ms.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -63,14 +65,28 @@ describe('hostile inputs', () => {
     writeFileSync(join(single, 'only.yaml'), staticPod('only'));
     writeFileSync(join(single, 'neighbour.yaml'), staticPod('neighbour'));
 
-    badRegistry = createServer((_req, res) => {
+    // A registry answering every request with a 2 MB error message, except a repository whose
+    // blob body stalls after 4 bytes.
+    const mod = tinyModule('stalled');
+    const config = Buffer.from('{}');
+    const digest = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+    const manifest = JSON.stringify({
+      schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: digest(config), size: config.length },
+      layers: [{ mediaType: 'application/wasm', digest: digest(mod), size: mod.length }],
+    });
+    badRegistry = createServer((req, res) => {
+      const url = req.url ?? '';
+      if (url.startsWith('/v2/stall/app/manifests/')) return res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }).end(manifest);
+      if (url === `/v2/stall/app/blobs/${digest(config)}`) return res.writeHead(200).end(config);
+      if (url.startsWith('/v2/stall/app/blobs/')) return void res.writeHead(200, { 'content-length': String(mod.length) }).write(mod.subarray(0, 4));
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'DENIED', message: 'm'.repeat(2 << 20) }] }));
     });
     badHost = await new Promise<string>((r) => badRegistry.listen(0, '127.0.0.1', () => r(`127.0.0.1:${(badRegistry.address() as { port: number }).port}`)));
     reg = await startRegistry();
     [dirNodelet, fileNodelet] = await Promise.all([
       startNodelet(info, dirNode, [`--pod-manifest-path=${dir}`]),
-      startNodelet(info, fileNode, [`--pod-manifest-path=${join(single, 'only.yaml')}`]),
+      startNodelet(info, fileNode, [`--pod-manifest-path=${join(single, 'only.yaml')}`, '--image-pull-progress-deadline=2s']),
     ]);
     ns = await podNamespace(k.core, 'hostile');
     await Promise.all([waitNodeReady(k.core, dirNode), waitNodeReady(k.core, fileNode)]);
@@ -132,6 +148,11 @@ describe('hostile inputs', () => {
       const pod = await pullFailed('big-error', `${badHost}/app:v1`);
       expect(waiting(pod)!.message).toContain(`failed to pull image "${badHost}/app:v1": unexpected status 400 Bad Request (GET manifests/v1: HTTP 400)`);
       expect(waiting(pod)!.message!.length).toBeLessThan(1024);
+    });
+
+    it('a blob body that stalls fails the pull after --image-pull-progress-deadline without progress', async () => {
+      const pod = await pullFailed('stalled-blob', `${badHost}/stall/app:v1`);
+      expect(waiting(pod)!.message).toMatch(new RegExp(`no progress reading ${badHost.replace(/\./g, '\\.')}/v2/stall/app/blobs/sha256:[0-9a-f]{64} for 2s`));
     });
 
     it('compat layers with a bad checksum or a base-256 size end in ErrImagePull naming the problem', async () => {

@@ -55,6 +55,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'default-provider': ['other', (o) => o.defaultProvider, 'other'],
   'default-taint': ['false', (o) => o.defaultTaint, false],
   'device-endpoint-grace-period': ['30s', (o) => o.deviceEndpointGracePeriodMs, 30_000],
+  'image-pull-progress-deadline': ['1m', (o) => o.imagePullProgressDeadlineMs, 60_000],
   'insecure-registries': ['localhost:5000,r.local', (o) => o.insecureRegistries, ['localhost:5000', 'r.local']],
   'log-level': ['warn', (o) => o.logLevel, 'warn'],
   'node-lease-duration-seconds': ['15', (o) => o.nodeLeaseDurationSeconds, 15],
@@ -113,7 +114,7 @@ describe('parseCommandLine: defaults and derived values', () => {
       nodeName: HOST, maxPods: 110, rootDir: '/var/lib/nodelet', port: 10250, address: '0.0.0.0', healthzPort: 10248,
       healthzBindAddress: '127.0.0.1', certDir: '/var/lib/nodelet/pki', defaultProvider: 'wasi', logLevel: 'info',
       nodeStatusUpdateFrequencyMs: 10_000, nodeStatusReportFrequencyMs: 300_000, nodeLeaseDurationSeconds: 40,
-      syncFrequencyMs: 60_000, registerNode: true, defaultTaint: true, deviceEndpointGracePeriodMs: 300_000,
+      syncFrequencyMs: 60_000, registerNode: true, defaultTaint: true, deviceEndpointGracePeriodMs: 300_000, imagePullProgressDeadlineMs: 300_000,
       imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, containerLogMaxSize: '10Mi',
       containerLogMaxFiles: 5, authorizationMode: 'Webhook', nodeLabels: {}, registerWithTaints: [], insecureRegistries: [],
     });
