@@ -9,7 +9,8 @@
  *   ─▶ must start with \0asm ─▶ stored as a blob under the module's own digest
  */
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { open, rm } from 'node:fs/promises';
+import { Readable, type Writable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
@@ -69,7 +70,7 @@ export async function readSmall(body: ReadableStream<Uint8Array> | null, max = M
 }
 
 /** Resolves once `s` can take more (`drain`), or has failed or closed — never waits forever. */
-function writable(s: NodeJS.WritableStream & { destroyed: boolean; once: Readable['once']; off: Readable['off'] }): Promise<void> {
+function writable(s: Writable): Promise<void> {
   if (s.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => { s.off('drain', done); s.off('close', done); s.off('error', done); resolve(); };
@@ -85,12 +86,12 @@ function writable(s: NodeJS.WritableStream & { destroyed: boolean; once: Readabl
  * tampered blob is reported as a digest mismatch rather than as bad gzip.
  * The file counts only once the whole layer has been verified.
  */
-export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8Array> | null, wanted: string, signal?: AbortSignal): Promise<TarFind> {
+export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8Array> | null, wanted: string, spoolDir: string, signal?: AbortSignal): Promise<TarFind> {
   if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${layer.digest} has an empty response`);
   const hash = createHash('sha256');
   let size = 0;
   let decodeError: unknown;
-  const finder = new TarFileFinder(wanted, MAX_MODULE_BYTES);
+  const finder = new TarFileFinder(wanted, MAX_MODULE_BYTES, spoolDir);
   const gunzip = layer.mediaType === OCI_LAYER_TAR_GZIP ? createGunzip() : undefined;
   // The gunzip output feeds the tar reader with back-pressure; a gzip error stops only the decoding.
   const decoded = gunzip && (async () => {
@@ -131,20 +132,43 @@ export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8A
   return found;
 }
 
+/** A module extracted from a compat image: spooled to `path` (the caller removes it). */
+export interface ExtractedModule {
+  readonly path: string;
+  readonly size: number;
+  readonly digest: string;
+}
+
+/** The first bytes of a file. */
+async function head(path: string, n: number): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(buf, 0, n, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
 /**
- * Finds the module in the layers (top layer first). `open` fetches a layer blob.
- * Returns the module bytes; fails naming the entrypoint when it is absent or not Wasm.
+ * Finds the module in the layers (top layer first). `open` fetches a layer blob;
+ * the module is spooled into `spoolDir`, never held in memory.
+ * Fails naming the entrypoint when it is absent or not Wasm.
  */
 export async function extractModule(
   layers: readonly Descriptor[], entrypoint: string,
-  open: (d: Descriptor) => Promise<ReadableStream<Uint8Array> | null>, signal?: AbortSignal,
-): Promise<Buffer> {
+  open: (d: Descriptor) => Promise<ReadableStream<Uint8Array> | null>, spoolDir: string, signal?: AbortSignal,
+): Promise<ExtractedModule> {
   let reason = `"${entrypoint}" is not in any layer`;
   for (const layer of [...layers].reverse()) {
-    const r = await findInLayer(layer, await open(layer), entrypoint, signal);
+    const r = await findInLayer(layer, await open(layer), entrypoint, spoolDir, signal);
     if (r.found) {
-      if (!r.bytes.subarray(0, 4).equals(WASM_MAGIC)) throw formatError(`the entrypoint "${entrypoint}" of the image is not a WebAssembly module`);
-      return r.bytes;
+      if (!(await head(r.path, 4)).equals(WASM_MAGIC)) {
+        await rm(r.path, { force: true });
+        throw formatError(`the entrypoint "${entrypoint}" of the image is not a WebAssembly module`);
+      }
+      return { path: r.path, size: r.size, digest: r.digest };
     }
     if (r.deleted || /not a regular file|truncated|goes through/.test(r.reason)) {
       reason = r.reason;

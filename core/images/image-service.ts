@@ -12,8 +12,8 @@
  *   compat image (OCI config + tar layers): config ─▶ entrypoint ─▶ extract from the layers
  *                                       ─▶ module stored under its own digest ─▶ record
  */
-import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/catalogue.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
@@ -197,10 +197,13 @@ export class OciImageService implements ImageService {
     verifyBytes(config, configBytes, 'config');
     const entrypoint = entrypointOf(configBytes);
     const open = async (d: Descriptor) => (await this.client.getBlob(target, d.digest)).body;
-    const module = await extractModule(manifest.layers, entrypoint, open, target.signal);
-    const digest = `sha256:${createHash('sha256').update(module).digest('hex')}`;
-    if (!this.store.hasBlob(digest)) await this.store.writeBlob(digest, module.length, Readable.from([module]), target.signal);
-    return { mediaType: EXTRACTED_MODULE_TYPE, digest, size: module.length };
+    const module = await extractModule(manifest.layers, entrypoint, open, this.store.tmpDir, target.signal);
+    try {
+      if (!this.store.hasBlob(module.digest)) await this.store.writeBlob(module.digest, module.size, createReadStream(module.path), target.signal);
+    } finally {
+      await rm(module.path, { force: true });
+    }
+    return { mediaType: EXTRACTED_MODULE_TYPE, digest: module.digest, size: module.size };
   }
 
   /**

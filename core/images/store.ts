@@ -78,6 +78,11 @@ export class ImageStore {
 
   private constructor(readonly dir: string) {}
 
+  /** Scratch space on the store's filesystem (emptied at open), for downloads and extractions in progress. */
+  get tmpDir(): string {
+    return join(this.dir, 'tmp');
+  }
+
   /** Opens (creating if needed) the store under `<rootDir>/images`, loading the index and blob list once. */
   static async open(rootDir: string): Promise<ImageStore> {
     const store = new ImageStore(join(rootDir, 'images'));

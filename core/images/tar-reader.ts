@@ -1,6 +1,6 @@
 /**
  * Finds one regular file in a (ustar, pax or GNU) tar stream and keeps only its
- * bytes — enough for "compat" OCI images, whose layer holds the module named by
+ * content — enough for "compat" OCI images, whose layer holds the module named by
  * the image config's entrypoint. Parsing is tar-stream's (header checksums,
  * octal and base-256 numbers, pax / GNU long names capped at 4 MiB); nodelet's
  * own checks sit on top:
@@ -12,13 +12,19 @@
  *   - every declared size must be a safe integer; the wanted file's at most `maxBytes`;
  *   - a stream that ends inside an entry is "truncated", naming the entry and its size.
  *
- * Feeding never hangs: {@link TarFileFinder.push} resolves once the chunk is
- * taken, or at once when the archive has already failed.
+ * The wanted file is spooled to a file in `spoolDir` as it streams (hashed on the
+ * way), never held in memory; the caller owns the file it gets back. Feeding never
+ * hangs: {@link TarFileFinder.push} resolves once the chunk is taken, or at once
+ * when the archive has already failed.
  */
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { extract, type Extract, type ExtractEvents, type Header } from 'tar-stream';
+import { nodeletError } from '../errors/catalogue.ts';
+
 /** An entry's body stream as tar-stream hands it out. */
 type Source = ExtractEvents['entry'][1];
-import { nodeletError } from '../errors/catalogue.ts';
 
 /** `./a/b`, `/a/b` and `a/b/` all name `a/b`; `a/x/../b` names `a/b`. Undefined when `..` leaves the root. */
 export function normaliseTarPath(p: string): string | undefined {
@@ -35,7 +41,7 @@ export function normaliseTarPath(p: string): string | undefined {
 
 /** What {@link TarFileFinder.end} reports. */
 export type TarFind =
-  | { readonly found: true; readonly bytes: Buffer }
+  | { readonly found: true; /** The spooled copy (the caller removes it). */ readonly path: string; readonly size: number; readonly digest: string }
   | { readonly found: false; readonly reason: string; /** A whiteout deleted it: lower layers must not be searched. */ readonly deleted?: boolean };
 
 const formatError = (detail: string) => nodeletError('NDL_IMAGE_FORMAT', detail);
@@ -51,7 +57,7 @@ function describe(e: Error): string {
 
 /**
  * Feed it the tar stream chunk by chunk ({@link push}), then {@link end}: it
- * keeps the bytes of the file named `wanted` (at most `maxBytes`) and skips
+ * spools the file named `wanted` (at most `maxBytes`) into `spoolDir` and skips
  * everything else without buffering it.
  */
 export class TarFileFinder {
@@ -63,7 +69,9 @@ export class TarFileFinder {
   /** Parent directories of the wanted file that the layer declares as links (name → what they are). */
   private readonly linkedParents = new Map<string, string>();
   private deleted = false;
-  private found?: Buffer;
+  private found?: { path: string; size: number; digest: string };
+  /** Every file spooled (earlier copies of the wanted file included), for clean-up. */
+  private readonly spooled: string[] = [];
   private problem?: string;
   /** Why the archive cannot be read (thrown by {@link end}). */
   private failure?: Error;
@@ -71,7 +79,7 @@ export class TarFileFinder {
   /** The entry being read, for a "truncated" reason. */
   private current?: { name: string; size: number };
 
-  constructor(wanted: string, private readonly maxBytes: number) {
+  constructor(wanted: string, private readonly maxBytes: number, private readonly spoolDir: string) {
     this.wanted = normaliseTarPath(wanted) ?? '';
     const slash = this.wanted.lastIndexOf('/');
     this.whiteout = `${this.wanted.slice(0, slash + 1)}.wh.${this.wanted.slice(slash + 1)}`;
@@ -104,12 +112,14 @@ export class TarFileFinder {
   async end(): Promise<TarFind> {
     if (!this.x.destroyed) this.x.end(undefined);
     await this.closed;
+    const keep = !this.failure && !this.truncated ? this.found?.path : undefined;
+    for (const p of this.spooled) if (p !== keep) rmSync(p, { force: true });
     if (this.failure) throw this.failure;
     if (this.truncated) {
       const c = this.current;
       return { found: false, reason: c ? `the tar archive is truncated (entry "${c.name}" declares ${c.size} bytes)` : 'the tar archive is truncated' };
     }
-    if (this.found) return { found: true, bytes: this.found };
+    if (this.found) return { found: true, ...this.found };
     if (this.deleted) return { found: false, reason: `"${this.wanted}" is deleted by a whiteout`, deleted: true };
     return { found: false, reason: this.problem ?? `"${this.wanted}" is not in the layer` };
   }
@@ -124,7 +134,7 @@ export class TarFileFinder {
     const size = h.size ?? 0;
     const name = normaliseTarPath(h.name);
     this.current = { name: h.name, size };
-    let keep: Buffer[] | undefined;
+    let keep = false;
     body.on('error', () => undefined);
     try {
       if (name === undefined) throw formatError(`tar entry "${h.name}" climbs out of the layer root with ".."`);
@@ -135,38 +145,67 @@ export class TarFileFinder {
       this.x.destroy();
       return;
     }
-    if (keep) body.on('data', (c) => keep!.push(c as Buffer));
-    else body.resume();
+    if (!keep) {
+      body.resume();
+      body.on('end', () => { this.current = undefined; next(); });
+      return;
+    }
+    this.spool(body, next);
+  }
+
+  /** Streams the wanted entry's body into a new file of `spoolDir`, hashing it; pauses the parser while the disk catches up. */
+  private spool(body: Source, next: (e?: Error | null) => void): void {
+    const path = join(this.spoolDir, `tar-entry.${randomBytes(6).toString('hex')}`);
+    this.spooled.push(path);
+    const out = createWriteStream(path, { mode: 0o600 });
+    const hash = createHash('sha256');
+    let size = 0;
+    let ended = false;
+    out.on('error', (e) => { this.fail(e); this.x.destroy(); });
+    // A body cut short (the archive failed or ended) closes the file at once.
+    body.on('close', () => { if (!ended) out.destroy(); });
+    body.on('data', (c) => {
+      const chunk = c as Buffer;
+      hash.update(chunk);
+      size += chunk.length;
+      if (!out.write(chunk)) {
+        body.pause();
+        out.once('drain', () => body.resume());
+      }
+    });
     body.on('end', () => {
-      if (keep) this.found = Buffer.concat(keep);
-      this.current = undefined;
-      next();
+      ended = true;
+      out.end(() => {
+        this.found = { path, size, digest: `sha256:${hash.digest('hex')}` };
+        this.current = undefined;
+        next();
+      });
     });
   }
 
-  /** Applies nodelet's checks to one entry; returns a chunk list when its body is the wanted file. */
-  private inspect(name: string, h: Header, size: number): Buffer[] | undefined {
+  /** Applies nodelet's checks to one entry; true when its body is the wanted file. */
+  private inspect(name: string, h: Header, size: number): boolean {
     if (this.parents.includes(name)) {
       if (h.type === 'symlink' || h.type === 'link') this.linkedParents.set(name, `a ${h.type === 'link' ? 'hard link' : 'symlink'} to "${h.linkname ?? ''}"`);
       else this.linkedParents.delete(name);
     }
     if (name === this.whiteout) this.deleted = true;
-    if (name !== this.wanted) return undefined;
+    if (name !== this.wanted) return false;
     const through = this.parents.find((p) => this.linkedParents.has(p));
     if (through !== undefined) {
       this.found = undefined;
       this.problem = `"${this.wanted}" goes through "${through}", ${this.linkedParents.get(through)}`;
-      return undefined;
+      return false;
     }
     if (h.type === 'file' || h.type === 'contiguous-file') {
       if (size > this.maxBytes) throw formatError(`"${this.wanted}" is ${size} bytes, more than the ${this.maxBytes} allowed`);
       this.problem = undefined;
-      return [];
+      return true;
     }
     const kind = h.type === 'symlink' ? `a symlink to "${h.linkname ?? ''}"` : h.type === 'link' ? `a hard link to "${h.linkname ?? ''}"`
       : h.type === 'directory' ? 'a directory' : `a tar entry of type "${h.type ?? 'unknown'}"`;
     this.found = undefined;
     this.problem = `"${this.wanted}" is ${kind}, not a regular file`;
-    return undefined;
+    return false;
   }
 }

@@ -1,5 +1,6 @@
 // Compat OCI images (module named by the config's entrypoint, inside tar layers made by GNU tar)
 // pulled from a real docker-registry, and the tar reader on its own.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, rm, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,10 +35,18 @@ const failure = async (p: Promise<unknown>) => {
 };
 
 describe('TarFileFinder', () => {
+  const spool = mkdtempSync(join(tmpdir(), 'nodelet-spool-'));
+  afterAll(() => rmSync(spool, { recursive: true, force: true }));
+  /** Feeds `tar` in `chunk`-byte pieces; a found file is read back from its spool file (then removed). */
   const find = async (tar: Buffer, name: string, chunk = 7) => {
-    const f = new TarFileFinder(name, 1 << 20);
+    const f = new TarFileFinder(name, 1 << 20, spool);
     for (let i = 0; i < tar.length; i += chunk) await f.push(tar.subarray(i, i + chunk));
-    return f.end();
+    const r = await f.end();
+    if (!r.found) return r;
+    const bytes = readFileSync(r.path);
+    rmSync(r.path);
+    expect(r).toMatchObject({ size: bytes.length, digest: sha256(bytes) });
+    return { found: true, bytes };
   };
 
   it.each(['pax', 'ustar', 'gnu'] as const)('finds a file in a %s archive fed in odd-sized chunks', async (format) => {
@@ -83,6 +92,16 @@ describe('TarFileFinder', () => {
     await expect(find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(4096), { size: big })]), 'app.wasm', 4096)).rejects.toThrow(`"app.wasm" is ${big} bytes, more than the ${1 << 20} allowed`);
     expect(await find(Buffer.concat([rawTarEntry('huge.bin', Buffer.alloc(1 << 20), { size: big })]), 'app.wasm', 65536))
       .toEqual({ found: false, reason: `the tar archive is truncated (entry "huge.bin" declares ${big} bytes)` });
+  });
+
+  it('leaves no spooled file behind when the archive fails or the file is replaced by a link', async () => {
+    const mod = tinyModule('spool');
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('x', mod, { badChecksum: true })]), 'app.wasm')).rejects.toThrow(/bad header checksum/);
+    expect(await find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(8192, 1)), rawTarEntry('pad', Buffer.alloc(100), { size: 1 << 20 })]), 'app.wasm', 512))
+      .toMatchObject({ found: false, reason: expect.stringContaining('truncated') });
+    expect(await find(Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('app.wasm', undefined, { type: '2', linkName: '/etc/passwd' }), Buffer.alloc(1024)]), 'app.wasm'))
+      .toEqual({ found: false, reason: '"app.wasm" is a symlink to "/etc/passwd", not a regular file' });
+    expect(readdirSync(spool)).toEqual([]);
   });
 
   it('reports a whiteout of the wanted file', async () => {
@@ -153,6 +172,18 @@ describe('pulling compat images', () => {
       }
     }
     expect(svc.list()).toEqual([]);
+  });
+
+  it('spools a large module (64 MiB from a small gzip layer) to disk and leaves no scratch file', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'nodelet-compat-'));
+    roots.push(root);
+    const svc = await OciImageService.open({ rootDir: root });
+    const big = Buffer.concat([tinyModule('big'), Buffer.alloc(64 << 20)]);
+    await pushCompatImage(reg.host, 'compat/big', 'v1', big);
+    const img = await svc.pull(`${reg.host}/compat/big:v1`, req);
+    expect(img.size).toBe(big.length);
+    expect(img.path.endsWith(sha256(big).slice(7))).toBe(true);
+    expect(readdirSync(join(root, 'images', 'tmp'))).toEqual([]);
   });
 
   it('rejects a tampered layer as a digest mismatch and stores nothing', async () => {
