@@ -10,6 +10,7 @@
  *        │ yes: user = CN, groups = O (authn.ts)
  *   authorize(nodes/<subresource>, verb)? ─────no──► 403 Forbidden (user=…, …)  (authz.ts)
  *        │ yes
+ *   known path, other method? ─────────────────────► 405 Method Not Allowed (method-guard.ts)
  *   route: /healthz → ok · /pods → PodList · /containerLogs/… (container-logs.ts)
  *          /exec|attach|portForward|run/… → Status "not supported" (streaming.ts)
  */
