@@ -1,12 +1,13 @@
 /**
  * The part of upstream's pod validation (`ValidatePodCreate`, pkg/apis/core/validation)
- * that decides whether a pod can exist at all: object names, container and volume
- * names, images, restart policy, grace period. The kubelet applies it to static pods
+ * that decides whether a pod can exist at all: object names, labels and annotation
+ * keys, container and volume names, images, restart policy, grace period. The kubelet applies it to static pods
  * before anything else (pkg/kubelet/config/common.go `tryDecodeSinglePod`), so a
  * manifest whose name would make an invalid path never reaches the pod workers.
  * Messages read like upstream's field errors: `metadata.name: Invalid value: "X": ...`.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { labelKeyError, labelValueError } from '../config/labels.ts';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -46,6 +47,17 @@ export function validatePodCreate(pod: V1Pod): string[] {
   const errs: string[] = [];
   subdomain('metadata.name', pod.metadata?.name, errs);
   label('metadata.namespace', pod.metadata?.namespace, errs);
+  const labels: unknown = pod.metadata?.labels;
+  if (labels !== undefined && (typeof labels !== 'object' || labels === null)) errs.push('metadata.labels: Invalid value: must be a map');
+  for (const [k, v] of Object.entries((labels ?? {}) as Record<string, unknown>)) {
+    const e = labelKeyError(k) ?? (typeof v === 'string' ? labelValueError(v) : `label value of "${k}": must be a string`);
+    if (e) errs.push(`metadata.labels: Invalid value: ${e}`);
+  }
+  const annotations: unknown = pod.metadata?.annotations;
+  for (const [k, v] of Object.entries((annotations ?? {}) as Record<string, unknown>)) {
+    const e = labelKeyError(k)?.replace('label key', 'annotation key') ?? (typeof v === 'string' ? undefined : `annotation value of "${k}": must be a string`);
+    if (e) errs.push(`metadata.annotations: Invalid value: ${e}`);
+  }
   const spec = pod.spec;
   if (typeof spec !== 'object' || spec === null) return [...errs, 'spec: Required value'];
   const seen = new Set<string>();

@@ -164,7 +164,8 @@ describe('hostile manifest paths (issue 20.5)', () => {
     writeFileSync(join(dir, 'd-dup.yaml'), 'kind: Pod\nmetadata: {name: d}\nspec:\n  containers: [{name: a, image: x}, {name: a, image: y}]\n');
     writeFileSync(join(dir, 'e-ns.yaml'), manifest('e', 'x:v1', '  namespace: ../../etc\n'));
     writeFileSync(join(dir, 'f-cname.yaml'), 'kind: Pod\nmetadata: {name: f}\nspec:\n  containers: [{name: "../x", image: x}]\n  restartPolicy: Sometimes\n');
-    writeFileSync(join(dir, 'g-ok.yaml'), manifest('fine'));
+    writeFileSync(join(dir, 'g-ok.yaml'), manifest('fine', 'x:v1', '  labels: {app: web, "example.com/tier": front}\n'));
+    writeFileSync(join(dir, 'h-labels.yaml'), manifest('h', 'x:v1', '  labels: {"bad key!": x, ok: "../v"}\n  annotations: {"/nope": y}\n'));
     const { pods, refused } = await readStaticPods(dir, 'node-a', memoryLogger());
     expect(pods.map((p) => p.metadata!.name)).toEqual(['fine-node-a']);
     const why = Object.fromEntries(refused.map((r) => [r.file.slice(dir.length + 1), r.message.slice(r.file.length + 2)]));
@@ -173,6 +174,9 @@ describe('hostile manifest paths (issue 20.5)', () => {
     expect(why['c-long.yaml']).toMatch(/metadata\.name: Invalid value: "x+"\.\.\.: must be no more than 253 characters/);
     expect(why['d-dup.yaml']).toBe('invalid pod: [spec.containers[1].name: Duplicate value: "a"]');
     expect(why['e-ns.yaml']).toMatch(/metadata\.namespace: Invalid value: "\.\.\/\.\.\/etc"/);
+    expect(why['h-labels.yaml']).toBe('invalid pod: [metadata.labels: Invalid value: label key "bad key!": name must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, '
+      + 'metadata.labels: Invalid value: label value "../v": must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, '
+      + 'metadata.annotations: Invalid value: annotation key "/nope": prefix must be 1-253 characters]');
     expect(why['f-cname.yaml']).toMatch(/spec\.containers\[0\]\.name: Invalid value: "\.\.\/x".*spec\.restartPolicy: Unsupported value: "Sometimes"/);
   });
 });
