@@ -79,3 +79,58 @@ export function validatePodCreate(pod: V1Pod): string[] {
   });
   return errs;
 }
+
+/** Volume sources that need no API object (upstream `HasAPIObjectReference`'s allow list). */
+const LOCAL_VOLUMES = ['awsElasticBlockStore', 'azureDisk', 'cephfs', 'cinder', 'downwardAPI', 'emptyDir', 'fc', 'flexVolume', 'flocker',
+  'gcePersistentDisk', 'gitRepo', 'hostPath', 'image', 'iscsi', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte', 'rbd',
+  'scaleIO', 'storageos', 'vsphereVolume'];
+/** Volume sources that reference an API object, with the resource upstream names. */
+const API_VOLUMES: Record<string, string> = {
+  configMap: 'configmaps (via configmap volumes)', secret: 'secrets (via secret volumes)', csi: 'csidrivers (via CSI volumes)',
+  glusterfs: 'endpoints (via glusterFS volumes)', persistentVolumeClaim: 'persistentvolumeclaims',
+  ephemeral: 'persistentvolumeclaims (via ephemeral volumes)', azureFile: 'secrets (via azureFile volumes)',
+};
+const PROJECTED: Record<string, string | undefined> = {
+  configMap: 'configmaps (via projected volumes)', secret: 'secrets (via projected volumes)', serviceAccountToken: 'serviceaccounts (via projected volumes)',
+  clusterTrustBundle: 'clustertrustbundles', podCertificate: 'podcertificates', downwardAPI: undefined,
+};
+
+/**
+ * Upstream's `PreventStaticPodAPIReferences` (beta, on by default since 1.34): why a static
+ * pod may not run because it references an API object, or undefined. Mirrors
+ * pkg/api/pod `HasAPIObjectReference`: service account, secrets and config maps (env,
+ * envFrom, image pull secrets, volumes), resource claims, and API-backed volume types.
+ */
+export function staticPodApiReference(pod: V1Pod): string | undefined {
+  const spec = pod.spec!;
+  const refuse = (what: string) => `static pods may not reference ${what}`;
+  if (spec.serviceAccountName) return refuse('serviceaccounts');
+  const containers = [...(spec.initContainers ?? []), ...spec.containers, ...((spec as { ephemeralContainers?: V1Container[] }).ephemeralContainers ?? [])];
+  const env = containers.flatMap((c) => c.env ?? []);
+  const envFrom = containers.flatMap((c) => c.envFrom ?? []);
+  const volumes = spec.volumes ?? [];
+  const secretVolume = volumes.some((v) => v.secret || v.azureFile || v.projected?.sources?.some((s) => s.secret)
+    || [v.cephfs, v.cinder, v.flexVolume, v.iscsi, v.rbd, v.scaleIO, v.storageos].some((x) => (x as { secretRef?: unknown } | undefined)?.secretRef)
+    || v.csi?.nodePublishSecretRef);
+  if ((spec.imagePullSecrets?.length ?? 0) > 0 || env.some((e) => e.valueFrom?.secretKeyRef) || envFrom.some((e) => e.secretRef) || secretVolume) return refuse('secrets');
+  if (env.some((e) => e.valueFrom?.configMapKeyRef) || envFrom.some((e) => e.configMapRef) || volumes.some((v) => v.configMap || v.projected?.sources?.some((s) => s.configMap))) {
+    return refuse('configmaps');
+  }
+  if (((spec as { resourceClaims?: unknown[] }).resourceClaims?.length ?? 0) > 0) return refuse('resourceclaims');
+  for (const v of volumes) {
+    const kinds = Object.keys(v).filter((k) => k !== 'name' && (v as unknown as Record<string, unknown>)[k] != null);
+    for (const k of kinds) {
+      if (LOCAL_VOLUMES.includes(k)) continue;
+      if (API_VOLUMES[k]) return refuse(API_VOLUMES[k]);
+      if (k !== 'projected') return `unknown volume type for volume "${v.name}"`;
+      for (const s of v.projected!.sources ?? []) {
+        const src = Object.keys(s).filter((x) => (s as unknown as Record<string, unknown>)[x] != null);
+        for (const x of src) {
+          if (!(x in PROJECTED)) return `unknown source for projected volume "${v.name}"`;
+          if (PROJECTED[x]) return refuse(PROJECTED[x]);
+        }
+      }
+    }
+  }
+  return undefined;
+}

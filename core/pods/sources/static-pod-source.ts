@@ -4,7 +4,8 @@
  * Pod. Like upstream, the pod's name gets `-<nodeName>`, its namespace defaults
  * to `default`, its UID is a hash of the file content, and it carries
  * `kubernetes.io/config.source: file`; then upstream's pod validation is applied
- * before anything else. Relative `file:` images are resolved against the
+ * before anything else, and references to API objects are refused
+ * (`PreventStaticPodAPIReferences`, on by default since 1.34). Relative `file:` images are resolved against the
  * manifest's directory.
  *
  * Only regular files are opened (never a FIFO or device), reads are asynchronous,
@@ -19,7 +20,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../../errors/catalogue.ts';
 import { readRegularFile } from '../../paths/regular-file.ts';
-import { validatePodCreate } from '../pod-validation.ts';
+import { staticPodApiReference, validatePodCreate } from '../pod-validation.ts';
 
 /** Largest manifest read (upstream pkg/kubelet/config/common.go `maxConfigLength`, 10 MiB). */
 export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
@@ -66,6 +67,8 @@ export async function readStaticPod(file: string, nodeName: string): Promise<V1P
   pod.spec.terminationGracePeriodSeconds ??= 30;
   const errs = validatePodCreate(pod);
   if (errs.length > 0) throw nodeletError('NDL_POD_INVALID', `${file}: invalid pod: [${errs.join(', ')}]`);
+  const reference = staticPodApiReference(pod);
+  if (reference) throw nodeletError('NDL_POD_INVALID', `${file}: ${reference}`);
   return pod;
 }
 

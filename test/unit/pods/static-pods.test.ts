@@ -181,6 +181,30 @@ describe('hostile manifest paths (issue 20.5)', () => {
   });
 });
 
+describe('static pods may not reference API objects (PreventStaticPodAPIReferences)', () => {
+  const spec = (extra: string) => `kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: x\n${extra}`;
+  it.each([
+    ['a service account', '  serviceAccountName: builder\n', 'static pods may not reference serviceaccounts'],
+    ['a secret env var', '    env: [{name: A, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n', 'static pods may not reference secrets'],
+    ['image pull secrets', '  imagePullSecrets: [{name: regcred}]\n', 'static pods may not reference secrets'],
+    ['a config map envFrom', '    envFrom: [{configMapRef: {name: c}}]\n', 'static pods may not reference configmaps'],
+    ['a PVC volume', '  volumes: [{name: v, persistentVolumeClaim: {claimName: c}}]\n', 'static pods may not reference persistentvolumeclaims'],
+    ['a projected token', '  volumes: [{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n', 'static pods may not reference serviceaccounts (via projected volumes)'],
+    ['a CSI volume', '  volumes: [{name: v, csi: {driver: d}}]\n', 'static pods may not reference csidrivers (via CSI volumes)'],
+    ['an unknown volume type', '  volumes: [{name: v, madeUp: {}}]\n', 'unknown volume type for volume "v"'],
+  ])('refuses %s', async (_what, extra, message) => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'p.yaml'), spec(extra));
+    await expect(readStaticPod(join(dir, 'p.yaml'), 'n')).rejects.toThrow(`p.yaml: ${message}`);
+  });
+
+  it('accepts local volumes and downward API projections', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'p.yaml'), spec('  volumes: [{name: e, emptyDir: {}}, {name: h, hostPath: {path: /tmp}}, {name: d, projected: {sources: [{downwardAPI: {items: [{path: n, fieldRef: {fieldPath: metadata.name}}]}}]}}]\n'));
+    expect((await readStaticPod(join(dir, 'p.yaml'), 'n')).spec!.volumes).toHaveLength(3);
+  });
+});
+
 describe('file:// images (local-images)', () => {
   const root = freshDir();
   const manifests = join(root, 'manifests');
