@@ -14,6 +14,7 @@ import { parseReference } from '../../../core/images/reference.ts';
 import { pushWasmModule, type PushProgress } from '../../../core/images/registry-push.ts';
 import { sha256, tinyModule } from '../../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
+import { nodeBinary } from '../../harness/node-binary.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
 const AUTH = { username: 'pusher', password: 'p4ss' };
@@ -98,7 +99,7 @@ describe('docker config credentials', () => {
 });
 
 describe('nodelet push / nodelet pull', () => {
-  const run = (args: string[], env: Record<string, string>) => promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
+  const run = (args: string[], env: Record<string, string>) => promisify(execFile)(nodeBinary(), [BIN, ...args], { env: { ...process.env, ...env } })
     .then((r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
 
   it('pushes with ~/.docker credentials showing chunk progress, then pulls into a root dir printing the same digest', async () => {
