@@ -1,7 +1,6 @@
 /**
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
-import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 
 /** The typed API groups nodelet talks to. */
@@ -14,35 +13,41 @@ export interface KubeClients {
   storage: k8s.StorageV1Api;
 }
 
-/** Loads a kubeconfig file and creates the clients. */
+/** Loads a kubeconfig file and creates the clients (sharing connections per apiserver). */
 export function createKubeClients(kubeconfigPath: string): KubeClients {
-  const kc = new k8s.KubeConfig();
+  const kc = new SharedConnectionKubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  shareConnections(kc);
   return fromKubeConfig(kc);
 }
 
-type AgentFactory = (cluster: k8s.Cluster | null, options: https.AgentOptions) => unknown;
+type Dispatcher = ReturnType<k8s.RequestContext['getDispatcher']>;
 
 /**
- * client-node 1.x builds a new https.Agent for every request, so every API call
- * pays a TLS handshake. nodelet talks to one apiserver with one identity, so all
- * calls (and watches) share one keep-alive agent per server (TLS material is read
- * once, like the upstream kubelet's transport; a rotated client cert needs a restart).
+ * A KubeConfig whose API calls and watches share one keep-alive connection
+ * pool per apiserver and user. client-node 2.x gives every request a new undici
+ * dispatcher (so every call would pay a TLS handshake); nodelet talks to one
+ * apiserver with one identity, like the upstream kubelet's single transport.
+ * It overrides the public `applySecurityAuthentication` (which API clients made
+ * by `makeApiClient` and `Watch` both call): the first dispatcher client-node
+ * builds for a server is kept and set on every later request, whose own, still
+ * unused, dispatcher is dropped. TLS material is therefore read once; a rotated
+ * client certificate needs a restart.
  */
-export function shareConnections(kc: k8s.KubeConfig): void {
-  const target = kc as unknown as { createAgent: AgentFactory };
-  const original = target.createAgent.bind(kc);
-  const agents = new Map<string, https.Agent>();
-  target.createAgent = (cluster, options) => {
-    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, options);
-    let agent = agents.get(cluster.server);
-    if (!agent) {
-      agent = new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 });
-      agents.set(cluster.server, agent);
-    }
-    return agent;
-  };
+export class SharedConnectionKubeConfig extends k8s.KubeConfig {
+  private readonly dispatchers = new Map<string, NonNullable<Dispatcher>>();
+
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    if (!fresh) return;
+    const key = JSON.stringify([this.getCurrentCluster()?.server ?? '', this.getCurrentUser()?.name ?? '']);
+    const shared = this.dispatchers.get(key);
+    if (shared) context.setDispatcher(shared);
+    else this.dispatchers.set(key, fresh);
+  }
+
+  /** How many connection pools exist (one per apiserver and user). */
+  get dispatcherCount(): number { return this.dispatchers.size; }
 }
 
 /** Creates the clients from a loaded KubeConfig. */
