@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWasmModule } from '../test/harness/wasm-modules.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
+import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { clientsFor, disposeRoot, NODELET_NODE, startBenchNodelet, startBenchRegistry, startCluster, startKwok, waitNodeReady } from './lib/env.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
@@ -59,6 +60,7 @@ const paths = {
   sleep: await buildWasmModule('sleep'), spew: await buildBenchC('spew'), cpu: await buildBenchC('cpu'), big: await buildBigGo(),
 };
 buildPeers();
+ensureBuilt(); // nodelet runs from dist/
 let wasmtime: string | undefined;
 let wasmtimeSkip: string | undefined = 'not requested (pass --with-wasmtime to build wasmtime-cli with cargo)';
 if (withWasmtime) {

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { nodeletError } from '../errors/catalogue.ts';
 import { parseAnonymousAuth, parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
@@ -129,7 +129,9 @@ export function loadKubeletConfig(file: string): KubeletConfigResult {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // Loaded on use: `nodelet --help` and runs without --config skip yaml's ~80 modules.
+    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    doc = parse(text);
   } catch (e) {
     throw nodeletError('NDL_CONFIG_FILE', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`, e);
   }

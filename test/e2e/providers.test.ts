@@ -4,8 +4,10 @@
  * broken packages. nodelet starts, reports each broken one with its catalogued
  * code, and runs pods of two RuntimeClasses side by side on one node, each on
  * its own provider; a class whose handler nobody serves fails admission.
+ * The example provider is plain JavaScript: nodelet (built, run by plain node)
+ * loads it with no TypeScript loader anywhere.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
@@ -92,6 +94,8 @@ describe('drop-in providers routed by RuntimeClass', () => {
   });
 
   it('runs a Wasm pod and a JavaScript pod on the same node, each on its own provider', async () => {
+    const jsPackage = readdirSync(join(REPO, 'examples', 'provider-js'), { recursive: true, encoding: 'utf8' });
+    expect(jsPackage.filter((f) => /\.[mc]?tsx?$/.test(f))).toEqual([]); // a plain-JavaScript drop-in package
     await create('wasm', { runtimeClassName: rc.wasi, containers: [{ name: 'main', image: img.hello, args: ['from wasm'] }] });
     await create('js', { runtimeClassName: rc.js, containers: [{ name: 'main', image: img.js, args: ['hello'], env: [{ name: 'WHO', value: 'a worker' }] }] });
     await create('js-fails', { runtimeClassName: rc.js, containers: [{ name: 'main', image: img.js, env: [{ name: 'CODE', value: '4' }] }] });
