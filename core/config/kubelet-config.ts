@@ -12,7 +12,7 @@ import { parseAnonymousAuth, parseLogMaxFiles, parsePercent } from './flag-table
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
 import {
-  parseBool, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity,
+  parseBool, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity, parseLogFormat,
 } from './values.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -75,6 +75,7 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },
   containerLogMaxFiles: (s, v) => { s.containerLogMaxFiles = parseLogMaxFiles(str(v)); },
   'logging.verbosity': (s, v) => { s.verbosityLevel = parseVerbosity(str(v)); },
+  'logging.format': (s, v) => { s.loggingFormat = parseLogFormat(str(v)); },
 };
 
 /** Flattens nested mappings into dotted paths; supported fields, lists and scalars are leaves. */

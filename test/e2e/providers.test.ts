@@ -110,6 +110,12 @@ describe('drop-in providers routed by RuntimeClass', () => {
     expect(jsFails.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 4, reason: 'Error' });
     const out = await k.core.readNamespacedPodLog({ name: 'js', namespace: ns });
     expect(out).toBe('js says hello as a worker\n');
+    // nodelet runs on Node 24 and logs each field once (the kubelet API's request lines included).
+    const lines = readFileSync(nodelet.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+    expect(JSON.parse(lines.find((l) => l.includes('"starting nodelet"'))!)).toMatchObject({ nodeVersion: expect.stringMatching(/^v24\./) });
+    const api = lines.filter((l) => l.includes('"component":"kubelet-api"'));
+    expect(api.length).toBeGreaterThan(0);
+    for (const l of api) expect(l.match(/"component":/g)).toHaveLength(1);
   });
 
   it('fails a pod whose RuntimeClass handler no provider serves with UnsupportedRuntimeClass', async () => {
