@@ -4,6 +4,7 @@ import { API_VERSION, providerError } from '@nodelet/plugin-api/v1';
 import { startJsContainer } from './js-container.js';
 
 /**
+ * @typedef {import('@nodelet/plugin-api/v1').Provider} Provider
  * @typedef {import('@nodelet/plugin-api/v1').ContainerSpec} ContainerSpec
  * @typedef {import('@nodelet/plugin-api/v1').ImagePullOptions} ImagePullOptions
  * @typedef {import('@nodelet/plugin-api/v1').PodContext} PodContext
@@ -29,7 +30,7 @@ export const JS_LAYER_TYPES = /** @type {const} */ (['text/javascript', 'applica
  *
  * Isolation is a thread, not a sandbox: a module can use every Node.js API
  * the host process can. Run only code you trust (see README.md).
- * @implements {import('@nodelet/plugin-api/v1').Provider}
+ * @implements {Provider}
  */
 export class JsProvider {
   name = 'js';

@@ -53,7 +53,7 @@ async function run(code, extra = {}) {
     limits: {}, logPath, restartCount: 0, ...extra,
   };
   const running = await provider.startContainer(spec, ctx);
-  const logLines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((l) => parseCriLine(l));
+  const logLines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((l) => /** @type {import('@nodelet/plugin-api/v1').CriLogLine} */ (parseCriLine(l)));
   return { running, logLines };
 }
 
