@@ -1,7 +1,9 @@
 /**
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
+import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
+import { Agent as UndiciAgent } from 'undici';
 
 /** The typed API groups nodelet talks to. */
 export interface KubeClients {
@@ -13,41 +15,83 @@ export interface KubeClients {
   storage: k8s.StorageV1Api;
 }
 
-/** Loads a kubeconfig file and creates the clients (sharing connections per apiserver). */
-export function createKubeClients(kubeconfigPath: string): KubeClients {
-  const kc = new SharedConnectionKubeConfig();
+/** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
+export type ClientCredentials = () => { cert: string; key: string } | undefined;
+
+/**
+ * Loads a kubeconfig file and creates the clients (sharing connections per apiserver);
+ * `credentials`, if given, override the kubeconfig's client certificate.
+ */
+export function createKubeClients(kubeconfigPath: string, credentials?: ClientCredentials): KubeClients {
+  const kc = new SharedConnectionKubeConfig(credentials);
   kc.loadFromFile(kubeconfigPath);
   return fromKubeConfig(kc);
 }
 
-type Dispatcher = ReturnType<k8s.RequestContext['getDispatcher']>;
+type Dispatcher = NonNullable<ReturnType<k8s.RequestContext['getDispatcher']>>;
+
+interface Pool {
+  dispatcher: Dispatcher;
+  /** The client certificate and key (PEM text) the pool's connections were made with. */
+  cert: string;
+  key: string;
+}
+
+const pemText = (x: unknown): string => (typeof x === 'string' ? x : Buffer.isBuffer(x) ? x.toString('utf8') : '');
 
 /**
- * A KubeConfig whose API calls and watches share one keep-alive connection
- * pool per apiserver and user. client-node 2.x gives every request a new undici
- * dispatcher (so every call would pay a TLS handshake); nodelet talks to one
- * apiserver with one identity, like the upstream kubelet's single transport.
- * It overrides the public `applySecurityAuthentication` (which API clients made
- * by `makeApiClient` and `Watch` both call): the first dispatcher client-node
- * builds for a server is kept and set on every later request, whose own, still
- * unused, dispatcher is dropped. TLS material is therefore read once; a rotated
- * client certificate needs a restart.
+ * A KubeConfig whose API calls and watches share one keep-alive connection pool
+ * (an undici Agent) per apiserver, user and client certificate. client-node 2.x gives every request
+ * a new undici dispatcher (so every call would pay a TLS handshake); nodelet talks
+ * to one apiserver with one identity, like the upstream kubelet's single transport.
+ *
+ * It overrides the public `applySecurityAuthentication`, which API clients made by
+ * `makeApiClient` and `Watch` both call: client-node sets the headers and builds a
+ * dispatcher from the current TLS material; the first one built for a server is
+ * kept and set on every later request (the later ones are dropped unused). When
+ * the client certificate changes — a rotated file named by the kubeconfig, or
+ * `credentials` returning a new pair — new requests get a new pool and the old one
+ * is closed gracefully, as upstream's rotating transport: idle connections now,
+ * requests in flight and watches when they end.
  */
 export class SharedConnectionKubeConfig extends k8s.KubeConfig {
-  private readonly dispatchers = new Map<string, NonNullable<Dispatcher>>();
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly credentials?: ClientCredentials) {
+    super();
+  }
 
   override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
     const fresh = context.getDispatcher();
-    if (!fresh) return;
-    const key = JSON.stringify([this.getCurrentCluster()?.server ?? '', this.getCurrentUser()?.name ?? '']);
-    const shared = this.dispatchers.get(key);
-    if (shared) context.setDispatcher(shared);
-    else this.dispatchers.set(key, fresh);
+    const cluster = this.getCurrentCluster();
+    if (!fresh || !cluster || cluster.proxyUrl) return;
+    const tls: https.RequestOptions = {};
+    await this.applyToHTTPSOptions(tls);
+    const creds = this.credentials?.();
+    const cert = creds?.cert ?? pemText(tls.cert);
+    const key = creds?.key ?? pemText(tls.key);
+    const id = JSON.stringify([cluster.server, this.getCurrentUser()?.name ?? '']);
+    const pool = this.pools.get(id);
+    if (pool && pool.cert === cert && pool.key === key) {
+      context.setDispatcher(pool.dispatcher);
+      return;
+    }
+    if (pool) void pool.dispatcher.close().catch(() => undefined);
+    const dispatcher = creds ? this.dispatcherWith(cluster, tls, creds) : fresh;
+    this.pools.set(id, { dispatcher, cert, key });
+    context.setDispatcher(dispatcher);
   }
 
-  /** How many connection pools exist (one per apiserver and user). */
-  get dispatcherCount(): number { return this.dispatchers.size; }
+  /** A keep-alive dispatcher like client-node's, with `creds` as the client certificate. */
+  private dispatcherWith(cluster: k8s.Cluster, tls: https.RequestOptions, creds: { cert: string; key: string }): Dispatcher {
+    const o = this.createDispatcherOptions(cluster, { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername, cert: creds.cert, key: creds.key });
+    if (o.type !== 'agent') throw new Error(`client certificate override needs a direct TLS connection (got ${o.type})`);
+    return new UndiciAgent({ connect: o.connect }) as unknown as Dispatcher;
+  }
+
+  /** How many connection pools exist (one per apiserver, user and certificate in use). */
+  get poolCount(): number { return this.pools.size; }
 }
 
 /** Creates the clients from a loaded KubeConfig. */
