@@ -1,5 +1,5 @@
 /**
- * `node --expose-gc --import tsx bench/hostile-registry-memory.ts`: what a hostile registry costs
+ * `node --expose-gc --conditions=nodelet-source --import tsx bench/hostile-registry-memory.ts`: what a hostile registry costs
  * nodelet's image service in memory (issue 20.3). Serves, from a node http server, a
  * 200 MB chunked manifest and a 200 MB token answer, and pushes a compat image whose
  * 256 MiB module sits in a small gzip layer to a real docker-registry; pulls each and
