@@ -149,10 +149,10 @@ export function guardReadOnly(w, mem, readOnlyFds) {
  *    `s` of a volume also mounted whole can be swapped for a link `s -> /etc`).
  *    uvwasi keeps the real path of each preopen as a string (it realpaths it
  *    at init, so even a `/proc/self/fd/<n>` preopen becomes a plain path). So
- *    at every access the mount's host path must still be symlink-free and
- *    still be the directory identified at the start (device and inode, see
- *    {@link identifyMounts}), else ENOTCAPABLE: a swapped mount is gone for
- *    the container, never redirected. A descriptor the module opened is
+ *    at every access the mount's host path must still lead to the directory
+ *    identified at the start (device and inode, see {@link identifyMounts}),
+ *    else ENOTCAPABLE: a swapped mount is gone for the container, never
+ *    redirected. A descriptor the module opened is
  *    remembered by the path uvwasi holds for it (relative to the mount) and
  *    that path is re-walked at every access, `fd_readdir` included.
  * Absolute paths are refused (wasi-libc never sends them). Residual risk:
@@ -172,11 +172,14 @@ export function confinePaths(w, mem, preopens, fs) {
     const root = p.hostPath.replace(/\/+$/, '') || '/';
     dirs.set(p.fd, { root, rel: [], id: p.dev === undefined ? undefined : { dev: p.dev, ino: p.ino } });
   }
-  // The mount's directory is still where uvwasi will look for it, reached without symlinks.
+  // The mount's directory is still what uvwasi's path for it leads to. One stat: a
+  // directory is reachable under one path only (no hard links to directories, and a
+  // container cannot bind-mount), so the same device and inode means the same place,
+  // even if a symlink inside the volume now leads there. Without an identity, the
+  // path must still be a real path.
   const rootIntact = (d) => {
     try {
-      if (fs.realpathSync.native(d.root) !== d.root) return false;
-      if (d.id === undefined) return true;
+      if (d.id === undefined) return fs.realpathSync.native(d.root) === d.root;
       const st = fs.statSync(d.root, { bigint: true });
       return st.dev === d.id.dev && st.ino === d.id.ino;
     } catch {
