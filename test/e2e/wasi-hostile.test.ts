@@ -149,13 +149,18 @@ describe('hostile WASI pods', () => {
     mkdirSync(data);
     writeFileSync(join(data, 'f'), 'x');
     const grace = 30;
-    const hog = (name: string) => create(name, {
+    const hog = (name: string, mode: string) => create(name, {
       terminationGracePeriodSeconds: grace,
+      restartPolicy: 'Always',
       volumes: [{ name: 'data', hostPath: { path: data, type: 'Directory' } }],
-      containers: [{ name: 'main', image: img['fd-hog'], args: ['hog-hold', '/data/f'], volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }] }],
+      containers: [{
+        name: 'main', image: img['fd-hog'], args: [mode, '/data/f'], terminationMessagePolicy: 'FallbackToLogsOnError',
+        volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
+      }],
     });
-    await hog('hog-1');
-    await hog('hog-2');
+    // One holds its descriptors until deleted; one fails at once, again and again (restartPolicy Always).
+    await hog('hog-1', 'hog-hold');
+    await hog('hog-2', 'hog-fail');
     await create('start-loop', { terminationGracePeriodSeconds: grace, containers: [{ name: 'main', image: img['start-loop'] }] });
     const normal = Array.from({ length: 10 }, (_, i) => `normal-${i}`);
     for (const name of normal) await create(name, { containers: [{ name: 'main', image: img.sleep, args: ['3600'] }] });
@@ -187,13 +192,16 @@ describe('hostile WASI pods', () => {
       expect(logs(name), name).toContain('tick 1\n');
     }
     // Precise reasons: the hogs got EMFILE from their own budget and keep running; the loop a start timeout.
-    for (const name of ['hog-1', 'hog-2']) {
-      const p = await k.core.readNamespacedPod({ name, namespace: ns });
-      // 1024 descriptors per container; each mount (the service account token's too) holds one.
-      const mounts = p.spec!.containers[0]!.volumeMounts!.length;
-      expect(logs(name), name).toBe(`opened ${1024 - mounts}: No file descriptors available\nholding\n`);
-      expect(p.status?.phase, name).toBe('Running');
-    }
+    const hog1 = await k.core.readNamespacedPod({ name: 'hog-1', namespace: ns });
+    // 1024 descriptors per container; each mount (the service account token's too) holds one.
+    const opened = `opened ${1024 - hog1.spec!.containers[0]!.volumeMounts!.length}: No file descriptors available\n`;
+    expect(logs('hog-1')).toBe(`${opened}holding\n`);
+    expect(hog1.status?.phase).toBe('Running');
+    const hog2 = await k.core.readNamespacedPod({ name: 'hog-2', namespace: ns });
+    const hog2Status = hog2.status!.containerStatuses![0]!;
+    expect(hog2Status.restartCount).toBeGreaterThan(0);
+    const lastRun = hog2Status.lastState?.terminated ?? hog2Status.state?.terminated;
+    expect(lastRun).toMatchObject({ exitCode: 1, reason: 'Error', message: opened });
     const image = img['start-loop'];
     expect([...loopWaiting]).toContain(`CreateContainerError: the module of image ${image} did not finish instantiating within 10s: its start function (run before _start) does not return; its thread was terminated`);
     const loopPod = await k.core.readNamespacedPod({ name: 'start-loop', namespace: ns });
