@@ -18,6 +18,14 @@ import type { FdBudget } from './container-runner.ts';
  */
 export const DEFAULT_CONTAINER_MAX_FDS = 1024;
 
+/**
+ * The largest per-container budget accepted: the wrappers keep a little
+ * bookkeeping per descriptor in the worker's JS heap (8 MiB by default), and
+ * measured with the default heap: 8,192 descriptors are fine, 16,384 kill the
+ * worker with "JS heap out of memory".
+ */
+export const MAX_CONTAINER_MAX_FDS = 8192;
+
 /** The soft RLIMIT_NOFILE of this process (from /proc/self/limits), or undefined when unknown/unlimited. */
 export function processFdLimit(limitsText?: string): number | undefined {
   let text = limitsText;
@@ -42,7 +50,9 @@ export function defaultNodeMaxFds(processLimit = processFdLimit()): number {
 
 /** A budget whose node-wide counter is shared by every worker of this provider. */
 export function makeFdBudget(max = DEFAULT_CONTAINER_MAX_FDS, nodeMax = defaultNodeMaxFds()): FdBudget {
-  if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`the per-container descriptor budget must be a positive integer, not ${max}`);
+  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_CONTAINER_MAX_FDS) {
+    throw new RangeError(`the per-container descriptor budget must be an integer from 1 to ${MAX_CONTAINER_MAX_FDS}, not ${max}`);
+  }
   if (!Number.isSafeInteger(nodeMax) || nodeMax < 1) throw new RangeError(`the node-wide descriptor budget must be a positive integer, not ${nodeMax}`);
   return { max, nodeMax, node: new SharedArrayBuffer(4) };
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { buildStartLoopModule } from '../../../test/harness/wasm-modules.ts';
-import { DEFAULT_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, optionsFromEnv, processFdLimit, WasiProvider } from '../src/index.ts';
+import { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, optionsFromEnv, processFdLimit, WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
@@ -104,6 +104,18 @@ describe('descriptor budget (20.1)', () => {
     expect(optionsFromEnv({})).toEqual({});
     expect(() => optionsFromEnv({ NODELET_WASI_MAX_OPEN_FILES: '0' })).toThrow(/NODELET_WASI_MAX_OPEN_FILES must be a positive integer/);
     expect(() => new WasiProvider({ maxOpenFiles: -1 })).toThrow(RangeError);
+    // More would not fit the worker's JS heap (measured: 16,384 ended in "JS heap out of memory").
+    expect(() => new WasiProvider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS + 1 })).toThrow(/from 1 to 8192/);
+  });
+
+  // Skipped only where this process may not open 8,300 descriptors at all (Node raises its soft limit to the hard one).
+  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => {
+    const p = await provider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS, nodeMaxOpenFiles: MAX_CONTAINER_MAX_FDS + 100 });
+    const v = volume();
+    const s = spec(await pulledFixture('fd-hog'), tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
+    const exit = await (await p.startContainer(s, podContext())).exit;
+    expect(logText(s.logPath)).toBe(`opened ${MAX_CONTAINER_MAX_FDS - 1}: No file descriptors available\n`);
+    expect(exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
   });
 });
 
