@@ -37,6 +37,8 @@ function threadTicks(pid: number): Map<string, number> {
   return out;
 }
 
+const START_TIMEOUT_S = 20;
+
 describe('hostile WASI pods', () => {
   const info = inject('cluster');
   const k = adminClients(info);
@@ -54,7 +56,8 @@ describe('hostile WASI pods', () => {
     await pushWasmArtifact(reg.host, 'start-loop', 'v1', Buffer.from(START_LOOP_MODULE), { format: 'cncf' });
     img['start-loop'] = `${reg.host}/start-loop:v1`;
     hostDir = mkdtempSync(join(tmpdir(), 'nodelet-hostile-'));
-    nodelet = await startNodelet(info, nodeName);
+    // A start timeout longer than the grace periods below: a deletion must not wait for it.
+    nodelet = await startNodelet(info, nodeName, [], { NODELET_WASI_START_TIMEOUT_MS: String(START_TIMEOUT_S * 1000) });
     ns = await podNamespace(k.core, 'hostile');
     await waitNodeReady(k.core, nodeName);
   });
@@ -144,6 +147,22 @@ describe('hostile WASI pods', () => {
     expect(readFileSync(join(host, 'termination-log'), 'utf8')).toBe('HOST FILE');
   });
 
+  it('20.2: a pod deleted while its module loops in its start function is gone within its grace period', async () => {
+    const grace = 5;
+    await create('loop-deleted', { terminationGracePeriodSeconds: grace, containers: [{ name: 'main', image: img['start-loop'] }] });
+    // Instantiating: the start was asked for (Pulled) and has not ended (no Failed event yet).
+    await eventually('loop-deleted instantiating', async () => {
+      const ev = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=loop-deleted' });
+      return ev.items.some((e) => e.reason === 'Pulled') && !ev.items.some((e) => e.reason === 'Failed');
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    await k.core.deleteNamespacedPod({ name: 'loop-deleted', namespace: ns });
+    // Well before the 20 s start timeout would have ended the start.
+    await gone('loop-deleted', grace * 1000);
+    const ev = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=loop-deleted' });
+    expect(ev.items.filter((e) => e.reason === 'Failed').map((e) => e.message)).toEqual([]);
+  });
+
   it('20: descriptor exhaustion and a start-section loop beside 10 normal pods for 60 s; the node stays healthy', async () => {
     const data = join(hostDir, 'hog');
     mkdirSync(data);
@@ -203,7 +222,7 @@ describe('hostile WASI pods', () => {
     const lastRun = hog2Status.lastState?.terminated ?? hog2Status.state?.terminated;
     expect(lastRun).toMatchObject({ exitCode: 1, reason: 'Error', message: opened });
     const image = img['start-loop'];
-    expect([...loopWaiting]).toContain(`CreateContainerError: the module of image ${image} did not finish instantiating within 10s: its start function (run before _start) does not return; its thread was terminated`);
+    expect([...loopWaiting]).toContain(`CreateContainerError: the module of image ${image} did not finish instantiating within ${START_TIMEOUT_S}s: its start function (run before _start) does not return; its thread was terminated`);
     const loopPod = await k.core.readNamespacedPod({ name: 'start-loop', namespace: ns });
     expect(loopPod.status?.phase).toBe('Pending');
 
