@@ -178,6 +178,9 @@ describe('hostile WASI pods', () => {
       }],
     });
     // One holds its descriptors until deleted; one fails at once, again and again (restartPolicy Always).
+    const pid = nodelet.peer.proc.pid!;
+    const nodeletFds = () => readdirSync(`/proc/${pid}/fd`).length;
+    const fdsBefore = nodeletFds();
     await hog('hog-1', 'hog-hold');
     await hog('hog-2', 'hog-fail');
     await create('start-loop', { terminationGracePeriodSeconds: grace, containers: [{ name: 'main', image: img['start-loop'] }] });
@@ -203,6 +206,10 @@ describe('hostile WASI pods', () => {
       await new Promise((r) => setTimeout(r, 2_000));
     }
     expect(checks).toBeGreaterThan(10);
+    // The hogs hold at most their budgets (1024 each): nodelet keeps the rest of its descriptors.
+    const fdsDuring = nodeletFds();
+    console.log(`nodelet descriptors: ${fdsBefore} before the pods, ${fdsDuring} at the end of the soak (hog-1 holding its budget; hog-2 failing and restarting)`);
+    expect(fdsDuring - fdsBefore).toBeLessThan(2 * 1024 + 300);
 
     // The 10 normal pods started and run.
     for (const name of normal) {
@@ -232,7 +239,6 @@ describe('hostile WASI pods', () => {
 
     // No nodelet thread keeps computing once they are gone (a looping module's thread
     // would add ~100 ticks per second). Wait for one quiet window.
-    const pid = nodelet.peer.proc.pid!;
     await eventually('nodelet threads idle', async () => {
       const before = threadTicks(pid);
       await new Promise((r) => setTimeout(r, 3_000));
