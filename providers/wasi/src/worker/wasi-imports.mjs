@@ -3,7 +3,10 @@
 //
 //  - stdio capture: fd_write on fds 1 and 2 goes to the CRI log writer.
 //  - read-only mounts: writes under a read-only preopen fail with EROFS.
-//  - path confinement: a path (symlinks included) must resolve inside its mount.
+//  - path confinement: a path (symlinks included) must resolve inside its mount,
+//    checked at every call against the mount's directory identified at the start
+//    (identifyMounts), so renaming things in a volume later leads nowhere outside.
+//  - descriptor budget (trackDescriptors): EMFILE per container, ENFILE per node.
 //  - interruptible sleep: clock-only poll_oneoff waits on a shared Int32Array,
 //    so stop() can wake a sleeping module (a blocking uvwasi sleep cannot be
 //    interrupted by worker.terminate()).
