@@ -7,7 +7,6 @@ import {
 import { runContainer, type FdBudget, type RunnerOptions } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ModuleCache } from './module-cache.ts';
-import type { DEFAULT_CONTAINER_MAX_FDS } from './fd-budget.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
@@ -23,7 +22,7 @@ export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGene
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
-  /** Descriptors one container may hold (default {@link DEFAULT_CONTAINER_MAX_FDS}); EMFILE beyond. */
+  /** Descriptors one container may hold (default 1024, at most 8192: see fd-budget.ts); EMFILE beyond. */
   readonly maxOpenFiles?: number;
   /** Descriptors all containers may hold together (default: see `defaultNodeMaxFds`); ENFILE beyond. */
   readonly nodeMaxOpenFiles?: number;
