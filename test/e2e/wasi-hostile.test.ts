@@ -125,6 +125,12 @@ describe('hostile WASI pods', () => {
     expect(readdirSync(host).sort()).toEqual(['secret', 'termination-log']);
     expect(readFileSync(join(host, 'secret'), 'utf8')).toBe('HOST SECRET');
     expect(readdirSync(join(vol, 'away'))).toEqual(['secret']);
+    const ev = await eventually('VolumeReplaced event', async () => {
+      const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=subpath-rename' });
+      return list.items.find((e) => e.reason === 'VolumeReplaced');
+    }, 15_000);
+    expect(ev.type).toBe('Warning');
+    expect(ev.message).toBe('container main: volume hp mounted at /s: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused');
   });
 
   it('21.2: a termination message subPath renamed over by a symlink does not read the host file', async () => {

@@ -18,7 +18,7 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
 import {
-  providerError, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer,
+  providerError, type ContainerExit, type ContainerSpec, type EventRecorder, type Logger, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
@@ -134,17 +134,19 @@ type WorkerMessage =
   | { type: 'trap'; message: string; memoryBytes: number }
   | { type: 'instantiating' }
   | { type: 'failed'; message: string; reason?: 'mount' | 'wasi' }
-  | { type: 'warning'; message: string };
+  | { type: 'warning'; message: string; reason?: string };
 
 /**
  * Starts `spec` with the compiled module in a worker of `pool`. Resolves once
  * the module is instantiated and about to run; rejects (branded error) if it
  * could not be instantiated, did not instantiate within the start timeout, or
  * no worker could be started. Aborting `signal` (the pod is being deleted)
- * during the start terminates the worker and rejects.
+ * during the start terminates the worker and rejects. Warnings with a reason
+ * (e.g. `VolumeReplaced`) also become Warning events through `events`.
  */
 export async function runContainer(
   spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {}, signal?: AbortSignal,
+  events?: EventRecorder,
 ): Promise<RunningContainer> {
   signal?.throwIfAborted();
   const t0 = performance.now();
@@ -245,6 +247,7 @@ export async function runContainer(
           break;
         case 'warning':
           log.warn({ container: spec.name }, m.message);
+          if (m.reason !== undefined) events?.('Warning', m.reason, `container ${spec.name}: ${m.message}`);
           break;
         default:
           outcome ??= toExit(m, loaded.capBytes);

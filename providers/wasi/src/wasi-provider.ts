@@ -89,7 +89,7 @@ export class WasiProvider implements Provider {
     checkSpec(spec, this.#running);
     const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts, ctx.signal);
+    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts, ctx.signal, ctx.event);
     this.#running.set(spec.id, running);
     void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
     return running;

@@ -164,16 +164,18 @@ export function guardReadOnly(w, mem, readOnlyFds) {
  * itself cannot (WASI calls are synchronous and modules single-threaded).
  * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
- * @param {Array<{ fd: number, hostPath: string, dev?: bigint, ino?: bigint }>} preopens hostPath: the real path
+ * @param {Array<{ fd: number, hostPath: string, dev?: bigint, ino?: bigint, name?: string, containerPath?: string }>} preopens hostPath: the real path
  *   of the mount's directory; dev/ino: its identity (not checked when absent)
  * @param {typeof import('node:fs')} fs
+ * @param {(mount: { fd: number, name?: string, containerPath?: string }) => void} [onReplaced] called once per
+ *   mount the first time its directory is found replaced
  */
-export function confinePaths(w, mem, preopens, fs) {
+export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
   /** fd -> { root, rel }: the mount's root and the fd's path below it, as uvwasi holds it (lexical). */
   const dirs = new Map();
   for (const p of preopens) {
     const root = p.hostPath.replace(/\/+$/, '') || '/';
-    dirs.set(p.fd, { root, rel: [], id: p.dev === undefined ? undefined : { dev: p.dev, ino: p.ino } });
+    dirs.set(p.fd, { root, rel: [], id: p.dev === undefined ? undefined : { dev: p.dev, ino: p.ino }, mount: p });
   }
   // The mount's directory is still what uvwasi's path for it leads to. One stat: a
   // directory is reachable under one path only (no hard links to directories, and a
@@ -208,7 +210,11 @@ export function confinePaths(w, mem, preopens, fs) {
     if (d === undefined) return { errno: ERRNO.SUCCESS }; // not a directory we know: uvwasi answers
     if (rel.startsWith('/')) return { errno: ERRNO.NOTCAPABLE };
     const lexical = normalize(d.rel, rel);
-    if (lexical === null || !rootIntact(d)) return { errno: ERRNO.NOTCAPABLE };
+    if (lexical === null) return { errno: ERRNO.NOTCAPABLE };
+    if (!rootIntact(d)) {
+      if (!d.mount.reported) { d.mount.reported = true; onReplaced(d.mount); }
+      return { errno: ERRNO.NOTCAPABLE };
+    }
     const todo = [...lexical].reverse();
     let cur = d.root;
     let hops = 0;
@@ -229,7 +235,7 @@ export function confinePaths(w, mem, preopens, fs) {
       todo.push(...target.split('/').reverse());
     }
     const inside = cur === d.root || cur.startsWith(d.root === '/' ? '/' : `${d.root}/`);
-    return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id } : { errno: ERRNO.NOTCAPABLE };
+    return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id, mount: d.mount } : { errno: ERRNO.NOTCAPABLE };
   };
   const resolveArg = (fd, ptr, len, followLast) => {
     if (!dirs.has(fd)) return { errno: ERRNO.SUCCESS };
@@ -272,7 +278,7 @@ export function confinePaths(w, mem, preopens, fs) {
     if (r.errno !== ERRNO.SUCCESS) return r.errno;
     const rc = pathOpen(dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr);
     if (rc === ERRNO.SUCCESS && r.rel !== undefined) {
-      dirs.set(new DataView(mem().buffer).getUint32(fdPtr, true), { root: r.root, rel: r.rel, id: r.id });
+      dirs.set(new DataView(mem().buffer).getUint32(fdPtr, true), { root: r.root, rel: r.rel, id: r.id, mount: r.mount });
     }
     return rc;
   };

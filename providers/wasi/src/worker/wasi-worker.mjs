@@ -14,7 +14,8 @@
 //   { type: 'instantiating' }                    about to instantiate (the module's start function runs)
 //   { type: 'failed', message, reason? }         could not instantiate (before 'started'); reason
 //                                                'mount' when a mount's directory is not the one named
-//   { type: 'warning', message }                 anything worth a log line, any time
+//   { type: 'warning', message, reason? }        anything worth a log line, any time; with a reason,
+//                                                also a Warning event on the pod
 // A stopped module (control[0] = 1) unwinds at its next WASI call, closes its
 // descriptors and ends without a message.
 import * as fs from 'node:fs';
@@ -90,7 +91,11 @@ function runContainer(d) {
     closeDescriptors = trackDescriptors(w, mem, preopenFds, budget);
     captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
     guardReadOnly(w, mem, preopenFds.filter((_, i) => d.mounts[i].readOnly));
-    confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, ...ids[i] })), fs);
+    confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i] })), fs,
+      (m) => post({
+        type: 'warning', reason: 'VolumeReplaced',
+        message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
+      }));
     interruptibleSleep(w, mem, control);
     stopOnRequest(w, control);
     for (const m of d.importedMemories) {
