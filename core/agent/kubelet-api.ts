@@ -43,7 +43,7 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   if (!o.clientCAFile && !local) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
   const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : local ? localClientCa(local) : '';
   const server = createKubeletServer({
-    nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, o.rootDir),
+    nodeName: o.nodeName, log: log as unknown as PinoLogger /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
   });

@@ -50,6 +50,7 @@ containerLogMaxSize: 1Mi
 containerLogMaxFiles: 2
 logging:
   verbosity: 2
+  format: text
 `;
 
 function run(argv: string[]) {
@@ -74,7 +75,7 @@ describe('KubeletConfiguration file', () => {
       syncFrequencyMs: 300_000, podManifestPath: path.join(dir, 'manifests'), tlsCertFile: '/pki/serving.crt',
       tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'), clientCAFile: '/pki/ca.crt', authorizationMode: 'AlwaysAllow',
       imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
-      containerLogMaxFiles: 2, logLevel: 'debug',
+      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text',
     });
   });
 
