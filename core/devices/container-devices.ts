@@ -16,7 +16,7 @@
  *
  * Warnings are meant for a `Warning` event with reason {@link DEVICE_WARNING_REASON}.
  */
-import { linkSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { linkSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, join, posix } from 'node:path';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import type { ContainerDeviceConfig } from './pod-devices.ts';
@@ -47,13 +47,15 @@ export function applyDeviceConfig(cfg: ContainerDeviceConfig, stagingDir: string
     const where = `device mount ${m.hostPath} at ${m.containerPath}`;
     if (!posix.isAbsolute(m.containerPath)) return warnings.push(`${where}: container path is not absolute`);
     let isDir: boolean;
-    try { isDir = statSync(m.hostPath).isDirectory(); } catch (e) {
+    let real: string;
+    try { isDir = statSync(m.hostPath).isDirectory(); real = realpathSync(m.hostPath); } catch (e) {
       return warnings.push(`${where}: host path unavailable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
     }
     if (isDir) {
       if (used.has(m.containerPath)) return warnings.push(`${where}: path already used by a volume mount`);
       used.add(m.containerPath);
-      return mounts.push({ name: `device-mount-${i}`, hostPath: m.hostPath, containerPath: m.containerPath, readOnly: m.readOnly });
+      // Mount.hostPath is a real path (providers check at access time that it still is).
+      return mounts.push({ name: `device-mount-${i}`, hostPath: real, containerPath: m.containerPath, readOnly: m.readOnly });
     }
     const parent = posix.dirname(m.containerPath);
     let s = staged.get(parent);
@@ -71,7 +73,7 @@ export function applyDeviceConfig(cfg: ContainerDeviceConfig, stagingDir: string
       warnings.push(`${where}: cannot stage the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
     }
   });
-  for (const [parent, s] of staged) mounts.push({ name: `device-mount-dir-${basename(s.dir)}`, hostPath: s.dir, containerPath: parent, readOnly: s.readOnly });
+  for (const [parent, s] of staged) mounts.push({ name: `device-mount-dir-${basename(s.dir)}`, hostPath: realpathSync(s.dir), containerPath: parent, readOnly: s.readOnly });
   for (const d of cfg.devices) warnings.push(`device ${d.hostPath} at ${d.containerPath} (${d.permissions}) cannot be applied by this provider`);
   for (const c of cfg.cdiDevices) warnings.push(`CDI device ${c} cannot be applied by this provider`);
   for (const k of Object.keys(cfg.annotations)) warnings.push(`container annotation ${k} cannot be applied by this provider`);

@@ -93,13 +93,21 @@ export class PodController {
     const key = keyOf(pod);
     const prev = this.desired.get(key);
     this.desired.set(key, pod);
+    // A deletion aborts the pod's in-flight pulls and starts now, not after the sync running them.
+    if (pod.metadata?.deletionTimestamp) this.cancel(key, pod.metadata.uid);
     if (!prev || needsSync(prev, pod)) this.queue.add(key);
   }
 
   /** A pod is gone from the source. */
   remove(key: string): void {
     this.desired.delete(key);
+    this.cancel(key);
     this.queue.add(key);
+  }
+
+  private cancel(key: string, uid?: string): void {
+    const entry = this.entries.get(key);
+    if (entry?.worker && (uid === undefined || entry.uid === uid)) entry.worker.cancel?.();
   }
 
   /** Pods currently admitted and not finished (for admission and the kubelet API). */

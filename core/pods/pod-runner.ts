@@ -28,6 +28,13 @@ export interface PodRunner {
   status(pod: V1Pod): V1PodStatus;
   /** True once the pod reached Succeeded or Failed for good. */
   finished(pod: V1Pod): boolean;
+  /**
+   * Optional: the pod is being deleted. Aborts what is in flight (image pulls,
+   * container starts: the pod context's signal) at once, without waiting for the
+   * sync running them, and starts nothing more; `terminate` follows. Upstream
+   * cancels the running sync of a pod the same way when its termination is requested.
+   */
+  cancel?(): void;
   /** Stops the pod within `graceMs` and frees what the runner holds; never rejects. */
   terminate(pod: V1Pod, graceMs: number): Promise<void>;
   /** Container `name` if it has started at least once, else undefined. */

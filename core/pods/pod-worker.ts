@@ -79,6 +79,12 @@ export class PodWorker implements PodRunner {
     return phase === 'Succeeded' || phase === 'Failed';
   }
 
+  /** The pod is being deleted: in-flight pulls and starts are aborted (see {@link PodRunner.cancel}). */
+  cancel(): void {
+    this.terminating = true;
+    this.abort.abort();
+  }
+
   /** Converges the containers towards the spec; returns quickly. */
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating) return;
@@ -171,6 +177,7 @@ export class PodWorker implements PodRunner {
       this.d.pullBackoff.reset(key);
       return true;
     } catch (e) {
+      if (this.terminating) return false; // aborted because the pod is being deleted
       const msg = (e as Error).message;
       rec.waiting = { reason: 'ErrImagePull', message: msg };
       rec.pullError = msg;
@@ -185,7 +192,9 @@ export class PodWorker implements PodRunner {
   }
 
   private async start(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    if (this.terminating) return;
     if (!(await this.pull(pod, spec, rec))) return;
+    if (this.terminating) return;
     const restartCount = rec.terminated || rec.last ? rec.restartCount + 1 : rec.restartCount;
     let config;
     try {
@@ -206,6 +215,7 @@ export class PodWorker implements PodRunner {
       this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
       this.onStarted(pod, rec, running, restartCount, { spec, mounts: config.mounts, logPath });
     } catch (e) {
+      if (this.terminating) return; // aborted because the pod is being deleted
       const reason = isProviderError(e) ? 'CreateContainerError' : 'RunContainerError';
       return this.startFailed(pod, rec, reason, (e as Error).message);
     }

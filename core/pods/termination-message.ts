@@ -9,14 +9,23 @@
  *
  * With WASI there is no bind-mounted file: the module can only write the path
  * when it lies inside one of its mounts (e.g. an emptyDir at /dev or /tmp). The
- * file is resolved in the mount's host directory without following symlinks out
- * of it, so a module cannot make nodelet read host files into the pod status.
+ * file is read without following symlinks out of the mount, at the time of the
+ * read, so a module cannot make nodelet read host files into the pod status:
+ *  - the mount's host path (a real path when the container started, see
+ *    core/volumes/mounts.ts) must still be one: a subPath directory the
+ *    container renamed away and replaced by a symlink is refused;
+ *  - the path below it is resolved with every symlink checked (resolveInRoot);
+ *  - the file is opened with O_NOFOLLOW (and O_NONBLOCK: a FIFO never blocks)
+ *    and must be a regular file whose real path, read back from the open
+ *    descriptor, is the path checked (no parent was swapped in between).
  */
-import { open } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { readContainerLog } from '../logs/cri-log-reader.ts';
+import { nodeletError } from '../errors/catalogue.ts';
 import { resolveInRoot } from '../paths/safe-join.ts';
 
 /** Upstream `kubecontainer.MaxContainerTerminationMessageLength`. */
@@ -26,24 +35,31 @@ export const FALLBACK_LOG_LINES = 80;
 export const FALLBACK_LOG_BYTES = 2048;
 const DEFAULT_PATH = '/dev/termination-log';
 
-/** The host file behind `containerPath`, if a mount covers it (longest mount path wins). */
+/** The host file behind `containerPath`, if a mount covers it (longest mount path wins), checked now. */
 async function hostFileOf(containerPath: string, mounts: readonly Mount[]): Promise<string | undefined> {
   const target = path.posix.normalize(containerPath);
   const covering = mounts
     .filter((m) => target === m.containerPath || target.startsWith(m.containerPath.endsWith('/') ? m.containerPath : `${m.containerPath}/`))
     .sort((a, b) => b.containerPath.length - a.containerPath.length)[0];
   if (!covering) return undefined;
-  if (target === covering.containerPath) return covering.hostPath;
+  const root = path.resolve(covering.hostPath);
+  if ((await realpath(root)) !== root) {
+    throw nodeletError('NDL_PATH_ESCAPE', `${covering.name}: the volume's path was replaced by a symlink`);
+  }
+  if (target === covering.containerPath) return root;
   const rel = path.posix.relative(covering.containerPath, target);
-  return resolveInRoot(covering.hostPath, 'terminationMessagePath', rel);
+  return resolveInRoot(root, covering.name, rel, { what: 'terminationMessagePath' });
 }
 
-/** The last `max` bytes of a regular file. */
+/** The last `max` bytes of `file`: a regular file reached without any symlink. */
 async function readTail(file: string, max: number): Promise<string> {
-  const fh = await open(file, 'r');
+  const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new Error('not a regular file');
+    if ((await realpath(`/proc/self/fd/${fh.fd}`).catch(() => file)) !== file) {
+      throw nodeletError('NDL_PATH_ESCAPE', 'the file was moved while it was opened');
+    }
     const length = Math.min(st.size, max);
     const buf = Buffer.alloc(length);
     await fh.read(buf, 0, length, st.size - length);
@@ -76,8 +92,11 @@ async function fromFile(spec: V1Container, mounts: readonly Mount[], fallback: b
     const text = await readTail(file, MAX_TERMINATION_MESSAGE_BYTES);
     return [text, fallback && text.length === 0];
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return ['', fallback];
-    return [`Error on reading termination log ${p}: ${(e as Error).message}`, false];
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return ['', fallback];
+    // Host paths stay out of the pod status.
+    const why = code === 'ELOOP' ? 'the file is a symbolic link' : code?.startsWith('E') ? code : (e as Error).message;
+    return [`Error on reading termination log ${p}: ${why}`, false];
   }
 }
 

@@ -5,17 +5,18 @@
  * subPath is resolved on disk with `resolveInRoot`: every symlink on the way
  * must stay inside the volume (CVE-2017-1002101, CVE-2021-25741), a missing
  * subPath dir is created with the volume root's mode, and the mount's
- * `hostPath` is the *real* path (no symlink left in it). Residual risk: a
- * container writing to the same volume could swap a directory of that real
- * path for a symlink between this check and the provider opening it —
- * upstream closes that window by bind-mounting an open fd, which has no
- * equivalent for a WASI preopen. Providers should open the path with
- * O_NOFOLLOW semantics where they can.
+ * `hostPath` is the *real* path (no symlink left in it; for a whole volume too).
+ * A container writing to the same volume can later swap a directory of that
+ * real path for a symlink — upstream pins it by bind-mounting an open fd,
+ * which has no equivalent for a WASI preopen — so whoever uses the path later
+ * checks at the time of the access that it is still a real path of the same
+ * directory (the wasi provider at every WASI path call, the termination
+ * message reader when it reads).
  *
  * A subPath may name a file (upstream allows it); the mount's `hostPath` is
  * then that file.
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
@@ -72,7 +73,8 @@ export async function resolveMounts(
       throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: volumeMount ${JSON.stringify(m.name)}: subPath and subPathExpr are mutually exclusive`);
     }
     const subPath = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, env) : (m.subPath ?? '');
-    const hostPath = subPath === '' ? vol.hostPath : await subPathHost(vol, m, subPath);
+    // Always a real path: providers and the termination message reader check at access time that it still is one.
+    const hostPath = subPath === '' ? await realpath(vol.hostPath).catch(() => vol.hostPath) : await subPathHost(vol, m, subPath);
     mounts.push({ name: m.name, hostPath, containerPath: path.posix.normalize(m.mountPath), readOnly: m.readOnly === true || vol.readOnly });
   }
   return mounts;

@@ -4,7 +4,12 @@ import type { PulledImage } from './images.ts';
 export interface Mount {
   /** The volume's name in the pod spec. */
   readonly name: string;
-  /** Where the data lives on the host (already prepared by core, inside its root). */
+  /**
+   * Where the data lives on the host (already prepared by core, inside its root): a real
+   * path when the container starts. The container may rename parts of its volumes
+   * afterwards (a subPath directory swapped for a symlink): check at every access that it
+   * still is a real path of the same directory before following it.
+   */
   readonly hostPath: string;
   /** The container's `mountPath` (absolute). */
   readonly containerPath: string;

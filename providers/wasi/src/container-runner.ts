@@ -5,6 +5,8 @@
  *   startContainer ──take()──► starting ──'started'──► running ──'exit'/'trap'──► exited
  *                          │                      │
  *                          │'failed'/error        │ stop(): control[0]=1, notify
+ *                          │start timeout/abort   │
+ *                          │ (terminate())        │
  *                          ▼                      ▼
  *                      (rejects)               stopping ──unwinds at next WASI call──► exited (137)
  *                                                 │ still running after STOP_UNWIND_MS
@@ -16,7 +18,7 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
 import {
-  providerError, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer,
+  providerError, type ContainerExit, type ContainerSpec, type EventRecorder, type Logger, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
@@ -78,6 +80,27 @@ export interface ContainerEndEvent {
 const startChannel = channel(CONTAINER_START_CHANNEL);
 const endChannel = channel(CONTAINER_END_CHANNEL);
 
+/**
+ * How long a module may take to instantiate (default): its `(start)` function
+ * runs inside instantiation, before `_start`, so a module looping there would
+ * otherwise stay ContainerCreating forever with a thread at 100 %. A start
+ * function doing real initialisation (AssemblyScript puts top-level code
+ * there) takes milliseconds; upstream's CRI calls get 2 minutes
+ * (--runtime-request-timeout), far more than a start should need on a node
+ * with two cores to share.
+ */
+export const DEFAULT_START_TIMEOUT_MS = 10_000;
+
+/** The descriptor budget of each container (see wasi-imports.mjs trackDescriptors). */
+export interface FdBudget {
+  /** Descriptors one container may hold (preopens included): EMFILE beyond. */
+  readonly max: number;
+  /** Descriptors all containers of the node may hold together: ENFILE beyond. */
+  readonly nodeMax: number;
+  /** Int32Array[1] shared by every worker: the descriptors all containers hold. */
+  readonly node: SharedArrayBuffer;
+}
+
 /** The run message a worker gets (see worker/wasi-worker.mjs). */
 export interface WorkerInput {
   readonly type: 'run';
@@ -85,17 +108,23 @@ export interface WorkerInput {
   readonly importedMemories: readonly MemoryDecl[];
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
-  readonly mounts: ReadonlyArray<{ containerPath: string; hostPath: string; readOnly: boolean }>;
+  readonly mounts: ReadonlyArray<{ name: string; containerPath: string; hostPath: string; readOnly: boolean }>;
   readonly logPath: string;
   readonly logOptions: { maxBytes?: number; maxFiles?: number };
   /** Int32Array[1]: [0] = stop requested. */
   readonly control: SharedArrayBuffer;
+  /** No budget when absent. */
+  readonly fdBudget?: FdBudget;
 }
 
 /** Tunables of the container runs. */
 export interface RunnerOptions {
   /** Log rotation of the container's log file. */
   readonly logOptions?: { maxBytes?: number; maxFiles?: number };
+  /** Instantiation timeout (default {@link DEFAULT_START_TIMEOUT_MS}). */
+  readonly startTimeoutMs?: number;
+  /** Descriptor budget of each container (none when absent). */
+  readonly fdBudget?: FdBudget;
 }
 
 type WorkerMessage =
@@ -103,17 +132,23 @@ type WorkerMessage =
   | { type: 'started' }
   | { type: 'exit'; code: number }
   | { type: 'trap'; message: string; memoryBytes: number }
-  | { type: 'failed'; message: string }
-  | { type: 'warning'; message: string };
+  | { type: 'instantiating' }
+  | { type: 'failed'; message: string; reason?: 'mount' | 'wasi' }
+  | { type: 'warning'; message: string; reason?: string };
 
 /**
  * Starts `spec` with the compiled module in a worker of `pool`. Resolves once
  * the module is instantiated and about to run; rejects (branded error) if it
- * could not be instantiated or no worker could be started.
+ * could not be instantiated, did not instantiate within the start timeout, or
+ * no worker could be started. Aborting `signal` (the pod is being deleted)
+ * during the start terminates the worker and rejects. Warnings with a reason
+ * (e.g. `VolumeReplaced`) also become Warning events through `events`.
  */
 export async function runContainer(
-  spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {},
+  spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {}, signal?: AbortSignal,
+  events?: EventRecorder,
 ): Promise<RunningContainer> {
+  signal?.throwIfAborted();
   const t0 = performance.now();
   let worker: Worker;
   try {
@@ -129,10 +164,11 @@ export async function runContainer(
     importedMemories: loaded.importedMemories,
     argv: spec.argv,
     env: spec.env,
-    mounts: spec.mounts.map((m) => ({ containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
+    mounts: spec.mounts.map((m) => ({ name: m.name, containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
     logPath: spec.logPath,
     logOptions: opts.logOptions ?? {},
     control,
+    fdBudget: opts.fdBudget,
   };
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
@@ -162,9 +198,35 @@ export async function runContainer(
         await exit;
       },
     };
+    // Bounding the start: a module looping in its start function never answers.
+    const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    let instantiating = false;
+    const abortStart = (err: Error) => {
+      if (startedAt !== undefined) return;
+      stopping = true;
+      cleanupStart();
+      rejectStart(err);
+      void worker.terminate();
+    };
+    const timer = setTimeout(() => abortStart(providerError('InvalidImage', instantiating
+      ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated`
+      : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated`,
+    { reason: 'StartTimeout' })), startTimeoutMs);
+    const onAbort = () => abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`));
+    function cleanupStart() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     worker.on('message', (m: WorkerMessage) => {
       switch (m.type) {
+        case 'instantiating':
+          instantiating = true;
+          break;
         case 'started':
+          cleanupStart();
+          if (stopping) break; // given up on already: the worker is being terminated
           startedAt = new Date();
           startedMs = performance.now();
           resolveStart(running);
@@ -178,10 +240,14 @@ export async function runContainer(
         case 'ready':
           break;
         case 'failed':
-          rejectStart(providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`));
+          cleanupStart();
+          rejectStart(m.reason === 'mount'
+            ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
+            : providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`));
           break;
         case 'warning':
           log.warn({ container: spec.name }, m.message);
+          if (m.reason !== undefined) events?.('Warning', m.reason, `container ${spec.name}: ${m.message}`);
           break;
         default:
           outcome ??= toExit(m, loaded.capBytes);
@@ -189,12 +255,14 @@ export async function runContainer(
     });
     worker.on('error', (e) => {
       if (startedAt === undefined) {
+        cleanupStart();
         rejectStart(providerError('Internal', `the worker of container ${spec.name} failed to start: ${e.message}`, { cause: e }));
       } else {
         outcome ??= { exitCode: 1, reason: 'Error', message: `${e.name}: ${e.message}` };
       }
     });
     worker.on('exit', (code) => {
+      cleanupStart();
       if (startedAt === undefined) {
         rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
         setImmediate(() => pool.warm());

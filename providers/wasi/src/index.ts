@@ -10,11 +10,39 @@ export { capModuleMemory, WASM_PAGE, type MemoryDecl } from './memory-cap.ts';
 export {
   TRAP_EXIT_CODE, KILLED_EXIT_CODE, CONTAINER_START_CHANNEL, CONTAINER_END_CHANNEL, type ContainerStartEvent, type ContainerEndEvent,
 } from './container-runner.ts';
+export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
+export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
 
-/** Creates the `wasi` provider. */
+/**
+ * Creates the `wasi` provider. nodelet calls this without options; these
+ * environment variables of nodelet's process set them instead:
+ *  - `NODELET_WASI_MAX_OPEN_FILES`: descriptors per container (`maxOpenFiles`);
+ *  - `NODELET_WASI_NODE_MAX_OPEN_FILES`: descriptors of all containers (`nodeMaxOpenFiles`);
+ *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`).
+ * A malformed value makes the factory throw (nodelet reports the provider as not loaded).
+ */
 export function createProvider(opts: WasiProviderOptions = {}): Provider {
-  return new WasiProvider(opts);
+  return new WasiProvider({ ...optionsFromEnv(process.env), ...opts });
+}
+
+/** The options set by the NODELET_WASI_* environment variables (see {@link createProvider}). */
+export function optionsFromEnv(env: NodeJS.ProcessEnv): WasiProviderOptions {
+  const int = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, not ${JSON.stringify(raw)}`);
+    return n;
+  };
+  const out: { -readonly [K in keyof WasiProviderOptions]: WasiProviderOptions[K] } = {};
+  const maxOpenFiles = int('NODELET_WASI_MAX_OPEN_FILES');
+  const nodeMaxOpenFiles = int('NODELET_WASI_NODE_MAX_OPEN_FILES');
+  const startTimeoutMs = int('NODELET_WASI_START_TIMEOUT_MS');
+  if (maxOpenFiles !== undefined) out.maxOpenFiles = maxOpenFiles;
+  if (nodeMaxOpenFiles !== undefined) out.nodeMaxOpenFiles = nodeMaxOpenFiles;
+  if (startTimeoutMs !== undefined) out.startTimeoutMs = startTimeoutMs;
+  return out;
 }
 
 export default createProvider;

@@ -4,7 +4,8 @@ import {
   API_VERSION, providerError, type ContainerSpec, type ImagePullOptions, type PodContext, type Provider,
   type ProviderContext, type PulledImage, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
-import { runContainer, type RunnerOptions } from './container-runner.ts';
+import { runContainer, type FdBudget, type RunnerOptions } from './container-runner.ts';
+import { makeFdBudget } from './fd-budget.ts';
 import { ModuleCache } from './module-cache.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 
@@ -20,7 +21,11 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
 export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
 
 /** Options of {@link WasiProvider}. */
-export interface WasiProviderOptions extends RunnerOptions {
+export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
+  /** Descriptors one container may hold (default 1024, at most 8192: see fd-budget.ts); EMFILE beyond. */
+  readonly maxOpenFiles?: number;
+  /** Descriptors all containers may hold together (default: see `defaultNodeMaxFds`); ENFILE beyond. */
+  readonly nodeMaxOpenFiles?: number;
   /** Compiled modules to keep (default 32). */
   readonly cacheEntries?: number;
   /** Passed to `new Worker` (caps the worker's JS heap, not Wasm memory; default {@link DEFAULT_RESOURCE_LIMITS}). */
@@ -51,13 +56,15 @@ export class WasiProvider implements Provider {
   readonly #cache: ModuleCache;
   readonly #running = new Map<string, RunningContainer>();
   readonly #opts: RunnerOptions;
+  readonly #fdBudget: FdBudget;
   readonly #poolOpts: ConstructorParameters<typeof WorkerPool>[0];
   #pool: WorkerPool;
   #ctx?: ProviderContext;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.#cache = new ModuleCache(opts.cacheEntries);
-    this.#opts = { logOptions: opts.logOptions };
+    this.#fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
+    this.#opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this.#fdBudget };
     this.#poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,
       maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
@@ -82,7 +89,7 @@ export class WasiProvider implements Provider {
     checkSpec(spec, this.#running);
     const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts);
+    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts, ctx.signal, ctx.event);
     this.#running.set(spec.id, running);
     void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
     return running;
@@ -99,6 +106,11 @@ export class WasiProvider implements Provider {
   /** Containers currently running (for tests and diagnostics). */
   get runningCount(): number {
     return this.#running.size;
+  }
+
+  /** The descriptor budget shared by the containers (for tests and diagnostics). */
+  get fdBudget(): FdBudget {
+    return this.#fdBudget;
   }
 
   /** The worker pool (for tests and diagnostics). */

@@ -107,7 +107,7 @@ describe('WorkerPool', () => {
     w.postMessage(runInput(module, first, ['hello', 'one']));
     w.postMessage(runInput(module, second, ['hello', 'two']));
     await exited;
-    expect(seen.map((m) => m.type)).toEqual(['started', 'exit']);
+    expect(seen.map((m) => m.type)).toEqual(['instantiating', 'started', 'exit']);
     expect(logText(first)).toContain('arg 1 one\n');
     expect(existsSync(second)).toBe(false);
     await pool.close();

@@ -16,6 +16,8 @@ export interface NodeletProcess {
   nodeName: string;
   rootDir: string;
   port: number;
+  /** The plain-HTTP /healthz port. */
+  healthzPort: number;
   peer: Peer;
   logFile: string;
   /** Stops with SIGTERM (the exit code is returned). */
@@ -26,8 +28,8 @@ export interface NodeletProcess {
   dispose(): Promise<void>;
 }
 
-/** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir. */
-export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = []): Promise<NodeletProcess> {
+/** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added to the environment). */
+export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<NodeletProcess> {
   const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
   const creds = issueNodeCredentials(info, nodeName);
   const port = await freePort();
@@ -37,9 +39,9 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
     `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
     `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`,
     '--v=2', ...extraArgs];
-  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile);
+  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, Object.keys(env).length ? { env: { ...process.env, ...env } } : {});
   const np: NodeletProcess = {
-    nodeName, rootDir, port, logFile, peer: launch(),
+    nodeName, rootDir, port, healthzPort: healthz, logFile, peer: launch(),
     async stop() {
       const proc = np.peer.proc;
       if (proc.exitCode !== null) return proc.exitCode;

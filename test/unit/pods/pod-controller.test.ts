@@ -139,6 +139,28 @@ describe('PodController', () => {
     expect(sink.deleted).toEqual(['default/del']);
   });
 
+  it('a deletion aborts a container start in flight at once (a start that only ends when its signal aborts)', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    const aborted: string[] = [];
+    let calls = 0;
+    provider.startContainer = (spec, ctx) => {
+      calls++;
+      return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => {
+        aborted.push(spec.name);
+        reject(providerError('Unavailable', 'aborted'));
+      }));
+    };
+    const p = pod('stuck', { spec: { terminationGracePeriodSeconds: 30 } });
+    ctrl.upsert(p);
+    await until(() => calls === 1);
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } });
+    await until(() => sink.deleted.length === 1);
+    expect(aborted).toEqual(['main']);
+    expect(calls).toBe(1);
+    expect(events.lines().filter((l) => l.startsWith('Failed'))).toEqual([]);
+    expect(sink.of('default/stuck').map((x) => waitingReason(x))).not.toContain('CreateContainerError');
+  });
+
   it('uses terminationGracePeriodSeconds when the deletion has no grace period', async () => {
     const { provider, sink, ctrl } = setupController();
     const p = pod('grace', { spec: { terminationGracePeriodSeconds: 3 } });

@@ -1,6 +1,7 @@
 // terminated.message: the termination message file inside the container's mounts, the
 // FallbackToLogsOnError log tail, and the runtime message joined like upstream.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,5 +60,53 @@ describe('terminationMessage', () => {
     expect(msg).toMatch(/^Error on reading termination log \/dev\/termination-log: /);
     expect(msg).not.toContain('TOP SECRET');
     expect(await terminationMessage(c({ terminationMessagePath: '/elsewhere/log' }), { exitCode: 1, message: 'm' }, s.mounts, s.logPath)).toBe('m');
+  });
+});
+
+describe('terminationMessage after the container renamed things (21.2)', () => {
+  function subPathSetup(name: string) {
+    const vol = join(root, name, 'vol');
+    mkdirSync(join(vol, 'd'), { recursive: true });
+    mkdirSync(join(root, name, 'host'));
+    writeFileSync(join(root, name, 'host', 'termination-log'), 'HOST FILE');
+    writeFileSync(join(vol, 'd', 'termination-log'), 'volume message');
+    writeFileSync(join(vol, 'tl'), 'file subPath message');
+    symlinkSync(join(root, name, 'host'), join(vol, 'dir-link'));
+    symlinkSync(join(root, name, 'host', 'termination-log'), join(vol, 'file-link'));
+    const logPath = join(root, name, '0.log');
+    writeFileSync(logPath, '');
+    return { vol, logPath };
+  }
+
+  it('a subPath directory at /dev replaced by a symlink out of the volume is refused', async () => {
+    const { vol, logPath } = subPathSetup('sub-dir');
+    const mounts: Mount[] = [
+      { name: 'hp', containerPath: '/hp', hostPath: vol, readOnly: false },
+      { name: 'hp', containerPath: '/dev', hostPath: join(vol, 'd'), readOnly: false },
+    ];
+    expect(await terminationMessage(c(), { exitCode: 0 }, mounts, logPath)).toBe('volume message');
+    renameSync(join(vol, 'd'), join(vol, 'away'));
+    renameSync(join(vol, 'dir-link'), join(vol, 'd'));
+    const msg = await terminationMessage(c(), { exitCode: 0 }, mounts, logPath);
+    expect(msg).toBe("Error on reading termination log /dev/termination-log: path escapes its root: hp: the volume's path was replaced by a symlink");
+  });
+
+  it('a file subPath at /dev/termination-log replaced by a symlink is refused', async () => {
+    const { vol, logPath } = subPathSetup('sub-file');
+    const mounts: Mount[] = [
+      { name: 'hp', containerPath: '/hp', hostPath: vol, readOnly: false },
+      { name: 'hp', containerPath: '/dev/termination-log', hostPath: join(vol, 'tl'), readOnly: false },
+    ];
+    expect(await terminationMessage(c(), { exitCode: 0 }, mounts, logPath)).toBe('file subPath message');
+    renameSync(join(vol, 'tl'), join(vol, 'away'));
+    renameSync(join(vol, 'file-link'), join(vol, 'tl'));
+    const msg = await terminationMessage(c(), { exitCode: 0 }, mounts, logPath);
+    expect(msg).toBe("Error on reading termination log /dev/termination-log: path escapes its root: hp: the volume's path was replaced by a symlink");
+  });
+
+  it('a FIFO at the path does not block the read', async () => {
+    const s = setup('fifo');
+    execFileSync('mkfifo', [join(s.vol, 'termination-log')]);
+    expect(await terminationMessage(c(), { exitCode: 0 }, s.mounts, s.logPath)).toBe('Error on reading termination log /dev/termination-log: not a regular file');
   });
 });

@@ -3,13 +3,16 @@
 //
 //  - stdio capture: fd_write on fds 1 and 2 goes to the CRI log writer.
 //  - read-only mounts: writes under a read-only preopen fail with EROFS.
-//  - path confinement: a path (symlinks included) must resolve inside its mount.
+//  - path confinement: a path (symlinks included) must resolve inside its mount,
+//    checked at every call against the mount's directory identified at the start
+//    (identifyMounts), so renaming things in a volume later leads nowhere outside.
+//  - descriptor budget (trackDescriptors): EMFILE per container, ENFILE per node.
 //  - interruptible sleep: clock-only poll_oneoff waits on a shared Int32Array,
 //    so stop() can wake a sleeping module (a blocking uvwasi sleep cannot be
 //    interrupted by worker.terminate()).
 
 /** WASI preview1 errno values used here. */
-export const ERRNO = { SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, NOTCAPABLE: 76, ROFS: 69 };
+export const ERRNO = { SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOTCAPABLE: 76, ROFS: 69 };
 
 const OFLAGS_CREAT = 1;
 const OFLAGS_TRUNC = 8;
@@ -133,39 +136,87 @@ export function guardReadOnly(w, mem, readOnlyFds) {
 
 /**
  * Confines every path argument to the mount its directory descriptor belongs
- * to. uvwasi checks paths lexically and follows symlinks in intermediate
- * components without checking where they lead (measured: with `vol/l -> /etc`,
- * opening `l/hostname` read the host's /etc/hostname). So before each path
- * call the path is resolved here the way the kernel will, component by
- * component, following symlinks (the last one only when the call follows it),
- * and the call fails with ENOTCAPABLE unless the result lies inside the
- * mount's real host path. Absolute paths are refused (wasi-libc never sends
- * them). Residual risk: another writer of the same host directory could swap a
- * symlink between this check and the call (the module itself cannot: WASI
- * calls are synchronous and modules are single-threaded).
+ * to, at the time of the access.
+ *
+ * uvwasi resolves paths as strings: `<the fd's host path>/<lexically
+ * normalised path>`, and the kernel follows every symlink on the way. Two
+ * holes follow from that, both closed here:
+ *  - symlinks in intermediate components are followed wherever they lead
+ *    (measured: with `vol/l -> /etc`, opening `l/hostname` read the host's
+ *    /etc/hostname). So before each path call the full host path the kernel
+ *    will walk is resolved here component by component, with `lstat`, following
+ *    symlinks like the kernel (the last one only when the call follows it), and
+ *    the call fails with ENOTCAPABLE unless the result stays inside the mount.
+ *  - a mount's host directory, or a directory the module opened, may later be
+ *    renamed away and replaced by a symlink (the CVE-2021-25741 class: a subPath
+ *    `s` of a volume also mounted whole can be swapped for a link `s -> /etc`).
+ *    uvwasi keeps the real path of each preopen as a string (it realpaths it
+ *    at init, so even a `/proc/self/fd/<n>` preopen becomes a plain path). So
+ *    at every access the mount's host path must still lead to the directory
+ *    identified at the start (device and inode, see {@link identifyMounts}),
+ *    else ENOTCAPABLE: a swapped mount is gone for the container, never
+ *    redirected. A descriptor the module opened is
+ *    remembered by the path uvwasi holds for it (relative to the mount) and
+ *    that path is re-walked at every access, `fd_readdir` included.
+ * Absolute paths are refused (wasi-libc never sends them). Residual risk:
+ * another writer of the same host directory (another container sharing the
+ * volume) could swap a symlink between this check and the call; the module
+ * itself cannot (WASI calls are synchronous and modules single-threaded).
  * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
- * @param {Array<{ fd: number, hostPath: string }>} preopens
- * @param {{ realpathSync: Function, lstatSync: Function, readlinkSync: Function }} fs node:fs
+ * @param {Array<{ fd: number, hostPath: string, dev?: bigint, ino?: bigint, name?: string, containerPath?: string }>} preopens hostPath: the real path
+ *   of the mount's directory; dev/ino: its identity (not checked when absent)
+ * @param {typeof import('node:fs')} fs
+ * @param {(mount: { fd: number, name?: string, containerPath?: string }) => void} [onReplaced] called once per
+ *   mount the first time its directory is found replaced
  */
-export function confinePaths(w, mem, preopens, fs) {
-  /** fd -> { root, dir }: the mount's real host path and the directory the fd is. */
+export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
+  /** fd -> { root, rel }: the mount's root and the fd's path below it, as uvwasi holds it (lexical). */
   const dirs = new Map();
   for (const p of preopens) {
-    const root = fs.realpathSync(p.hostPath);
-    dirs.set(p.fd, { root, dir: root });
+    const root = p.hostPath.replace(/\/+$/, '') || '/';
+    dirs.set(p.fd, { root, rel: [], id: p.dev === undefined ? undefined : { dev: p.dev, ino: p.ino }, mount: p });
   }
+  // The mount's directory is still what uvwasi's path for it leads to. One stat: a
+  // directory is reachable under one path only (no hard links to directories, and a
+  // container cannot bind-mount), so the same device and inode means the same place,
+  // even if a symlink inside the volume now leads there. Without an identity, the
+  // path must still be a real path.
+  const rootIntact = (d) => {
+    try {
+      if (d.id === undefined) return fs.realpathSync.native(d.root) === d.root;
+      const st = fs.statSync(d.root, { bigint: true });
+      return st.dev === d.id.dev && st.ino === d.id.ino;
+    } catch {
+      return false;
+    }
+  };
   const text = (ptr, len) => Buffer.from(mem().buffer, ptr, len).toString('utf8');
 
-  // errno, or the resolved host path when it stays inside the mount.
-  const resolve = (fd, ptr, len, followLast) => {
+  // uvwasi's lexical normalisation of a path below an fd (null: it climbs out).
+  const normalize = (base, path) => {
+    const out = [...base];
+    for (const c of path.split('/')) {
+      if (c === '' || c === '.') continue;
+      if (c === '..') { if (out.length === 0) return null; out.pop(); continue; }
+      out.push(c);
+    }
+    return out;
+  };
+
+  // errno, or the lexical components (below the root) uvwasi will use.
+  const resolve = (fd, rel, followLast) => {
     const d = dirs.get(fd);
     if (d === undefined) return { errno: ERRNO.SUCCESS }; // not a directory we know: uvwasi answers
-    let rel;
-    try { rel = text(ptr, len); } catch { return { errno: ERRNO.FAULT }; }
     if (rel.startsWith('/')) return { errno: ERRNO.NOTCAPABLE };
-    const todo = rel.split('/').reverse();
-    let cur = d.dir;
+    const lexical = normalize(d.rel, rel);
+    if (lexical === null) return { errno: ERRNO.NOTCAPABLE };
+    if (!rootIntact(d)) {
+      if (!d.mount.reported) { d.mount.reported = true; onReplaced(d.mount); }
+      return { errno: ERRNO.NOTCAPABLE };
+    }
+    const todo = [...lexical].reverse();
+    let cur = d.root;
     let hops = 0;
     let missing = false; // past a component that does not exist: the rest is only lexical
     while (todo.length > 0) {
@@ -184,14 +235,20 @@ export function confinePaths(w, mem, preopens, fs) {
       todo.push(...target.split('/').reverse());
     }
     const inside = cur === d.root || cur.startsWith(d.root === '/' ? '/' : `${d.root}/`);
-    return inside ? { errno: ERRNO.SUCCESS, path: cur, root: d.root } : { errno: ERRNO.NOTCAPABLE };
+    return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id, mount: d.mount } : { errno: ERRNO.NOTCAPABLE };
+  };
+  const resolveArg = (fd, ptr, len, followLast) => {
+    if (!dirs.has(fd)) return { errno: ERRNO.SUCCESS };
+    let rel;
+    try { rel = text(ptr, len); } catch { return { errno: ERRNO.FAULT }; }
+    return resolve(fd, rel, followLast);
   };
   const FOLLOW = 1;
   const check = (name, ...specs) => {
     const orig = w[name];
     w[name] = (...a) => {
       for (const [fdI, ptrI, lenI, follow] of specs) {
-        const r = resolve(a[fdI], a[ptrI], a[lenI], typeof follow === 'number' ? (a[follow] & FOLLOW) !== 0 : follow);
+        const r = resolveArg(a[fdI], a[ptrI], a[lenI], typeof follow === 'number' ? (a[follow] & FOLLOW) !== 0 : follow);
         if (r.errno !== ERRNO.SUCCESS) return r.errno;
       }
       return orig(...a);
@@ -208,13 +265,20 @@ export function confinePaths(w, mem, preopens, fs) {
   check('path_link', [0, 2, 3, 1], [4, 5, 6, false]);
   check('path_symlink', [2, 3, 4, false]);
 
+  // uvwasi lists a directory by opening its path again: check that path too.
+  const fdReaddir = w.fd_readdir;
+  w.fd_readdir = (fd, ...rest) => {
+    const r = resolve(fd, '', true);
+    return r.errno !== ERRNO.SUCCESS ? r.errno : fdReaddir(fd, ...rest);
+  };
+
   const pathOpen = w.path_open;
   w.path_open = (dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr) => {
-    const r = resolve(dirfd, path, pathLen, (dirflags & FOLLOW) !== 0);
+    const r = resolveArg(dirfd, path, pathLen, (dirflags & FOLLOW) !== 0);
     if (r.errno !== ERRNO.SUCCESS) return r.errno;
     const rc = pathOpen(dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr);
-    if (rc === ERRNO.SUCCESS && r.path !== undefined) {
-      dirs.set(new DataView(mem().buffer).getUint32(fdPtr, true), { root: r.root, dir: r.path });
+    if (rc === ERRNO.SUCCESS && r.rel !== undefined) {
+      dirs.set(new DataView(mem().buffer).getUint32(fdPtr, true), { root: r.root, rel: r.rel, id: r.id, mount: r.mount });
     }
     return rc;
   };
@@ -238,37 +302,105 @@ export function confinePaths(w, mem, preopens, fs) {
 }
 
 /**
+ * Identifies every mount's host directory before the module starts: opens it
+ * with O_NOFOLLOW, checks that the directory opened is the one named (its real
+ * path is `hostPath`: a path swapped before the start is refused) and records
+ * its device and inode, which {@link confinePaths} compares at every access.
+ * @param {Array<{ name?: string, hostPath: string }>} mounts hostPath: a real (symlink-free) path
+ * @param {typeof import('node:fs')} fs
+ * @returns {Array<{ dev: bigint, ino: bigint }>} in order
+ */
+export function identifyMounts(mounts, fs) {
+  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+  return mounts.map((m) => {
+    const what = `volume ${m.name ?? m.hostPath}`;
+    let fd;
+    try {
+      fd = fs.openSync(m.hostPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    } catch (e) {
+      throw new MountError(`${what}: cannot open its host directory: ${e.code ?? e.message}`);
+    }
+    try {
+      if (fs.realpathSync(`/proc/self/fd/${fd}`) !== m.hostPath) {
+        throw new MountError(`${what}: its host directory was replaced before the container started`);
+      }
+      const st = fs.fstatSync(fd, { bigint: true });
+      return { dev: st.dev, ino: st.ino };
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+}
+
+/** A mount that cannot be presented to the module (thrown by {@link identifyMounts}). */
+export class MountError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'MountError';
+  }
+}
+
+/**
  * Keeps the set of open descriptors (preopens and what path_open returned) so
- * that they can be closed when the module ends: uvwasi does not close them
- * when the worker goes away (measured: one leaked directory fd per mount per
- * container), and they are not fds Node's trackUnmanagedFds knows about.
+ * that they can be closed when the module ends (uvwasi does not close them
+ * when the worker goes away: measured one leaked directory fd per mount per
+ * container; they are not fds Node's trackUnmanagedFds knows about), and
+ * enforces the descriptor budget: every WASI descriptor is a host descriptor
+ * of nodelet's process, so without a budget one module opening files until it
+ * fails takes nodelet's whole RLIMIT_NOFILE (measured: 20,000 of 20,000,
+ * /healthz and the Lease stopped). `path_open` fails with
+ *  - EMFILE once the container holds `budget.max` descriptors (preopens count);
+ *  - ENFILE once all containers of the node together hold `budget.nodeMax`
+ *    (`budget.node[0]`, shared by every worker, counts them).
+ * Both bound the bookkeeping here and in the other wrappers too.
  * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {number[]} preopenFds
+ * @param {{ max: number, node?: Int32Array, nodeMax?: number }} [budget] no budget when omitted
  * @returns {() => void} closes every descriptor still open
  */
-export function trackDescriptors(w, mem, preopenFds) {
+export function trackDescriptors(w, mem, preopenFds, budget = { max: Infinity }) {
   const open = new Set(preopenFds);
+  const node = budget.node;
+  const nodeMax = budget.nodeMax ?? Infinity;
+  if (node) Atomics.add(node, 0, open.size);
+  const release = (n = 1) => { if (node) Atomics.sub(node, 0, n); };
   const close = w.fd_close;
   const pathOpen = w.path_open;
   w.path_open = (...a) => {
+    if (open.size >= budget.max) return ERRNO.MFILE;
+    if (node && Atomics.add(node, 0, 1) >= nodeMax) {
+      release();
+      return ERRNO.NFILE;
+    }
     const rc = pathOpen(...a);
     if (rc === ERRNO.SUCCESS) open.add(new DataView(mem().buffer).getUint32(a[8], true));
+    else release();
     return rc;
   };
   w.fd_close = (fd) => {
     const rc = close(fd);
-    if (rc === ERRNO.SUCCESS) open.delete(fd);
+    if (rc === ERRNO.SUCCESS && open.delete(fd)) release();
     return rc;
   };
   const fdRenumber = w.fd_renumber;
   w.fd_renumber = (from, to) => {
     const rc = fdRenumber(from, to);
-    if (rc === ERRNO.SUCCESS && open.delete(from)) open.add(to);
+    if (rc !== ERRNO.SUCCESS || from === to) return rc;
+    // `to`'s old descriptor was closed; `from`'s moved to `to`.
+    const hadTo = open.has(to);
+    if (open.delete(from)) {
+      open.add(to);
+      if (hadTo) release();
+    } else if (hadTo) {
+      open.delete(to);
+      release();
+    }
     return rc;
   };
   return () => {
     for (const fd of open) close(fd);
+    release(open.size);
     open.clear();
   };
 }

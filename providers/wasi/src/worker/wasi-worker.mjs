@@ -11,14 +11,17 @@
 //   { type: 'started' }                          instantiated, _start about to run
 //   { type: 'exit', code }                       _start returned or proc_exit(code)
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
-//   { type: 'failed', message }                  could not instantiate (before 'started')
-//   { type: 'warning', message }                 anything worth a log line, any time
+//   { type: 'instantiating' }                    about to instantiate (the module's start function runs)
+//   { type: 'failed', message, reason? }         could not instantiate (before 'started'); reason
+//                                                'mount' when a mount's directory is not the one named
+//   { type: 'warning', message, reason? }        anything worth a log line, any time; with a reason,
+//                                                also a Warning event on the pod
 // A stopped module (control[0] = 1) unwinds at its next WASI call, closes its
 // descriptors and ends without a message.
 import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  captureStdio, confinePaths, guardReadOnly, interruptibleSleep, stopOnRequest, StoppedError, trackDescriptors,
+  captureStdio, confinePaths, guardReadOnly, interruptibleSleep, identifyMounts, MountError, stopOnRequest, StoppedError, trackDescriptors,
 } from './wasi-imports.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
@@ -59,24 +62,40 @@ parentPort.on('message', function onMessage(m) {
 function runContainer(d) {
   const control = new Int32Array(d.control);
   const log = new CriLogWriter(d.logPath, d.logOptions);
-  const preopens = {};
-  for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
   let memory;
   const mem = () => memory;
   let closeDescriptors = () => {};
   try {
-    const wasi = new WASI({
-      version: 'preview1', args: d.argv, env: d.env, preopens, returnOnExit: true,
-      stdin: devNull, stdout: devNull, stderr: devNull,
-    });
+    let wasi;
+    let ids;
+    try {
+      ids = identifyMounts(d.mounts, fs);
+      const preopens = {};
+      for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
+      wasi = new WASI({
+        version: 'preview1', args: d.argv, env: d.env, preopens, returnOnExit: true,
+        stdin: devNull, stdout: devNull, stderr: devNull,
+      });
+    } catch (e) {
+      if (e instanceof MountError) post({ type: 'failed', reason: 'mount', message: e.message });
+      else post({ type: 'failed', reason: 'wasi', message: describe(e) });
+      return;
+    }
     const imports = wasi.getImportObject();
     const w = imports.wasi_snapshot_preview1;
     // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
     const preopenFds = d.mounts.map((_, i) => 3 + i);
-    closeDescriptors = trackDescriptors(w, mem, preopenFds);
+    const budget = d.fdBudget
+      ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) }
+      : undefined;
+    closeDescriptors = trackDescriptors(w, mem, preopenFds, budget);
     captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
     guardReadOnly(w, mem, preopenFds.filter((_, i) => d.mounts[i].readOnly));
-    confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath })), fs);
+    confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i] })), fs,
+      (m) => post({
+        type: 'warning', reason: 'VolumeReplaced',
+        message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
+      }));
     interruptibleSleep(w, mem, control);
     stopOnRequest(w, control);
     for (const m of d.importedMemories) {
@@ -84,10 +103,13 @@ function runContainer(d) {
       (imports[m.import.module] ??= {})[m.import.name] = memory;
     }
     let instance;
+    // A module's start function runs inside the constructor: the main thread
+    // bounds this with its start timeout (it terminates the thread).
+    post({ type: 'instantiating' });
     try {
       instance = new WebAssembly.Instance(d.module, imports);
     } catch (e) {
-      post({ type: 'failed', message: describe(e) });
+      if (!(e instanceof StoppedError)) post({ type: 'failed', message: describe(e) });
       return;
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
