@@ -14,11 +14,14 @@ export interface KubeClients {
   storage: k8s.StorageV1Api;
 }
 
-/** Loads a kubeconfig file and creates the clients. */
-export function createKubeClients(kubeconfigPath: string): KubeClients {
+/** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
+export type ClientCredentials = () => { cert: string; key: string } | undefined;
+
+/** Loads a kubeconfig file and creates the clients; `credentials`, if given, override the kubeconfig's client certificate. */
+export function createKubeClients(kubeconfigPath: string, credentials?: ClientCredentials): KubeClients {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
-  shareConnections(kc);
+  shareConnections(kc, credentials);
   return fromKubeConfig(kc);
 }
 
@@ -27,22 +30,42 @@ type AgentFactory = (cluster: k8s.Cluster | null, options: https.AgentOptions) =
 /**
  * client-node 1.x builds a new https.Agent for every request, so every API call
  * pays a TLS handshake. nodelet talks to one apiserver with one identity, so all
- * calls (and watches) share one keep-alive agent per server (TLS material is read
- * once, like the upstream kubelet's transport; a rotated client cert needs a restart).
+ * calls (and watches) share one keep-alive agent per server and client certificate.
+ *
+ * When the client certificate changes (a rotated `kubelet-client-current.pem`, or
+ * `credentials` returning a new pair), new requests get a new agent and the old one
+ * is retired as upstream's rotating transport does, but gently: its idle sockets are
+ * closed now and its busy ones (requests in flight, watches) when they finish, so no
+ * request fails and no connection outlives its turn with the old certificate.
  */
-export function shareConnections(kc: k8s.KubeConfig): void {
+export function shareConnections(kc: k8s.KubeConfig, credentials?: ClientCredentials): void {
   const target = kc as unknown as { createAgent: AgentFactory };
   const original = target.createAgent.bind(kc);
-  const agents = new Map<string, https.Agent>();
+  const agents = new Map<string, { agent: https.Agent; cert: unknown; key: unknown }>();
   target.createAgent = (cluster, options) => {
-    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, options);
-    let agent = agents.get(cluster.server);
-    if (!agent) {
-      agent = new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 });
-      agents.set(cluster.server, agent);
-    }
+    const creds = credentials?.();
+    const opts = creds ? { ...options, cert: creds.cert, key: creds.key } : options;
+    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, opts);
+    const entry = agents.get(cluster.server);
+    if (entry && sameMaterial(entry.cert, opts.cert) && sameMaterial(entry.key, opts.key)) return entry.agent;
+    if (entry) retireAgent(entry.agent);
+    const agent = new https.Agent({ ...opts, keepAlive: true, keepAliveMsecs: 30_000 });
+    agents.set(cluster.server, { agent, cert: opts.cert, key: opts.key });
     return agent;
   };
+}
+
+function sameMaterial(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const buf = (x: unknown) => (typeof x === 'string' ? Buffer.from(x) : Buffer.isBuffer(x) ? x : undefined);
+  const [x, y] = [buf(a), buf(b)];
+  return x !== undefined && y !== undefined && x.equals(y);
+}
+
+/** Stops an agent from reusing connections: idle sockets close now, busy ones once their request ends. */
+export function retireAgent(agent: https.Agent): void {
+  (agent as unknown as { keepAlive: boolean }).keepAlive = false;
+  for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) s.destroy();
 }
 
 /** Creates the clients from a loaded KubeConfig. */

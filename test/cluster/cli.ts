@@ -16,6 +16,7 @@ function readState(): ClusterInfo | undefined {
 function printEnv(info: ClusterInfo): void {
   console.log(`export KUBECONFIG=${info.adminKubeconfig}`);
   console.log(`export PATH=${info.binDir}:$PATH`);
+  console.log(`export BOOTSTRAP_KUBECONFIG=${info.bootstrapKubeconfig}`);
   console.log(`# logs: ${info.dir}/*.log`);
 }
 

@@ -1,0 +1,9 @@
+/** Certificates: X.509 helpers, upstream's file store, CSRs, rotation and TLS bootstrap. */
+export { CertStore, pairTimestamp, type CertStoreOptions } from './cert-store.ts';
+export { CertificateManager, jitteryDuration, satisfiesTemplate, certSubject, type CertificateManagerOptions } from './cert-manager.ts';
+export { requestCertificate, waitForCertificate, issuedCertificate, type CsrRef, type CsrRequest } from './csr-client.ts';
+export {
+  bootstrapClientCert, isKubeconfigStillValid, kubeconfigKeyPair, writeNodeKubeconfig, digestedCsrName, nodeClientSubject,
+  CLIENT_KUBELET_SIGNER, KUBELET_SERVING_SIGNER, CLIENT_USAGES, SERVING_USAGES, type BootstrapOptions,
+} from './bootstrap.ts';
+export { parseKeyPair, splitAddresses, type KeyPair, type Subject } from './x509.ts';
