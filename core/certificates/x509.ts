@@ -8,6 +8,8 @@
  */
 import { createHash, createPrivateKey, createPublicKey, randomBytes, webcrypto, X509Certificate as NodeX509 } from 'node:crypto';
 import { isIP } from 'node:net';
+// @peculiar/x509 resolves its ASN.1 providers with tsyringe, which needs the Reflect metadata API first.
+import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -117,6 +119,9 @@ export async function createCertificate(o: CertificateOptions): Promise<x509.X50
     signingAlgorithm: SIGN[o.signing.kind],
   });
 }
+
+/** A parsed PKCS#10 request (re-exported: importing the library directly skips the Reflect polyfill above). */
+export const Pkcs10CertificateRequest = x509.Pkcs10CertificateRequest;
 
 /** Key usage bits (re-exported so callers need not import the library). */
 export const KeyUsage = x509.KeyUsageFlags;

@@ -34,8 +34,8 @@ export async function ensureLocalClient(certDir: string): Promise<LocalClient> {
     keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'],
   });
   await writeFile(out.keyFile, await privateKeyPem(clientKeys), { mode: 0o600 });
-  await writeFile(out.certFile, client.toString('pem'), { mode: 0o600 });
-  await writeFile(out.caFile, ca.toString('pem'), { mode: 0o600 });
+  await writeFile(out.certFile, `${client.toString('pem')}\n`, { mode: 0o600 });
+  await writeFile(out.caFile, `${ca.toString('pem')}\n`, { mode: 0o600 });
   return out;
 }
 

@@ -31,5 +31,5 @@ export async function makeClientCert(
     subject: { cn, orgs }, publicKey: keys.pair.publicKey, issuer: ca.x509, signing: ca.keys, ...validity(),
     keyUsage: KeyUsage.digitalSignature | KeyUsage.keyEncipherment, extKeyUsage: [usage === 'client' ? 'clientAuth' : 'serverAuth'],
   });
-  return { cert: c.toString('pem'), key: await privateKeyPem(keys) };
+  return { cert: `${c.toString('pem')}\n`, key: await privateKeyPem(keys) };
 }
