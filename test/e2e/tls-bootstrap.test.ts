@@ -12,9 +12,10 @@
  *   the verifying apiserver then serves its logs; client and serving
  *   certificates rotate while `kubectl logs -f` keeps streaming.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
@@ -134,6 +135,23 @@ describe('a node joined with only a bootstrap token', () => {
     await waitNodeReady(k.core, nodeName, 90_000);
   }, 120_000);
   afterAll(async () => { clearInterval(approver); await nodelet?.dispose(); });
+
+  it('a wrong bootstrap token stops nodelet at start with the apiserver\'s reason, writing no credentials', () => {
+    const root = mkdtempSync(join(tmpdir(), 'certs-badtoken-'));
+    try {
+      const bad = join(root, 'bootstrap.kubeconfig');
+      writeFileSync(bad, readFileSync(info.bootstrapKubeconfig, 'utf8').replace(info.bootstrapToken, `${tokenId}.0000000000000000`));
+      const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs'), `--bootstrap-kubeconfig=${bad}`,
+        `--kubeconfig=${join(root, 'kubelet.conf')}`, `--root-dir=${root}`, '--hostname-override=certs-badtoken', '--port=0', '--healthz-port=0'],
+      { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status).toBe(1);
+      expect(r.stdout + r.stderr).toContain('TLS bootstrap failed: cannot create CertificateSigningRequest: Unauthorized');
+      expect(existsSync(join(root, 'kubelet.conf'))).toBe(false);
+      expect(existsSync(join(root, 'pki', 'kubelet-client-current.pem'))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 
   it('its client CSR is approved and signed by the real controller-manager; it is Ready as system:node:<name>', async () => {
     const [boot] = await nodeCsrs('kubernetes.io/kube-apiserver-client-kubelet');
