@@ -6,4 +6,7 @@ export {
   bootstrapClientCert, isKubeconfigStillValid, kubeconfigKeyPair, writeNodeKubeconfig, digestedCsrName, nodeClientSubject,
   CLIENT_KUBELET_SIGNER, KUBELET_SERVING_SIGNER, CLIENT_USAGES, SERVING_USAGES, type BootstrapOptions,
 } from './bootstrap.ts';
-export { parseKeyPair, splitAddresses, type KeyPair, type Subject } from './x509.ts';
+export {
+  createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, Pkcs10CertificateRequest, privateKeyPem, splitAddresses,
+  type CertificateOptions, type KeyKind, type KeyPair, type Keys, type Subject,
+} from './x509.ts';

@@ -102,5 +102,7 @@ export function apiMessage(e: unknown): string {
   if (typeof body === 'string') {
     try { const s = JSON.parse(body) as { message?: string }; if (s.message) return s.message; } catch { /* not JSON */ }
   }
+  // Some responses (e.g. 401) come back with the Status already parsed.
+  if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;
   return e instanceof Error ? e.message.split('\n')[0]! : String(e);
 }

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCertificate, generateKeys, KeyUsage, privateKeyPem } from '../certificates/x509.ts';
+import { createCertificate, generateKeys, KeyUsage, privateKeyPem } from '../certificates/index.ts';
 
 /** Paths of the local client credentials. */
 export interface LocalClient {

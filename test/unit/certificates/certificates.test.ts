@@ -9,7 +9,7 @@ import {
   CertificateManager, CertStore, digestedCsrName, isKubeconfigStillValid, issuedCertificate, jitteryDuration, kubeconfigKeyPair,
   nodeClientSubject, pairTimestamp, satisfiesTemplate, writeNodeKubeconfig, type KeyPair, type Subject,
 } from '../../../core/certificates/index.ts';
-import { createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, Pkcs10CertificateRequest, privateKeyPem } from '../../../core/certificates/x509.ts';
+import { createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, Pkcs10CertificateRequest, privateKeyPem } from '../../../core/certificates/index.ts';
 import { makeCa } from '../server/test-pki.ts';
 
 let dir: string;

@@ -3,7 +3,7 @@
  * the same helpers nodelet uses (`core/certificates/x509.ts`, ECDSA P-256 keys).
  */
 import type { X509Certificate } from '@peculiar/x509';
-import { createCertificate, generateKeys, KeyUsage, privateKeyPem, type Keys } from '../../../core/certificates/x509.ts';
+import { createCertificate, generateKeys, KeyUsage, privateKeyPem, type Keys } from '../../../core/certificates/index.ts';
 
 export interface Pem {
   cert: string;
