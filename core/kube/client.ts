@@ -104,5 +104,8 @@ export function apiMessage(e: unknown): string {
   }
   // Some responses (e.g. 401) come back with the Status already parsed.
   if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;
+  // Otherwise client-node's ApiException names the status in its second line ("HTTP-Code: 401\nMessage: Unauthorized").
+  const reason = e instanceof Error ? /^HTTP-Code: \d+\nMessage: (.+)$/m.exec(e.message)?.[1] : undefined;
+  if (reason) return reason;
   return e instanceof Error ? e.message.split('\n')[0]! : String(e);
 }
