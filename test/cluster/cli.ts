@@ -45,7 +45,9 @@ async function main(cmd = 'up'): Promise<number> {
       const s = readState();
       if (s && Object.values(s.pids).every(alive)) { printEnv(s); return 0; }
       if (s) await down();
-      const { info } = await startControlPlane({ detached: true });
+      // Like kubeadm: kubelet serving certificates are not verified, so nodes on their defaults
+      // (a self-signed kubelet.crt) serve `kubectl logs`.
+      const { info } = await startControlPlane({ detached: true, verifyKubelets: false });
       mkdirSync(dirname(stateFile), { recursive: true });
       writeFileSync(stateFile, JSON.stringify(info, null, 2));
       printEnv(info);

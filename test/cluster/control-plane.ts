@@ -51,6 +51,8 @@ export interface StartOptions {
   nodeMonitorGracePeriod?: string;
   /** Lifetime of certificates the controller-manager signs for CSRs (upstream default 8760h0m0s). */
   clusterSigningDuration?: string;
+  /** Verify kubelet serving certificates against the cluster CA (`--kubelet-certificate-authority`); default true. */
+  verifyKubelets?: boolean;
 }
 
 /**
@@ -161,7 +163,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
     const etcd = await startEtcd(binDir, dir, detached);
     peers.push(etcd.peer);
     etcdUrl = etcd.url;
-    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs(pki.dir, etcd.url, apiPort, true),
+    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs(pki.dir, etcd.url, apiPort, opts.verifyKubelets ?? true),
       join(dir, 'kube-apiserver.log'), { detached }));
     const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
     await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
