@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { X509Certificate } from 'node:crypto';
-import { lstat, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import {
-  CertificateManager, CertStore, digestedCsrName, isKubeconfigStillValid, issuedCertificate, jitteryDuration, kubeconfigKeyPair,
+  bootstrapClientCert, CertificateManager, CertStore, digestedCsrName, isKubeconfigStillValid, issuedCertificate, jitteryDuration, kubeconfigKeyPair,
   nodeClientSubject, pairTimestamp, satisfiesTemplate, writeNodeKubeconfig, type KeyPair, type Subject,
 } from '../../../core/certificates/index.ts';
 import { createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, Pkcs10CertificateRequest, privateKeyPem } from '../../../core/certificates/index.ts';
@@ -151,6 +152,25 @@ describe('CertificateManager rotation deadline', () => {
     const node = await pair(nodeClientSubject('n1'), 100_000_000);
     expect(satisfiesTemplate(node, nodeClientSubject('n1'))).toBe(true);
     expect(satisfiesTemplate(node, { ...nodeClientSubject('n1'), ips: ['10.0.0.1'] })).toBe(false);
+  });
+});
+
+describe('bootstrapClientCert', () => {
+  it('keeps a valid kubeconfig without asking the apiserver', async () => {
+    const p = await signed(nodeClientSubject('n1'), new Date(Date.now() - 60_000), new Date(Date.now() + 3600_000));
+    const pem = path.join(dir, 'kubelet-client-current.pem');
+    await writeFile(pem, p.cert + p.key);
+    const file = path.join(dir, 'kubelet.conf');
+    // The server is unreachable: any request would fail.
+    await writeNodeKubeconfig(file, { name: 'x', server: 'https://127.0.0.1:1', skipTLSVerify: false }, pem);
+    expect(await bootstrapClientCert({ kubeconfig: file, bootstrapKubeconfig: path.join(dir, 'missing'), certDir: dir, nodeName: 'n1', log })).toBe(false);
+  });
+
+  it('fails with NDL_TLS_BOOTSTRAP naming an unreadable bootstrap kubeconfig, writing nothing', async () => {
+    const err = await bootstrapClientCert({ kubeconfig: path.join(dir, 'kubelet.conf'), bootstrapKubeconfig: path.join(dir, 'missing'), certDir: dir, nodeName: 'n1', log }).catch((e) => e);
+    expect(isNodeletError(err, 'NDL_TLS_BOOTSTRAP')).toBe(true);
+    expect(err.message).toContain(`unable to load bootstrap kubeconfig ${path.join(dir, 'missing')}`);
+    expect(await readdir(dir)).toEqual([]);
   });
 });
 
