@@ -145,10 +145,14 @@ export class CertificateManager {
 
   private async loop(): Promise<void> {
     const signal = this.abort.signal;
+    let logged: number | undefined;
     while (!signal.aborted) {
       const deadline = this.nextRotationDeadline();
       const wait = deadline - this.now();
-      if (wait > 0) this.o.log.info({ deadline: new Date(deadline).toISOString(), notAfter: this.pair?.notAfter.toISOString() }, `waiting for the next ${this.o.name} certificate rotation`);
+      if (wait > 0 && deadline !== logged) {
+        logged = deadline;
+        this.o.log.info({ deadline: new Date(deadline).toISOString(), notAfter: this.pair?.notAfter.toISOString() }, `waiting for the next ${this.o.name} certificate rotation`);
+      }
       // Re-check at least every minute so a template change (new node address) is noticed.
       await this.sleep(Math.min(wait, 60_000));
       if (signal.aborted) return;
