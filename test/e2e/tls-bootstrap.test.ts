@@ -178,7 +178,7 @@ describe('a node joined with only a bootstrap token', () => {
     expect(user.groups).toContain('system:nodes');
   });
 
-  it('its serving certificate comes from an approved kubelet-serving CSR, and the verifying apiserver serves kubectl logs and logs -f', async () => {
+  it('its serving certificate comes from an approved kubelet-serving CSR, and the verifying apiserver serves kubectl logs (logs -f: next test)', async () => {
     const [serving] = await eventually('an approved serving CSR', async () => {
       const l = (await nodeCsrs('kubernetes.io/kubelet-serving')).filter((c) => c.status?.certificate);
       return l.length ? l : undefined;
