@@ -1,8 +1,9 @@
 /**
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
-import * as https from 'node:https';
+import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
+import { Agent as UndiciAgent } from 'undici';
 
 /** The typed API groups nodelet talks to. */
 export interface KubeClients {
@@ -17,55 +18,80 @@ export interface KubeClients {
 /** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
 export type ClientCredentials = () => { cert: string; key: string } | undefined;
 
-/** Loads a kubeconfig file and creates the clients; `credentials`, if given, override the kubeconfig's client certificate. */
+/**
+ * Loads a kubeconfig file and creates the clients (sharing connections per apiserver);
+ * `credentials`, if given, override the kubeconfig's client certificate.
+ */
 export function createKubeClients(kubeconfigPath: string, credentials?: ClientCredentials): KubeClients {
-  const kc = new k8s.KubeConfig();
+  const kc = new SharedConnectionKubeConfig(credentials);
   kc.loadFromFile(kubeconfigPath);
-  shareConnections(kc, credentials);
   return fromKubeConfig(kc);
 }
 
-type AgentFactory = (cluster: k8s.Cluster | null, options: https.AgentOptions) => unknown;
+type Dispatcher = NonNullable<ReturnType<k8s.RequestContext['getDispatcher']>>;
+
+interface Pool {
+  dispatcher: Dispatcher;
+  /** The client certificate and key (PEM text) the pool's connections were made with. */
+  cert: string;
+  key: string;
+}
+
+const pemText = (x: unknown): string => (typeof x === 'string' ? x : Buffer.isBuffer(x) ? x.toString('utf8') : '');
 
 /**
- * client-node 1.x builds a new https.Agent for every request, so every API call
- * pays a TLS handshake. nodelet talks to one apiserver with one identity, so all
- * calls (and watches) share one keep-alive agent per server and client certificate.
+ * A KubeConfig whose API calls and watches share one keep-alive connection pool
+ * (an undici Agent) per apiserver, user and client certificate. client-node 2.x gives every request
+ * a new undici dispatcher (so every call would pay a TLS handshake); nodelet talks
+ * to one apiserver with one identity, like the upstream kubelet's single transport.
  *
- * When the client certificate changes (a rotated `kubelet-client-current.pem`, or
- * `credentials` returning a new pair), new requests get a new agent and the old one
- * is retired as upstream's rotating transport does, but gently: its idle sockets are
- * closed now and its busy ones (requests in flight, watches) when they finish, so no
- * request fails and no connection outlives its turn with the old certificate.
+ * It overrides the public `applySecurityAuthentication`, which API clients made by
+ * `makeApiClient` and `Watch` both call: client-node sets the headers and builds a
+ * dispatcher from the current TLS material; the first one built for a server is
+ * kept and set on every later request (the later ones are dropped unused). When
+ * the client certificate changes — a rotated file named by the kubeconfig, or
+ * `credentials` returning a new pair — new requests get a new pool and the old one
+ * is closed gracefully, as upstream's rotating transport: idle connections now,
+ * requests in flight and watches when they end.
  */
-export function shareConnections(kc: k8s.KubeConfig, credentials?: ClientCredentials): void {
-  const target = kc as unknown as { createAgent: AgentFactory };
-  const original = target.createAgent.bind(kc);
-  const agents = new Map<string, { agent: https.Agent; cert: unknown; key: unknown }>();
-  target.createAgent = (cluster, options) => {
-    const creds = credentials?.();
-    const opts = creds ? { ...options, cert: creds.cert, key: creds.key } : options;
-    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, opts);
-    const entry = agents.get(cluster.server);
-    if (entry && sameMaterial(entry.cert, opts.cert) && sameMaterial(entry.key, opts.key)) return entry.agent;
-    if (entry) retireAgent(entry.agent);
-    const agent = new https.Agent({ ...opts, keepAlive: true, keepAliveMsecs: 30_000 });
-    agents.set(cluster.server, { agent, cert: opts.cert, key: opts.key });
-    return agent;
-  };
-}
+export class SharedConnectionKubeConfig extends k8s.KubeConfig {
+  private readonly pools = new Map<string, Pool>();
 
-function sameMaterial(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  const buf = (x: unknown) => (typeof x === 'string' ? Buffer.from(x) : Buffer.isBuffer(x) ? x : undefined);
-  const [x, y] = [buf(a), buf(b)];
-  return x !== undefined && y !== undefined && x.equals(y);
-}
+  constructor(private readonly credentials?: ClientCredentials) {
+    super();
+  }
 
-/** Stops an agent from reusing connections: idle sockets close now, busy ones once their request ends. */
-export function retireAgent(agent: https.Agent): void {
-  (agent as unknown as { keepAlive: boolean }).keepAlive = false;
-  for (const list of Object.values(agent.freeSockets)) for (const s of list ?? []) s.destroy();
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    const cluster = this.getCurrentCluster();
+    if (!fresh || !cluster || cluster.proxyUrl) return;
+    const tls: https.RequestOptions = {};
+    await this.applyToHTTPSOptions(tls);
+    const creds = this.credentials?.();
+    const cert = creds?.cert ?? pemText(tls.cert);
+    const key = creds?.key ?? pemText(tls.key);
+    const id = JSON.stringify([cluster.server, this.getCurrentUser()?.name ?? '']);
+    const pool = this.pools.get(id);
+    if (pool && pool.cert === cert && pool.key === key) {
+      context.setDispatcher(pool.dispatcher);
+      return;
+    }
+    if (pool) void pool.dispatcher.close().catch(() => undefined);
+    const dispatcher = creds ? this.dispatcherWith(cluster, tls, creds) : fresh;
+    this.pools.set(id, { dispatcher, cert, key });
+    context.setDispatcher(dispatcher);
+  }
+
+  /** A keep-alive dispatcher like client-node's, with `creds` as the client certificate. */
+  private dispatcherWith(cluster: k8s.Cluster, tls: https.RequestOptions, creds: { cert: string; key: string }): Dispatcher {
+    const o = this.createDispatcherOptions(cluster, { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername, cert: creds.cert, key: creds.key });
+    if (o.type !== 'agent') throw new Error(`client certificate override needs a direct TLS connection (got ${o.type})`);
+    return new UndiciAgent({ connect: o.connect }) as unknown as Dispatcher;
+  }
+
+  /** How many connection pools exist (one per apiserver, user and certificate in use). */
+  get poolCount(): number { return this.pools.size; }
 }
 
 /** Creates the clients from a loaded KubeConfig. */
@@ -102,7 +128,7 @@ export function apiMessage(e: unknown): string {
   if (typeof body === 'string') {
     try { const s = JSON.parse(body) as { message?: string }; if (s.message) return s.message; } catch { /* not JSON */ }
   }
-  // Some responses (e.g. 401) come back with the Status already parsed.
+  // Some responses come back with the Status already parsed.
   if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;
   // Otherwise client-node's ApiException names the status in its second line ("HTTP-Code: 401\nMessage: Unauthorized").
   const reason = e instanceof Error ? /^HTTP-Code: \d+\nMessage: (.+)$/m.exec(e.message)?.[1] : undefined;

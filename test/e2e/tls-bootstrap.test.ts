@@ -23,6 +23,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Pkcs10CertificateRequest } from '../../core/certificates/index.ts';
 import { startExtraApiServer, type ExtraApiServer } from '../cluster/control-plane.ts';
+import { nodeBinary } from '../harness/node-binary.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
@@ -141,7 +142,7 @@ describe('a node joined with only a bootstrap token', () => {
     try {
       const bad = join(root, 'bootstrap.kubeconfig');
       writeFileSync(bad, readFileSync(info.bootstrapKubeconfig, 'utf8').replace(info.bootstrapToken, `${tokenId}.0000000000000000`));
-      const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs'), `--bootstrap-kubeconfig=${bad}`,
+      const r = spawnSync(nodeBinary(), [join(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs'), `--bootstrap-kubeconfig=${bad}`,
         `--kubeconfig=${join(root, 'kubelet.conf')}`, `--root-dir=${root}`, '--hostname-override=certs-badtoken', '--port=0', '--healthz-port=0'],
       { encoding: 'utf8', timeout: 60_000 });
       expect(r.status).toBe(1);

@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
+import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
 import { adminClients } from './kube.ts';
@@ -58,7 +59,7 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
   const args = [BIN, `--kubeconfig=${kubeconfig}`, `--hostname-override=${nodeName}`, '--node-ip=127.0.0.1',
     `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
     ...tlsArgs, '--v=2', ...extraArgs];
-  const launch = () => startPeer(`nodelet-${nodeName}`, process.execPath, args, logFile);
+  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile);
   const np: NodeletProcess = {
     nodeName, rootDir, kubeconfig, port, logFile, peer: launch(),
     async stop() {

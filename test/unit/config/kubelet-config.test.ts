@@ -51,6 +51,7 @@ containerLogMaxFiles: 2
 rotateCertificates: true
 logging:
   verbosity: 2
+  format: text
 `;
 
 function run(argv: string[]) {
@@ -75,7 +76,7 @@ describe('KubeletConfiguration file', () => {
       syncFrequencyMs: 300_000, podManifestPath: path.join(dir, 'manifests'), tlsCertFile: '/pki/serving.crt',
       tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'), clientCAFile: '/pki/ca.crt', authorizationMode: 'AlwaysAllow',
       imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
-      containerLogMaxFiles: 2, logLevel: 'debug', rotateCertificates: true, serverTLSBootstrap: false,
+      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text', rotateCertificates: true, serverTLSBootstrap: false,
     });
   });
 
