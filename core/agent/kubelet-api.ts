@@ -1,8 +1,10 @@
 /**
- * Serves the kubelet API for the pod controller: TLS material from the flags
- * (or a self-signed serving cert in `--cert-dir`), the client CA from
- * `--client-ca-file` (without one, every caller is refused: nodelet never
- * answers unauthenticated callers).
+ * Serves the kubelet API for the pod controller. The serving certificate:
+ * `--rotate-server-certificates` (serverTLSBootstrap): issued through
+ * `kubernetes.io/kubelet-serving` CSRs and rotated; otherwise the flags'
+ * files or a self-signed pair in `--cert-dir`, reloaded when the files change.
+ * The client CA: `--client-ca-file`, else the kubeconfig's cluster CA, else
+ * (standalone) a local one; nodelet never answers unauthenticated callers.
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -12,7 +14,10 @@ import type { PodController } from '../pods/pod-controller.ts';
 import { createKubeletServer } from '../server/kubelet-server.ts';
 import type { ContainerTarget, PodSource } from '../server/pod-source.ts';
 import { loadServingCert } from '../server/serving-cert.ts';
-import { ensureLocalClient, localClientCa } from '../server/standalone-client.ts';
+import { ensureLocalClient, localClientCa, type LocalClient } from '../server/standalone-client.ts';
+import { watchServingCert } from '../server/cert-reloader.ts';
+import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
+import type { KubeClients } from '../kube/client.ts';
 import type { Logger as PinoLogger } from 'pino';
 
 /** Adapts the pod controller to what the kubelet API reads. */
@@ -36,22 +41,67 @@ export function podSourceFor(pods: PodController, rootDir: string): PodSource {
   };
 }
 
+/** The client CA: `--client-ca-file`, else the kubeconfig's cluster CA (kubeadm's default), else a local one (standalone). */
+async function clientCa(o: NodeletOptions, log: Logger, clients?: KubeClients): Promise<{ ca: string | Buffer; local?: LocalClient }> {
+  if (o.clientCAFile) return { ca: readFileSync(o.clientCAFile) };
+  const cluster = clients?.kc.getCurrentCluster();
+  const fromKubeconfig = cluster?.caFile ? readFileSync(cluster.caFile) : cluster?.caData ? Buffer.from(cluster.caData, 'base64') : undefined;
+  if (fromKubeconfig) {
+    log.info({ caFile: cluster?.caFile }, 'no --client-ca-file: the kubelet API trusts client certificates signed by the kubeconfig\'s cluster CA');
+    return { ca: fromKubeconfig };
+  }
+  if (!clients) {
+    const local = await ensureLocalClient(o.certDir);
+    return { ca: localClientCa(local), local };
+  }
+  log.warn('no --client-ca-file and no CA in the kubeconfig: the kubelet API will refuse every request (401)');
+  return { ca: '' };
+}
+
 /** Starts the HTTPS API and the healthz endpoint; resolves with the bound port. */
-export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, nodeIP: string): Promise<{ port: number; close(): Promise<void> }> {
-  const serving = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
-  const local = !o.clientCAFile && !o.kubeconfig ? ensureLocalClient(o.certDir) : undefined;
-  if (!o.clientCAFile && !local) log.warn('no --client-ca-file: the kubelet API will refuse every request (401)');
-  const ca = o.clientCAFile ? readFileSync(o.clientCAFile) : local ? localClientCa(local) : '';
+export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, nodeIP: string, clients?: KubeClients): Promise<{ port: number; close(): Promise<void> }> {
+  const { ca, local } = await clientCa(o, log, clients);
+  const apiLog = log.child({ component: 'kubelet-api' });
+  let serving: { cert?: string; key?: string; certFile?: string } = {};
+  let manager: CertificateManager | undefined;
+  let stopWatch: (() => void) | undefined;
+  if (o.serverTLSBootstrap && clients) {
+    manager = new CertificateManager({
+      name: 'serving', signerName: KUBELET_SERVING_SIGNER, usages: SERVING_USAGES, log: apiLog,
+      store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-server', fallbackCertFile: o.tlsCertFile, fallbackKeyFile: o.tlsPrivateKeyFile }),
+      template: () => ({ ...nodeClientSubject(o.nodeName), ...splitAddresses([o.nodeName, nodeIP]) }),
+      kubeConfig: () => clients.kc,
+      onChange: (pair) => server.updateTls({ cert: pair.cert, key: pair.key, ca }),
+    });
+    const current = manager.current();
+    if (!current) apiLog.info('serverTLSBootstrap: no serving certificate yet; TLS handshakes fail until its CSR is approved and signed');
+    serving = current ? { cert: current.cert, key: current.key, certFile: new CertStore({ certDir: o.certDir, prefix: 'kubelet-server' }).currentPath() } : {};
+  } else {
+    const loaded = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
+    serving = loaded;
+    stopWatch = watchServingCert({
+      certFile: loaded.certFile, keyFile: loaded.keyFile, initial: loaded, log: apiLog,
+      onChange: (pair) => server.updateTls({ cert: pair.cert, key: pair.key, ca }),
+    });
+  }
   const server = createKubeletServer({
     nodeName: o.nodeName, log: log as unknown as PinoLogger /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
   });
   const bound = await server.start();
+  manager?.start();
   log.info({ port: bound.port, healthzPort: bound.healthzPort }, 'kubelet API listening');
   if (local) {
     const curl = `curl --cacert ${serving.certFile} --cert ${local.certFile} --key ${local.keyFile} https://127.0.0.1:${bound.port}`;
     log.info({ pods: `${curl}/pods`, logs: `${curl}/containerLogs/<namespace>/<pod>/<container>` }, 'standalone mode: read the kubelet API with this local client certificate');
   }
-  return { port: bound.port, close: () => server.close() };
+  return {
+    port: bound.port,
+    async close() {
+      stopWatch?.();
+      await manager?.stop();
+      await server.close();
+    },
+  };
 }

@@ -7,7 +7,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import {
+  bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
+} from '../certificates/index.ts';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import { packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/repo-root.ts';
@@ -48,13 +51,44 @@ function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: n
   };
 }
 
+/**
+ * TLS bootstrap (`--bootstrap-kubeconfig`) and client certificate rotation
+ * (`rotateCertificates`). Returns the rotating credentials for the API clients,
+ * or undefined when the kubeconfig's own credentials are used as they are.
+ */
+async function startClientCertificates(o: NodeletOptions, log: Logger, signal: AbortSignal) {
+  if (!o.kubeconfig) return undefined;
+  const certLog = log.child({ component: 'certificates' });
+  if (o.bootstrapKubeconfig) {
+    await bootstrapClientCert({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir: o.certDir, nodeName: o.nodeName, log: certLog, signal });
+  }
+  if (!o.rotateCertificates) return undefined;
+  let initial: KeyPair | undefined;
+  try { initial = kubeconfigKeyPair(o.kubeconfig); } catch (e) { certLog.warn({ err: (e as Error).message }, 'the kubeconfig\'s client certificate is unusable; requesting one'); }
+  let manager: CertificateManager | undefined;
+  return {
+    credentials: () => { const p = manager?.current(); return p ? { cert: p.cert, key: p.key } : undefined; },
+    start(kubeConfig: () => KubeConfig) {
+      manager = new CertificateManager({
+        name: 'client', signerName: CLIENT_KUBELET_SIGNER, usages: CLIENT_USAGES, log: certLog, initial,
+        store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' }),
+        template: () => nodeClientSubject(o.nodeName), kubeConfig,
+      });
+      manager.start();
+    },
+    stop: async () => manager?.stop(),
+  };
+}
+
 /** Starts every part of nodelet; throws if a required part cannot start. */
 export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Nodelet> {
   for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
   const abort = new AbortController();
   const images = await openImageService(o, log);
   const nodeIP = o.nodeIP ?? detectNodeIP();
-  const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig) : undefined;
+  const certs = await startClientCertificates(o, log, abort.signal);
+  const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig, certs?.credentials) : undefined;
+  certs?.start(() => clients!.kc);
   const providers = await startProviders(o, log, images, abort.signal, clients);
   const provider = providers.primary;
   const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);
@@ -75,7 +109,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: labels, allocatable: { ...allocatable, ...devices.admissionAllocatable() } }),
   });
   podsRef = pods;
-  const api = await startKubeletApi(o, log, pods, nodeIP);
+  const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
   let node: NodeController | undefined;
@@ -120,6 +154,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       await devices.stop();
       await providers.stop();
       await api.close();
+      await certs?.stop();
     },
   };
 }

@@ -70,6 +70,8 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   'authentication.x509.clientCAFile': (s, v, dir) => { s.clientCAFile = filePath(v, dir); },
   'authentication.anonymous.enabled': (_s, v) => { parseAnonymousAuth(str(v)); },
   'authorization.mode': (s, v) => { s.authorizationMode = parseMode(v); },
+  rotateCertificates: (s, v) => { s.rotateCertificates = parseBool(str(v)); },
+  serverTLSBootstrap: (s, v) => { s.serverTLSBootstrap = parseBool(str(v)); },
   imageGCHighThresholdPercent: (s, v) => { s.imageGCHighThresholdPercent = parsePercent(str(v)); },
   imageGCLowThresholdPercent: (s, v) => { s.imageGCLowThresholdPercent = parsePercent(str(v)); },
   containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },

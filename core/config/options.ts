@@ -32,6 +32,12 @@ export interface DerivedDirs {
 /** Every setting nodelet runs with, after defaults, config file and flags. */
 export interface NodeletOptions extends DerivedDirs {
   kubeconfig?: string;
+  /** `--bootstrap-kubeconfig`: credentials (a bootstrap token) to request the client certificate with when `kubeconfig` is missing or expired. */
+  bootstrapKubeconfig?: string;
+  /** `rotateCertificates`: request a new client certificate at 70-90 % of the current one's lifetime. */
+  rotateCertificates: boolean;
+  /** `serverTLSBootstrap`: the serving certificate comes from a `kubernetes.io/kubelet-serving` CSR and is rotated. */
+  serverTLSBootstrap: boolean;
   hostnameOverride?: string;
   /** hostnameOverride or os.hostname(), trimmed and lower-cased (upstream nodeutil.GetHostname). */
   nodeName: string;
@@ -94,6 +100,8 @@ export const DEFAULTS = {
   insecureRegistries: [],
   logLevel: 'info',
   authorizationMode: 'Webhook',
+  rotateCertificates: false,
+  serverTLSBootstrap: false,
   nodeStatusUpdateFrequencyMs: 10_000,
   nodeStatusReportFrequencyMs: 300_000,
   nodeLeaseDurationSeconds: 40,

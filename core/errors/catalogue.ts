@@ -41,6 +41,8 @@ export const CATALOGUE = {
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',
   NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
+  // certificates (TLS bootstrap and rotation)
+  NDL_TLS_BOOTSTRAP: 'TLS bootstrap failed',
   // plugin registration
   NDL_PLUGIN_TYPE: 'unsupported plugin type',
   NDL_PLUGIN_VERSION: 'unsupported plugin version',

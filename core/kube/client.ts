@@ -128,5 +128,10 @@ export function apiMessage(e: unknown): string {
   if (typeof body === 'string') {
     try { const s = JSON.parse(body) as { message?: string }; if (s.message) return s.message; } catch { /* not JSON */ }
   }
+  // Some responses come back with the Status already parsed.
+  if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;
+  // Otherwise client-node's ApiException names the status in its second line ("HTTP-Code: 401\nMessage: Unauthorized").
+  const reason = e instanceof Error ? /^HTTP-Code: \d+\nMessage: (.+)$/m.exec(e.message)?.[1] : undefined;
+  if (reason && reason !== 'Unknown API Status Code!') return reason;
   return e instanceof Error ? e.message.split('\n')[0]! : String(e);
 }

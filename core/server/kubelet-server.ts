@@ -28,8 +28,9 @@ import type { PodSource } from './pod-source.ts';
 
 /** Serving certificate, key and client CA, PEM. */
 export interface KubeletTls {
-  readonly cert: string | Buffer;
-  readonly key: string | Buffer;
+  /** Absent until a serving certificate exists (`serverTLSBootstrap` waiting for its CSR): handshakes fail meanwhile. */
+  readonly cert?: string | Buffer;
+  readonly key?: string | Buffer;
   /** The client CA (`--client-ca-file`): only certificates it signed are accepted. */
   readonly ca: string | Buffer;
 }
@@ -73,6 +74,8 @@ export interface KubeletServer {
   start(): Promise<BoundPorts>;
   /** Stops listening and ends open streams. */
   close(): Promise<void>;
+  /** Swaps the serving certificate, key and client CA: new connections use them, open ones keep theirs. */
+  updateTls(tls: KubeletTls): void;
 }
 
 /** Builds the HTTPS API and the healthz server (see the module comment). */
@@ -94,7 +97,14 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     async close() {
       await Promise.all([app.close(), healthz?.close()]);
     },
+    updateTls(tls) {
+      (app.server as unknown as { setSecureContext(o: object): void }).setSecureContext(secureContext(tls));
+    },
   };
+}
+
+function secureContext(tls: KubeletTls): { cert?: string | Buffer; key?: string | Buffer; ca: string | Buffer; minVersion: 'TLSv1.2' } {
+  return { ...(tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {}), ca: tls.ca, minVersion: 'TLSv1.2' };
 }
 
 function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
@@ -102,14 +112,7 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
     loggerInstance: opts.log.child({ component: 'kubelet-api' }),
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
-    https: {
-      cert: opts.tls.cert,
-      key: opts.tls.key,
-      ca: opts.tls.ca,
-      requestCert: true,
-      rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
-    },
+    https: { ...secureContext(opts.tls), requestCert: true, rejectUnauthorized: false },
   }) as unknown as FastifyInstance;
   const authorizer = opts.authorizer ?? allowAuthenticated;
   app.addHook('onRequest', async (req, reply) => {

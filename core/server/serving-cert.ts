@@ -3,20 +3,16 @@
  * (`cmd/kubelet/app/server.go` InitializeTLS):
  *
  * - `--tls-cert-file` and `--tls-private-key-file` given: load them (both or neither).
- * - otherwise: `<certDir>/nodelet.crt` + `nodelet.key` (upstream: kubelet.crt/.key);
+ * - otherwise: `<certDir>/kubelet.crt` + `kubelet.key`, as upstream names them;
  *   reused if present and not expired, else a new self-signed certificate for
- *   the node name and addresses is generated (RSA 2048, one year, serverAuth),
- *   written atomically, the key with mode 0600.
- *
- * The key pair comes from node:crypto (native, milliseconds); node-forge builds
- * and signs the X.509 certificate.
+ *   the node name and addresses is generated ({@link selfSignedCert}), written
+ *   atomically, the key with mode 0600.
  */
-import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { isIP } from 'node:net';
 import path from 'node:path';
-import forge from 'node-forge';
 import { nodeletError } from '../errors/catalogue.ts';
+import { createCertificate, generateKeys, KeyUsage, parseKeyPair, privateKeyPem, splitAddresses } from '../certificates/index.ts';
 
 /** Options of {@link loadServingCert}. */
 export interface ServingCertOptions {
@@ -51,21 +47,22 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
     }
     return { ...(await readPair(opts.certFile, opts.keyFile)), certFile: opts.certFile, keyFile: opts.keyFile, generated: false };
   }
-  const certFile = path.join(opts.certDir, 'nodelet.crt');
-  const keyFile = path.join(opts.certDir, 'nodelet.key');
+  const certFile = path.join(opts.certDir, 'kubelet.crt');
+  const keyFile = path.join(opts.certDir, 'kubelet.key');
   const now = opts.now ?? new Date();
   const existing = await readPair(certFile, keyFile).catch(() => undefined);
   if (existing && Date.parse(new X509Certificate(existing.cert).validTo) > now.getTime()) {
     return { ...existing, certFile, keyFile, generated: false };
   }
-  const made = selfSignedCert(opts.nodeName, opts.addresses ?? [], now);
+  const made = await selfSignedCert(opts.nodeName, opts.addresses ?? [], now);
   await mkdir(opts.certDir, { recursive: true, mode: 0o700 });
   await writeAtomic(keyFile, made.key, 0o600);
   await writeAtomic(certFile, made.cert, 0o644);
   return { ...made, certFile, keyFile, generated: true };
 }
 
-async function readPair(certFile: string, keyFile: string): Promise<{ cert: string; key: string }> {
+/** Reads and checks a cert/key pair (the key must match the leaf); throws NDL_API_SERVING_CERT. */
+export async function readPair(certFile: string, keyFile: string): Promise<{ cert: string; key: string }> {
   let cert: string;
   let key: string;
   try {
@@ -74,10 +71,7 @@ async function readPair(certFile: string, keyFile: string): Promise<{ cert: stri
     throw nodeletError('NDL_API_SERVING_CERT', `cannot read ${certFile} / ${keyFile}: ${(e as Error).message}`, e);
   }
   try {
-    const x = new X509Certificate(cert);
-    if (!x.checkPrivateKey(createPrivateKey(key))) {
-      throw new Error('the private key does not match the certificate');
-    }
+    parseKeyPair(cert, key);
   } catch (e) {
     throw nodeletError('NDL_API_SERVING_CERT', `${certFile}: ${(e as Error).message}`, e);
   }
@@ -90,25 +84,26 @@ async function writeAtomic(file: string, data: string, mode: number): Promise<vo
   await rename(tmp, file);
 }
 
-/** Creates a self-signed serving certificate for `host` and `addresses` (PEM cert and PKCS#8 key). */
-export function selfSignedCert(host: string, addresses: readonly string[], now: Date = new Date()): { cert: string; key: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string);
-  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  cert.validity.notBefore = new Date(now.getTime() - 60_000);
-  cert.validity.notAfter = new Date(now.getTime() + 365 * 24 * 3600_000);
-  const subject = [{ name: 'commonName', value: `${host}@${Math.floor(now.getTime() / 1000)}` }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  const names = [...new Set([host, ...addresses])];
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: names.map((n) => (isIP(n) ? { type: 7, ip: n } : { type: 2, value: n })) },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(keyPem), forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: keyPem };
+/**
+ * Creates a self-signed serving certificate for `host` and `addresses` as upstream's
+ * `certutil.GenerateSelfSignedCertKey` does: a one-off CA (`<host>-ca@<unix time>`,
+ * RSA 2048) signs a leaf (`<host>@<unix time>`, RSA 2048, serverAuth, SANs for the
+ * host and every address), both valid from an hour ago for a year. The cert PEM is
+ * leaf then CA; the key is the leaf's, PKCS#1.
+ */
+export async function selfSignedCert(host: string, addresses: readonly string[], now: Date = new Date()): Promise<{ cert: string; key: string }> {
+  const [caKeys, keys] = await Promise.all([generateKeys('rsa'), generateKeys('rsa')]);
+  const notBefore = new Date(now.getTime() - 3600_000);
+  const notAfter = new Date(notBefore.getTime() + 365 * 24 * 3600_000);
+  const unix = Math.floor(now.getTime() / 1000);
+  const ca = await createCertificate({
+    subject: { cn: `${host}-ca@${unix}` }, publicKey: caKeys.pair.publicKey, signing: caKeys, ca: true, notBefore, notAfter,
+    keyUsage: KeyUsage.keyEncipherment | KeyUsage.digitalSignature | KeyUsage.keyCertSign,
+  });
+  const leaf = await createCertificate({
+    subject: { cn: `${host}@${unix}`, ...splitAddresses([host, ...addresses]) }, publicKey: keys.pair.publicKey,
+    issuer: ca, signing: caKeys, notBefore, notAfter,
+    keyUsage: KeyUsage.keyEncipherment | KeyUsage.digitalSignature, extKeyUsage: ['serverAuth'],
+  });
+  return { cert: `${leaf.toString('pem')}\n${ca.toString('pem')}\n`, key: await privateKeyPem(keys) };
 }

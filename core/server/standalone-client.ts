@@ -6,10 +6,10 @@
  * on restart). Whoever can read `--cert-dir` can read logs — like the
  * kubeconfig of a cluster admin.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import forge from 'node-forge';
+import { createCertificate, generateKeys, KeyUsage, privateKeyPem } from '../certificates/index.ts';
 
 /** Paths of the local client credentials. */
 export interface LocalClient {
@@ -18,40 +18,24 @@ export interface LocalClient {
   keyFile: string;
 }
 
-function keyPair(): { pem: string; pub: forge.pki.PublicKey; priv: forge.pki.rsa.PrivateKey } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  return { pem, pub: forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string), priv: forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey };
-}
-
-function certificate(cn: string, pub: forge.pki.PublicKey, ca: boolean): forge.pki.Certificate {
-  const c = forge.pki.createCertificate();
-  c.publicKey = pub;
-  c.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  c.validity.notBefore = new Date(Date.now() - 60_000);
-  c.validity.notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
-  c.setSubject([{ name: 'commonName', value: cn }]);
-  c.setExtensions(ca
-    ? [{ name: 'basicConstraints', cA: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true }]
-    : [{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: true }, { name: 'extKeyUsage', clientAuth: true }]);
-  return c;
-}
-
 /** Creates (or reuses) the local client CA and client certificate in `certDir`. */
-export function ensureLocalClient(certDir: string): LocalClient {
+export async function ensureLocalClient(certDir: string): Promise<LocalClient> {
   const out = { caFile: join(certDir, 'local-client-ca.crt'), certFile: join(certDir, 'local-client.crt'), keyFile: join(certDir, 'local-client.key') };
   if (existsSync(out.caFile) && existsSync(out.certFile) && existsSync(out.keyFile)) return out;
-  const caKeys = keyPair();
-  const ca = certificate('nodelet-local-client-ca', caKeys.pub, true);
-  ca.setIssuer(ca.subject.attributes);
-  ca.sign(caKeys.priv, forge.md.sha256.create());
-  const clientKeys = keyPair();
-  const client = certificate('nodelet-local-admin', clientKeys.pub, false);
-  client.setIssuer(ca.subject.attributes);
-  client.sign(caKeys.priv, forge.md.sha256.create());
-  writeFileSync(out.keyFile, clientKeys.pem, { mode: 0o600 });
-  writeFileSync(out.certFile, forge.pki.certificateToPem(client), { mode: 0o600 });
-  writeFileSync(out.caFile, forge.pki.certificateToPem(ca), { mode: 0o600 });
+  const notBefore = new Date(Date.now() - 60_000);
+  const notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
+  const [caKeys, clientKeys] = await Promise.all([generateKeys('ecdsa'), generateKeys('ecdsa')]);
+  const ca = await createCertificate({
+    subject: { cn: 'nodelet-local-client-ca' }, publicKey: caKeys.pair.publicKey, signing: caKeys, ca: true, notBefore, notAfter,
+    keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign,
+  });
+  const client = await createCertificate({
+    subject: { cn: 'nodelet-local-admin' }, publicKey: clientKeys.pair.publicKey, issuer: ca, signing: caKeys, notBefore, notAfter,
+    keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'],
+  });
+  await writeFile(out.keyFile, await privateKeyPem(clientKeys), { mode: 0o600 });
+  await writeFile(out.certFile, `${client.toString('pem')}\n`, { mode: 0o600 });
+  await writeFile(out.caFile, `${ca.toString('pem')}\n`, { mode: 0o600 });
   return out;
 }
 

@@ -18,6 +18,7 @@ function readState(): ClusterInfo | undefined {
 function printEnv(info: ClusterInfo): void {
   console.log(`export KUBECONFIG=${info.adminKubeconfig}`);
   console.log(`export PATH=${info.binDir}:$PATH`);
+  console.log(`export BOOTSTRAP_KUBECONFIG=${info.bootstrapKubeconfig}`);
   console.log(`# logs: ${info.dir}/*.log`);
 }
 
@@ -54,7 +55,9 @@ async function main(cmd = 'up', arg?: string): Promise<number> {
       const s = readState();
       if (s && Object.values(s.pids).every(alive)) { printEnv(s); return 0; }
       if (s) await down();
-      const { info } = await startControlPlane({ detached: true });
+      // Like kubeadm: kubelet serving certificates are not verified, so nodes on their defaults
+      // (a self-signed kubelet.crt) serve `kubectl logs`.
+      const { info } = await startControlPlane({ detached: true, verifyKubelets: false });
       mkdirSync(dirname(stateFile), { recursive: true });
       writeFileSync(stateFile, JSON.stringify(info, null, 2));
       printEnv(info);

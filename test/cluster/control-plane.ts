@@ -4,6 +4,7 @@
  * (test/cluster/go), run as local processes on 127.0.0.1 with free ports.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,13 @@ export interface ClusterInfo {
   /** The apiserver's client cert for talking to kubelets (its CA is `caCert`). */
   kubeletClientCert: string;
   kubeletClientKey: string;
+  /** etcd's client URL (for a second apiserver on the same cluster). */
+  etcdUrl: string;
+  /** A bootstrap token (`<id>.<secret>`, group system:bootstrappers) and a kubeconfig that uses it. */
+  bootstrapToken: string;
+  bootstrapKubeconfig: string;
+  /** The controller-manager's `--cluster-signing-duration`. */
+  clusterSigningDuration: string;
   pids: Record<string, number>;
 }
 
@@ -41,6 +49,61 @@ export interface StartOptions {
   detached?: boolean;
   /** node-monitor-grace-period of the controller-manager (upstream default 50s). */
   nodeMonitorGracePeriod?: string;
+  /** Lifetime of certificates the controller-manager signs for CSRs (upstream default 8760h0m0s). */
+  clusterSigningDuration?: string;
+  /** Verify kubelet serving certificates against the cluster CA (`--kubelet-certificate-authority`); default true. */
+  verifyKubelets?: boolean;
+}
+
+/**
+ * kube-apiserver flags. `verifyKubelets` adds `--kubelet-certificate-authority`
+ * (the harness's default); without it the apiserver does not verify kubelet
+ * serving certificates, as on a kubeadm cluster.
+ */
+function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKubelets: boolean): string[] {
+  const f = (n: string) => join(pkiDir, n);
+  return [
+    `--etcd-servers=${etcdUrl}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
+    `--tls-cert-file=${f('apiserver.crt')}`, `--tls-private-key-file=${f('apiserver.key')}`, `--client-ca-file=${f('ca.crt')}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${f('sa.pub')}`, `--service-account-signing-key-file=${f('sa.key')}`,
+    '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction', '--enable-bootstrap-token-auth=true',
+    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
+    `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`, `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
+    ...(verifyKubelets ? [`--kubelet-certificate-authority=${f('ca.crt')}`] : []), '--kubelet-preferred-address-types=InternalIP,Hostname',
+    '--profiling=false', '--v=1',
+  ];
+}
+
+/** A bootstrap token, its Secret, and upstream's (kubeadm's) bindings for TLS bootstrap and client certificate rotation. */
+function bootstrapManifest(id: string, secret: string): string {
+  const crb = (name: string, role: string, group: string) => [
+    '---', 'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', `metadata: {name: ${name}}`,
+    `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${role}"}`,
+    `subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${group}"}]`,
+  ].join('\n');
+  return [
+    'apiVersion: v1', 'kind: Secret', 'type: bootstrap.kubernetes.io/token',
+    `metadata: {name: bootstrap-token-${id}, namespace: kube-system}`,
+    'stringData:', '  description: "nodelet test cluster: TLS bootstrap"', `  token-id: ${id}`, `  token-secret: ${secret}`,
+    '  usage-bootstrap-authentication: "true"', '  usage-bootstrap-signing: "true"',
+    crb('kubelet-bootstrap', 'system:node-bootstrapper', 'system:bootstrappers'),
+    crb('node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'system:bootstrappers'),
+    crb('node-autoapprove-certificate-rotation', 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'system:nodes'),
+    '',
+  ].join('\n');
+}
+
+/** Writes a kubeconfig that authenticates with a bearer token. */
+function tokenKubeconfig(path: string, server: string, caCert: string, token: string): string {
+  writeFileSync(path, [
+    'apiVersion: v1', 'kind: Config',
+    'clusters:', '- name: nodelet-test', '  cluster:', `    server: ${server}`, `    certificate-authority: ${caCert}`,
+    'users:', '- name: kubelet-bootstrap', '  user:', `    token: ${token}`,
+    'contexts:', '- name: nodelet-test', '  context:', '    cluster: nodelet-test', '    user: kubelet-bootstrap',
+    'current-context: nodelet-test', '',
+  ].join('\n'), { mode: 0o600 });
+  return path;
 }
 
 /** A GET with client certificate; resolves to the status code and body. */
@@ -91,27 +154,24 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const admin = clientKubeconfig(pki, server, 'admin', 'kubernetes-admin', ['system:masters']);
   const cm = clientKubeconfig(pki, server, 'controller-manager', 'system:kube-controller-manager');
   const sched = clientKubeconfig(pki, server, 'scheduler', 'system:kube-scheduler');
+  const [tokenId, tokenSecret] = [randomBytes(3).toString('hex'), randomBytes(8).toString('hex')];
+  const bootstrapKubeconfig = tokenKubeconfig(join(pki.dir, 'bootstrap.kubeconfig'), server, pki.caCert, `${tokenId}.${tokenSecret}`);
+  const signingDuration = opts.clusterSigningDuration ?? '8760h0m0s';
+  let etcdUrl = '';
   const peers: Peer[] = [];
   try {
     const etcd = await startEtcd(binDir, dir, detached);
     peers.push(etcd.peer);
-    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), [
-      `--etcd-servers=${etcd.url}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
-      `--tls-cert-file=${serving.cert}`, `--tls-private-key-file=${serving.key}`, `--client-ca-file=${pki.caCert}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${pki.saPub}`, `--service-account-signing-key-file=${pki.saKey}`,
-      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-      `--kubelet-client-certificate=${kubeletClient.cert}`, `--kubelet-client-key=${kubeletClient.key}`,
-      `--kubelet-certificate-authority=${pki.caCert}`, '--kubelet-preferred-address-types=InternalIP,Hostname',
-      '--profiling=false', '--v=1',
-    ], join(dir, 'kube-apiserver.log'), { detached }));
+    etcdUrl = etcd.url;
+    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs(pki.dir, etcd.url, apiPort, opts.verifyKubelets ?? true),
+      join(dir, 'kube-apiserver.log'), { detached }));
     const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
     await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
+    execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${admin}`, 'apply', '-f', '-'], { input: bootstrapManifest(tokenId, tokenSecret), stdio: ['pipe', 'ignore', 'pipe'] });
     peers.push(startPeer('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
       `--kubeconfig=${cm}`, `--authentication-kubeconfig=${cm}`, `--authorization-kubeconfig=${cm}`,
       '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false',
-      `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`,
+      `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`, `--cluster-signing-duration=${signingDuration}`,
       `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.saKey}`,
       '--use-service-account-credentials=true', '--controllers=*',
       `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`, '--node-monitor-period=2s', '--v=1',
@@ -127,10 +187,43 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const info: ClusterInfo = {
     dir, binDir, server, adminKubeconfig: admin, caCert: pki.caCert, caKey: pki.caKey,
     kubeletClientCert: kubeletClient.cert, kubeletClientKey: kubeletClient.key,
+    etcdUrl, bootstrapToken: `${tokenId}.${tokenSecret}`, bootstrapKubeconfig, clusterSigningDuration: signingDuration,
     pids: Object.fromEntries(peers.map((p) => [p.name, p.proc.pid ?? 0])),
   };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(info, null, 2));
   return { info, peers };
+}
+
+/** A second kube-apiserver serving the same cluster (same etcd and keys) on another port. */
+export interface ExtraApiServer {
+  server: string;
+  adminKubeconfig: string;
+  peer: Peer;
+}
+
+/**
+ * Starts another kube-apiserver on the running cluster's etcd. With
+ * `verifyKubelets: false` it talks to kubelets without verifying their serving
+ * certificates (no `--kubelet-certificate-authority`, kubeadm's default).
+ * It does not reconcile the `kubernetes` Service endpoints (the first one does).
+ */
+export async function startExtraApiServer(info: ClusterInfo, opts: { verifyKubelets: boolean }): Promise<ExtraApiServer> {
+  const pkiDir = join(info.dir, 'pki');
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  const name = `kube-apiserver-${port}`;
+  const peer = startPeer(name, join(info.binDir, 'kube-apiserver'),
+    [...apiserverArgs(pkiDir, info.etcdUrl, port, opts.verifyKubelets), '--endpoint-reconciler-type=none'], join(info.dir, `${name}.log`));
+  const client = { cert: join(pkiDir, 'admin.crt'), key: join(pkiDir, 'admin.key') };
+  const pki: Pki = { dir: pkiDir, caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
+  const adminKubeconfig = writeKubeconfig(join(pkiDir, `admin-${port}.kubeconfig`), server, pki, client, 'kubernetes-admin');
+  try {
+    await waitFor(`${name} /readyz`, async () => (await httpsGet(`${server}/readyz`, { ca: info.caCert, ...client }).catch(() => ({ status: 0 }))).status === 200, 120_000, 500);
+  } catch (e) {
+    await peer.stop('SIGKILL');
+    throw e;
+  }
+  return { server, adminKubeconfig, peer };
 }
 
 /** Issues a node identity (`system:node:<name>`) and its kubeconfig, plus a serving cert for its kubelet API. */

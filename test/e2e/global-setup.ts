@@ -13,7 +13,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '20s' });
+  // Certificates signed for CSRs live 2 minutes (plus the signer's 5-minute backdating), so
+  // tls-bootstrap.test.ts sees client and serving certificates rotate; no other test uses CSRs.
+  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '20s', clusterSigningDuration: '2m' });
   project.provide('cluster', info);
   return async () => { await stopControlPlane(info, peers); };
 }

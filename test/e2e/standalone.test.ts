@@ -44,7 +44,7 @@ describe('npm start (standalone mode)', () => {
       expect(log).toMatch(/^\S+Z stdout F Hello from WebAssembly on nodelet!$/m);
       expect(log).toContain('stdout F done');
       const pki = join(rootDir, 'pki');
-      const tls = { ca: readFileSync(join(pki, 'nodelet.crt')), cert: readFileSync(join(pki, 'local-client.crt')), key: readFileSync(join(pki, 'local-client.key')) };
+      const tls = { ca: readFileSync(join(pki, 'kubelet.crt')), cert: readFileSync(join(pki, 'local-client.crt')), key: readFileSync(join(pki, 'local-client.key')) };
       const logs = await get(port, '/containerLogs/default/hello-wasi-standalone/hello?tailLines=1', tls);
       expect(logs).toEqual({ status: 200, body: 'done\n' });
       expect((await get(port, '/pods', {})).status).toBe(401);

@@ -57,7 +57,7 @@ describe('hostile WASI pods', () => {
     img['start-loop'] = `${reg.host}/start-loop:v1`;
     hostDir = mkdtempSync(join(tmpdir(), 'nodelet-hostile-'));
     // A start timeout longer than the grace periods below: a deletion must not wait for it.
-    nodelet = await startNodelet(info, nodeName, [], { NODELET_WASI_START_TIMEOUT_MS: String(START_TIMEOUT_S * 1000) });
+    nodelet = await startNodelet(info, nodeName, [], 'issued', { NODELET_WASI_START_TIMEOUT_MS: String(START_TIMEOUT_S * 1000) });
     ns = await podNamespace(k.core, 'hostile');
     await waitNodeReady(k.core, nodeName);
   });

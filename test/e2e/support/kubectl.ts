@@ -3,15 +3,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { ClusterInfo } from '../../cluster/control-plane.ts';
 
-/** Runs kubectl to completion; returns its exit status and output. */
-export function kubectl(info: ClusterInfo, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...args], { encoding: 'utf8', timeout: 60_000 });
+/** Runs kubectl to completion (as admin, or with `kubeconfig`); returns its exit status and output. */
+export function kubectl(info: ClusterInfo, args: string[], kubeconfig = info.adminKubeconfig): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Starts `kubectl args` and collects stdout lines as they arrive. */
-export function kubectlStream(info: ClusterInfo, args: string[]): { lines: string[]; done: Promise<number | null>; kill(): void } {
-  const p = spawn(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `kubectl args` (as admin, or with `kubeconfig`) and collects stdout lines as they arrive. */
+export function kubectlStream(info: ClusterInfo, args: string[], kubeconfig = info.adminKubeconfig): { lines: string[]; done: Promise<number | null>; kill(): void } {
+  const p = spawn(join(info.binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let buf = '';
   p.stdout.setEncoding('utf8');

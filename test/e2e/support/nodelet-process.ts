@@ -11,10 +11,22 @@ import { adminClients } from './kube.ts';
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
 const LOG_KEEP_DIR = resolve(import.meta.dirname, '..', '..', '.cache', 'e2e-logs');
 
+/**
+ * How a test node gets its credentials:
+ * - `issued` (default): the harness issues its kubeconfig and serving certificate and passes `--client-ca-file`;
+ * - `defaults`: only `--kubeconfig` (issued identity), as the README starts nodelet: self-signed serving
+ *   certificate, client CA from the kubeconfig;
+ * - `bootstrap`: only `--bootstrap-kubeconfig` (the cluster's bootstrap token); nodelet writes
+ *   `<root-dir>/kubelet.conf` itself.
+ */
+export type NodeCredentials = 'issued' | 'defaults' | 'bootstrap';
+
 /** A nodelet started by a test. */
 export interface NodeletProcess {
   nodeName: string;
   rootDir: string;
+  /** The `--kubeconfig` nodelet uses (written by nodelet itself with `bootstrap` credentials). */
+  kubeconfig: string;
   port: number;
   /** The plain-HTTP /healthz port. */
   healthzPort: number;
@@ -29,19 +41,29 @@ export interface NodeletProcess {
 }
 
 /** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added to the environment). */
-export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<NodeletProcess> {
+export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = [], credentials: NodeCredentials = 'issued', env: NodeJS.ProcessEnv = {}): Promise<NodeletProcess> {
   const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
-  const creds = issueNodeCredentials(info, nodeName);
   const port = await freePort();
   const healthz = await freePort();
   const logFile = join(rootDir, 'nodelet.log');
-  const args = [BIN, `--kubeconfig=${creds.kubeconfig}`, `--hostname-override=${nodeName}`, '--node-ip=127.0.0.1',
+  let kubeconfig: string;
+  let tlsArgs: string[] = [];
+  if (credentials === 'bootstrap') {
+    kubeconfig = join(rootDir, 'kubelet.conf');
+    tlsArgs = [`--bootstrap-kubeconfig=${info.bootstrapKubeconfig}`];
+  } else {
+    const creds = issueNodeCredentials(info, nodeName);
+    kubeconfig = creds.kubeconfig;
+    if (credentials === 'issued') {
+      tlsArgs = [`--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`];
+    }
+  }
+  const args = [BIN, `--kubeconfig=${kubeconfig}`, `--hostname-override=${nodeName}`, '--node-ip=127.0.0.1',
     `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
-    `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`,
-    '--v=2', ...extraArgs];
+    ...tlsArgs, '--v=2', ...extraArgs];
   const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, Object.keys(env).length ? { env: { ...process.env, ...env } } : {});
   const np: NodeletProcess = {
-    nodeName, rootDir, port, healthzPort: healthz, logFile, peer: launch(),
+    nodeName, rootDir, kubeconfig, port, healthzPort: healthz, logFile, peer: launch(),
     async stop() {
       const proc = np.peer.proc;
       if (proc.exitCode !== null) return proc.exitCode;

@@ -28,6 +28,9 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   address: ['10.1.2.3', (o) => o.address, '10.1.2.3'],
   'anonymous-auth': ['false', (o) => o.port, 10250],
   'authorization-mode': ['AlwaysAllow', (o) => o.authorizationMode, 'AlwaysAllow'],
+  'bootstrap-kubeconfig': ['/etc/bootstrap.kubeconfig', (o) => o.bootstrapKubeconfig, '/etc/bootstrap.kubeconfig'],
+  'rotate-certificates': ['true', (o) => o.rotateCertificates, true],
+  'rotate-server-certificates': ['true', (o) => o.serverTLSBootstrap, true],
   'cert-dir': ['/etc/nodelet/pki', (o) => o.certDir, '/etc/nodelet/pki'],
   'client-ca-file': ['/etc/ca.crt', (o) => o.clientCAFile, '/etc/ca.crt'],
   config: ['', () => 0, 0], // covered by kubelet-config.test.ts (needs a file)
@@ -68,6 +71,8 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
 const PARTNERS: Record<string, string[]> = {
   'tls-cert-file': ['--tls-private-key-file=/k'],
   'tls-private-key-file': ['--tls-cert-file=/c'],
+  'bootstrap-kubeconfig': ['--kubeconfig=/etc/kubeconfig'],
+  'rotate-server-certificates': ['--kubeconfig=/etc/kubeconfig'],
   'image-gc-low-threshold': [],
   'image-gc-high-threshold': [],
 };
@@ -234,6 +239,8 @@ describe('parseCommandLine: errors name the flag on one line', () => {
     [['--sync-frequency=0s'], 'NDL_CONFIG_INVALID_VALUE', '"0s" for --sync-frequency: must be a positive duration'],
     [['--node-status-update-frequency=-1s'], 'NDL_CONFIG_INVALID_VALUE', 'for --node-status-update-frequency'],
     [['--register-node=maybe'], 'NDL_CONFIG_INVALID_VALUE', '"maybe" for --register-node: must be true or false'],
+    [['--bootstrap-kubeconfig=/b'], 'NDL_CONFIG_INVALID_VALUE', '--kubeconfig: required with --bootstrap-kubeconfig'],
+    [['--rotate-server-certificates'], 'NDL_CONFIG_INVALID_VALUE', '--rotate-server-certificates: needs --kubeconfig'],
     [['--anonymous-auth'], 'NDL_CONFIG_INVALID_VALUE', '"true" for --anonymous-auth: nodelet never serves anonymous callers'],
     [['--authorization-mode=Node'], 'NDL_CONFIG_INVALID_VALUE', '"Node" for --authorization-mode: must be one of Webhook, AlwaysAllow'],
     [['--image-gc-high-threshold=101'], 'NDL_CONFIG_INVALID_VALUE', '"101" for --image-gc-high-threshold: must be between 0 and 100'],

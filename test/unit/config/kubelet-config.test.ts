@@ -48,6 +48,7 @@ imageGCHighThresholdPercent: 70
 imageGCLowThresholdPercent: 60
 containerLogMaxSize: 1Mi
 containerLogMaxFiles: 2
+rotateCertificates: true
 logging:
   verbosity: 2
   format: text
@@ -75,8 +76,14 @@ describe('KubeletConfiguration file', () => {
       syncFrequencyMs: 300_000, podManifestPath: path.join(dir, 'manifests'), tlsCertFile: '/pki/serving.crt',
       tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'), clientCAFile: '/pki/ca.crt', authorizationMode: 'AlwaysAllow',
       imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
-      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text',
+      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text', rotateCertificates: true, serverTLSBootstrap: false,
     });
+  });
+
+  it('maps serverTLSBootstrap (which needs --kubeconfig)', () => {
+    const file = writeConfig(`${HEAD}\nserverTLSBootstrap: true\n`);
+    expect(run([`--config=${file}`, '--kubeconfig=/k']).options.serverTLSBootstrap).toBe(true);
+    expect(() => run([`--config=${file}`])).toThrow(/needs --kubeconfig/);
   });
 
   it('flags override the file', () => {

@@ -67,11 +67,11 @@ function request(urlPath: string, id?: Pem, method = 'GET'): Promise<Res> {
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'kubelet-api-'));
-  serving = selfSignedCert(NODE, ['127.0.0.1']);
-  const ca = makeCa('test-client-ca');
-  client = makeClientCert(ca, 'kube-apiserver-kubelet-client', ['system:masters']);
-  serverOnly = makeClientCert(ca, 'not-a-client', [], 'server');
-  stranger = makeClientCert(makeCa('other-ca'), 'kube-apiserver-kubelet-client', ['system:masters']);
+  serving = await selfSignedCert(NODE, ['127.0.0.1']);
+  const ca = await makeCa('test-client-ca');
+  client = await makeClientCert(ca, 'kube-apiserver-kubelet-client', ['system:masters']);
+  serverOnly = await makeClientCert(ca, 'not-a-client', [], 'server');
+  stranger = await makeClientCert(await makeCa('other-ca'), 'kube-apiserver-kubelet-client', ['system:masters']);
   server = createKubeletServer({
     nodeName: NODE,
     log: pino({ level: 'silent' }),
