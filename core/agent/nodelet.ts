@@ -74,7 +74,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: labels, allocatable: { ...allocatable, ...devices.admissionAllocatable() } }),
   });
   podsRef = pods;
-  const api = await startKubeletApi(o, log, pods, nodeIP);
+  const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
   let node: NodeController | undefined;

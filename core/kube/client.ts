@@ -2,7 +2,9 @@
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
 import * as https from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
+import { restClientRequests } from '../metrics/kubelet-metrics.ts';
 
 /** The typed API groups nodelet talks to. */
 export interface KubeClients {
@@ -38,11 +40,28 @@ export function shareConnections(kc: k8s.KubeConfig): void {
     if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, options);
     let agent = agents.get(cluster.server);
     if (!agent) {
-      agent = new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 });
+      agent = countRequests(new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 }), new URL(cluster.server).host);
       agents.set(cluster.server, agent);
     }
     return agent;
   };
+}
+
+/**
+ * Counts every request made through `agent` in rest_client_requests_total
+ * {code, host, method}, like client-go's metric (`<error>` when no response came).
+ */
+export function countRequests(agent: https.Agent, host: string): https.Agent {
+  const inner = agent as unknown as { addRequest(req: ClientRequest, options: unknown): void };
+  const addRequest = inner.addRequest.bind(agent);
+  inner.addRequest = (req, options) => {
+    let counted = false;
+    const count = (code: string) => { if (!counted) { counted = true; restClientRequests.inc({ code, host, method: req.method }); } };
+    req.once('response', (res: IncomingMessage) => count(String(res.statusCode)));
+    req.once('error', () => count('<error>'));
+    addRequest(req, options);
+  };
+  return agent;
 }
 
 /** Creates the clients from a loaded KubeConfig. */

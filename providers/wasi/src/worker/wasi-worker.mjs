@@ -8,7 +8,7 @@
 // second module.
 // Messages to the parent, in order:
 //   { type: 'ready' }                            answer to 'ping': waiting for the run message
-//   { type: 'started' }                          instantiated, _start about to run
+//   { type: 'started', tid }                     instantiated, _start about to run (tid: kernel thread id)
 //   { type: 'exit', code }                       _start returned or proc_exit(code)
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
 //   { type: 'failed', message }                  could not instantiate (before 'started')
@@ -18,7 +18,8 @@
 import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  captureStdio, confinePaths, guardReadOnly, interruptibleSleep, stopOnRequest, StoppedError, trackDescriptors,
+  captureStdio, confinePaths, guardReadOnly, interruptibleSleep, kernelThreadId, publishMemory, stopOnRequest, StoppedError,
+  trackDescriptors,
 } from './wasi-imports.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
@@ -40,6 +41,7 @@ const { CriLogWriter } = await import(workerData.criLogUrl);
 // stdin reads EOF; anything on 1/2 that is not captured goes nowhere. The
 // worker closes fds opened through node:fs when it ends (trackUnmanagedFds).
 const devNull = fs.openSync('/dev/null', 'r+');
+const tid = kernelThreadId(fs);
 
 warmUp();
 
@@ -78,7 +80,8 @@ function runContainer(d) {
     guardReadOnly(w, mem, preopenFds.filter((_, i) => d.mounts[i].readOnly));
     confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath })), fs);
     interruptibleSleep(w, mem, control);
-    stopOnRequest(w, control);
+    const report = publishMemory(d.control, mem);
+    stopOnRequest(w, control, report);
     for (const m of d.importedMemories) {
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
@@ -91,6 +94,7 @@ function runContainer(d) {
       return;
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
+    report();
     run(wasi, instance, mem);
   } finally {
     closeDescriptors();
@@ -99,7 +103,7 @@ function runContainer(d) {
 }
 
 function run(wasi, instance, mem) {
-  post({ type: 'started' });
+  post({ type: 'started', tid });
   try {
     // A stand-in instance so that a module that imports its memory can start too.
     const code = wasi.start({ exports: { ...instance.exports, memory: mem() } });
