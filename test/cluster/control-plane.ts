@@ -87,7 +87,11 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const serving = issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     ips: ['127.0.0.1', '10.0.0.1'] });
-  const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: 'kube-apiserver-kubelet-client', orgs: ['system:masters'], usage: 'client' });
+  // As kubeadm: the apiserver's kubelet client is no superuser; a ClusterRoleBinding grants it
+  // system:kubelet-api-admin (below), which the kubelets' Webhook authorizer checks.
+  const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: KUBELET_CLIENT_USER, usage: 'client' });
+  // The aggregation layer's front proxy (kubeadm's front-proxy-client; one CA here).
+  const frontProxy = issue(pki, { name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
   const admin = clientKubeconfig(pki, server, 'admin', 'kubernetes-admin', ['system:masters']);
   const cm = clientKubeconfig(pki, server, 'controller-manager', 'system:kube-controller-manager');
   const sched = clientKubeconfig(pki, server, 'scheduler', 'system:kube-scheduler');
@@ -104,10 +108,15 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
       '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
       `--kubelet-client-certificate=${kubeletClient.cert}`, `--kubelet-client-key=${kubeletClient.key}`,
       `--kubelet-certificate-authority=${pki.caCert}`, '--kubelet-preferred-address-types=InternalIP,Hostname',
+      `--requestheader-client-ca-file=${pki.caCert}`, '--requestheader-allowed-names=front-proxy-client',
+      '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${frontProxy.cert}`, `--proxy-client-key-file=${frontProxy.key}`, '--enable-aggregator-routing=true',
       '--profiling=false', '--v=1',
     ], join(dir, 'kube-apiserver.log'), { detached }));
     const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
     await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
+    await grantKubeletApiAdmin(binDir, admin);
     peers.push(startPeer('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
       `--kubeconfig=${cm}`, `--authentication-kubeconfig=${cm}`, `--authorization-kubeconfig=${cm}`,
       '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false',
@@ -131,6 +140,22 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(info, null, 2));
   return { info, peers };
+}
+
+/** The user of the apiserver's client certificate for kubelets (kubeadm's name). */
+export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
+
+/** As kubeadm's `kubeadm:kubelet-api-admin`... binding: the apiserver may use every kubelet API (logs, exec, metrics). */
+async function grantKubeletApiAdmin(binDir: string, adminKubeconfig: string): Promise<void> {
+  await waitFor('ClusterRoleBinding for the apiserver\'s kubelet client', () => {
+    try {
+      execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${adminKubeconfig}`, 'create', 'clusterrolebinding', 'kube-apiserver-kubelet-api-admin',
+        '--clusterrole=system:kubelet-api-admin', `--user=${KUBELET_CLIENT_USER}`], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+      return true;
+    } catch (e) {
+      return /AlreadyExists/.test(String((e as { stderr?: Buffer }).stderr ?? ''));
+    }
+  }, 60_000, 1000);
 }
 
 /** Issues a node identity (`system:node:<name>`) and its kubeconfig, plus a serving cert for its kubelet API. */

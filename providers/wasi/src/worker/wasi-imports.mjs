@@ -312,6 +312,7 @@ export const MEMORY_SLOT_OFFSET = 8;
  * @param {() => WebAssembly.Memory | undefined} mem
  */
 export function publishMemory(control, mem) {
+  if (control.byteLength < MEMORY_SLOT_OFFSET + 8) return () => {}; // a caller without the slot
   const slot = new Float64Array(control, MEMORY_SLOT_OFFSET, 1);
   return () => { slot[0] = mem()?.buffer.byteLength ?? 0; };
 }
