@@ -166,6 +166,12 @@ export function issueNodeCredentials(info: ClusterInfo, nodeName: string, ips: s
   return { kubeconfig, servingCert: serving.cert, servingKey: serving.key };
 }
 
+/** Issues a client certificate the cluster CA signed for user `cn` in groups `orgs`; returns `{ cert, key }` paths. */
+export function issueClientCert(info: ClusterInfo, name: string, cn: string, orgs: string[] = []): { cert: string; key: string } {
+  const pki: Pki = { dir: join(info.dir, 'pki'), caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
+  return issue(pki, { name, cn, orgs, usage: 'client' });
+}
+
 /** Stops the peers (reverse start order) and removes the state directory. */
 export async function stopControlPlane(info: ClusterInfo, peers: Peer[]): Promise<void> {
   for (const p of [...peers].reverse()) await p.stop('SIGTERM', 10_000);

@@ -1,0 +1,108 @@
+/**
+ * Metrics end to end: nodelet's /metrics scraped with a service-account token
+ * that RBAC grants nodes/metrics, and `kubectl top` through the real
+ * metrics-server v0.9.0 (aggregation layer), which scrapes nodelet's
+ * /metrics/resource with its own service-account token (TokenReview +
+ * SubjectAccessReview on nodelet).
+ */
+import type { V1PodSpec } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startRegistry, type TestRegistry } from '../harness/registry.ts';
+import { startMetricsServer, type RunningMetricsServer } from '../peers/metrics-server.ts';
+import { pushModule, WASM_TOLERATION } from './support/images.ts';
+import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
+import { kubectl } from './support/kubectl.ts';
+import { kubeletGet } from './support/kubelet-api.ts';
+import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+
+/** `kubectl top` rows: name → [cpu millicores, memory bytes]. */
+function topRows(out: string): Map<string, [number, number]> {
+  const rows = new Map<string, [number, number]>();
+  for (const line of out.trim().split('\n').slice(1)) {
+    const [name, cpu, mem] = line.trim().split(/\s+/);
+    if (!name || !cpu || !mem) continue;
+    const milli = cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000;
+    const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[mem.slice(-2)] ?? 1;
+    rows.set(name, [milli, Number(mem.replace(/[KMG]i$/, '')) * unit]);
+  }
+  return rows;
+}
+
+describe('metrics and kubectl top', () => {
+  const info = inject('cluster');
+  const k = adminClients(info);
+  const nodeName = 'metrics-n1';
+  let nodelet: NodeletProcess;
+  let reg: TestRegistry;
+  let ms: RunningMetricsServer;
+  let ns: string;
+  const ok = (args: string[]) => { const r = kubectl(info, args); if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`); return r.stdout; };
+
+  beforeAll(async () => {
+    reg = await startRegistry();
+    const img = { loop: await pushModule(reg, 'loop'), sleep: await pushModule(reg, 'sleep'), grow: await pushModule(reg, 'grow') };
+    ms = await startMetricsServer(info, { resolution: '10s', verifyKubeletCa: true });
+    nodelet = await startNodelet(info, nodeName);
+    ns = await podNamespace(k.core, 'metrics');
+    await waitNodeReady(k.core, nodeName);
+    const pod = (name: string, image: string, args: string[]) => k.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: {
+      tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [{ name: 'main', image, args }],
+    } as V1PodSpec } });
+    await pod('busy', img.loop, []);
+    await pod('idle', img.sleep, ['3600']);
+    await pod('grower', img.grow, ['48']);
+    for (const p of ['busy', 'idle', 'grower']) await podUntil(k.core, ns, p, 'Running', (x) => x.status?.phase === 'Running');
+  });
+  afterAll(async () => {
+    kubectl(info, ['delete', 'clusterrolebinding', 'metrics-e2e-prom', '--ignore-not-found']);
+    kubectl(info, ['delete', 'clusterrole', 'metrics-e2e-prom', '--ignore-not-found']);
+    await ms?.stop();
+    await nodelet?.dispose();
+    await reg?.stop();
+  });
+
+  it('/metrics, scraped with a token that has nodes/metrics, has the upstream names and counts the running pods', async () => {
+    ok(['-n', ns, 'create', 'serviceaccount', 'prom']);
+    ok(['create', 'clusterrole', 'metrics-e2e-prom', '--verb=get', '--resource=nodes/metrics']);
+    ok(['create', 'clusterrolebinding', 'metrics-e2e-prom', '--clusterrole=metrics-e2e-prom', `--serviceaccount=${ns}:prom`]);
+    const token = ok(['-n', ns, 'create', 'token', 'prom', '--duration=10m']).trim();
+    const text = await eventually('/metrics with the token', async () => {
+      const r = await kubeletGet(nodelet.port, '/metrics', info.caCert, { token });
+      return r.status === 200 ? r.body : undefined;
+    }, 30_000, 500);
+    for (const name of ['kubelet_running_pods', 'kubelet_running_containers', 'kubelet_pod_start_duration_seconds_bucket',
+      'kubelet_pod_worker_duration_seconds_bucket', 'kubelet_node_name', 'rest_client_requests_total', 'nodelet_image_pulls_total', 'process_cpu_seconds_total']) {
+      expect(text, name).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
+    }
+    const running = (await k.core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length;
+    expect(running).toBe(3);
+    expect(text).toMatch(new RegExp(`^kubelet_running_pods ${running}$`, 'm'));
+    expect(text).toMatch(/^kubelet_running_containers\{container_state="running"\} 3$/m);
+    expect(text).toContain(`kubelet_node_name{node="${nodeName}"} 1`);
+    expect(Number(/^kubelet_pod_start_duration_seconds_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(3);
+    expect(text).toMatch(/^rest_client_requests_total\{code="20[01]",host="127\.0\.0\.1:\d+",method="(GET|PATCH|POST|PUT)"\} \d+$/m);
+    // The same token has no nodes/stats: /stats/summary stays forbidden.
+    expect((await kubeletGet(nodelet.port, '/stats/summary', info.caCert, { token })).status).toBe(403);
+  });
+
+  it('kubectl top node and kubectl top pod show nodelet\'s figures through metrics-server', async () => {
+    const node = await eventually('kubectl top node', () => {
+      const r = kubectl(info, ['top', 'node', nodeName]);
+      return r.status === 0 ? topRows(r.stdout).get(nodeName) : undefined;
+    }, 120_000, 2000);
+    expect(node[0]).toBeGreaterThan(0);
+    expect(node[1]).toBeGreaterThan(10 * 1024 ** 2); // nodelet's resident set
+    const pods = await eventually('kubectl top pod (all three)', () => {
+      const r = kubectl(info, ['-n', ns, 'top', 'pod']);
+      const rows = r.status === 0 ? topRows(r.stdout) : undefined;
+      return rows && ['busy', 'idle', 'grower'].every((p) => rows.has(p)) ? rows : undefined;
+    }, 120_000, 2000);
+    const [busyCpu] = pods.get('busy')!;
+    const [idleCpu, idleMem] = pods.get('idle')!;
+    const [, grownMem] = pods.get('grower')!;
+    expect(busyCpu).toBeGreaterThan(200); // a spinning module keeps most of a core busy
+    expect(busyCpu).toBeGreaterThan(idleCpu * 10);
+    expect(grownMem).toBeGreaterThanOrEqual(48 * 1024 ** 2);
+    expect(grownMem).toBeGreaterThan(idleMem * 10);
+  });
+});
