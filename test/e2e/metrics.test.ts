@@ -15,11 +15,16 @@ import { kubectl } from './support/kubectl.ts';
 import { kubeletGet } from './support/kubelet-api.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
-/** `kubectl top` rows: name → [cpu millicores, memory bytes]. */
+/** `kubectl top` rows: name → [cpu millicores, memory bytes] (columns found by header: node rows also have percentages). */
 function topRows(out: string): Map<string, [number, number]> {
   const rows = new Map<string, [number, number]>();
-  for (const line of out.trim().split('\n').slice(1)) {
-    const [name, cpu, mem] = line.trim().split(/\s+/);
+  const [header, ...lines] = out.trim().split('\n');
+  const cols = header!.trim().split(/\s+/);
+  const ci = cols.indexOf('CPU(cores)');
+  const mi = cols.indexOf('MEMORY(bytes)');
+  for (const line of lines) {
+    const f = line.trim().split(/\s+/);
+    const [name, cpu, mem] = [f[0], f[ci], f[mi]];
     if (!name || !cpu || !mem) continue;
     const milli = cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000;
     const unit = { Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[mem.slice(-2)] ?? 1;
@@ -88,15 +93,18 @@ describe('metrics and kubectl top', () => {
   it('kubectl top node and kubectl top pod show nodelet\'s figures through metrics-server', async () => {
     const node = await eventually('kubectl top node', () => {
       const r = kubectl(info, ['top', 'node', nodeName]);
-      return r.status === 0 ? topRows(r.stdout).get(nodeName) : undefined;
+      if (r.status !== 0) throw new Error(r.stderr.trim());
+      return topRows(r.stdout).get(nodeName);
     }, 120_000, 2000);
     expect(node[0]).toBeGreaterThan(0);
     expect(node[1]).toBeGreaterThan(10 * 1024 ** 2); // nodelet's resident set
     const pods = await eventually('kubectl top pod (all three)', () => {
       const r = kubectl(info, ['-n', ns, 'top', 'pod']);
-      const rows = r.status === 0 ? topRows(r.stdout) : undefined;
-      return rows && ['busy', 'idle', 'grower'].every((p) => rows.has(p)) ? rows : undefined;
+      if (r.status !== 0) throw new Error(r.stderr.trim());
+      const rows = topRows(r.stdout);
+      return ['busy', 'idle', 'grower'].every((p) => rows.has(p)) ? rows : undefined;
     }, 120_000, 2000);
+    console.info(`kubectl top: node ${JSON.stringify(node)}; pods ${JSON.stringify([...pods])} ([millicores, bytes])`);
     const [busyCpu] = pods.get('busy')!;
     const [idleCpu, idleMem] = pods.get('idle')!;
     const [, grownMem] = pods.get('grower')!;

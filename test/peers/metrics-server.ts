@@ -14,12 +14,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClusterInfo } from '../cluster/control-plane.ts';
 import { freePort } from '../harness/ports.ts';
-import { startPeer, type Peer } from '../harness/process.ts';
+import { startPeer, waitFor, type Peer } from '../harness/process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -150,15 +150,28 @@ export async function startMetricsServer(info: ClusterInfo, o: MetricsServerOpti
     `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
     `--bind-address=${ip}`, `--secure-port=${port}`, `--cert-dir=${join(dir, 'pki')}`,
     '--kubelet-preferred-address-types=InternalIP', '--kubelet-use-node-status-port',
-    `--metric-resolution=${o.resolution ?? '10s'}`,
+    // metrics-server panics unless the resolution is longer than the request timeout (default 10s).
+    `--metric-resolution=${o.resolution ?? '10s'}`, '--kubelet-request-timeout=5s',
     ...(o.verifyKubeletCa ? [`--kubelet-certificate-authority=${info.caCert}`] : ['--kubelet-insecure-tls']),
     '--v=2',
   ], join(dir, 'metrics-server.log'));
   kubectl(['apply', '-f', '-'], registration(ip, port));
+  await waitFor('APIService v1beta1.metrics.k8s.io Available', () => {
+    if (peer.proc.exitCode !== null) {
+      throw new Error(`metrics-server exited (${peer.proc.exitCode}): ${readFileSync(peer.logFile, 'utf8').split('\n').slice(-5).join(' | ')}`);
+    }
+    try {
+      return kubectl(['get', 'apiservice', 'v1beta1.metrics.k8s.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']) === 'True';
+    } catch { return false; }
+  }, 90_000, 1000);
   return {
     peer, port,
     async stop() {
       await peer.stop('SIGTERM', 10_000);
+      // Keep the log for post-mortems (test/.cache is git-ignored; the cluster dir is removed).
+      const keep = join(here, '..', '.cache', 'e2e-logs');
+      mkdirSync(keep, { recursive: true });
+      copyFileSync(peer.logFile, join(keep, `metrics-server-${Date.now()}.log`));
       try { kubectl(['delete', 'apiservice', 'v1beta1.metrics.k8s.io', '--ignore-not-found']); } catch { /* cluster going away */ }
     },
   };
