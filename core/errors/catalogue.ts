@@ -43,7 +43,6 @@ export const CATALOGUE = {
   NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
   NDL_API_TOKEN_REVIEW: 'TokenReview of a kubelet API bearer token failed',
   NDL_API_ACCESS_REVIEW: 'SubjectAccessReview of a kubelet API request failed',
-  NDL_API_AUTH_CONFIG: 'kubelet API authentication/authorization misconfigured',
   // plugin registration
   NDL_PLUGIN_TYPE: 'unsupported plugin type',
   NDL_PLUGIN_VERSION: 'unsupported plugin version',
