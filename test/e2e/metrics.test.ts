@@ -113,4 +113,23 @@ describe('metrics and kubectl top', () => {
     expect(grownMem).toBeGreaterThanOrEqual(48 * 1024 ** 2);
     expect(grownMem).toBeGreaterThan(idleMem * 10);
   });
+
+  // Not through `kubectl get --raw /api/v1/nodes/<n>/proxy/...`: the apiserver refuses to proxy to a node
+  // whose address is loopback ("address not allowed"), and the harness's nodes are on 127.0.0.1. So these are
+  // read as the apiserver would, with its kubelet client certificate (granted system:kubelet-api-admin).
+  it('/stats/summary, /metrics/resource and /configz for the identity with system:kubelet-api-admin', async () => {
+    const raw = async (path: string) => {
+      const r = await kubeletGet(nodelet.port, path, info.caCert, { cert: info.kubeletClientCert, key: info.kubeletClientKey });
+      expect(r.status, path).toBe(200);
+      return r.body;
+    };
+    const summary = JSON.parse(await raw('/stats/summary'));
+    expect(summary.node).toMatchObject({ nodeName, cpu: { usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number) } });
+    const busy = summary.pods.find((p: { podRef: { name: string } }) => p.podRef.name === 'busy');
+    expect(busy).toMatchObject({ podRef: { namespace: ns }, containers: [{ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) } }] });
+    expect(busy.containers[0].cpu.usageCoreNanoSeconds).toBeGreaterThan(1e9); // it has spun for well over a second
+    expect(await raw('/metrics/resource')).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="main",namespace="${ns}",pod="busy"\\} [0-9.e+]+ \\d{13}$`, 'm'));
+    const configz = JSON.parse(await raw('/configz'));
+    expect(configz.kubeletconfig).toMatchObject({ kind: 'KubeletConfiguration', authorization: { mode: 'Webhook' }, authentication: { webhook: { enabled: true }, anonymous: { enabled: false } } });
+  });
 });
