@@ -82,6 +82,18 @@ describe('kubelet API authn/authz (Webhook)', () => {
     expect(await get('/pods', { token: 'not-a-token' })).toEqual({ status: 401, body: 'Unauthorized' });
   });
 
+  it('with --anonymous-auth=true, callers without credentials are system:anonymous and still need RBAC', async () => {
+    const open = await startNodelet(info, 'authz-n2', ['--anonymous-auth=true']);
+    try {
+      await waitNodeReady(k.core, 'authz-n2');
+      const r = await kubeletGet(open.port, '/pods', info.caCert);
+      expect(r).toEqual({ status: 403, body: 'Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=pods)' });
+      expect((await kubeletGet(open.port, '/pods', info.caCert, { token: 'not-a-token' })).status).toBe(401);
+    } finally {
+      await open.dispose();
+    }
+  });
+
   it('the apiserver reaches the kubelet API with its own client certificate (kubectl logs)', async () => {
     const out = await eventually('kubectl logs', () => { const r = kubectl(info, ['-n', ns, 'logs', 'sleeper']); return r.status === 0 ? r.stdout : undefined; }, 30_000, 500);
     expect(out).toContain('sleeping 3600');
