@@ -8,10 +8,13 @@
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
  *   --only=a,b       only these figures (latency,kwok,density,footprint,modules,logs,plugins,cpu)
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWasmModule } from '../test/harness/wasm-modules.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
+import { ensureBuilt } from '../test/harness/build-dist.ts';
+import { nodeBinary } from '../test/harness/node-binary.ts';
 import { clientsFor, disposeRoot, NODELET_NODE, startBenchNodelet, startBenchRegistry, startCluster, startKwok, waitNodeReady } from './lib/env.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
@@ -59,6 +62,9 @@ const paths = {
   sleep: await buildWasmModule('sleep'), spew: await buildBenchC('spew'), cpu: await buildBenchC('cpu'), big: await buildBigGo(),
 };
 buildPeers();
+ensureBuilt(); // nodelet runs from dist/
+const help = measureHelp();
+console.log(`  nodelet --help: median ${help.medianMs} ms of ${help.runsMs.join(', ')} ms`);
 let wasmtime: string | undefined;
 let wasmtimeSkip: string | undefined = 'not requested (pass --with-wasmtime to build wasmtime-cli with cargo)';
 if (withWasmtime) {
@@ -121,6 +127,15 @@ try {
   if (profile) console.log(summarizeProfiles(profDir));
 }
 
+/** `nodelet --help` wall time (spawn to exit) on Node 24, 7 runs after one warm-up; the median is the figure. */
+function measureHelp(): { medianMs: number; runsMs: number[] } {
+  const bin = join(ROOT, 'bin', 'nodelet.mjs');
+  const once = () => { const t = performance.now(); execFileSync(nodeBinary(), [bin, '--help'], { stdio: 'ignore' }); return Math.round(performance.now() - t); };
+  once();
+  const runsMs = Array.from({ length: 7 }, once);
+  return { medianMs: [...runsMs].sort((a, b) => a - b)[3]!, runsMs };
+}
+
 function report(r: {
   idle?: { cores: number; rssMiB: number; pssMiB?: number; windowS: number }; lat?: LatencyResult; latK?: LatencyResult; dens?: DensityResult;
   mods?: ModuleStart[]; logs?: LogsResult; plugins?: PluginsResult; cpu?: CpuBoundResult;
@@ -142,6 +157,7 @@ function report(r: {
     add('1 ratio nodelet/kwok burst p99', `${rb}x (p50 ${ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50)}x)`, atMost('burst p99 vs kwok', rb, 2, 'x'));
     add('1 ratio nodelet/kwok single median', `${ratio(r.lat.single.medianMs, r.latK.single.medianMs)}x`);
   }
+  add('0 nodelet --help (median of 7)', `${help.medianMs} ms (${help.runsMs.join(', ')})`, atMost('--help', help.medianMs, 200, 'ms'));
   if (r.idle) {
     add(`3 idle RSS (tree, ${r.idle.windowS}s)`, `${r.idle.rssMiB} MiB (PSS ${r.idle.pssMiB ?? na} MiB)`, atMost('idle RSS', r.idle.rssMiB, 100, 'MiB'));
     add('3 idle CPU', `${r.idle.cores} cores`, atMost('idle CPU', r.idle.cores, 0.02, 'cores'));
@@ -182,6 +198,7 @@ function report(r: {
     density: r.dens?.steps, footprint: { idle: r.idle && { ...r.idle, memory: undefined }, at100Pods: r.dens?.at100 },
     moduleStart: { modules: r.mods, replicas: r.dens?.replicas }, logs: r.logs, plugins: r.plugins,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
+    help,
   };
   const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;
   writeFileSync(file, json);

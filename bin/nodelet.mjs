@@ -1,13 +1,25 @@
 #!/usr/bin/env node
-// The `nodelet` command: runs the TypeScript sources through tsx (no build step).
-import { register } from 'tsx/esm/api';
+// The `nodelet` command: runs the built JavaScript in dist/ (`npm run build`)
+// with plain node — no TypeScript loader. On a Node older than 24 it first
+// re-runs itself with the bundled Node 24 (see node-runtime.mjs).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { relaunchOnSupportedNode } from './node-runtime.mjs';
 
-process.removeAllListeners('warning');
-process.on('warning', (w) => {
-  // node:wasi prints an ExperimentalWarning on every load; everything else is shown.
-  if (w.name === 'ExperimentalWarning' && /WASI/.test(w.message)) return;
-  console.error(`${w.name}: ${w.message}`);
-});
-register();
-const { main } = await import('../core/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const relaunched = await relaunchOnSupportedNode(fileURLToPath(import.meta.url), process.argv.slice(2));
+const entry = new URL('../dist/core/cli/main.js', import.meta.url);
+if (relaunched !== undefined) {
+  process.exitCode = relaunched;
+} else if (!existsSync(entry)) {
+  process.stderr.write(`nodelet: ${fileURLToPath(entry)} is missing: run "npm run build" first\n`);
+  process.exitCode = 1;
+} else {
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => {
+    // node:wasi prints an ExperimentalWarning on every load; everything else is shown.
+    if (w.name === 'ExperimentalWarning' && /WASI/.test(w.message)) return;
+    console.error(`${w.name}: ${w.message}`);
+  });
+  const { main } = await import(entry.href);
+  process.exitCode = await main(process.argv.slice(2));
+}

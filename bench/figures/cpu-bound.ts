@@ -15,6 +15,7 @@ import { PodWatch } from '../lib/pod-watch.ts';
 import { createNamespace, drainNamespace, podSpec } from '../lib/pods.ts';
 import { median, ratio } from '../lib/stats.ts';
 import { exitOf, readTrace } from '../lib/trace.ts';
+import { nodeBinary } from '../../test/harness/node-binary.ts';
 
 const WASMTIME_ROOT = join(ROOT, 'test', '.cache', 'wasmtime');
 /** The wasmtime-cli version built. */
@@ -51,7 +52,7 @@ export async function measureCpuBound(c: Clients, traceFile: string, image: stri
     }
   } finally { w.stop(); await drainNamespace(c, ns); }
   const child = join(ROOT, 'bench', 'lib', 'run-wasi-child.mjs');
-  const nodeWasiMs = Math.round(median([0, 1, 2].map(() => Number(execFileSync(process.execPath, ['--no-warnings', child, wasmPath, String(rounds)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()))));
+  const nodeWasiMs = Math.round(median([0, 1, 2].map(() => Number(execFileSync(nodeBinary(), ['--no-warnings', child, wasmPath, String(rounds)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()))));
   if (!wasmtime) return { rounds, nodeletMs, nodeWasiMs };
   const wt = [0, 1, 2].map(() => { const t = performance.now(); execFileSync(wasmtime, ['run', wasmPath, String(rounds)], { stdio: 'ignore' }); return performance.now() - t; });
   const wasmtimeMs = Math.round(median(wt));

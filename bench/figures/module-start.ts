@@ -13,6 +13,7 @@ import { PodWatch } from '../lib/pod-watch.ts';
 import { createNamespace, drainNamespace, podSpec } from '../lib/pods.ts';
 import { median } from '../lib/stats.ts';
 import { readTrace, workersOf } from '../lib/trace.ts';
+import { nodeBinary } from '../../test/harness/node-binary.ts';
 
 /** Module start of one module. */
 export interface ModuleStart {
@@ -26,7 +27,7 @@ const r1 = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? unde
 /** Measures `path` in isolation (fresh processes). */
 export function isolation(path: string): ModuleStart['isolation'] {
   const child = new URL('../lib/module-start-child.mjs', import.meta.url).pathname;
-  const runs = [0, 1, 2].map(() => JSON.parse(execFileSync(process.execPath, ['--no-warnings', child, path], { encoding: 'utf8' }).trim()));
+  const runs = [0, 1, 2].map(() => JSON.parse(execFileSync(nodeBinary(), ['--no-warnings', child, path], { encoding: 'utf8' }).trim()));
   const m = (k: string) => r1(median(runs.map((r) => r[k] as number)))!;
   return { compileMs: m('compileMs'), instantiateMs: m('instantiateMs'), recompileMs: m('recompileMs') };
 }

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { issueNodeCredentials, startControlPlane, stopControlPlane, type ClusterInfo } from '../../test/cluster/control-plane.ts';
+import { nodeBinary } from '../../test/harness/node-binary.ts';
 import { freePort } from '../../test/harness/ports.ts';
 import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
 import { startRegistry, type TestRegistry } from '../../test/harness/registry.ts';
@@ -75,7 +76,7 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
   // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
   const env = { ...process.env, NODELET_BENCH_TRACE: traceFile };
-  const peer = startPeer('nodelet', process.execPath, [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
+  const peer = startPeer('nodelet', nodeBinary(), [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
   let stopping = false;
   const exited = new Promise<number | string | null>((r) => peer.proc.once('exit', (code, sig) => { if (!stopping) r(code ?? sig); }));
   return {

@@ -83,7 +83,7 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   setRunningCounts(() => runningCounts(pods));
   nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
-    nodeName: o.nodeName, log: log.child({ component: 'kubelet-api' }) as unknown as PinoLogger, pods: podSourceFor(pods, o.rootDir),
+    nodeName: o.nodeName, log: log as unknown as PinoLogger /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
     ...apiAuth(o, clients, log),

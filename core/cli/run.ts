@@ -6,10 +6,12 @@
 import type { NodeletOptions } from '../config/options.ts';
 import { createLogger, flushLogger } from '../log/logger.ts';
 import { startNodelet } from '../agent/nodelet.ts';
+import { KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/repo-root.ts';
 
 /** Runs until a termination signal; resolves to the exit code. */
 export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {
-  const log = createLogger({ level: options.logLevel, name: 'nodelet' });
+  const log = createLogger({ level: options.logLevel, name: 'nodelet', format: options.loggingFormat });
+  log.info({ version: packageVersion(), kubeletVersion: KUBELET_COMPATIBLE_VERSION, nodeVersion: process.version }, 'starting nodelet');
   for (const w of warnings) log.warn(w);
   let agent;
   try {

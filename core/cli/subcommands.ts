@@ -1,46 +1,72 @@
 /**
  * `nodelet push` and `nodelet pull`: dispatch, and the argument parsing they
- * share (positionals plus `--flag[=value]`). Both print errors as
+ * share (node:util `parseArgs`, strict: positionals plus `--flag[=value]`;
+ * `-h`/`--help` on every subcommand). Both print errors as
  * `nodelet <cmd>: <message>` and return exit code 1 (2 for bad usage).
  */
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 
-/** Parsed arguments: positionals in order and flags by name (`true` for a bare boolean flag). */
+/** The subcommands `nodelet` knows. */
+export type SubcommandName = 'push' | 'pull';
+
+/** One subcommand: its usage text and its options (parseArgs's config). */
+export interface SubcommandSpec {
+  readonly usage: string;
+  readonly options: ParseArgsOptionsConfig;
+}
+
+/** Parsed arguments: positionals in order and option values by name; `help` when -h/--help was given. */
 export interface SubcommandArgs {
   readonly positionals: string[];
-  readonly flags: Map<string, string | true>;
+  readonly values: Record<string, string | boolean | undefined>;
+  readonly help: boolean;
 }
 
 /**
- * Parses `args`. `valued` flags take `--f=v` or `--f v`; `bools` take `--f`.
- * Unknown flags fail with `NDL_CONFIG_UNEXPECTED_ARG`.
+ * Parses `args` against `spec` (plus `-h`/`--help`). Unknown flags and missing
+ * values fail with `NDL_CONFIG_UNEXPECTED_ARG`, naming the subcommand.
  */
-export function parseSubcommandArgs(cmd: string, args: readonly string[], valued: readonly string[], bools: readonly string[]): SubcommandArgs {
-  const positionals: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!a.startsWith('--') || a === '--') { positionals.push(a); continue; }
-    const eq = a.indexOf('=');
-    const name = a.slice(2, eq < 0 ? undefined : eq);
-    if (bools.includes(name) && eq < 0) { flags.set(name, true); continue; }
-    if (!valued.includes(name)) throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `nodelet ${cmd}: unknown flag --${name}`);
-    const value = eq >= 0 ? a.slice(eq + 1) : args[++i];
-    if (value === undefined) throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `nodelet ${cmd}: --${name} needs a value`);
-    flags.set(name, value);
+export function parseSubcommandArgs(cmd: SubcommandName, args: readonly string[], spec: SubcommandSpec): SubcommandArgs {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args], allowPositionals: true, strict: true,
+      options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
+    });
+    const { help, ...rest } = values as Record<string, string | boolean | undefined>;
+    return { positionals, values: rest, help: help === true };
+  } catch (e) {
+    // parseArgs's own messages name the flag ("Unknown option '--x'", "Option '--y <value>' argument missing").
+    throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `${(e as Error).message.split('.')[0]}`, e);
   }
-  return { positionals, flags };
 }
 
 /** Runs `nodelet push|pull args`; resolves to the exit code. */
-export async function runSubcommand(name: 'push' | 'pull', args: string[]): Promise<number> {
+export async function runSubcommand(name: SubcommandName, args: string[]): Promise<number> {
   try {
     if (name === 'push') return await (await import('./push.ts')).runPush(args);
     return await (await import('./pull.ts')).runPull(args);
   } catch (e) {
     const usage = isNodeletError(e, 'NDL_CONFIG_UNEXPECTED_ARG');
     process.stderr.write(`nodelet ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
-    if (usage) process.stderr.write(`Run "nodelet --help" for usage.\n`);
+    if (usage) process.stderr.write(`Run "nodelet ${name} --help" for usage.\n`);
     return usage ? 2 : 1;
   }
+}
+
+const human = (n: number) => (n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`);
+
+/** A transfer's progress line: `pushing sha256:0123456789ab: 4.0 MiB / 9.5 MiB (42%)`. */
+export function transferLine(verb: 'pushing' | 'pulling', digest: string, doneBytes: number, totalBytes: number): string {
+  const pct = totalBytes > 0 ? Math.floor((doneBytes * 100) / totalBytes) : 100;
+  return `${verb} ${digest.slice(0, 19)}: ${human(doneBytes)} / ${human(totalBytes)} (${pct}%)`;
+}
+
+/**
+ * Writes progress lines to stderr: on a TTY one line rewritten in place (a newline
+ * once complete), otherwise one line per report.
+ */
+export function progressWriter(): (line: string, complete: boolean) => void {
+  const tty = process.stderr.isTTY === true;
+  return (line, complete) => { process.stderr.write(tty ? `\r${line}${complete ? '\n' : ''}` : `${line}\n`); };
 }

@@ -6,7 +6,7 @@ import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import {
-  parseBool, parseDuration, parseIP, parseIntIn, parseList, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
+  parseBool, parseDuration, parseIP, parseIntIn, parseList, parseLogFormat, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
   parsePositiveInt, parseQuantity, parseVerbosity,
 } from './values.ts';
 
@@ -125,6 +125,9 @@ export const FLAGS: readonly FlagSpec[] = [
     apply: (s, r) => { s.tlsCertFile = parsePath(r); } },
   { name: 'tls-private-key-file', type: 'string', default: '', upstream: true,
     help: 'Private key matching --tls-cert-file', apply: (s, r) => { s.tlsPrivateKeyFile = parsePath(r); } },
+  { name: 'logging-format', type: 'string', default: '', upstream: true,
+    help: 'Log format: text or json (default: text when stderr is a terminal, else json)',
+    apply: (s, r) => { s.loggingFormat = parseLogFormat(r); } },
   { name: 'v', type: 'level', default: '0', upstream: true,
     help: 'Log verbosity: 0-1 info, 2-3 debug, 4+ trace (a level name is accepted too)',
     apply: (s, r) => { s.verbosityLevel = parseVerbosity(r); } },

@@ -6,13 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { nodeletError } from '../errors/catalogue.ts';
 import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
 import {
-  parseBool, parseDuration, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity,
+  parseBool, parseDuration, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity, parseLogFormat,
 } from './values.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -79,6 +79,7 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },
   containerLogMaxFiles: (s, v) => { s.containerLogMaxFiles = parseLogMaxFiles(str(v)); },
   'logging.verbosity': (s, v) => { s.verbosityLevel = parseVerbosity(str(v)); },
+  'logging.format': (s, v) => { s.loggingFormat = parseLogFormat(str(v)); },
 };
 
 /** Flattens nested mappings into dotted paths; supported fields, lists and scalars are leaves. */
@@ -133,7 +134,9 @@ export function loadKubeletConfig(file: string): KubeletConfigResult {
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // Loaded on use: `nodelet --help` and runs without --config skip yaml's ~80 modules.
+    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    doc = parse(text);
   } catch (e) {
     throw nodeletError('NDL_CONFIG_FILE', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`, e);
   }

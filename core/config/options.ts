@@ -5,7 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Taint } from './taints.ts';
-import type { LogLevel } from './values.ts';
+import type { LogFormat, LogLevel } from './values.ts';
 import { REPO_ROOT } from './repo-root.ts';
 
 export type { LogLevel, Taint };
@@ -55,6 +55,8 @@ export interface NodeletOptions extends DerivedDirs {
   podManifestPath?: string;
   insecureRegistries: string[];
   logLevel: LogLevel;
+  /** `--logging-format`; undefined: text on a terminal, else json. */
+  loggingFormat?: LogFormat;
   authorizationMode: AuthorizationMode;
   /** Serve callers without credentials as `system:anonymous` (still authorized). */
   anonymousAuth: boolean;

@@ -1,10 +1,23 @@
 /** Where nodelet's own files live: the one place that knows the repository layout. */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Absolute path of the nodelet repository (this file is `<repo>/core/config/repo-root.ts`). */
-export const REPO_ROOT: string = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * Absolute path of the nodelet repository (or installed package): the nearest
+ * directory above this module with nodelet's package.json. This file runs as
+ * `<repo>/core/config/repo-root.ts` (tests, dev scripts) and as
+ * `<repo>/dist/core/config/repo-root.js` (the built entry).
+ */
+export const REPO_ROOT: string = findRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'nodelet') return dir;
+    if (path.dirname(dir) === dir) throw new Error(`nodelet's package.json not found above ${from}`);
+  }
+}
 
 /** The upstream kubelet minor version nodelet follows. */
 export const KUBELET_COMPATIBLE_VERSION = 'v1.36';

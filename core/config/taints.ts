@@ -3,7 +3,7 @@
  * `key:Effect`, comma-separated), as upstream pkg/util/taints parses it, and
  * the taint nodelet adds by default so ordinary pods stay off its node.
  */
-import type { Taint } from '../../plugin-api/v1/node.ts';
+import type { Taint } from '@nodelet/plugin-api/v1';
 import { labelKeyError, labelValueError } from './labels.ts';
 
 export type { Taint };

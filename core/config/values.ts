@@ -71,6 +71,17 @@ export function parseLogLevel(text: string): LogLevel {
   return level as LogLevel;
 }
 
+/** Log output formats (`--logging-format`, `logging.format`), as upstream's component-base logs. */
+export const LOG_FORMATS = ['text', 'json'] as const;
+/** A log output format. */
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Parses a log format name (`text` or `json`). */
+export function parseLogFormat(text: string): LogFormat {
+  if (!(LOG_FORMATS as readonly string[]).includes(text)) throw new Error(`must be one of ${LOG_FORMATS.join(', ')}`);
+  return text as LogFormat;
+}
+
 /** Maps klog verbosity (`--v=N`) to a level: 0-1 info, 2-3 debug, 4+ trace. A level name is accepted too. */
 export function parseVerbosity(text: string): LogLevel {
   if (/^[a-z]+$/i.test(text)) return parseLogLevel(text);

@@ -37,6 +37,30 @@ export interface OciImageServiceOptions {
   /** The fetch to use; defaults to the global fetch. */
   readonly fetch?: typeof fetch;
   readonly userAgent?: string;
+  /** Called as a layer's bytes arrive (`nodelet pull` shows it); not called for stored blobs. */
+  readonly onProgress?: (p: BlobProgress) => void;
+}
+
+/** How much of a blob has been received. */
+export interface BlobProgress {
+  readonly digest: string;
+  readonly receivedBytes: number;
+  readonly totalBytes: number;
+}
+
+/** `body` passed through unchanged, reporting the bytes received so far (at most every 1%, and at the end). */
+function counted(body: ReadableStream<Uint8Array> | null, digest: string, totalBytes: number, report: (p: BlobProgress) => void): ReadableStream<Uint8Array> | null {
+  if (!body) return body;
+  let receivedBytes = 0;
+  let reported = -1;
+  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, out) {
+      receivedBytes += chunk.byteLength;
+      const pct = totalBytes > 0 ? Math.floor((receivedBytes * 100) / totalBytes) : 100;
+      if (pct > reported) { reported = pct; report({ digest, receivedBytes, totalBytes }); }
+      out.enqueue(chunk);
+    },
+  }));
 }
 
 /** One image for the node's `status.images`. */
@@ -56,12 +80,12 @@ export class OciImageService implements ImageService {
   private readonly pulls = new SingleFlight<Fetched & { credential?: RegistryCredential }>();
   private readonly access = new PullAccess();
 
-  private constructor(private readonly store: ImageStore, private readonly client: RegistryClient) {}
+  private constructor(private readonly store: ImageStore, private readonly client: RegistryClient, private readonly onProgress?: (p: BlobProgress) => void) {}
 
   /** Opens the store (reading its index once) and returns the service. */
   static async open(opts: OciImageServiceOptions): Promise<OciImageService> {
     const store = await ImageStore.open(opts.rootDir);
-    return new OciImageService(store, new RegistryClient(opts));
+    return new OciImageService(store, new RegistryClient(opts), opts.onProgress);
   }
 
   /** Pulls `image` per `req.pullPolicy`, or answers from the store. Failures are branded `ImagePull` errors. */
@@ -177,7 +201,10 @@ export class OciImageService implements ImageService {
     const compat = isCompatImage(manifest) && accept.includes(EXTRACTED_MODULE_TYPE);
     const layer = compat ? await this.extractCompat(manifest, target) : selectLayer(manifest, accept);
     const present = this.store.hasBlob(layer.digest);
-    await this.store.ensureBlob(layer.digest, layer.size, async (sig) => (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body, target.signal);
+    await this.store.ensureBlob(layer.digest, layer.size, async (sig) => {
+      const body = (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body;
+      return this.onProgress ? counted(body, layer.digest, layer.size, this.onProgress) : body;
+    }, target.signal);
     const entry: ImageEntry = { repository, digest: top.digest, layerDigest: layer.digest, layerMediaType: layer.mediaType, size: layer.size };
     await this.store.record([key, `${repository}@${top.digest}`], entry);
     return { entry, cached: present && !compat };

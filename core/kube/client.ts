@@ -1,9 +1,10 @@
 /**
  * The Kubernetes API clients nodelet uses, built once from a kubeconfig.
  */
-import * as https from 'node:https';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
+import { Agent as UndiciAgent } from 'undici';
+import { subscribe } from 'node:diagnostics_channel';
 import { restClientRequests } from '../metrics/kubelet-metrics.ts';
 
 /** The typed API groups nodelet talks to. */
@@ -16,52 +17,115 @@ export interface KubeClients {
   storage: k8s.StorageV1Api;
 }
 
-/** Loads a kubeconfig file and creates the clients. */
-export function createKubeClients(kubeconfigPath: string): KubeClients {
-  const kc = new k8s.KubeConfig();
+/** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
+export type ClientCredentials = () => { cert: string; key: string } | undefined;
+
+/**
+ * Loads a kubeconfig file and creates the clients (sharing connections per apiserver);
+ * `credentials`, if given, override the kubeconfig's client certificate.
+ */
+export function createKubeClients(kubeconfigPath: string, credentials?: ClientCredentials): KubeClients {
+  const kc = new SharedConnectionKubeConfig(credentials);
   kc.loadFromFile(kubeconfigPath);
-  shareConnections(kc);
   return fromKubeConfig(kc);
 }
 
-type AgentFactory = (cluster: k8s.Cluster | null, options: https.AgentOptions) => unknown;
+type Dispatcher = NonNullable<ReturnType<k8s.RequestContext['getDispatcher']>>;
+
+interface Pool {
+  dispatcher: Dispatcher;
+  /** The client certificate and key (PEM text) the pool's connections were made with. */
+  cert: string;
+  key: string;
+}
+
+const pemText = (x: unknown): string => (typeof x === 'string' ? x : Buffer.isBuffer(x) ? x.toString('utf8') : '');
 
 /**
- * client-node 1.x builds a new https.Agent for every request, so every API call
- * pays a TLS handshake. nodelet talks to one apiserver with one identity, so all
- * calls (and watches) share one keep-alive agent per server (TLS material is read
- * once, like the upstream kubelet's transport; a rotated client cert needs a restart).
+ * A KubeConfig whose API calls and watches share one keep-alive connection pool
+ * (an undici Agent) per apiserver, user and client certificate. client-node 2.x gives every request
+ * a new undici dispatcher (so every call would pay a TLS handshake); nodelet talks
+ * to one apiserver with one identity, like the upstream kubelet's single transport.
+ *
+ * It overrides the public `applySecurityAuthentication`, which API clients made by
+ * `makeApiClient` and `Watch` both call: client-node sets the headers and builds a
+ * dispatcher from the current TLS material; the first one built for a server is
+ * kept and set on every later request (the later ones are dropped unused). When
+ * the client certificate changes — a rotated file named by the kubeconfig, or
+ * `credentials` returning a new pair — new requests get a new pool and the old one
+ * is closed gracefully, as upstream's rotating transport: idle connections now,
+ * requests in flight and watches when they end.
  */
-export function shareConnections(kc: k8s.KubeConfig): void {
-  const target = kc as unknown as { createAgent: AgentFactory };
-  const original = target.createAgent.bind(kc);
-  const agents = new Map<string, https.Agent>();
-  target.createAgent = (cluster, options) => {
-    if (!cluster?.server.startsWith('https:') || cluster.proxyUrl) return original(cluster, options);
-    let agent = agents.get(cluster.server);
-    if (!agent) {
-      agent = countRequests(new https.Agent({ ...options, keepAlive: true, keepAliveMsecs: 30_000 }), new URL(cluster.server).host);
-      agents.set(cluster.server, agent);
+export class SharedConnectionKubeConfig extends k8s.KubeConfig {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly credentials?: ClientCredentials) {
+    super();
+  }
+
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    const cluster = this.getCurrentCluster();
+    if (cluster) countRequestsTo(cluster.server);
+    if (!fresh || !cluster || cluster.proxyUrl) return;
+    const tls: https.RequestOptions = {};
+    await this.applyToHTTPSOptions(tls);
+    const creds = this.credentials?.();
+    const cert = creds?.cert ?? pemText(tls.cert);
+    const key = creds?.key ?? pemText(tls.key);
+    const id = JSON.stringify([cluster.server, this.getCurrentUser()?.name ?? '']);
+    const pool = this.pools.get(id);
+    if (pool && pool.cert === cert && pool.key === key) {
+      context.setDispatcher(pool.dispatcher);
+      return;
     }
-    return agent;
-  };
+    if (pool) void pool.dispatcher.close().catch(() => undefined);
+    const dispatcher = creds ? this.dispatcherWith(cluster, tls, creds) : fresh;
+    this.pools.set(id, { dispatcher, cert, key });
+    context.setDispatcher(dispatcher);
+  }
+
+  /** A keep-alive dispatcher like client-node's, with `creds` as the client certificate. */
+  private dispatcherWith(cluster: k8s.Cluster, tls: https.RequestOptions, creds: { cert: string; key: string }): Dispatcher {
+    const o = this.createDispatcherOptions(cluster, { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername, cert: creds.cert, key: creds.key });
+    if (o.type !== 'agent') throw new Error(`client certificate override needs a direct TLS connection (got ${o.type})`);
+    return new UndiciAgent({ connect: o.connect }) as unknown as Dispatcher;
+  }
+
+  /** How many connection pools exist (one per apiserver, user and certificate in use). */
+  get poolCount(): number { return this.pools.size; }
+}
+
+interface UndiciRequest { origin?: string; method?: string }
+const apiOrigins = new Set<string>();
+let subscribed = false;
+const counted = new WeakSet<object>();
+
+function count(request: UndiciRequest, code: string): void {
+  const origin = String(request.origin ?? '');
+  if (!apiOrigins.has(origin) || counted.has(request)) return; // a watch that fails after its headers counts once
+  counted.add(request);
+  restClientRequests.inc({ code, host: new URL(origin).host, method: request.method ?? '' });
 }
 
 /**
- * Counts every request made through `agent` in rest_client_requests_total
+ * Counts every request to the apiserver at `server` in rest_client_requests_total
  * {code, host, method}, like client-go's metric (`<error>` when no response came).
+ * Read from undici's diagnostics channels (client-node 2.x sends through undici),
+ * so it sees API calls and watches whatever dispatcher they use.
  */
-export function countRequests(agent: https.Agent, host: string): https.Agent {
-  const inner = agent as unknown as { addRequest(req: ClientRequest, options: unknown): void };
-  const addRequest = inner.addRequest.bind(agent);
-  inner.addRequest = (req, options) => {
-    let counted = false;
-    const count = (code: string) => { if (!counted) { counted = true; restClientRequests.inc({ code, host, method: req.method }); } };
-    req.once('response', (res: IncomingMessage) => count(String(res.statusCode)));
-    req.once('error', () => count('<error>'));
-    addRequest(req, options);
-  };
-  return agent;
+export function countRequestsTo(server: string): void {
+  let origin: string;
+  try { origin = new URL(server).origin; } catch { return; }
+  apiOrigins.add(origin);
+  if (subscribed) return;
+  subscribed = true;
+  subscribe('undici:request:headers', (m) => {
+    const { request, response } = m as { request: UndiciRequest; response: { statusCode: number } };
+    count(request, String(response.statusCode));
+  });
+  subscribe('undici:request:error', (m) => count((m as { request: UndiciRequest }).request, '<error>'));
 }
 
 /** Creates the clients from a loaded KubeConfig. */

@@ -1,9 +1,11 @@
 /**
- * nodelet's logger: pino JSON lines on stderr, like the upstream kubelet
- * (klog writes to stderr). Writes are asynchronous; call flushLogger() before exit.
+ * nodelet's logger: pino on stderr, like the upstream kubelet (klog writes to
+ * stderr), as JSON lines or klog-style text (`--logging-format`). Writes are
+ * asynchronous; call flushLogger() before exit.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
-import type { LogLevel } from '../config/values.ts';
+import type { LogFormat, LogLevel } from '../config/values.ts';
+import { textDestination } from './text-format.ts';
 
 export type { Logger };
 
@@ -14,6 +16,13 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go (tests); default stderr. */
   destination?: DestinationStream;
+  /** `text` (klog layout) or `json`; default text when stderr is a terminal, else json. */
+  format?: LogFormat;
+}
+
+/** The format used when none is given: text for a person at a terminal, JSON for files and collectors. */
+export function defaultLogFormat(): LogFormat {
+  return process.stderr.isTTY === true ? 'text' : 'json';
 }
 
 let stderr: ReturnType<typeof pino.destination> | undefined;
@@ -25,9 +34,11 @@ function stderrDestination(): ReturnType<typeof pino.destination> {
 
 /** Creates a logger; loggers without a `destination` share one stderr stream. */
 export function createLogger(opts: LoggerOptions): Logger {
+  const out = opts.destination ?? stderrDestination();
+  const format = opts.format ?? (opts.destination ? 'json' : defaultLogFormat());
   return pino(
     { level: opts.level, ...(opts.name ? { name: opts.name } : {}), base: { pid: process.pid } },
-    opts.destination ?? stderrDestination(),
+    format === 'text' ? textDestination(out) as DestinationStream : out,
   );
 }
 

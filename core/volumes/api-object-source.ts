@@ -45,6 +45,7 @@ export function createApiObjectSource(api: CoreV1Api): ObjectSource {
         },
       }).catch((e: unknown) => { throw readable(e); });
       if (!tr.status?.token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+      if (!tr.status.expirationTimestamp) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no expirationTimestamp`);
       return { token: tr.status.token, expirationTimestamp: new Date(tr.status.expirationTimestamp) };
     },
   };

@@ -18,7 +18,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
-import type { Mount } from '../../plugin-api/v1/containers.ts';
+import type { Mount } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 import { resolveInRoot, validateRelativePath } from '../paths/safe-join.ts';
 import { expand } from '../pods/env.ts';

@@ -13,7 +13,7 @@
 import { lstat, readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Logger } from '../../plugin-api/v1/logger.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/catalogue.ts';
 import { removeTreeNoFollow } from '../paths/safe-remove.ts';
 import type { ObjectSource } from './object-source.ts';

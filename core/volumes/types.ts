@@ -4,7 +4,7 @@
  * point CSI and others plug into without touching the built-in plugins).
  */
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
-import type { Logger } from '../../plugin-api/v1/logger.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import type { ObjectSource } from './object-source.ts';
 
 /** A volume ready to be presented to containers. */

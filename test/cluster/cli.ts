@@ -1,11 +1,13 @@
 /**
- * `npm run cluster -- up|down|env|build`: a real control plane for people.
- * `up` leaves it running in the background and prints `export KUBECONFIG=...`.
+ * `npm run cluster -- up|down|env|build|node NAME`: a real control plane for people.
+ * `up` leaves it running in the background and prints `export KUBECONFIG=...`;
+ * `node NAME` issues node NAME's identity (client cert in group system:nodes,
+ * serving cert) and prints the nodelet flags that use it.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildControlPlane, startControlPlane, type ClusterInfo } from './control-plane.ts';
+import { buildControlPlane, issueNodeCredentials, startControlPlane, type ClusterInfo } from './control-plane.ts';
 
 const stateFile = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'cluster', 'current.json');
 
@@ -35,8 +37,16 @@ async function down(): Promise<void> {
   console.error('control plane stopped');
 }
 
-async function main(cmd = 'up'): Promise<number> {
+async function main(cmd = 'up', arg?: string): Promise<number> {
   switch (cmd) {
+    case 'node': {
+      const s = readState();
+      if (!s) { console.error('no cluster is up: run `npm run cluster -- up`'); return 1; }
+      if (!arg || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(arg)) { console.error('usage: npm run cluster -- node <node-name>'); return 2; }
+      const c = issueNodeCredentials(s, arg);
+      console.log(`--kubeconfig=${c.kubeconfig} --hostname-override=${arg} --tls-cert-file=${c.servingCert} --tls-private-key-file=${c.servingKey} --client-ca-file=${s.caCert}`);
+      return 0;
+    }
     case 'build': console.log(buildControlPlane()); return 0;
     case 'env': { const s = readState(); if (!s) { console.error('no cluster is up: run `npm run cluster -- up`'); return 1; } printEnv(s); return 0; }
     case 'down': await down(); return 0;
@@ -50,8 +60,8 @@ async function main(cmd = 'up'): Promise<number> {
       printEnv(info);
       return 0;
     }
-    default: console.error(`usage: npm run cluster -- up|down|env|build (got "${cmd}")`); return 2;
+    default: console.error(`usage: npm run cluster -- up|down|env|build|node NAME (got "${cmd}")`); return 2;
   }
 }
 
-process.exitCode = await main(process.argv[2]);
+process.exitCode = await main(process.argv[2], process.argv[3]);

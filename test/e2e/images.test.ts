@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pushCompatImage } from '../harness/compat-image.ts';
+import { nodeBinary } from '../harness/node-binary.ts';
 import { pushImage, pushIndex, pushWasmArtifact } from '../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { buildWasmModule } from '../harness/wasm-modules.ts';
@@ -162,7 +163,7 @@ describe('images on nodelet', () => {
       const file = join(dir, 'hello.wasm');
       writeFileSync(file, variant(hello, 'pushed-by-nodelet'));
       const image = `${secured.host}/pushed/hello:v1`;
-      const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'push', file, image], { env: { ...process.env, DOCKER_CONFIG: dir } });
+      const { stdout } = await promisify(execFile)(nodeBinary(), [BIN, 'push', file, image], { env: { ...process.env, DOCKER_CONFIG: dir } });
       const digest = stdout.trim();
       await create('pushed', { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, args: ['pushed'] }] });
       const pod = await succeeded('pushed');

@@ -4,8 +4,10 @@
  * broken packages. nodelet starts, reports each broken one with its catalogued
  * code, and runs pods of two RuntimeClasses side by side on one node, each on
  * its own provider; a class whose handler nobody serves fails admission.
+ * The example provider is plain JavaScript: nodelet (built, run by plain node)
+ * loads it with no TypeScript loader anywhere.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
@@ -92,6 +94,8 @@ describe('drop-in providers routed by RuntimeClass', () => {
   });
 
   it('runs a Wasm pod and a JavaScript pod on the same node, each on its own provider', async () => {
+    const jsPackage = readdirSync(join(REPO, 'examples', 'provider-js'), { recursive: true, encoding: 'utf8' });
+    expect(jsPackage.filter((f) => /\.[mc]?tsx?$/.test(f))).toEqual([]); // a plain-JavaScript drop-in package
     await create('wasm', { runtimeClassName: rc.wasi, containers: [{ name: 'main', image: img.hello, args: ['from wasm'] }] });
     await create('js', { runtimeClassName: rc.js, containers: [{ name: 'main', image: img.js, args: ['hello'], env: [{ name: 'WHO', value: 'a worker' }] }] });
     await create('js-fails', { runtimeClassName: rc.js, containers: [{ name: 'main', image: img.js, env: [{ name: 'CODE', value: '4' }] }] });
@@ -106,6 +110,12 @@ describe('drop-in providers routed by RuntimeClass', () => {
     expect(jsFails.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 4, reason: 'Error' });
     const out = await k.core.readNamespacedPodLog({ name: 'js', namespace: ns });
     expect(out).toBe('js says hello as a worker\n');
+    // nodelet runs on Node 24 and logs each field once (the kubelet API's request lines included).
+    const lines = readFileSync(nodelet.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+    expect(JSON.parse(lines.find((l) => l.includes('"starting nodelet"'))!)).toMatchObject({ nodeVersion: expect.stringMatching(/^v24\./) });
+    const api = lines.filter((l) => l.includes('"component":"kubelet-api"'));
+    expect(api.length).toBeGreaterThan(0);
+    for (const l of api) expect(l.match(/"component":/g)).toHaveLength(1);
   });
 
   it('fails a pod whose RuntimeClass handler no provider serves with UnsupportedRuntimeClass', async () => {

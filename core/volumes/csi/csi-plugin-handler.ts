@@ -13,7 +13,7 @@
 import { nodeletError } from '../../errors/catalogue.ts';
 import type { PluginHandler } from '../../plugins/plugin-handler.ts';
 import { validateCsiPlugin, validateCsiVersions } from '../../plugins/csi-versions.ts';
-import type { Logger } from '../../../plugin-api/v1/logger.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { nodeGetInfo } from './csi-node-calls.ts';
 import { CSI_TIMEOUT_MS, csiLog } from './csi-paths.ts';

@@ -16,7 +16,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
-import type { Logger } from '../../../plugin-api/v1/logger.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeClient } from '../../../sockets/csi.ts';
 import { isNodeletError, nodeletError } from '../../errors/catalogue.ts';
 import { volumeDirFor } from '../plugin-registry.ts';

@@ -10,7 +10,7 @@
  * Call it before pods are synced or cleaned up (the refcounts must be
  * recovered first) and before the plugin manager starts.
  */
-import type { Logger } from '../../../plugin-api/v1/logger.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import type { KubeClients } from '../../kube/client.ts';
 import type { PluginHandler } from '../../plugins/plugin-handler.ts';
 import { sharedVolumePlugins } from '../prepare.ts';

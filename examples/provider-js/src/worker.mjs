@@ -5,10 +5,16 @@
 import { posix } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 
+/** @typedef {{ containerPath: string, hostPath: string, readOnly?: boolean }} Mount */
+/** @type {{ moduleUrl: string, argv: string[], mounts: Mount[] }} */
 const { moduleUrl, argv, mounts } = workerData;
+const parent = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 process.argv = [process.execPath, ...argv];
 
-/** Maps a container path to its host path, refusing paths outside every mount. */
+/**
+ * Maps a container path to its host path, refusing paths outside every mount.
+ * @param {string} containerPath
+ */
 function resolveMount(containerPath) {
   const norm = posix.resolve('/', containerPath);
   for (const m of [...mounts].sort((a, b) => b.containerPath.length - a.containerPath.length)) {
@@ -17,7 +23,7 @@ function resolveMount(containerPath) {
   }
   throw new Error(`${containerPath} is not inside a volume mount`);
 }
-globalThis.nodelet = Object.freeze({ mounts: Object.freeze(mounts.map((m) => Object.freeze({ ...m }))), resolve: resolveMount });
+/** @type {any} */ (globalThis).nodelet = Object.freeze({ mounts: Object.freeze(mounts.map((/** @type {Mount} */ m) => Object.freeze({ ...m }))), resolve: resolveMount });
 
 // A stop that arrives while the module is still loading is delivered once its
 // top-level code has run (so the SIGTERM listener it installs is honoured).
@@ -27,12 +33,12 @@ const deliverStop = () => {
   if (process.listenerCount('SIGTERM') > 0) process.emit('SIGTERM', 'SIGTERM');
   else process.exit(143);
 };
-parentPort.on('message', (msg) => {
+parent.on('message', (msg) => {
   if (msg !== 'SIGTERM') return;
   if (loaded) deliverStop();
   else stopRequested = true;
 });
-parentPort.unref();
+parent.unref();
 
 await import(moduleUrl);
 loaded = true;

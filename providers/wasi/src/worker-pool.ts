@@ -52,6 +52,9 @@ interface Waiter {
 }
 
 /** Pre-started worker threads, each handed out once. */
+/** The smallest worker heap limit accepted; below it Node 24 aborts the process, not the worker. */
+export const MIN_OLD_GENERATION_MB = 4;
+
 export class WorkerPool {
   readonly size: number;
   readonly #maxBooting: number;
@@ -66,6 +69,12 @@ export class WorkerPool {
   #onSettled: Array<() => void> = [];
 
   constructor(opts: WorkerPoolOptions = {}) {
+    const heap = opts.resourceLimits?.maxOldGenerationSizeMb;
+    // On Node 24 a worker whose heap cannot hold V8's start-up snapshot (1–2 MB) aborts the
+    // whole process ("GC during deserialization") instead of failing the worker: refuse it.
+    if (heap !== undefined && heap < MIN_OLD_GENERATION_MB) {
+      throw new RangeError(`resourceLimits.maxOldGenerationSizeMb must be at least ${MIN_OLD_GENERATION_MB} (got ${heap})`);
+    }
     this.size = Math.max(0, Math.floor(opts.size ?? DEFAULT_POOL_SIZE));
     this.#maxBooting = Math.max(1, Math.floor(opts.maxBooting ?? DEFAULT_MAX_BOOTING));
     this.#opts = opts;

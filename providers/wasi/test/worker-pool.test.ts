@@ -130,17 +130,22 @@ describe('WorkerPool', () => {
   });
 
   it('rejects a take whose worker cannot start, and a start fails with a branded error', async () => {
-    const pool = new WorkerPool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 1 } });
+    // 4 MB: too small for a worker to start on Node 24, large enough to fail the worker, not the process.
+    const pool = new WorkerPool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 4 } });
     await expect(pool.take()).rejects.toThrow(/a worker thread failed to start: .*memory limit/);
     await pool.settled();
     expect(pool.idleCount).toBe(0);
     await pool.close();
 
-    const p = new WasiProvider({ resourceLimits: { maxOldGenerationSizeMb: 1 } });
+    const p = new WasiProvider({ resourceLimits: { maxOldGenerationSizeMb: 4 } });
     await p.init(providerContext(new FakeImages()));
     await expect(p.startContainer(spec(hello, tmp.dir), podContext()))
       .rejects.toMatchObject({ code: 'Internal', message: expect.stringMatching(/no worker thread for container main/) });
     await p.shutdown();
+  });
+
+  it('refuses a heap limit so small that Node would abort the whole process', () => {
+    expect(() => new WorkerPool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 2 } })).toThrow(/at least 4 \(got 2\)/);
   });
 
   it('rejects waiting takes when closed', async () => {

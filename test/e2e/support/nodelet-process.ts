@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
+import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
 import { adminClients } from './kube.ts';
@@ -36,7 +37,7 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
     `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
     `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`,
     '--v=2', ...extraArgs];
-  const launch = () => startPeer(`nodelet-${nodeName}`, process.execPath, args, logFile);
+  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile);
   const np: NodeletProcess = {
     nodeName, rootDir, port, logFile, peer: launch(),
     async stop() {

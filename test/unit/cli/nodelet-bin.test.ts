@@ -2,9 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { nodeBinary } from '../../harness/node-binary.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
-const run = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
+const run = (...args: string[]) => spawnSync(nodeBinary(), [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
 
 describe('nodelet command', () => {
   it('--help exits 0 and lists the upstream flags', () => {

@@ -61,6 +61,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'device-endpoint-grace-period': ['30s', (o) => o.deviceEndpointGracePeriodMs, 30_000],
   'insecure-registries': ['localhost:5000,r.local', (o) => o.insecureRegistries, ['localhost:5000', 'r.local']],
   'log-level': ['warn', (o) => o.logLevel, 'warn'],
+  'logging-format': ['json', (o) => o.loggingFormat, 'json'],
   'node-lease-duration-seconds': ['15', (o) => o.nodeLeaseDurationSeconds, 15],
   'node-status-report-frequency': ['1m', (o) => o.nodeStatusReportFrequencyMs, 60_000],
   'providers-dir': ['/p1,/p2', (o) => o.providersDir, ['/p1', '/p2']],

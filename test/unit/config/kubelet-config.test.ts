@@ -56,6 +56,7 @@ containerLogMaxSize: 1Mi
 containerLogMaxFiles: 2
 logging:
   verbosity: 2
+  format: text
 `;
 
 function run(argv: string[]) {
@@ -82,7 +83,7 @@ describe('KubeletConfiguration file', () => {
       anonymousAuth: true, authenticationTokenWebhook: false, authenticationTokenWebhookCacheTtlMs: 10_000,
       authorizationWebhookCacheAuthorizedTtlMs: 60_000, authorizationWebhookCacheUnauthorizedTtlMs: 5_000,
       imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
-      containerLogMaxFiles: 2, logLevel: 'debug',
+      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text',
     });
   });
 

@@ -14,6 +14,7 @@ import { parseReference } from '../../../core/images/reference.ts';
 import { pushWasmModule, type PushProgress } from '../../../core/images/registry-push.ts';
 import { sha256, tinyModule } from '../../harness/oci-push.ts';
 import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
+import { nodeBinary } from '../../harness/node-binary.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
 const AUTH = { username: 'pusher', password: 'p4ss' };
@@ -98,7 +99,7 @@ describe('docker config credentials', () => {
 });
 
 describe('nodelet push / nodelet pull', () => {
-  const run = (args: string[], env: Record<string, string>) => promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } })
+  const run = (args: string[], env: Record<string, string>) => promisify(execFile)(nodeBinary(), [BIN, ...args], { env: { ...process.env, ...env } })
     .then((r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
 
   it('pushes with ~/.docker credentials showing chunk progress, then pulls into a root dir printing the same digest', async () => {
@@ -120,7 +121,29 @@ describe('nodelet push / nodelet pull', () => {
     const pull = await run(['pull', ref, `--root-dir=${root}`], { DOCKER_CONFIG: cfg });
     expect(pull.code).toBe(0);
     expect(pull.stdout.trim()).toBe(digest);
+    expect(pull.stderr.split('\n').filter((l) => l.startsWith('pulling ')).at(-1)).toBe(`pulling ${sha256(mod).slice(0, 19)}: 2.9 KiB / 2.9 KiB (100%)`);
     expect(await readFile(join(root, 'images', 'blobs', 'sha256', sha256(mod).slice(7)))).toEqual(mod);
+
+    // On a TTY (util-linux `script` gives the command a pseudo-terminal) progress is one line rewritten in place.
+    const ttyRoot = await tmp();
+    const cmd = [nodeBinary(), BIN, 'pull', ref, `--root-dir=${ttyRoot}`].map((a) => `'${a}'`).join(' ');
+    const tty = await promisify(execFile)('script', ['-qefc', cmd, '/dev/null'], { env: { ...process.env, DOCKER_CONFIG: cfg } });
+    expect(tty.stdout).toMatch(new RegExp(`\\rpulling ${sha256(mod).slice(0, 19)}: [0-9.]+ KiB / 2\\.9 KiB \\(100%\\)\\r?\\n`));
+    expect(tty.stdout).toContain(digest);
+  });
+
+  it('push --help and pull --help print usage and exit 0; an unknown flag names itself and exits 2', async () => {
+    for (const cmd of ['push', 'pull']) {
+      const help = await run([cmd, '--help'], {});
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: nodelet ${cmd} `));
+      expect(help.stdout).toContain('--insecure');
+      expect((await run([cmd, '-h'], {})).stdout).toBe(help.stdout);
+      const bad = await run([cmd, '--bogus'], {});
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain(`nodelet ${cmd}: unexpected argument: Unknown option '--bogus'`);
+      expect(bad.stderr).toContain(`Run "nodelet ${cmd} --help" for usage.`);
+    }
   });
 
   it("fails with exit 1 and the registry's reason without credentials; bad usage exits 2", async () => {

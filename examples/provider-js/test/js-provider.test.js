@@ -4,23 +4,29 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, parseCriLine, type ContainerSpec, type ImageRequest, type Logger, type PodContext, type PulledImage } from '@nodelet/plugin-api/v1';
-import createProvider, { KILLED_EXIT_CODE, TERMINATED_EXIT_CODE, type JsProvider } from '../src/index.ts';
+import { API_VERSION, parseCriLine } from '@nodelet/plugin-api/v1';
+import createProvider, { KILLED_EXIT_CODE, TERMINATED_EXIT_CODE } from '../src/index.js';
 
-const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => log };
-let root: string;
-const modules = new Map<string, string>();
-const requests: ImageRequest[] = [];
-let provider: JsProvider;
-const ctx: PodContext = { log, event: () => undefined, signal: new AbortController().signal, podDir: '/nonexistent' };
+/** @type {import('@nodelet/plugin-api/v1').Logger} */
+const log = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => log };
+/** @type {string} */
+let root;
+/** @type {Map<string, string>} */
+const modules = new Map();
+/** @type {import('@nodelet/plugin-api/v1').ImageRequest[]} */
+const requests = [];
+/** @type {import('../src/index.js').JsProvider} */
+let provider;
+/** @type {import('@nodelet/plugin-api/v1').PodContext} */
+const ctx = { log, event: () => undefined, signal: new AbortController().signal, podDir: '/nonexistent' };
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'provider-js-'));
-  provider = createProvider() as JsProvider;
+  provider = /** @type {import('../src/index.js').JsProvider} */ (createProvider());
   await provider.init({
     log, rootDir: join(root, 'data'), signal: new AbortController().signal,
     images: {
-      async pull(image: string, req: ImageRequest): Promise<PulledImage> {
+      async pull(image, req) {
         requests.push(req);
         const code = modules.get(image);
         if (code === undefined) throw new Error(`manifest unknown: ${image}`);
@@ -35,17 +41,19 @@ beforeAll(async () => {
 afterAll(async () => { await provider.shutdown(); rmSync(root, { recursive: true, force: true }); });
 
 let n = 0;
-async function run(code: string, extra: Partial<ContainerSpec> = {}) {
+/** @param {string} code @param {Partial<import('@nodelet/plugin-api/v1').ContainerSpec>} [extra] */
+async function run(code, extra = {}) {
   const image = `registry.test/js/m${++n}:v1`;
   modules.set(image, code);
   const pulled = await provider.pullImage(image, { pullPolicy: 'IfNotPresent', credentials: [] }, ctx);
   const logPath = join(root, 'logs', `c${n}`, '0.log');
-  const spec: ContainerSpec = {
+  /** @type {import('@nodelet/plugin-api/v1').ContainerSpec} */
+  const spec = {
     id: `c${n}`, pod: { namespace: 'ns', name: 'p', uid: 'u' }, name: 'main', image: pulled, argv: ['app.mjs'], env: {}, mounts: [],
     limits: {}, logPath, restartCount: 0, ...extra,
   };
   const running = await provider.startContainer(spec, ctx);
-  const logLines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((l) => parseCriLine(l)!);
+  const logLines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((l) => /** @type {import('@nodelet/plugin-api/v1').CriLogLine} */ (parseCriLine(l)));
   return { running, logLines };
 }
 
@@ -53,7 +61,7 @@ describe('js provider', () => {
   it('declares its identity and asks for JavaScript layers', async () => {
     expect(provider).toMatchObject({ name: 'js', apiVersion: API_VERSION, handlers: ['js'] });
     await run('');
-    expect(requests.at(-1)!.acceptLayerTypes).toEqual(['text/javascript', 'application/javascript']);
+    expect(requests.at(-1)?.acceptLayerTypes).toEqual(['text/javascript', 'application/javascript']);
   });
 
   it('runs a module with the container env and argv and writes stdout/stderr to the CRI log', async () => {

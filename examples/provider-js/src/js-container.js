@@ -6,7 +6,7 @@
  * 143 when the module does not listen), then terminates the thread.
  */
 import { Worker } from 'node:worker_threads';
-import { CriLogWriter, type ContainerExit, type ContainerSpec, type Logger, type RunningContainer } from '@nodelet/plugin-api/v1';
+import { CriLogWriter } from '@nodelet/plugin-api/v1';
 
 /** Exit code reported for a container terminated after its grace period (as for SIGKILL). */
 export const KILLED_EXIT_CODE = 137;
@@ -16,8 +16,15 @@ export const TERMINATED_EXIT_CODE = 143;
 const WORKER = new URL('./worker.mjs', import.meta.url);
 const MIB = 1024 * 1024;
 
-/** Starts `spec` whose module was copied to `modulePath` (a `.mjs` file). */
-export function startJsContainer(spec: ContainerSpec, modulePath: string, log: Logger, heapLimitMb?: number): RunningContainer {
+/**
+ * Starts `spec` whose module was copied to `modulePath` (a `.mjs` file).
+ * @param {import('@nodelet/plugin-api/v1').ContainerSpec} spec
+ * @param {string} modulePath
+ * @param {import('@nodelet/plugin-api/v1').Logger} log
+ * @param {number} [heapLimitMb]
+ * @returns {import('@nodelet/plugin-api/v1').RunningContainer}
+ */
+export function startJsContainer(spec, modulePath, log, heapLimitMb) {
   const logFile = new CriLogWriter(spec.logPath);
   const memoryMb = spec.limits.memoryBytes !== undefined ? Math.max(4, Math.floor(spec.limits.memoryBytes / MIB)) : heapLimitMb;
   const worker = new Worker(WORKER, {
@@ -26,14 +33,16 @@ export function startJsContainer(spec: ContainerSpec, modulePath: string, log: L
     resourceLimits: memoryMb !== undefined ? { maxOldGenerationSizeMb: memoryMb } : undefined,
     name: `${spec.pod.namespace}/${spec.pod.name}/${spec.name}`,
   });
-  worker.stdout.on('data', (c: Buffer) => logFile.write('stdout', c));
-  worker.stderr.on('data', (c: Buffer) => logFile.write('stderr', c));
-  let failure: Error | undefined;
+  worker.stdout.on('data', (c) => logFile.write('stdout', c));
+  worker.stderr.on('data', (c) => logFile.write('stderr', c));
+  /** @type {Error | undefined} */
+  let failure;
   let killed = false;
   worker.on('error', (e) => { failure = e; });
-  const exit = new Promise<ContainerExit>((resolve) => {
+  /** @type {Promise<import('@nodelet/plugin-api/v1').ContainerExit>} */
+  const exit = new Promise((resolve) => {
     worker.once('exit', (code) => {
-      const oom = (failure as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      const oom = /** @type {{ code?: string } | undefined} */ (failure)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (failure && !oom) logFile.write('stderr', `${failure.stack ?? failure.message}\n`);
       try { logFile.close(); } catch (e) { log.warn({ container: spec.name, err: String(e) }, 'closing the log failed'); }
       const exitCode = oom || killed ? KILLED_EXIT_CODE : code;
@@ -43,7 +52,8 @@ export function startJsContainer(spec: ContainerSpec, modulePath: string, log: L
   });
   return {
     id: spec.id, startedAt: new Date(), exit,
-    async stop(gracePeriodMs: number) {
+    /** @param {number} gracePeriodMs */
+    async stop(gracePeriodMs) {
       worker.postMessage('SIGTERM');
       const timer = setTimeout(() => { killed = true; void worker.terminate(); }, gracePeriodMs);
       await exit;

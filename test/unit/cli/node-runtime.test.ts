@@ -1,0 +1,46 @@
+/** bin/node-runtime.mjs: a Node older than 24 re-runs the command on the bundled Node 24. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const RUNTIME = pathToFileURL(resolve(import.meta.dirname, '..', '..', '..', 'bin', 'node-runtime.mjs')).href;
+const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'node-runtime-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The machine's own node (Debian's, v20 here), whatever npm put first on PATH. */
+const SYSTEM_NODE = '/usr/bin/node';
+const systemMajor = Number(spawnSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout?.trim() ?? 0);
+
+describe.skipIf(!(systemMajor > 0 && systemMajor < 24))('relaunch from an older node (skipped: the machine has no node older than 24 at /usr/bin/node)', () => {
+  it('runs the script on Node 24 with the same arguments and returns its exit code', () => {
+    const script = join(dir, 'child.mjs');
+    writeFileSync(script, 'console.log(JSON.stringify({ v: process.version, args: process.argv.slice(2) })); process.exit(3);\n');
+    const launcher = join(dir, 'launch.mjs');
+    writeFileSync(launcher, `import { relaunchOnSupportedNode } from ${JSON.stringify(RUNTIME)};\n` +
+      `process.exitCode = await relaunchOnSupportedNode(${JSON.stringify(script)}, process.argv.slice(2));\n`);
+    const r = spawnSync(SYSTEM_NODE, [launcher, 'a', '--b=c'], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(3);
+    const out = JSON.parse(r.stdout.trim()) as { v: string; args: string[] };
+    expect(out.v).toMatch(/^v24\./);
+    expect(out.args).toEqual(['a', '--b=c']);
+  });
+
+  it('the nodelet command started by an old node answers and keeps its exit status', () => {
+    expect(spawnSync(SYSTEM_NODE, [BIN, '--version'], { encoding: 'utf8', timeout: 20_000 }).status).toBe(0);
+    const bad = spawnSync(SYSTEM_NODE, [BIN, '--no-such-flag'], { encoding: 'utf8', timeout: 20_000 });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--no-such-flag');
+  });
+});
+
+describe('on Node 24', () => {
+  it('does nothing (the caller goes on)', async () => {
+    const { relaunchOnSupportedNode } = await import(RUNTIME) as { relaunchOnSupportedNode: (s: string, a: string[]) => Promise<number | undefined> };
+    if (Number(process.versions.node.split('.')[0]) < 24) return expect.fail(`tests must run on Node 24, not ${process.version}`);
+    expect(await relaunchOnSupportedNode('/nonexistent.mjs', [])).toBeUndefined();
+  });
+});
