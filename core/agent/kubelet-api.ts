@@ -4,7 +4,17 @@
  * `kubernetes.io/kubelet-serving` CSRs and rotated; otherwise the flags'
  * files or a self-signed pair in `--cert-dir`, reloaded when the files change.
  * The client CA: `--client-ca-file`, else the kubeconfig's cluster CA, else
- * (standalone) a local one; nodelet never answers unauthenticated callers.
+ * (standalone) a local one.
+ *
+ * Authentication and authorization as upstream's kubelet builds them:
+ * - with a kubeconfig: bearer tokens by TokenReview (`--authentication-token-webhook`,
+ *   default on, as the KubeletConfiguration default) and `--authorization-mode=Webhook`
+ *   by SubjectAccessReview, both cached with upstream's TTLs;
+ * - standalone (no apiserver to ask): no tokens, and Webhook falls back to
+ *   AlwaysAllow for callers the client CA verified (by default only the local
+ *   client certificate nodelet makes in `--cert-dir`); logged at start.
+ * - `--anonymous-auth=true`: callers without credentials are `system:anonymous`
+ *   and are still authorized (so Webhook mode asks about them too).
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -19,6 +29,34 @@ import { watchServingCert } from '../server/cert-reloader.ts';
 import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
 import type { KubeClients } from '../kube/client.ts';
 import type { Logger as PinoLogger } from 'pino';
+import { alwaysAllow, type Authorizer } from '../server/authz.ts';
+import type { AuthnOptions } from '../server/authn.ts';
+import { apiTokenReviewer, cachedTokenAuthenticator } from '../server/token-review.ts';
+import { apiAccessReviewer, webhookAuthorizer } from '../server/webhook-authz.ts';
+import { metricsText, setRunningCounts, nodeName as nodeNameGauge } from '../metrics/kubelet-metrics.ts';
+import { StatsCollector, runningCounts } from './stats-collector.ts';
+import { kubeletConfigOf } from './configz.ts';
+
+/** The authenticators and the authorizer for `o` (see the module comment). */
+export function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logger): { authn: AuthnOptions; authorizer: Authorizer } {
+  const token = clients && o.authenticationTokenWebhook
+    ? cachedTokenAuthenticator(apiTokenReviewer(clients.kc), o.authenticationTokenWebhookCacheTtlMs) : undefined;
+  let authorizer: Authorizer = alwaysAllow;
+  if (o.authorizationMode === 'Webhook') {
+    if (clients) {
+      authorizer = webhookAuthorizer(apiAccessReviewer(clients.kc), {
+        authorizedTtlMs: o.authorizationWebhookCacheAuthorizedTtlMs, unauthorizedTtlMs: o.authorizationWebhookCacheUnauthorizedTtlMs,
+      });
+    } else {
+      log.info('standalone mode: no apiserver for SubjectAccessReview, so --authorization-mode=Webhook allows every caller the client CA verified (AlwaysAllow)');
+    }
+  } else {
+    log.warn('--authorization-mode=AlwaysAllow: every authenticated caller of the kubelet API may do everything');
+  }
+  if (!clients && o.authenticationTokenWebhook) log.debug('standalone mode: bearer tokens are not accepted (no apiserver for TokenReview)');
+  if (o.anonymousAuth) log.warn('--anonymous-auth=true: callers without credentials are served as system:anonymous (if authorized)');
+  return { authn: { token, anonymous: o.anonymousAuth }, authorizer };
+}
 
 /** Adapts the pod controller to what the kubelet API reads. */
 export function podSourceFor(pods: PodController, rootDir: string): PodSource {
@@ -84,10 +122,15 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
       onChange: (pair) => server.updateTls({ cert: pair.cert, key: pair.key, ca }),
     });
   }
+  const stats = new StatsCollector(o.nodeName, pods, log.child({ component: 'stats' }));
+  setRunningCounts(() => runningCounts(pods));
+  nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
     nodeName: o.nodeName, log: log as unknown as PinoLogger /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
+    ...apiAuth(o, clients, log),
+    stats: { snapshot: () => stats.snapshot(), metrics: metricsText, configz: () => kubeletConfigOf(o) },
   });
   const bound = await server.start();
   manager?.start();

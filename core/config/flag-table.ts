@@ -6,7 +6,7 @@ import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import {
-  parseBool, parseIP, parseIntIn, parseList, parseLogFormat, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
+  parseBool, parseDuration, parseIP, parseIntIn, parseList, parseLogFormat, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
   parsePositiveInt, parseQuantity, parseVerbosity,
 } from './values.ts';
 
@@ -32,11 +32,6 @@ function parseAuthorizationMode(raw: string): AuthorizationMode {
   return raw as AuthorizationMode;
 }
 
-/** Only `false`: nodelet never serves anonymous callers. */
-export function parseAnonymousAuth(raw: string): false {
-  if (parseBool(raw)) throw new Error('nodelet never serves anonymous callers; only false is accepted');
-  return false;
-}
 
 /** Parses a whole-number percentage 0-100. */
 export function parsePercent(raw: string): number {
@@ -54,13 +49,25 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'address', type: 'ip', default: '0.0.0.0', upstream: true,
     help: 'IP address to serve the kubelet API on', apply: (s, r) => { s.address = parseIP(r); } },
   { name: 'anonymous-auth', type: 'bool', default: 'false', upstream: true,
-    help: 'Serve anonymous requests (only false is accepted)', apply: (s, r) => { parseAnonymousAuth(r); } },
+    help: 'Serve requests without credentials as user system:anonymous, group system:unauthenticated (still authorized)',
+    apply: (s, r) => { s.anonymousAuth = parseBool(r); } },
+  { name: 'authentication-token-webhook', type: 'bool', default: 'true', upstream: true,
+    help: 'Accept bearer tokens on the kubelet API, checked with a TokenReview (needs --kubeconfig)',
+    apply: (s, r) => { s.authenticationTokenWebhook = parseBool(r); } },
+  { name: 'authentication-token-webhook-cache-ttl', type: 'duration', default: '2m0s', upstream: true,
+    help: 'How long TokenReview answers are cached', apply: (s, r) => { s.authenticationTokenWebhookCacheTtlMs = parseDuration(r); } },
   { name: 'authorization-mode', type: 'string', default: 'Webhook', upstream: true,
-    help: 'Authorization mode for the kubelet API: Webhook or AlwaysAllow (callers are always authenticated)',
+    help: 'Authorization mode for the kubelet API: Webhook (SubjectAccessReview; standalone: AlwaysAllow) or AlwaysAllow',
     apply: (s, r) => { s.authorizationMode = parseAuthorizationMode(r); } },
   { name: 'bootstrap-kubeconfig', type: 'string', default: '', upstream: true,
     help: 'kubeconfig (e.g. a bootstrap token) used to request a client certificate when --kubeconfig is missing or expired; --kubeconfig is then written',
     apply: (s, r) => { s.bootstrapKubeconfig = parsePath(r); } },
+  { name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', default: '5m0s', upstream: true,
+    help: 'How long allowed SubjectAccessReview answers are cached',
+    apply: (s, r) => { s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(r); } },
+  { name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', default: '30s', upstream: true,
+    help: 'How long denied SubjectAccessReview answers are cached',
+    apply: (s, r) => { s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(r); } },
   { name: 'cert-dir', type: 'string', default: '<root-dir>/pki', upstream: true,
     help: 'Directory of the certificates: kubelet.crt/.key (self-signed serving) and kubelet-client-*.pem, kubelet-server-*.pem (issued through CSRs)',
     apply: (s, r) => { s.certDir = parsePath(r); } },

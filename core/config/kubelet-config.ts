@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { nodeletError } from '../errors/catalogue.ts';
-import { parseAnonymousAuth, parseLogMaxFiles, parsePercent } from './flag-table.ts';
+import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
 import {
-  parseBool, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity, parseLogFormat,
+  parseBool, parseDuration, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity, parseLogFormat,
 } from './values.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -68,10 +68,14 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   tlsCertFile: (s, v, dir) => { s.tlsCertFile = filePath(v, dir); },
   tlsPrivateKeyFile: (s, v, dir) => { s.tlsPrivateKeyFile = filePath(v, dir); },
   'authentication.x509.clientCAFile': (s, v, dir) => { s.clientCAFile = filePath(v, dir); },
-  'authentication.anonymous.enabled': (_s, v) => { parseAnonymousAuth(str(v)); },
+  'authentication.anonymous.enabled': (s, v) => { s.anonymousAuth = parseBool(str(v)); },
+  'authentication.webhook.enabled': (s, v) => { s.authenticationTokenWebhook = parseBool(str(v)); },
+  'authentication.webhook.cacheTTL': (s, v) => { s.authenticationTokenWebhookCacheTtlMs = parseDuration(str(v)); },
   'authorization.mode': (s, v) => { s.authorizationMode = parseMode(v); },
   rotateCertificates: (s, v) => { s.rotateCertificates = parseBool(str(v)); },
   serverTLSBootstrap: (s, v) => { s.serverTLSBootstrap = parseBool(str(v)); },
+  'authorization.webhook.cacheAuthorizedTTL': (s, v) => { s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(str(v)); },
+  'authorization.webhook.cacheUnauthorizedTTL': (s, v) => { s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(str(v)); },
   imageGCHighThresholdPercent: (s, v) => { s.imageGCHighThresholdPercent = parsePercent(str(v)); },
   imageGCLowThresholdPercent: (s, v) => { s.imageGCLowThresholdPercent = parsePercent(str(v)); },
   containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },

@@ -64,6 +64,13 @@ export interface NodeletOptions extends DerivedDirs {
   /** `--logging-format`; undefined: text on a terminal, else json. */
   loggingFormat?: LogFormat;
   authorizationMode: AuthorizationMode;
+  /** Serve callers without credentials as `system:anonymous` (still authorized). */
+  anonymousAuth: boolean;
+  /** Accept bearer tokens, checked by TokenReview (needs a kubeconfig). */
+  authenticationTokenWebhook: boolean;
+  authenticationTokenWebhookCacheTtlMs: number;
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
@@ -102,6 +109,11 @@ export const DEFAULTS = {
   authorizationMode: 'Webhook',
   rotateCertificates: false,
   serverTLSBootstrap: false,
+  anonymousAuth: false,
+  authenticationTokenWebhook: true,
+  authenticationTokenWebhookCacheTtlMs: 120_000,
+  authorizationWebhookCacheAuthorizedTtlMs: 300_000,
+  authorizationWebhookCacheUnauthorizedTtlMs: 30_000,
   nodeStatusUpdateFrequencyMs: 10_000,
   nodeStatusReportFrequencyMs: 300_000,
   nodeLeaseDurationSeconds: 40,

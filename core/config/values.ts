@@ -57,6 +57,13 @@ export function parsePositiveDuration(text: string): number {
   return ms;
 }
 
+/** Parses a non-negative Go duration (0 allowed, e.g. a cache TTL) into milliseconds. */
+export function parseDuration(text: string): number {
+  const ms = parseGoDuration(text);
+  if (!(ms >= 0)) throw new Error('must be a duration such as 0s, 30s or 2m0s');
+  return ms;
+}
+
 /** Parses a log level name. */
 export function parseLogLevel(text: string): LogLevel {
   const level = text.toLowerCase();

@@ -43,6 +43,8 @@ export const CATALOGUE = {
   NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
   // certificates (TLS bootstrap and rotation)
   NDL_TLS_BOOTSTRAP: 'TLS bootstrap failed',
+  NDL_API_TOKEN_REVIEW: 'TokenReview of a kubelet API bearer token failed',
+  NDL_API_ACCESS_REVIEW: 'SubjectAccessReview of a kubelet API request failed',
   // plugin registration
   NDL_PLUGIN_TYPE: 'unsupported plugin type',
   NDL_PLUGIN_VERSION: 'unsupported plugin version',

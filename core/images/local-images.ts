@@ -4,6 +4,7 @@
  * only inside the static pod manifest directory (a trusted source, like the
  * manifests themselves), so API pods cannot read host files as images.
  */
+import { imagePulls } from '../metrics/kubelet-metrics.ts';
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
@@ -73,7 +74,14 @@ export async function openImageService(o: NodeletOptions, log: Logger): Promise<
   const policy = { highThresholdPercent: o.imageGCHighThresholdPercent, lowThresholdPercent: o.imageGCLowThresholdPercent, minAgeMs: 2 * 60_000 };
   return {
     async pull(image: string, req: ImageRequest): Promise<PulledImage> {
-      return image.startsWith('file://') ? localPull(image, o.podManifestPath) : oci.pull(image, req);
+      try {
+        const pulled = await (image.startsWith('file://') ? localPull(image, o.podManifestPath) : oci.pull(image, req));
+        imagePulls.inc({ result: 'success' });
+        return pulled;
+      } catch (e) {
+        imagePulls.inc({ result: 'failure' });
+        throw e;
+      }
     },
     nodeImages: () => oci.list().map((i) => ({ names: i.names, sizeBytes: i.sizeBytes })),
     garbageCollect: (inUse, diskUsage) => oci.garbageCollect(policy, inUse, diskUsage),

@@ -4,6 +4,8 @@
 import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { Agent as UndiciAgent } from 'undici';
+import { subscribe } from 'node:diagnostics_channel';
+import { restClientRequests } from '../metrics/kubelet-metrics.ts';
 
 /** The typed API groups nodelet talks to. */
 export interface KubeClients {
@@ -65,6 +67,7 @@ export class SharedConnectionKubeConfig extends k8s.KubeConfig {
     await super.applySecurityAuthentication(context);
     const fresh = context.getDispatcher();
     const cluster = this.getCurrentCluster();
+    if (cluster) countRequestsTo(cluster.server);
     if (!fresh || !cluster || cluster.proxyUrl) return;
     const tls: https.RequestOptions = {};
     await this.applyToHTTPSOptions(tls);
@@ -92,6 +95,37 @@ export class SharedConnectionKubeConfig extends k8s.KubeConfig {
 
   /** How many connection pools exist (one per apiserver, user and certificate in use). */
   get poolCount(): number { return this.pools.size; }
+}
+
+interface UndiciRequest { origin?: string; method?: string }
+const apiOrigins = new Set<string>();
+let subscribed = false;
+const counted = new WeakSet<object>();
+
+function count(request: UndiciRequest, code: string): void {
+  const origin = String(request.origin ?? '');
+  if (!apiOrigins.has(origin) || counted.has(request)) return; // a watch that fails after its headers counts once
+  counted.add(request);
+  restClientRequests.inc({ code, host: new URL(origin).host, method: request.method ?? '' });
+}
+
+/**
+ * Counts every request to the apiserver at `server` in rest_client_requests_total
+ * {code, host, method}, like client-go's metric (`<error>` when no response came).
+ * Read from undici's diagnostics channels (client-node 2.x sends through undici),
+ * so it sees API calls and watches whatever dispatcher they use.
+ */
+export function countRequestsTo(server: string): void {
+  let origin: string;
+  try { origin = new URL(server).origin; } catch { return; }
+  apiOrigins.add(origin);
+  if (subscribed) return;
+  subscribed = true;
+  subscribe('undici:request:headers', (m) => {
+    const { request, response } = m as { request: UndiciRequest; response: { statusCode: number } };
+    count(request, String(response.statusCode));
+  });
+  subscribe('undici:request:error', (m) => count((m as { request: UndiciRequest }).request, '<error>'));
 }
 
 /** Creates the clients from a loaded KubeConfig. */

@@ -4,6 +4,7 @@
  * write here (upstream `cache/actual_state_of_world.go`).
  */
 import type { PluginHandler } from './plugin-handler.ts';
+import { registeredPlugins } from '../metrics/kubelet-metrics.ts';
 
 /** A registered plugin, keyed by its registration socket. */
 export interface RegisteredPlugin {
@@ -28,11 +29,16 @@ export class ActualStateOfWorld {
   /** Records a registration (replacing any older one for the same socket). */
   add(plugin: RegisteredPlugin): void {
     if (plugin.socketPath === '') throw new Error('socket path is empty');
+    const old = this.#plugins.get(plugin.socketPath);
+    if (old) registeredPlugins.dec({ type: old.type });
     this.#plugins.set(plugin.socketPath, plugin);
+    registeredPlugins.inc({ type: plugin.type });
   }
 
   /** Forgets the socket's registration. */
   remove(socketPath: string): void {
+    const old = this.#plugins.get(socketPath);
+    if (old) registeredPlugins.dec({ type: old.type });
     this.#plugins.delete(socketPath);
   }
 

@@ -20,6 +20,7 @@ import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import { needsSync } from './pod-changes.ts';
 import type { Events } from '../events/event-recorder.ts';
+import { podStartDuration, podWorkerDuration } from '../metrics/kubelet-metrics.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -56,7 +57,11 @@ export interface PodControllerOptions {
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
 
-interface Entry { uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean; posting?: Promise<void> }
+interface Entry {
+  uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean; posting?: Promise<void>;
+  /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
+  seenAt?: number;
+}
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
 const INTERIM_STATUS_MS = 1000;
@@ -78,7 +83,7 @@ export class PodController {
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.volumeBackoff = new Backoff(500, 122_000);
-    this.queue = new WorkQueue((k) => this.sync(k).catch((e) => this.o.log.error({ pod: k, err: String(e) }, 'pod sync failed')), o.concurrency ?? 32);
+    this.queue = new WorkQueue((k) => this.timedSync(k), o.concurrency ?? 32);
   }
 
   /** Starts periodic resyncs. */
@@ -129,6 +134,18 @@ export class PodController {
   /** All pods this node knows about. */
   pods(): V1Pod[] { return [...this.desired.values()]; }
 
+  /** One sync, observed as kubelet_pod_worker_duration_seconds (operation_type create for a pod's first sync). */
+  private async timedSync(key: string): Promise<void> {
+    const end = podWorkerDuration.startTimer({ operation_type: this.entries.has(key) ? 'sync' : 'create' });
+    try {
+      await this.sync(key);
+    } catch (e) {
+      this.o.log.error({ pod: key, err: String(e) }, 'pod sync failed');
+    } finally {
+      end();
+    }
+  }
+
   private async sync(key: string): Promise<void> {
     const pod = this.desired.get(key);
     let entry = this.entries.get(key);
@@ -166,7 +183,7 @@ export class PodController {
   }
 
   private async admit(key: string, pod: V1Pod): Promise<Entry> {
-    const entry: Entry = { uid: pod.metadata!.uid! };
+    const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') { entry.rejected = true; return entry; }
     const { routed, verdict } = await this.verdict(pod);
@@ -223,6 +240,10 @@ export class PodController {
     try {
       await this.o.sink.patchStatus(pod, status);
       entry.posted = text;
+      if (entry.seenAt !== undefined && allRunning(status)) {
+        podStartDuration.observe((performance.now() - entry.seenAt) / 1000);
+        entry.seenAt = undefined;
+      }
       pod.status = { ...pod.status, ...status };
     } catch (e) {
       this.o.log.warn({ pod: keyOf(pod), err: String(e) }, 'failed to update pod status, will retry');
@@ -277,4 +298,10 @@ export class PodController {
       return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
     }));
   }
+}
+
+/** True once every container of the status runs (the pod has started). */
+function allRunning(s: V1PodStatus): boolean {
+  const cs = s.containerStatuses ?? [];
+  return s.phase === 'Running' && cs.length > 0 && cs.every((c) => c.state?.running !== undefined);
 }

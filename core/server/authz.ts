@@ -14,6 +14,7 @@
  *
  * A request is allowed if any of its attribute sets is allowed. Denied requests
  * get upstream's 403 text: `Forbidden (user=…, verb=…, resource=…, subresource=…)`.
+ * The modes: `Webhook` (webhook-authz.ts) and `AlwaysAllow` ({@link alwaysAllow}).
  */
 import type { UserInfo } from './authn.ts';
 
@@ -35,11 +36,14 @@ export interface Decision {
   readonly reason?: string;
 }
 
-/** Decides one question; a Webhook authorizer would send a SubjectAccessReview and cache the answer. */
+/**
+ * Decides one question (webhook-authz.ts sends a SubjectAccessReview and
+ * caches the answer). Rejects when it cannot decide (the server answers 500).
+ */
 export type Authorizer = (attrs: RequestAttributes) => Decision | Promise<Decision>;
 
-/** Allows every authenticated caller (the only mode until SubjectAccessReview is wired in). */
-export const allowAuthenticated: Authorizer = () => ({ allowed: true });
+/** `--authorization-mode=AlwaysAllow`: every authenticated caller may do everything. */
+export const alwaysAllow: Authorizer = () => ({ allowed: true });
 
 const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
@@ -70,11 +74,30 @@ export function requestAttributes(user: UserInfo, method: string, p: string, nod
   }));
 }
 
-/** Runs the authorizer over the attribute sets; returns undefined if allowed, else the 403 message. */
-export async function authorize(authorizer: Authorizer, attrs: RequestAttributes[]): Promise<string | undefined> {
+function describe(a: RequestAttributes): string {
+  return `(user=${a.user.name}, verb=${a.verb}, resource=${a.resource}, subresource=${a.subresource})`;
+}
+
+/** Why a request may not go on: the HTTP status and upstream's text. */
+export interface Refusal {
+  readonly status: 403 | 500;
+  readonly message: string;
+  /** The authorizer's failure, for the log (500 only). */
+  readonly cause?: unknown;
+}
+
+/**
+ * Runs the authorizer over the attribute sets; undefined if allowed, else a
+ * 403 `Forbidden (user=…, verb=…, resource=…, subresource=…)` or, when the
+ * authorizer failed, a 500 `Authorization error (…)`, as upstream's server.go.
+ */
+export async function authorize(authorizer: Authorizer, attrs: RequestAttributes[]): Promise<Refusal | undefined> {
   for (const a of attrs) {
-    if ((await authorizer(a)).allowed) return undefined;
+    try {
+      if ((await authorizer(a)).allowed) return undefined;
+    } catch (cause) {
+      return { status: 500, message: `Authorization error ${describe(a)}`, cause };
+    }
   }
-  const a = attrs[0]!;
-  return `Forbidden (user=${a.user.name}, verb=${a.verb}, resource=${a.resource}, subresource=${a.subresource})`;
+  return { status: 403, message: `Forbidden ${describe(attrs[0]!)}` };
 }

@@ -6,20 +6,22 @@
  * Every HTTPS request, whatever its path (including /healthz and unknown
  * paths), goes through:
  *
- *   TLS client cert verified against `tls.ca`? ──no──► 401 Unauthorized
- *        │ yes: user = CN, groups = O (authn.ts)
- *   authorize(nodes/<subresource>, verb)? ─────no──► 403 Forbidden (user=…, …)  (authz.ts)
+ *   client cert (CN, O) / bearer token (TokenReview) / anonymous? ──none──► 401 Unauthorized  (authn.ts)
+ *        │ user
+ *   authorize(nodes/<subresource>, verb)? ──no──► 403 Forbidden (user=…, …)  (authz.ts, webhook-authz.ts)
+ *        │ yes                            └─error─► 500 Authorization error (user=…, …)
  *        │ yes
  *   known path, other method? ─────────────────────► 405 Method Not Allowed (method-guard.ts)
  *   route: /healthz → ok · /pods → PodList · /containerLogs/… (container-logs.ts)
  *          /exec|attach|portForward|run/… → Status "not supported" (streaming.ts)
+ *          /metrics, /metrics/resource, /stats/summary, /configz (stats-routes.ts)
  */
-import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { authenticateTls } from './authn.ts';
-import { allowAuthenticated, authorize, requestAttributes, type Authorizer } from './authz.ts';
+import { authenticateRequest, type AuthnOptions } from './authn.ts';
+import { authorize, requestAttributes, type Authorizer } from './authz.ts';
+import { registerStatsRoutes, type StatsRoutesOptions } from './stats-routes.ts';
 import { registerContainerLogs, sendText } from './container-logs.ts';
 import { errorStatus, installMethodGuard } from './method-guard.ts';
 import { registerStreaming } from './streaming.ts';
@@ -49,8 +51,12 @@ export interface KubeletServerOptions {
   readonly healthzAddress?: string;
   /** Default 10248; 0 picks a free port; `null` disables (upstream's `--healthz-port=0`). */
   readonly healthzPort?: number | null;
-  /** Decides authenticated requests; default: allow every authenticated caller. */
-  readonly authorizer?: Authorizer;
+  /** Decides authenticated requests (`alwaysAllow` or `webhookAuthorizer(...)`). */
+  readonly authorizer: Authorizer;
+  /** Bearer tokens and anonymous callers; default: client certificates only. */
+  readonly authn?: AuthnOptions;
+  /** The metrics, stats and configz endpoints; without it they are 404. */
+  readonly stats?: StatsRoutesOptions;
   /** If set, log files served must lie under this directory (`<rootDir>/logs/pods`). */
   readonly logsRoot?: string;
   /** Follow: ms between checks when no change notification arrives (default 1000). */
@@ -114,18 +120,22 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
     forceCloseConnections: true,
     https: { ...secureContext(opts.tls), requestCert: true, rejectUnauthorized: false },
   }) as unknown as FastifyInstance;
-  const authorizer = opts.authorizer ?? allowAuthenticated;
+  const authn: AuthnOptions = opts.authn ?? { anonymous: false };
   app.addHook('onRequest', async (req, reply) => {
-    const user = authenticateTls(req.raw.socket as TLSSocket);
+    const user = await authenticateRequest(req.raw, authn).catch((err: unknown) => {
+      req.log.warn({ err: String(err), url: req.url }, 'kubelet API: unable to authenticate the request due to an error');
+      return undefined;
+    });
     if (!user) {
       req.log.debug({ url: req.url }, 'kubelet API: unauthenticated request refused');
       return sendText(reply, 401, 'Unauthorized');
     }
     const path = req.url.split('?')[0] ?? '/';
-    const denied = await authorize(authorizer, requestAttributes(user, req.method, path, opts.nodeName));
-    if (denied) {
-      req.log.debug({ url: req.url, user: user.name }, 'kubelet API: request forbidden');
-      return sendText(reply, 403, denied);
+    const refused = await authorize(opts.authorizer, requestAttributes(user, req.method, path, opts.nodeName));
+    if (refused) {
+      if (refused.status === 500) req.log.warn({ err: String(refused.cause), url: req.url, user: user.name }, 'kubelet API: authorization failed');
+      else req.log.debug({ url: req.url, user: user.name }, 'kubelet API: request forbidden');
+      return sendText(reply, refused.status, refused.message);
     }
     return undefined;
   });
@@ -134,6 +144,7 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
   app.get('/pods', async (_req, reply) => reply.type('application/json').send(podListJson(opts.pods.listPods())));
   registerContainerLogs(app, { pods: opts.pods, logsRoot: opts.logsRoot, followPollMs: opts.followPollMs });
   registerStreaming(app, opts.pods);
+  if (opts.stats) registerStatsRoutes(app, opts.stats);
   app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
   app.setErrorHandler((err, req, reply) => {
     const status = errorStatus(err);

@@ -71,6 +71,10 @@ function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKube
     '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
     `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`, `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
     ...(verifyKubelets ? [`--kubelet-certificate-authority=${f('ca.crt')}`] : []), '--kubelet-preferred-address-types=InternalIP,Hostname',
+    `--requestheader-client-ca-file=${f('ca.crt')}`, '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${f('front-proxy-client.crt')}`, `--proxy-client-key-file=${f('front-proxy-client.key')}`, '--enable-aggregator-routing=true',
     '--profiling=false', '--v=1',
   ];
 }
@@ -150,7 +154,11 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const serving = issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     ips: ['127.0.0.1', '10.0.0.1'] });
-  const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: 'kube-apiserver-kubelet-client', orgs: ['system:masters'], usage: 'client' });
+  // As kubeadm: the apiserver's kubelet client is no superuser; a ClusterRoleBinding grants it
+  // system:kubelet-api-admin (below), which the kubelets' Webhook authorizer checks.
+  const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: KUBELET_CLIENT_USER, usage: 'client' });
+  // The aggregation layer's front proxy (kubeadm's front-proxy-client; one CA here).
+  const frontProxy = issue(pki, { name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
   const admin = clientKubeconfig(pki, server, 'admin', 'kubernetes-admin', ['system:masters']);
   const cm = clientKubeconfig(pki, server, 'controller-manager', 'system:kube-controller-manager');
   const sched = clientKubeconfig(pki, server, 'scheduler', 'system:kube-scheduler');
@@ -168,6 +176,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
     const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
     await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
     execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${admin}`, 'apply', '-f', '-'], { input: bootstrapManifest(tokenId, tokenSecret), stdio: ['pipe', 'ignore', 'pipe'] });
+    await grantKubeletApiAdmin(binDir, admin);
     peers.push(startPeer('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
       `--kubeconfig=${cm}`, `--authentication-kubeconfig=${cm}`, `--authorization-kubeconfig=${cm}`,
       '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false',
@@ -226,12 +235,34 @@ export async function startExtraApiServer(info: ClusterInfo, opts: { verifyKubel
   return { server, adminKubeconfig, peer };
 }
 
+/** The user of the apiserver's client certificate for kubelets (kubeadm's name). */
+export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
+
+/** As kubeadm's `kubeadm:kubelet-api-admin`... binding: the apiserver may use every kubelet API (logs, exec, metrics). */
+async function grantKubeletApiAdmin(binDir: string, adminKubeconfig: string): Promise<void> {
+  await waitFor('ClusterRoleBinding for the apiserver\'s kubelet client', () => {
+    try {
+      execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${adminKubeconfig}`, 'create', 'clusterrolebinding', 'kube-apiserver-kubelet-api-admin',
+        '--clusterrole=system:kubelet-api-admin', `--user=${KUBELET_CLIENT_USER}`], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
+      return true;
+    } catch (e) {
+      return /AlreadyExists/.test(String((e as { stderr?: Buffer }).stderr ?? ''));
+    }
+  }, 60_000, 1000);
+}
+
 /** Issues a node identity (`system:node:<name>`) and its kubeconfig, plus a serving cert for its kubelet API. */
 export function issueNodeCredentials(info: ClusterInfo, nodeName: string, ips: string[] = ['127.0.0.1']): { kubeconfig: string; servingCert: string; servingKey: string } {
   const pki: Pki = { dir: join(info.dir, 'pki'), caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
   const kubeconfig = clientKubeconfig(pki, info.server, `node-${nodeName}`, `system:node:${nodeName}`, ['system:nodes']);
   const serving = issue(pki, { name: `node-${nodeName}-serving`, cn: `system:node:${nodeName}`, orgs: ['system:nodes'], usage: 'server', dnsNames: [nodeName, 'localhost'], ips });
   return { kubeconfig, servingCert: serving.cert, servingKey: serving.key };
+}
+
+/** Issues a client certificate the cluster CA signed for user `cn` in groups `orgs`; returns `{ cert, key }` paths. */
+export function issueClientCert(info: ClusterInfo, name: string, cn: string, orgs: string[] = []): { cert: string; key: string } {
+  const pki: Pki = { dir: join(info.dir, 'pki'), caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
+  return issue(pki, { name, cn, orgs, usage: 'client' });
 }
 
 /** Stops the peers (reverse start order) and removes the state directory. */

@@ -18,11 +18,12 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
 import {
-  providerError, type ContainerExit, type ContainerSpec, type EventRecorder, type Logger, type RunningContainer,
+  providerError, type ContainerExit, type ContainerSpec, type ContainerStats, type EventRecorder, type Logger, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
 import type { WorkerPool } from './worker-pool.ts';
+import { CONTROL_BYTES, moduleStats } from './thread-stats.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -111,7 +112,7 @@ export interface WorkerInput {
   readonly mounts: ReadonlyArray<{ name: string; containerPath: string; hostPath: string; readOnly: boolean }>;
   readonly logPath: string;
   readonly logOptions: { maxBytes?: number; maxFiles?: number };
-  /** Int32Array[1]: [0] = stop requested. */
+  /** {@link CONTROL_BYTES}: Int32 [0] = stop requested; Float64 at byte 8 = linear memory size (thread-stats.ts). */
   readonly control: SharedArrayBuffer;
   /** No budget when absent. */
   readonly fdBudget?: FdBudget;
@@ -129,7 +130,7 @@ export interface RunnerOptions {
 
 type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'started' }
+  | { type: 'started'; tid?: number }
   | { type: 'exit'; code: number }
   | { type: 'trap'; message: string; memoryBytes: number }
   | { type: 'instantiating' }
@@ -144,10 +145,16 @@ type WorkerMessage =
  * during the start terminates the worker and rejects. Warnings with a reason
  * (e.g. `VolumeReplaced`) also become Warning events through `events`.
  */
+/** A running module, with what the provider can measure of it. */
+export interface WasiContainer extends RunningContainer {
+  /** CPU time of its thread and its linear memory size (thread-stats.ts). */
+  stats(): ContainerStats;
+}
+
 export async function runContainer(
   spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {}, signal?: AbortSignal,
   events?: EventRecorder,
-): Promise<RunningContainer> {
+): Promise<WasiContainer> {
   signal?.throwIfAborted();
   const t0 = performance.now();
   let worker: Worker;
@@ -157,7 +164,7 @@ export async function runContainer(
     throw providerError('Internal', `no worker thread for container ${spec.name}: ${(e as Error).message}`, { cause: e });
   }
   const waitMs = performance.now() - t0;
-  const control = new SharedArrayBuffer(4);
+  const control = new SharedArrayBuffer(CONTROL_BYTES);
   const input: WorkerInput = {
     type: 'run',
     module: loaded.module,
@@ -174,12 +181,14 @@ export async function runContainer(
   let stopping = false;
   let startedAt: Date | undefined;
   let startedMs: number | undefined;
+  let tid: number | undefined;
 
-  return new Promise<RunningContainer>((resolveStart, rejectStart) => {
+  return new Promise<WasiContainer>((resolveStart, rejectStart) => {
     let resolveExit!: (e: ContainerExit) => void;
     const exit = new Promise<ContainerExit>((r) => { resolveExit = r; });
-    const running: RunningContainer = {
+    const running: WasiContainer = {
       id: spec.id,
+      stats: () => moduleStats(worker, tid, control),
       get startedAt() { return startedAt ?? new Date(); },
       exit,
       async stop(_gracePeriodMs: number) {
@@ -227,6 +236,7 @@ export async function runContainer(
         case 'started':
           cleanupStart();
           if (stopping) break; // given up on already: the worker is being terminated
+          tid = m.tid;
           startedAt = new Date();
           startedMs = performance.now();
           resolveStart(running);

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import {
-  API_VERSION, providerError, type ContainerSpec, type ImagePullOptions, type PodContext, type Provider,
+  API_VERSION, providerError, type ContainerSpec, type ContainerStats, type ImagePullOptions, type PodContext, type Provider,
   type ProviderContext, type PulledImage, type RunningContainer,
 } from '@nodelet/plugin-api/v1';
-import { runContainer, type FdBudget, type RunnerOptions } from './container-runner.ts';
+import { runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ModuleCache } from './module-cache.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
@@ -54,7 +54,7 @@ export class WasiProvider implements Provider {
   readonly runtimeVersion = `nodelet-wasi://${VERSION}`;
 
   readonly #cache: ModuleCache;
-  readonly #running = new Map<string, RunningContainer>();
+  readonly #running = new Map<string, WasiContainer>();
   readonly #opts: RunnerOptions;
   readonly #fdBudget: FdBudget;
   readonly #poolOpts: ConstructorParameters<typeof WorkerPool>[0];
@@ -93,6 +93,16 @@ export class WasiProvider implements Provider {
     this.#running.set(spec.id, running);
     void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
     return running;
+  }
+
+  /**
+   * CPU time of the container's worker thread and its module's linear memory
+   * size (see README.md, "Container stats"). NotFound for an unknown or ended container.
+   */
+  async stats(containerId: string): Promise<ContainerStats> {
+    const running = this.#running.get(containerId);
+    if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
+    return running.stats();
   }
 
   /** Terminates every running module and the idle workers (a later start makes a new pool). */

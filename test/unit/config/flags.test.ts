@@ -26,11 +26,15 @@ function failure(argv: string[]): { code: string; message: string } {
 /** A value for each flag and what it must produce; every flag in FLAGS must appear here. */
 const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknown, expected: unknown]> = {
   address: ['10.1.2.3', (o) => o.address, '10.1.2.3'],
-  'anonymous-auth': ['false', (o) => o.port, 10250],
+  'anonymous-auth': ['true', (o) => o.anonymousAuth, true],
+  'authentication-token-webhook': ['false', (o) => o.authenticationTokenWebhook, false],
+  'authentication-token-webhook-cache-ttl': ['10s', (o) => o.authenticationTokenWebhookCacheTtlMs, 10_000],
   'authorization-mode': ['AlwaysAllow', (o) => o.authorizationMode, 'AlwaysAllow'],
   'bootstrap-kubeconfig': ['/etc/bootstrap.kubeconfig', (o) => o.bootstrapKubeconfig, '/etc/bootstrap.kubeconfig'],
   'rotate-certificates': ['true', (o) => o.rotateCertificates, true],
   'rotate-server-certificates': ['true', (o) => o.serverTLSBootstrap, true],
+  'authorization-webhook-cache-authorized-ttl': ['1m', (o) => o.authorizationWebhookCacheAuthorizedTtlMs, 60_000],
+  'authorization-webhook-cache-unauthorized-ttl': ['0s', (o) => o.authorizationWebhookCacheUnauthorizedTtlMs, 0],
   'cert-dir': ['/etc/nodelet/pki', (o) => o.certDir, '/etc/nodelet/pki'],
   'client-ca-file': ['/etc/ca.crt', (o) => o.clientCAFile, '/etc/ca.crt'],
   config: ['', () => 0, 0], // covered by kubelet-config.test.ts (needs a file)
@@ -96,8 +100,7 @@ describe('parseCommandLine: every flag', () => {
     },
   );
 
-  // --anonymous-auth is left out: bare, it means true, which is refused before the stray argument is seen.
-  const bools = FLAGS.filter((f) => f.type === 'bool' && f.name !== 'anonymous-auth');
+  const bools = FLAGS.filter((f) => f.type === 'bool');
   it('has boolean flags to check', () => expect(bools.length).toBeGreaterThan(1));
   it.each(bools.map((f) => [f.name] as const))('bool --%s takes no value', (name) => {
     const r = failure([`--${name}`, 'false']);
@@ -241,7 +244,8 @@ describe('parseCommandLine: errors name the flag on one line', () => {
     [['--register-node=maybe'], 'NDL_CONFIG_INVALID_VALUE', '"maybe" for --register-node: must be true or false'],
     [['--bootstrap-kubeconfig=/b'], 'NDL_CONFIG_INVALID_VALUE', '--kubeconfig: required with --bootstrap-kubeconfig'],
     [['--rotate-server-certificates'], 'NDL_CONFIG_INVALID_VALUE', '--rotate-server-certificates: needs --kubeconfig'],
-    [['--anonymous-auth'], 'NDL_CONFIG_INVALID_VALUE', '"true" for --anonymous-auth: nodelet never serves anonymous callers'],
+    [['--anonymous-auth=maybe'], 'NDL_CONFIG_INVALID_VALUE', '"maybe" for --anonymous-auth: must be true or false'],
+    [['--authorization-webhook-cache-unauthorized-ttl=soon'], 'NDL_CONFIG_INVALID_VALUE', '"soon" for --authorization-webhook-cache-unauthorized-ttl'],
     [['--authorization-mode=Node'], 'NDL_CONFIG_INVALID_VALUE', '"Node" for --authorization-mode: must be one of Webhook, AlwaysAllow'],
     [['--image-gc-high-threshold=101'], 'NDL_CONFIG_INVALID_VALUE', '"101" for --image-gc-high-threshold: must be between 0 and 100'],
     [['--image-gc-low-threshold=85'], 'NDL_CONFIG_INVALID_VALUE', '"85" for --image-gc-low-threshold: must be less than --image-gc-high-threshold (85)'],

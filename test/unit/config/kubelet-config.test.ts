@@ -41,9 +41,15 @@ authentication:
   x509:
     clientCAFile: /pki/ca.crt
   anonymous:
+    enabled: true
+  webhook:
     enabled: false
+    cacheTTL: 10s
 authorization:
   mode: AlwaysAllow
+  webhook:
+    cacheAuthorizedTTL: 1m
+    cacheUnauthorizedTTL: 5s
 imageGCHighThresholdPercent: 70
 imageGCLowThresholdPercent: 60
 containerLogMaxSize: 1Mi
@@ -75,6 +81,8 @@ describe('KubeletConfiguration file', () => {
       nodeStatusUpdateFrequencyMs: 5000, nodeStatusReportFrequencyMs: 90_000, nodeLeaseDurationSeconds: 20,
       syncFrequencyMs: 300_000, podManifestPath: path.join(dir, 'manifests'), tlsCertFile: '/pki/serving.crt',
       tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'), clientCAFile: '/pki/ca.crt', authorizationMode: 'AlwaysAllow',
+      anonymousAuth: true, authenticationTokenWebhook: false, authenticationTokenWebhookCacheTtlMs: 10_000,
+      authorizationWebhookCacheAuthorizedTtlMs: 60_000, authorizationWebhookCacheUnauthorizedTtlMs: 5_000,
       imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
       containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text', rotateCertificates: true, serverTLSBootstrap: false,
     });
@@ -106,11 +114,11 @@ describe('KubeletConfiguration file', () => {
   });
 
   it('warns once about unsupported fields, listing them, and still loads', () => {
-    const file = writeConfig(`${HEAD}maxPods: 9\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nauthentication:\n  webhook:\n    enabled: true\n`);
+    const file = writeConfig(`${HEAD}maxPods: 9\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nauthentication:\n  webhook:\n    enabled: true\n  x509:\n    clientCRLFile: x\n`);
     const { options, warnings } = run([`--config=${file}`]);
     expect(options.maxPods).toBe(9);
     expect(warnings).toEqual([
-      `KubeletConfiguration ${file}: nodelet ignores unsupported fields: cgroupDriver, clusterDNS, authentication.webhook.enabled`,
+      `KubeletConfiguration ${file}: nodelet ignores unsupported fields: cgroupDriver, clusterDNS, authentication.x509.clientCRLFile`,
     ]);
   });
 
@@ -134,7 +142,8 @@ describe('KubeletConfiguration file', () => {
     [`${HEAD}address: {a: 1}\n`, /address: \{"a":1\} must be a scalar value/],
     [`${HEAD}registerWithTaints: dedicated\n`, /registerWithTaints: "dedicated" must be a list/],
     [`${HEAD}registerWithTaints: [{key: a, effect: Never}]\n`, /registerWithTaints: .* effect must be one of/],
-    [`${HEAD}authentication:\n  anonymous:\n    enabled: true\n`, /authentication\.anonymous\.enabled: true nodelet never serves anonymous callers/],
+    [`${HEAD}authentication:\n  anonymous:\n    enabled: maybe\n`, /authentication\.anonymous\.enabled: "maybe" must be true or false/],
+    [`${HEAD}authentication:\n  webhook:\n    cacheTTL: -1s\n`, /authentication\.webhook\.cacheTTL: "-1s" must be a duration/],
     [`${HEAD}authorization:\n  mode: Node\n`, /authorization\.mode: "Node" must be Webhook or AlwaysAllow/],
     [`${HEAD}containerLogMaxFiles: 1\n`, /containerLogMaxFiles: 1 must be at least 2/],
     [`${HEAD}imageGCHighThresholdPercent: 150\n`, /imageGCHighThresholdPercent: 150 must be between 0 and 100/],

@@ -21,6 +21,12 @@ describe('kubelet API authorization attributes', () => {
   it('allows through the proxy fallback and words a denial like upstream', async () => {
     const attrs = requestAttributes(user, 'GET', '/pods', 'n1');
     expect(await authorize((a) => ({ allowed: a.subresource === 'proxy' }), attrs)).toBeUndefined();
-    expect(await authorize(() => ({ allowed: false }), attrs)).toBe('Forbidden (user=alice, verb=get, resource=nodes, subresource=pods)');
+    expect(await authorize(() => ({ allowed: false }), attrs)).toEqual({ status: 403, message: 'Forbidden (user=alice, verb=get, resource=nodes, subresource=pods)' });
+  });
+
+  it('answers 500 "Authorization error" when the authorizer cannot decide', async () => {
+    const attrs = requestAttributes(user, 'GET', '/stats/summary', 'n1');
+    const r = await authorize(() => { throw new Error('apiserver down'); }, attrs);
+    expect(r).toMatchObject({ status: 500, message: 'Authorization error (user=alice, verb=get, resource=nodes, subresource=stats)' });
   });
 });

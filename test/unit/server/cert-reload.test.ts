@@ -7,6 +7,7 @@ import tls from 'node:tls';
 import { pino } from 'pino';
 import { createKubeletServer, type KubeletServer } from '../../../core/server/kubelet-server.ts';
 import { watchServingCert } from '../../../core/server/cert-reloader.ts';
+import { alwaysAllow } from '../../../core/server/authz.ts';
 import { selfSignedCert } from '../../../core/server/serving-cert.ts';
 import { makeCa, makeClientCert, type Pem } from './test-pki.ts';
 
@@ -46,7 +47,7 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'tls.key'), first.key, { mode: 0o600 });
   server = createKubeletServer({
     nodeName: 'n', log, pods: { listPods: () => [], findContainer: () => undefined },
-    tls: { cert: first.cert, key: first.key, ca }, address: '127.0.0.1', port: 0, healthzPort: null,
+    tls: { cert: first.cert, key: first.key, ca }, address: '127.0.0.1', port: 0, healthzPort: null, authorizer: alwaysAllow,
   });
   port = (await server.start()).port;
   stop = watchServingCert({
@@ -82,7 +83,7 @@ describe('serving certificate reload', () => {
   it('fails handshakes while there is no serving certificate, then serves one once it is set (serverTLSBootstrap)', async () => {
     const waiting = createKubeletServer({
       nodeName: 'n', log, pods: { listPods: () => [], findContainer: () => undefined },
-      tls: { ca }, address: '127.0.0.1', port: 0, healthzPort: null,
+      tls: { ca }, address: '127.0.0.1', port: 0, healthzPort: null, authorizer: alwaysAllow,
     });
     const saved = port;
     port = (await waiting.start()).port;

@@ -408,16 +408,59 @@ export function trackDescriptors(w, mem, preopenFds, budget = { max: Infinity })
 /**
  * Makes every import throw {@link StoppedError} once `control[0]` is set, so
  * a module that is doing I/O unwinds (and cleans up) as soon as it is stopped.
+ * `onCall`, if given, runs before each import (the memory-size report of
+ * {@link publishMemory}).
  * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {Int32Array} control shared with the main thread
+ * @param {() => void} [onCall]
  */
-export function stopOnRequest(w, control) {
+export function stopOnRequest(w, control, onCall) {
   for (const [name, fn] of Object.entries(w)) {
     if (name === 'proc_exit' || typeof fn !== 'function') continue;
-    w[name] = (...a) => {
-      if (Atomics.load(control, 0) !== 0) throw new StoppedError();
-      return fn(...a);
-    };
+    w[name] = onCall
+      ? (...a) => {
+        if (Atomics.load(control, 0) !== 0) throw new StoppedError();
+        onCall();
+        return fn(...a);
+      }
+      : (...a) => {
+        if (Atomics.load(control, 0) !== 0) throw new StoppedError();
+        return fn(...a);
+      };
+  }
+}
+
+/**
+ * Byte offset in the control buffer of the module's linear memory size (a
+ * Float64 the main thread reads for `stats()`); [0, 4) is the stop flag.
+ */
+export const MEMORY_SLOT_OFFSET = 8;
+
+/**
+ * A function that stores the module's current linear memory size in the
+ * control buffer, for the main thread to read without asking the (busy)
+ * worker. Called at every WASI call, so it is as fresh as the module's last call.
+ * @param {SharedArrayBuffer} control
+ * @param {() => WebAssembly.Memory | undefined} mem
+ */
+export function publishMemory(control, mem) {
+  if (control.byteLength < MEMORY_SLOT_OFFSET + 8) return () => {}; // a caller without the slot
+  const slot = new Float64Array(control, MEMORY_SLOT_OFFSET, 1);
+  return () => { slot[0] = mem()?.buffer.byteLength ?? 0; };
+}
+
+/**
+ * The kernel thread id of the calling thread (Linux `/proc/thread-self`), so
+ * the main thread can read this worker's CPU time from
+ * `/proc/self/task/<tid>/schedstat`; undefined elsewhere.
+ * @param {typeof import('node:fs')} fs
+ */
+export function kernelThreadId(fs) {
+  try {
+    const m = /task\/(\d+)$/.exec(fs.readlinkSync('/proc/thread-self'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -8,7 +8,7 @@
 // second module.
 // Messages to the parent, in order:
 //   { type: 'ready' }                            answer to 'ping': waiting for the run message
-//   { type: 'started' }                          instantiated, _start about to run
+//   { type: 'started', tid }                     instantiated, _start about to run (tid: kernel thread id)
 //   { type: 'exit', code }                       _start returned or proc_exit(code)
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
 //   { type: 'instantiating' }                    about to instantiate (the module's start function runs)
@@ -21,7 +21,8 @@
 import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  captureStdio, confinePaths, guardReadOnly, interruptibleSleep, identifyMounts, MountError, stopOnRequest, StoppedError, trackDescriptors,
+  captureStdio, confinePaths, guardReadOnly, identifyMounts, interruptibleSleep, kernelThreadId, MountError, publishMemory,
+  stopOnRequest, StoppedError, trackDescriptors,
 } from './wasi-imports.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
@@ -43,6 +44,7 @@ const { CriLogWriter } = await import(workerData.criLogUrl);
 // stdin reads EOF; anything on 1/2 that is not captured goes nowhere. The
 // worker closes fds opened through node:fs when it ends (trackUnmanagedFds).
 const devNull = fs.openSync('/dev/null', 'r+');
+const tid = kernelThreadId(fs);
 
 warmUp();
 
@@ -97,7 +99,8 @@ function runContainer(d) {
         message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
       }));
     interruptibleSleep(w, mem, control);
-    stopOnRequest(w, control);
+    const report = publishMemory(d.control, mem);
+    stopOnRequest(w, control, report);
     for (const m of d.importedMemories) {
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
@@ -113,6 +116,7 @@ function runContainer(d) {
       return;
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
+    report();
     run(wasi, instance, mem);
   } finally {
     closeDescriptors();
@@ -121,7 +125,7 @@ function runContainer(d) {
 }
 
 function run(wasi, instance, mem) {
-  post({ type: 'started' });
+  post({ type: 'started', tid });
   try {
     // A stand-in instance so that a module that imports its memory can start too.
     const code = wasi.start({ exports: { ...instance.exports, memory: mem() } });

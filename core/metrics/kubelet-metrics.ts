@@ -1,0 +1,81 @@
+/**
+ * nodelet's `/metrics` (Prometheus text format, prom-client): the upstream
+ * kubelet's names where the meaning is the same, `nodelet_*` for what only
+ * nodelet has. One registry per process (nodelet runs one node per process).
+ *
+ * | name | type, labels | meaning |
+ * | --- | --- | --- |
+ * | kubelet_node_name | gauge {node} | always 1 |
+ * | kubelet_running_pods | gauge | admitted pods with at least one running container |
+ * | kubelet_running_containers | gauge {container_state} | containers of admitted pods by state: running, exited, created |
+ * | kubelet_pod_start_duration_seconds | histogram | from first seeing a pod to all of its containers running |
+ * | kubelet_pod_worker_duration_seconds | histogram {operation_type} | one pod sync: create (first) or sync |
+ * | rest_client_requests_total | counter {code, host, method} | requests to the apiserver through the shared client |
+ * | nodelet_provider_pods | gauge {provider} | admitted pods per provider |
+ * | nodelet_image_pulls_total | counter {result} | image pulls by result (success, failure) |
+ * | nodelet_registered_plugins | gauge {type} | plugins registered through plugins_registry |
+ * | process_*, nodejs_* | prom-client defaults | nodelet's own process |
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The registry `/metrics` serves. */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+/** Upstream's buckets of kubelet_pod_start_duration_seconds (`pkg/kubelet/metrics`). */
+export const POD_START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+
+export const nodeName = new Gauge({ name: 'kubelet_node_name', help: "The node's name. The count is always 1.", labelNames: ['node'], registers: [registry] });
+
+/** What the running-pods/containers gauges read at scrape time. */
+export interface RunningCounts {
+  pods: number;
+  containers: Record<'running' | 'exited' | 'created', number>;
+  perProvider: Record<string, number>;
+}
+let counts: () => RunningCounts = () => ({ pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} });
+
+/** Sets where the running pod/container gauges read from (the pod controller). */
+export function setRunningCounts(fn: () => RunningCounts): void { counts = fn; }
+
+export const runningPods = new Gauge({
+  name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry],
+  collect() { this.set(counts().pods); },
+});
+export const runningContainers = new Gauge({
+  name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'], registers: [registry],
+  collect() {
+    const c = counts().containers;
+    for (const [state, n] of Object.entries(c)) this.set({ container_state: state }, n);
+  },
+});
+export const providerPods = new Gauge({
+  name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry],
+  collect() {
+    this.reset();
+    for (const [provider, n] of Object.entries(counts().perProvider)) this.set({ provider }, n);
+  },
+});
+export const podStartDuration = new Histogram({
+  name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+  buckets: POD_START_BUCKETS, registers: [registry],
+});
+export const podWorkerDuration = new Histogram({
+  name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+  labelNames: ['operation_type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+});
+export const restClientRequests = new Counter({
+  name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'host', 'method'], registers: [registry],
+});
+export const imagePulls = new Counter({
+  name: 'nodelet_image_pulls_total', help: 'Image pulls by result (success, failure)', labelNames: ['result'], registers: [registry],
+});
+export const registeredPlugins = new Gauge({
+  name: 'nodelet_registered_plugins', help: 'Plugins registered through the plugins_registry directory, by type', labelNames: ['type'], registers: [registry],
+});
+
+/** The `/metrics` text and its content type. */
+export async function metricsText(): Promise<{ text: string; contentType: string }> {
+  return { text: await registry.metrics(), contentType: registry.contentType };
+}

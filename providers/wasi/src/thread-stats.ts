@@ -1,0 +1,55 @@
+/**
+ * What the wasi provider can measure of one running module (see README.md,
+ * "Container stats"):
+ *
+ * - CPU: the kernel's accounting of the module's worker thread — the first
+ *   field of `/proc/self/task/<tid>/schedstat` (ns on a CPU), else utime+stime
+ *   of `/proc/self/task/<tid>/stat` (clock ticks, 100 Hz), else Node's
+ *   `worker.cpuUsage()` where it exists (Node ≥ 24.6). The thread runs only
+ *   this module (plus its WASI imports), so this is the container's CPU time.
+ * - Memory: the module's linear memory size (`memory.buffer.byteLength`), as
+ *   the worker last published it at a WASI call. It only grows (Wasm memory
+ *   never shrinks), like a process's heap high-water mark.
+ */
+import { readFileSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+import type { ContainerStats } from '@nodelet/plugin-api/v1';
+
+/** Byte offset of the memory size in the control buffer (see worker/wasi-imports.mjs). */
+export const MEMORY_SLOT_OFFSET = 8;
+/** Size of the control buffer: stop flag (Int32) + padding + memory size (Float64). */
+export const CONTROL_BYTES = 16;
+
+const TICK_NS = 1e9 / 100; // USER_HZ is 100 on Linux
+
+/** CPU time of kernel thread `tid` of this process in ns, or undefined if it cannot be read. */
+export function threadCpuNs(tid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0];
+    const ns = Number(first);
+    if (Number.isFinite(ns)) return ns;
+  } catch { /* no schedstat (kernel without CONFIG_SCHED_INFO) */ }
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // Fields after the parenthesised comm: state is field 3; utime/stime are 14/15.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[11]) + Number(rest[12]);
+    if (Number.isFinite(ticks)) return ticks * TICK_NS;
+  } catch { /* not Linux, or the thread is gone */ }
+  return undefined;
+}
+
+/** The stats of one module's worker (`tid` from its 'started' message). */
+export function moduleStats(worker: Worker, tid: number | undefined, control: SharedArrayBuffer): ContainerStats {
+  let cpuNs = tid === undefined ? undefined : threadCpuNs(tid);
+  if (cpuNs === undefined) {
+    const usage = (worker as unknown as { cpuUsage?: () => { user: number; system: number } }).cpuUsage?.();
+    if (usage) cpuNs = (usage.user + usage.system) * 1000;
+  }
+  const memBytes = new Float64Array(control, MEMORY_SLOT_OFFSET, 1)[0]!;
+  return {
+    timestamp: new Date(),
+    cpu: cpuNs === undefined ? undefined : { usageCoreNanoSeconds: Math.round(cpuNs) },
+    memory: { workingSetBytes: memBytes, usageBytes: memBytes },
+  };
+}
