@@ -110,10 +110,14 @@ function tokenKubeconfig(path: string, server: string, caCert: string, token: st
   return path;
 }
 
-/** A GET with client certificate; resolves to the status code and body. */
-export function httpsGet(url: string, tls: { ca: string; cert: string; key: string }): Promise<{ status: number; body: string }> {
+/** A GET with an optional client certificate or bearer token; resolves to the status code and body. */
+export function httpsGet(url: string, tls: { ca: string; cert?: string; key?: string; token?: string }, timeoutMs = 5000): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key), timeout: 5000 }, (res) => {
+    const req = request(url, {
+      ca: readFileSync(tls.ca), timeout: timeoutMs,
+      ...(tls.cert && tls.key ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
+      headers: tls.token ? { authorization: `Bearer ${tls.token}` } : {},
+    }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (body += c));

@@ -128,7 +128,7 @@ describe('descriptor budget (20.1)', () => {
   });
 
   // Skipped only where this process may not open 8,300 descriptors at all (Node raises its soft limit to the hard one).
-  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => {
+  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => { // skipped only where this process may not open 9,000 descriptors
     const p = await provider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS, nodeMaxOpenFiles: MAX_CONTAINER_MAX_FDS + 100 });
     const v = volume();
     const s = spec(await pulledFixture('fd-hog'), tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
