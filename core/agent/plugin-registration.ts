@@ -14,7 +14,7 @@
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import type { KubeClients } from '../kube/client.ts';
-import { PluginManager, type PluginHandler, type PluginLogger } from '../plugins/plugin-handler.ts';
+import { PluginManager, type PluginHandler, type PluginLogger } from '../pluginmanager/plugin-handler.ts';
 import { startCsi, type Csi } from '../volumes/csi/index.ts';
 
 /** The running plugin registration. */

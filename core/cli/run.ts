@@ -4,7 +4,7 @@
  * exits 0 (the Node object stays, as upstream).
  */
 import type { NodeletOptions } from '../config/options.ts';
-import { createLogger, flushLogger } from '../log/logger.ts';
+import { createLogger, flushLogger } from '../logging/logger.ts';
 import { startNodelet } from '../agent/nodelet.ts';
 import { KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/repo-root.ts';
 

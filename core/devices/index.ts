@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { AdmitResult } from '../pods/admission.ts';
-import type { PluginHandler } from '../plugins/plugin-handler.ts';
+import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import { applyDeviceConfig, deviceStagingDir, type AppliedDeviceConfig } from './container-devices.ts';
 import { DeviceManager } from './device-manager.ts';
 import { createDevicePluginHandler, DEVICE_PLUGIN_TYPE } from './device-plugin-handler.ts';

@@ -68,5 +68,3 @@ export function controllerRouter(route: (pod: V1Pod) => Route): ProviderRouter {
   };
 }
 
-/** The former name of {@link controllerRouter} (it used to refuse pod providers). */
-export const containerRouter = controllerRouter;

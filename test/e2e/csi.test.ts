@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256Hex } from '../../core/volumes/csi/csi-paths.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { HOSTPATH_DRIVER_NAME as DRIVER, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar, type HostpathPlugin, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
-import { startFakePlugin } from '../unit/plugins/fake-registration-server.ts';
+import { startFakePlugin } from '../unit/pluginmanager/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, freshNamespace, podUntil } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';

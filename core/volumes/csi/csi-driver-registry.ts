@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadCsi, type NodeClient } from '../../../sockets/csi.ts';
 import { unixTarget } from '../../../sockets/dial.ts';
-import type { GenericVersion } from '../../plugins/csi-versions.ts';
+import type { GenericVersion } from '../../pluginmanager/csi-versions.ts';
 import { nodeletError } from '../../errors/catalogue.ts';
 
 /** One registered driver. */

@@ -11,8 +11,8 @@
  *                   → node info manager uninstall
  */
 import { nodeletError } from '../../errors/catalogue.ts';
-import type { PluginHandler } from '../../plugins/plugin-handler.ts';
-import { validateCsiPlugin, validateCsiVersions } from '../../plugins/csi-versions.ts';
+import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
+import { validateCsiPlugin, validateCsiVersions } from '../../pluginmanager/csi-versions.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { nodeGetInfo } from './csi-node-calls.ts';

@@ -12,7 +12,7 @@
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { KubeClients } from '../../kube/client.ts';
-import type { PluginHandler } from '../../plugins/plugin-handler.ts';
+import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
 import { sharedVolumePlugins } from '../prepare.ts';
 import type { VolumePluginRegistry } from '../plugin-registry.ts';
 import { CsiDriverRegistry } from './csi-driver-registry.ts';

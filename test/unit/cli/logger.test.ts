@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, flushLogger } from '../../../core/log/logger.ts';
-import { formatTextLine } from '../../../core/log/text-format.ts';
+import { createLogger, flushLogger } from '../../../core/logging/logger.ts';
+import { formatTextLine } from '../../../core/logging/text-format.ts';
 
 function sink() {
   const lines: Record<string, unknown>[] = [];

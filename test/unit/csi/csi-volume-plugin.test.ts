@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { V1CSIDriver, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Volume, V1VolumeAttachment } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseGenericVersion } from '../../../core/plugins/csi-versions.ts';
+import { parseGenericVersion } from '../../../core/pluginmanager/csi-versions.ts';
 import { CsiDriverRegistry } from '../../../core/volumes/csi/csi-driver-registry.ts';
 import { attachmentName, inlineVolumeHandle, sha256Hex } from '../../../core/volumes/csi/csi-paths.ts';
 import { CsiVolumePlugin } from '../../../core/volumes/csi/csi-volume-plugin.ts';

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { validateCsiPlugin } from '../../../core/plugins/csi-versions.ts';
-import { PluginManager, type PluginHandler } from '../../../core/plugins/plugin-handler.ts';
+import { validateCsiPlugin } from '../../../core/pluginmanager/csi-versions.ts';
+import { PluginManager, type PluginHandler } from '../../../core/pluginmanager/plugin-handler.ts';
 import { startFakePlugin, type FakeRegistrationServer } from './fake-registration-server.ts';
 
 const log = pino({ level: 'silent' });

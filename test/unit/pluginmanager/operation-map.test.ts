@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, OperationMap } from '../../../core/plugins/operation-map.ts';
+import { INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, OperationMap } from '../../../core/pluginmanager/operation-map.ts';
 
 describe('OperationMap', () => {
   it('runs one operation per key; a second is reported pending, not started', async () => {

@@ -5,7 +5,7 @@ import {
   parseGenericVersion,
   validateCsiPlugin,
   validateCsiVersions,
-} from '../../../core/plugins/csi-versions.ts';
+} from '../../../core/pluginmanager/csi-versions.ts';
 
 function errorOf(fn: () => unknown): Error & { detail?: string } {
   try {

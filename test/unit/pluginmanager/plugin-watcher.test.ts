@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DesiredStateOfWorld } from '../../../core/plugins/desired-state.ts';
-import { PluginWatcher } from '../../../core/plugins/plugin-watcher.ts';
+import { DesiredStateOfWorld } from '../../../core/pluginmanager/desired-state.ts';
+import { PluginWatcher } from '../../../core/pluginmanager/plugin-watcher.ts';
 
 const log = pino({ level: 'silent' });
 const WAIT = { timeout: 10_000, interval: 20 };
