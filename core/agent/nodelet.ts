@@ -31,7 +31,8 @@ import { startKubeletApi } from './kubelet-api.ts';
 import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
 import { reportRefusedManifests } from '../pods/sources/refused-manifests.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
-import { DEVICE_PLUGIN_TYPE, startDevicePlugins } from '../devices/index.ts';
+import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { startDevicePlugins } from '../devices/index.ts';
 import { withDevicePlugins } from '../devices/pod-setup-devices.ts';
 
 /** A running nodelet. */
@@ -123,7 +124,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
-  const registration = await startPluginRegistration(o, clients, log, { [DEVICE_PLUGIN_TYPE]: devices.handler });
+  const registration = await startPluginRegistration(o, clients, log, { [DEVICE_PLUGIN]: devices.handler });
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;

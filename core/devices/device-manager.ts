@@ -23,7 +23,7 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Device__Output } from '../../sockets/deviceplugin.ts';
 import { HEALTHY } from '../../sockets/deviceplugin.ts';
 import type { AdmitResult } from '../pods/admission.ts';
-import { parseQuantity } from '../pods/quantity.ts';
+import { quantityUnits } from '../kube/quantity.ts';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import { DeviceEndpoint, type EndpointListener } from './endpoint.ts';
 import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type DevicesPerNuma } from './pod-devices.ts';
@@ -247,7 +247,7 @@ export class DeviceManager {
   /** The device-plugin resources `pod` asks for (by container limits, as upstream). */
   requestsDevices(pod: V1Pod): boolean {
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-    return containers.some((c) => Object.keys(limitsOf(c)).some((r) => this.isDevicePluginResource(r) && parseQuantity(limitsOf(c)[r]) > 0));
+    return containers.some((c) => Object.keys(limitsOf(c)).some((r) => this.isDevicePluginResource(r) && quantityUnits(limitsOf(c)[r]) > 0));
   }
 
   /**
@@ -259,7 +259,7 @@ export class DeviceManager {
     const uid = pod.metadata?.uid ?? '';
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
     return containers.some((c) => Object.entries(limitsOf(c)).some(([r, q]) =>
-      parseQuantity(q) > 0 && this.isDevicePluginResource(r) && this.#pods.containerDevices(uid, c.name, r) === undefined));
+      quantityUnits(q) > 0 && this.isDevicePluginResource(r) && this.#pods.containerDevices(uid, c.name, r) === undefined));
   }
 
   /**
@@ -314,7 +314,7 @@ export class DeviceManager {
     let changed = false;
     for (const [resource, q] of Object.entries(limitsOf(c))) {
       if (!this.isDevicePluginResource(resource)) continue;
-      const ids = await this.#devicesToAllocate(uid, c.name, resource, parseQuantity(q), reuse.get(resource) ?? new Set());
+      const ids = await this.#devicesToAllocate(uid, c.name, resource, quantityUnits(q), reuse.get(resource) ?? new Set());
       if (!ids) continue;
       const ep = this.#endpoints.get(resource);
       if (!ep) throw new Error(`unknown Device Plugin ${resource}`);

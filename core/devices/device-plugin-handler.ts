@@ -22,9 +22,6 @@ import { isExtendedResourceName } from './resource-name.ts';
 /** The marker file's name. */
 export const DEPRECATION_FILE = 'DEPRECATION';
 
-/** The plugin type this handler serves (pluginregistration v1 `DevicePlugin`). */
-export const DEVICE_PLUGIN_TYPE = 'DevicePlugin';
-
 /** Creates (or truncates) the DEPRECATION marker; failures are logged, as upstream. */
 export function writeDeprecationMarker(dir: string, log: Logger): void {
   try {

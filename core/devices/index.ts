@@ -18,12 +18,12 @@ import type { AdmitResult } from '../pods/admission.ts';
 import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import { applyDeviceConfig, deviceStagingDir, type AppliedDeviceConfig } from './container-devices.ts';
 import { DeviceManager } from './device-manager.ts';
-import { createDevicePluginHandler, DEVICE_PLUGIN_TYPE } from './device-plugin-handler.ts';
+import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { createDevicePluginHandler } from './device-plugin-handler.ts';
 import { startPodResourcesServer, type PodResourcesServer } from './pod-resources-server.ts';
 import { RegistrationServer } from './registration-server.ts';
 
 export { DeviceManager, DEFAULT_ENDPOINT_GRACE_MS } from './device-manager.ts';
-export { DEVICE_PLUGIN_TYPE } from './device-plugin-handler.ts';
 export { DEVICE_WARNING_REASON } from './container-devices.ts';
 
 /** The socket file of the podresources API. */
@@ -83,7 +83,7 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
     manager.stop();
     throw e;
   }
-  dlog.info({ type: DEVICE_PLUGIN_TYPE }, 'device plugin support started');
+  dlog.info({ type: DEVICE_PLUGIN }, 'device plugin support started');
   return {
     manager,
     handler,

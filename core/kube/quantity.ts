@@ -1,6 +1,7 @@
 /**
  * Kubernetes resource quantities (`500m`, `1.5Gi`, `2e3`) as exact
  * fractions, with upstream's rounding: `value()` and `milliValue()` round up.
+ * `quantityUnits` / `milliCpu` give plain numbers for admission and limits.
  */
 
 /** A parsed quantity: `num / den`, `den > 0`. */
@@ -47,4 +48,23 @@ export function quantityValue(q: Quantity): bigint {
 /** Upstream `Quantity.MilliValue()`: thousandths, rounded up. */
 export function quantityMilliValue(q: Quantity): bigint {
   return ceilDiv(q.num * 1000n, q.den);
+}
+
+function lenient(q: string | number | undefined): Quantity | undefined {
+  if (q === undefined) return undefined;
+  try { return parseQuantity(String(q)); } catch { return undefined; }
+}
+
+/** A quantity (`128Mi`, `1.5`, `1e3`) in whole base units (rounded up); 0 when absent, NaN when invalid. */
+export function quantityUnits(q: string | number | undefined): number {
+  if (q === undefined) return 0;
+  const v = lenient(q);
+  return v ? Number(quantityValue(v)) : NaN;
+}
+
+/** A cpu quantity in millicores (rounded up); 0 when absent, NaN when invalid. */
+export function milliCpu(q: string | number | undefined): number {
+  if (q === undefined) return 0;
+  const v = lenient(q);
+  return v ? Number(quantityMilliValue(v)) : NaN;
 }

@@ -6,7 +6,7 @@
  * OutOf<resource>, NodeAffinity, NodeName, UnexpectedAdmissionError.
  */
 import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
-import { milliCpu, parseQuantity } from './quantity.ts';
+import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
 
 /** The outcome of admission. */
 export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };

@@ -19,7 +19,7 @@ import {
 import type { Backoff } from './backoff.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import type { PodRunner, RunnerContainer } from './pod-runner.ts';
-import { milliCpu, parseQuantity } from './quantity.ts';
+import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
 import { toPodObject } from '../providers/pod-object.ts';
 import { mutableFingerprint } from './pod-changes.ts';
 import { containerState, isTerminalPhase, reportProblem, statusFromReport } from '../providers/pod-status-report.ts';

@@ -16,7 +16,7 @@ import { newRecord, type ContainerRecord } from './container-record.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import { recordView, type PodRunner, type RunnerContainer } from './pod-runner.ts';
-import { milliCpu, parseQuantity } from './quantity.ts';
+import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
 import { terminationMessage } from './termination-message.ts';
 
 /** Shared services of all pod workers. */
