@@ -14,11 +14,14 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, privateKeyPem, type KeyPair, type Subject } from './x509.ts';
+import { delaySequence, withJitter, type BackoffPolicy } from '../backoff/index.ts';
 
 /** upstream `certificateWaitTimeout`. */
 export const CERTIFICATE_WAIT_TIMEOUT_MS = 15 * 60_000;
-/** upstream's backoff of a failed rotation: 2 s doubling, 5 tries, then every 32 s. */
-export const ROTATION_RETRY_MS = [2_000, 4_000, 8_000, 16_000] as const;
+/** upstream's backoff of a failed rotation: 2 s doubling with 10 % jitter, 5 tries, then every 32 s. */
+export const ROTATION_BACKOFF: BackoffPolicy = { initialMs: 2_000, factor: 2, jitter: 0.1 };
+/** The waits of {@link ROTATION_BACKOFF} before polling: 2, 4, 8, 16 s. */
+export const ROTATION_RETRY_MS: readonly number[] = delaySequence(ROTATION_BACKOFF, 4);
 export const ROTATION_POLL_MS = 32_000;
 
 /** upstream `jitteryDuration`: 70-90 % of `totalMs`. */
@@ -166,7 +169,7 @@ export class CertificateManager {
           if (signal.aborted) return;
           const retry = ROTATION_RETRY_MS[attempt] ?? ROTATION_POLL_MS;
           this.o.log.warn({ err: (e as Error).message, retryInMs: retry }, `${this.o.name} certificate rotation failed`);
-          await this.sleep(retry * (attempt < ROTATION_RETRY_MS.length ? 1 + 0.1 * Math.random() : 1));
+          await this.sleep(attempt < ROTATION_RETRY_MS.length ? withJitter(ROTATION_BACKOFF, retry) : retry);
         }
       }
     }

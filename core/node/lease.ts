@@ -7,6 +7,7 @@ import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { KubeClients } from '../kube/client.ts';
 import { isApiConflict, isApiNotFound, apiMessage } from '../kube/client.ts';
+import { Backoff } from '../backoff/index.ts';
 
 const NAMESPACE = 'kube-node-lease';
 
@@ -23,7 +24,8 @@ export class LeaseController {
   private timer?: NodeJS.Timeout;
   private lease?: V1Lease;
   private stopped = false;
-  private backoffMs = 100;
+  /** 100 ms doubling to 7 s, from the start again after a success. */
+  private readonly backoff = new Backoff(100, 7000, Date.now, { resetAfterMs: Infinity });
 
   constructor(private readonly clients: KubeClients, private readonly o: LeaseOptions) {}
 
@@ -45,13 +47,12 @@ export class LeaseController {
   private async tick(): Promise<void> {
     try {
       await this.renew();
-      this.backoffMs = 100;
+      this.backoff.reset('lease');
       this.schedule(this.renewIntervalMs());
     } catch (e) {
       this.o.log.warn({ err: apiMessage(e) }, 'failed to ensure node lease exists, will retry');
       this.lease = undefined;
-      this.schedule(this.backoffMs);
-      this.backoffMs = Math.min(this.backoffMs * 2, 7000);
+      this.schedule(this.backoff.next('lease'));
     }
   }
 

@@ -4,6 +4,7 @@
  * `exponentialbackoff` (500 ms, doubling, capped at 2 min 2 s). A success
  * clears the key's back-off.
  */
+import { Backoff } from '../backoff/index.ts';
 
 /** First wait after a failure. */
 export const INITIAL_BACKOFF_MS = 500;
@@ -18,12 +19,6 @@ export type NotStarted =
 /** Result of {@link OperationMap.run}. */
 export type RunResult = { readonly started: true } | NotStarted;
 
-interface Backoff {
-  lastErrorTime: number;
-  durationMs: number;
-  lastError: unknown;
-}
-
 /** Options for {@link OperationMap}. */
 export interface OperationMapOptions {
   /** Clock, for tests. Defaults to Date.now. */
@@ -35,26 +30,30 @@ export interface OperationMapOptions {
 /** Runs keyed async operations, one per key at a time. */
 export class OperationMap {
   readonly #pending = new Map<string, Promise<void>>();
-  readonly #backoff = new Map<string, Backoff>();
+  readonly #backoff: Backoff;
+  readonly #lastError = new Map<string, unknown>();
   readonly #now: () => number;
   readonly #onError: OperationMapOptions['onError'];
 
   constructor(options: OperationMapOptions = {}) {
     this.#now = options.now ?? Date.now;
+    this.#backoff = new Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, this.#now, { resetAfterMs: Infinity });
     this.#onError = options.onError;
   }
 
   /** Starts `op` under `key` unless one is already running or the key is backing off. */
   run(key: string, op: () => Promise<void>): RunResult {
     if (this.#pending.has(key)) return { started: false, reason: 'pending' };
-    const b = this.#backoff.get(key);
-    if (b && this.#now() - b.lastErrorTime <= b.durationMs) {
-      return { started: false, reason: 'backoff', retryAt: b.lastErrorTime + b.durationMs, lastError: b.lastError };
+    const lastErrorTime = this.#backoff.lastUpdate(key);
+    const durationMs = this.#backoff.delay(key);
+    if (lastErrorTime !== undefined && this.#now() - lastErrorTime <= durationMs) {
+      return { started: false, reason: 'backoff', retryAt: lastErrorTime + durationMs, lastError: this.#lastError.get(key) };
     }
     const running = (async () => {
       try {
         await op();
-        this.#backoff.delete(key);
+        this.#backoff.reset(key);
+        this.#lastError.delete(key);
       } catch (err) {
         this.#failed(key, err);
       } finally {
@@ -72,7 +71,7 @@ export class OperationMap {
 
   /** The current back-off for `key` in ms (0 when none). */
   backoffMs(key: string): number {
-    return this.#backoff.get(key)?.durationMs ?? 0;
+    return this.#backoff.delay(key);
   }
 
   /** Resolves when every operation running now has finished. */
@@ -81,9 +80,8 @@ export class OperationMap {
   }
 
   #failed(key: string, err: unknown): void {
-    const prev = this.#backoff.get(key);
-    const durationMs = prev ? Math.min(prev.durationMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
-    this.#backoff.set(key, { lastErrorTime: this.#now(), durationMs, lastError: err });
+    const durationMs = this.#backoff.next(key);
+    this.#lastError.set(key, err);
     this.#onError?.(key, err, durationMs);
   }
 }

@@ -12,7 +12,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitPod, type AdmitContext, type AdmitResult } from './admission.ts';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { PodWorker } from './pod-worker.ts';
 import { PodProviderWorker } from './pod-provider-worker.ts';

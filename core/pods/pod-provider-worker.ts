@@ -16,7 +16,7 @@ import {
   isImagePull, isInvalidArgument, isInvalidImage, isNotFound, isNotSupported, isProviderError, providerError,
   type ContainerStatusReport, type PodContext, type PodLifecycleContext, type PodProvider, type PodStatusReport, type ResolvedContainer,
 } from '@nodelet/plugin-api/v1';
-import type { Backoff } from './backoff.ts';
+import type { Backoff } from '../backoff/index.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import type { PodRunner, RunnerContainer } from './pod-runner.ts';
 import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';

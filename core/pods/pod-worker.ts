@@ -11,7 +11,7 @@
  */
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isProviderError, type Mount, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
-import { Backoff } from './backoff.ts';
+import { Backoff } from '../backoff/index.ts';
 import { newRecord, type ContainerRecord } from './container-record.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';

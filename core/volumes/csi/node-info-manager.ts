@@ -18,11 +18,20 @@
  */
 import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
 import { nodeletError } from '../../errors/catalogue.ts';
-import { retry, UPDATE_BACKOFF, type Backoff } from './backoff.ts';
+import { retry as retryWith, type RetryPolicy } from '../../backoff/index.ts';
+import { apiMessage } from '../../kube/client.ts';
 import type { NodeInfoApi } from './node-info-api.ts';
 import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
 
 const MAX_INT32 = 2 ** 31 - 1;
+
+/** Upstream nodeinfomanager `updateBackoff`: 4 tries, 10 ms ×5, 10 % jitter. */
+export const UPDATE_BACKOFF: RetryPolicy = { steps: 4, initialMs: 10, factor: 5, jitter: 0.1 };
+
+/** {@link retryWith} describing API errors by their Status message. */
+export function retry(p: RetryPolicy, what: string, fn: () => Promise<void>): Promise<void> {
+  return retryWith(p, what, fn, apiMessage);
+}
 
 
 /** Installs/uninstalls CSI drivers' node info for one node. */
@@ -32,7 +41,7 @@ export class NodeInfoManager {
   constructor(
     private readonly api: NodeInfoApi,
     private readonly nodeName: string,
-    private readonly backoff: Backoff = UPDATE_BACKOFF,
+    private readonly backoff: RetryPolicy = UPDATE_BACKOFF,
   ) {}
 
   /** Upstream `InstallCSIDriver`. Throws NDL_CSI_NODE_INFO with upstream's wording. */
@@ -138,4 +147,3 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return sa.size === new Set(b).size && b.every((x) => sa.has(x));
 }
 
-export { retry, UPDATE_BACKOFF, type Backoff };

@@ -13,7 +13,7 @@ import { FakeNodeInfoApi } from './fake-node-info-api.ts';
 import { startFakeCsiNode, type FakeCsiNode } from './fake-csi-node.ts';
 
 const log = pino({ level: 'silent' });
-const FAST = { steps: 2, durationMs: 1, factor: 2, jitter: 0 };
+const FAST = { steps: 2, initialMs: 1, factor: 2, jitter: 0 };
 let dir: string;
 let driver: FakeCsiNode;
 let drivers: CsiDriverRegistry;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeInfoManager, retry } from '../../../core/volumes/csi/node-info-manager.ts';
 import { FakeNodeInfoApi } from './fake-node-info-api.ts';
 
-const FAST = { steps: 4, durationMs: 1, factor: 2, jitter: 0 };
+const FAST = { steps: 4, initialMs: 1, factor: 2, jitter: 0 };
 
 describe('NodeInfoManager.installDriver', () => {
   it('creates the CSINode owned by the Node, with sorted topology keys and allocatable count', async () => {

@@ -5,7 +5,7 @@ import {
   API_VERSION, createBackoff, podLifecycleFromMachine, podStates, providerError,
   type PodLifecycleContext, type PodMachineContext, type PodObject, type PodProvider, type PodRef, type PodStatusReport,
 } from '../../../plugin-api/v1/index.ts';
-import { Backoff } from '../../../core/pods/backoff.ts';
+import { Backoff } from '../../../core/backoff/index.ts';
 import { PodController } from '../../../core/pods/pod-controller.ts';
 import { PodProviderWorker } from '../../../core/pods/pod-provider-worker.ts';
 import { FakeEvents, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';

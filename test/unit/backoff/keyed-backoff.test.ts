@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff } from '../../../core/pods/backoff.ts';
+import { Backoff } from '../../../core/backoff/index.ts';
 
 function clock(start = 1_000_000) {
   const c = { t: start, now: () => c.t };
