@@ -3,7 +3,8 @@
  * (CLI, logs, pod status, events, plugin registration replies) has a code
  * here, so the same failure reads the same everywhere.
  *
- * Add new codes to the table below, grouped by area; keep messages one line.
+ * Add new codes to the table below, grouped by area; keep messages one line,
+ * and give each a section in docs/errors.md (a unit test checks both agree).
  */
 export const CATALOGUE = {
   // configuration and command line
@@ -53,6 +54,10 @@ export const CATALOGUE = {
   NDL_PLUGIN_INFO: 'plugin GetInfo failed',
   NDL_PLUGIN_REGISTER: 'plugin handler failed to register plugin',
   NDL_PLUGIN_NOTIFY: 'cannot send registration status to plugin',
+  // devices (device plugins)
+  NDL_DEVICE_ALLOCATE: 'device allocation failed',
+  NDL_DEVICE_PLUGIN_RPC: 'device plugin call failed',
+  NDL_DEVICE_CHECKPOINT: 'device manager checkpoint unusable',
 } as const;
 
 /** A catalogued error code. */
