@@ -24,6 +24,7 @@ import type { Device__Output } from '../../sockets/deviceplugin.ts';
 import { HEALTHY } from '../../sockets/deviceplugin.ts';
 import type { AdmitResult } from '../pods/admission.ts';
 import { quantityUnits } from '../kube/quantity.ts';
+import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import { DeviceEndpoint, type EndpointListener } from './endpoint.ts';
 import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type DevicesPerNuma } from './pod-devices.ts';
@@ -132,9 +133,9 @@ export class DeviceManager {
    * cannot be dialled or its options read; the previous endpoint then stays.
    */
   async registerEndpoint(resourceName: string, socketPath: string, signal?: AbortSignal): Promise<void> {
-    if (!isExtendedResourceName(resourceName)) throw new Error(`the ResourceName "${resourceName}" is invalid`);
+    if (!isExtendedResourceName(resourceName)) throw nodeletError('NDL_PLUGIN_VALIDATION', `the ResourceName "${resourceName}" is invalid`);
     const ep = await DeviceEndpoint.connect(resourceName, socketPath, signal, this.o.dialTimeoutMs);
-    if (this.#stopped) { ep.stop(); throw new Error('device manager stopped'); }
+    if (this.#stopped) { ep.stop(); throw nodeletError('NDL_PLUGIN_REGISTER', 'device manager stopped'); }
     const old = this.#endpoints.get(resourceName);
     this.#endpoints.set(resourceName, ep);
     this.#removed.delete(resourceName);
@@ -280,7 +281,8 @@ export class DeviceManager {
     } catch (e) {
       this.#pods.delete([uid]);
       this.#saveCheckpoint();
-      const message = `Allocate failed due to ${(e as Error).message}, which is unexpected`;
+      // Upstream's wording in the pod status: the catalogued error's detail, without the code's text.
+      const message = `Allocate failed due to ${isNodeletError(e) ? e.detail : (e as Error).message}, which is unexpected`;
       this.#log.warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, message }, 'Failed to admit pod');
       return { admit: false, reason: UNEXPECTED, message };
     }
@@ -317,10 +319,10 @@ export class DeviceManager {
       const ids = await this.#devicesToAllocate(uid, c.name, resource, quantityUnits(q), reuse.get(resource) ?? new Set());
       if (!ids) continue;
       const ep = this.#endpoints.get(resource);
-      if (!ep) throw new Error(`unknown Device Plugin ${resource}`);
+      if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `unknown Device Plugin ${resource}`);
       const resp = await ep.allocate([...ids]);
       const first = resp.container_responses[0];
-      if (!first) throw new Error(`no containers return in allocation response ${JSON.stringify(resp)}`);
+      if (!first) throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `no containers return in allocation response ${JSON.stringify(resp)}`);
       this.#pods.insert(uid, c.name, resource, this.#perNuma(resource, ids), first);
       changed = true;
     }
@@ -333,13 +335,13 @@ export class DeviceManager {
     const held = this.#pods.containerDevices(uid, container, resource);
     if (held) {
       needed -= held.size;
-      if (needed !== 0) throw new Error(`pod "${uid}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`);
+      if (needed !== 0) throw nodeletError('NDL_DEVICE_ALLOCATE', `pod "${uid}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`);
       return undefined;
     }
     if (needed === 0) return undefined;
     const healthy = this.#healthy.get(resource);
-    if (!healthy) throw new Error(`cannot allocate unregistered device ${resource}`);
-    if (healthy.size === 0) throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
+    if (!healthy) throw nodeletError('NDL_DEVICE_ALLOCATE', `cannot allocate unregistered device ${resource}`);
+    if (healthy.size === 0) throw nodeletError('NDL_DEVICE_ALLOCATE', `no healthy devices present; cannot allocate unhealthy devices ${resource}`);
     const allocated = new Set<string>();
     const take = (from: Iterable<string>): boolean => {
       for (const id of from) {
@@ -353,22 +355,22 @@ export class DeviceManager {
     if (take(reusable)) return allocated;
     const inUse = this.#pods.devices().get(resource) ?? new Set<string>();
     const available = [...healthy].filter((id) => !inUse.has(id) && !allocated.has(id));
-    if (available.length < needed) throw new Error(`requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
+    if (available.length < needed) throw nodeletError('NDL_DEVICE_ALLOCATE', `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
     const preferred = await this.#preferred(resource, [...available, ...allocated], [...allocated], required);
     if (take(preferred.filter((id) => available.includes(id)))) return allocated;
     if (take(available)) return allocated;
-    throw new Error(`unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`);
+    throw nodeletError('NDL_DEVICE_ALLOCATE', `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`);
   }
 
   async #preferred(resource: string, available: string[], mustInclude: string[], size: number): Promise<string[]> {
     const ep = this.#endpoints.get(resource);
-    if (!ep) throw new Error(`endpoint not found in cache for a registered resource: ${resource}`);
+    if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `endpoint not found in cache for a registered resource: ${resource}`);
     if (!ep.options?.get_preferred_allocation_available) return [];
     try {
       const resp = await ep.getPreferredAllocation(available, mustInclude, size);
       return resp.container_responses[0]?.deviceIDs ?? [];
     } catch (e) {
-      throw new Error(`device plugin GetPreferredAllocation rpc failed with err: ${(e as Error).message}`);
+      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin GetPreferredAllocation rpc failed with err: ${(e as Error).message}`, e);
     }
   }
 
@@ -389,13 +391,13 @@ export class DeviceManager {
       for (const [resource, a] of this.#pods.containerAllocations(uid, c.name)) {
         if (!(resource in limitsOf(c))) continue;
         const ep = this.#endpoints.get(resource);
-        if (!ep) throw new Error(`endpoint not found in cache for a registered resource: ${resource}`);
+        if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `endpoint not found in cache for a registered resource: ${resource}`);
         // A stopped endpoint restored from the checkpoint has no options: skipped, as upstream.
         if (!ep.options?.pre_start_required) continue;
         try {
           await ep.preStartContainer([...idsOf(a.deviceIds)]);
         } catch (e) {
-          throw new Error(`device plugin PreStartContainer rpc failed with err: ${(e as Error).message}`);
+          throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin PreStartContainer rpc failed with err: ${(e as Error).message}`, e);
         }
       }
     }
@@ -453,7 +455,7 @@ export class DeviceManager {
       writeCheckpoint(this.o.dir, { PodDeviceEntries: this.#pods.toCheckpoint(), RegisteredDevices: registered });
     } catch (e) {
       this.#log.error({ err: String(e) }, 'Failed to write checkpoint file');
-      if (strict) throw new Error(`failed to write checkpoint file "kubelet_internal_checkpoint": ${(e as Error).message}`);
+      if (strict) throw nodeletError('NDL_DEVICE_CHECKPOINT', `failed to write checkpoint file "kubelet_internal_checkpoint": ${(e as Error).message}`, e);
     }
   }
 }

@@ -14,6 +14,7 @@ import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { DEVICE_PLUGIN_VERSION } from '../../sockets/deviceplugin.ts';
+import { nodeletError } from '../errors/catalogue.ts';
 import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isSupportedVersion } from './registration-server.ts';
@@ -37,10 +38,10 @@ export function createDevicePluginHandler(manager: DeviceManager, dir: string, l
   return {
     validatePlugin(name, endpoint, versions) {
       if (!isSupportedVersion(...versions)) {
-        throw new Error(`manager version, ${DEVICE_PLUGIN_VERSION}, is not among plugin supported versions [${versions.join(' ')}]`);
+        throw nodeletError('NDL_PLUGIN_VERSION', `manager version, ${DEVICE_PLUGIN_VERSION}, is not among plugin supported versions [${versions.join(' ')}]`);
       }
       if (!isExtendedResourceName(name)) {
-        throw new Error(`invalid name of device plugin socket: the ResourceName ${JSON.stringify(name)} is invalid`);
+        throw nodeletError('NDL_PLUGIN_VALIDATION', `invalid name of device plugin socket: the ResourceName ${JSON.stringify(name)} is invalid`);
       }
       log.info({ plugin: name, endpoint, versions }, 'Device plugin validated');
     },

@@ -15,6 +15,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { clientOn, deadlineIn, dialUnix, grpcErrorText } from '../../sockets/dial.ts';
+import { nodeletError } from '../errors/catalogue.ts';
 import {
   KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS,
   loadDevicePlugin,
@@ -70,7 +71,7 @@ export class DeviceEndpoint {
     try {
       channel = await dialUnix(socketPath, dialTimeoutMs, signal);
     } catch (e) {
-      throw new Error(`failed to dial device plugin: ${(e as Error).message}`, { cause: e });
+      throw nodeletError('NDL_PLUGIN_DIAL', `failed to dial device plugin: ${(e as Error).message}`, e);
     }
     const client = clientOn(loadDevicePlugin().DevicePlugin, channel);
     try {
@@ -78,7 +79,7 @@ export class DeviceEndpoint {
       return new DeviceEndpoint(resourceName, socketPath, options, client);
     } catch (e) {
       client.close();
-      throw new Error(`failed to get device plugin options: ${(e as Error).message}`, { cause: e });
+      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `failed to get device plugin options: ${(e as Error).message}`, e);
     }
   }
 

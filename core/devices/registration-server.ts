@@ -19,6 +19,7 @@ import { loadDevicePlugin, SUPPORTED_VERSIONS, type RegisterRequest__Output } fr
 import { isWithin } from '../paths/safe-join.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isExtendedResourceName } from './resource-name.ts';
+import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 
 /** The socket's file name (upstream `KubeletSocket`'s base name). */
 export const KUBELET_SOCKET_NAME = 'kubelet.sock';
@@ -74,7 +75,7 @@ export class RegistrationServer {
     const server = new grpc.Server();
     server.addService(loadDevicePlugin().Registration.service, {
       Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
-        this.#register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: e.message }));
+        this.#register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }));
       },
     });
     await new Promise<void>((resolve, reject) =>
@@ -88,7 +89,7 @@ export class RegistrationServer {
     const bad = validateRegisterRequest(this.dir, r);
     if (bad) {
       this.log.error({ resourceName: r.resource_name, err: bad }, 'Bad registration request from device plugin');
-      throw new Error(bad);
+      throw nodeletError('NDL_PLUGIN_VALIDATION', bad);
     }
     try {
       await this.manager.registerEndpoint(r.resource_name, join(this.dir, r.endpoint));
