@@ -28,7 +28,6 @@ import { ensureLocalClient, localClientCa, type LocalClient } from '../server/st
 import { watchServingCert } from '../server/cert-reloader.ts';
 import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
 import type { KubeClients } from '../kube/client.ts';
-import type { Logger as PinoLogger } from 'pino';
 import { alwaysAllow, type Authorizer } from '../server/authz.ts';
 import type { AuthnOptions } from '../server/authn.ts';
 import { apiTokenReviewer, cachedTokenAuthenticator } from '../server/token-review.ts';
@@ -126,7 +125,7 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   setRunningCounts(() => runningCounts(pods));
   nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
-    nodeName: o.nodeName, log: log as unknown as PinoLogger /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
+    nodeName: o.nodeName, log /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
     ...apiAuth(o, clients, log),

@@ -14,7 +14,7 @@
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import type { KubeClients } from '../kube/client.ts';
-import { PluginManager, type PluginHandler, type PluginLogger } from '../pluginmanager/plugin-handler.ts';
+import { PluginManager, type PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import { startCsi, type Csi } from '../volumes/csi/index.ts';
 
 /** The running plugin registration. */
@@ -32,7 +32,7 @@ export async function startPluginRegistration(
   log: Logger,
   handlers: Readonly<Record<string, PluginHandler>> = {},
 ): Promise<PluginRegistration> {
-  const manager = new PluginManager({ dir: o.pluginsRegistryDir, log: log.child({ component: 'plugin-manager' }) as unknown as PluginLogger });
+  const manager = new PluginManager({ dir: o.pluginsRegistryDir, log: log.child({ component: 'plugin-manager' }) });
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log, pluginManager: manager });
   // Handlers are in place before the first walk, so sockets present at start register at once.
   for (const [type, handler] of Object.entries(handlers)) manager.addHandler(type, handler);

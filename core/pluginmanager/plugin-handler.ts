@@ -5,7 +5,6 @@
  * The manager itself (`PluginManager`) lives in plugin-manager.ts and is
  * re-exported here; its doc comment carries the socket state machine.
  */
-import type { Logger } from 'pino';
 
 /**
  * Handles plugins of one `PluginInfo.type`. Each method may be sync or async.
@@ -25,8 +24,5 @@ export interface PluginHandler {
   /** Stops using the plugin: its socket vanished or was re-created. Errors are logged, never retried. */
   deRegisterPlugin(name: string, endpoint: string): void | Promise<void>;
 }
-
-/** The logger the plugin manager writes to (any pino logger). */
-export type PluginLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 export { PluginManager, type PluginManagerOptions } from './plugin-manager.ts';

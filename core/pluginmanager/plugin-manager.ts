@@ -34,7 +34,8 @@ import { resolve } from 'node:path';
 import { ActualStateOfWorld, type RegisteredPlugin } from './actual-state.ts';
 import { DesiredStateOfWorld } from './desired-state.ts';
 import { OperationMap } from './operation-map.ts';
-import type { PluginHandler, PluginLogger } from './plugin-handler.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import type { PluginHandler } from './plugin-handler.ts';
 import { PluginWatcher } from './plugin-watcher.ts';
 import { Reconciler } from './reconciler.ts';
 import { registerPlugin, unregisterPlugin } from './registration.ts';
@@ -43,7 +44,7 @@ import { registerPlugin, unregisterPlugin } from './registration.ts';
 export interface PluginManagerOptions {
   /** The plugins registry directory, e.g. /var/lib/kubelet/plugins_registry. */
   readonly dir: string;
-  readonly log: PluginLogger;
+  readonly log: Logger;
   /** Reconcile period; default 1 s like upstream. */
   readonly resyncPeriodMs?: number;
 }
@@ -55,7 +56,7 @@ export class PluginManager {
   readonly #actual = new ActualStateOfWorld();
   readonly #watcher: PluginWatcher;
   readonly #reconciler: Reconciler;
-  readonly #log: PluginLogger;
+  readonly #log: Logger;
   #started = false;
   #abort = new AbortController();
 

@@ -8,7 +8,7 @@ import { lstat, mkdir } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import chokidar, { type FSWatcher } from 'chokidar';
 import type { DesiredStateOfWorld } from './desired-state.ts';
-import type { PluginLogger } from './plugin-handler.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 
 /** Mode of the plugins directory when the watcher has to create it. */
 export const PLUGIN_DIR_MODE = 0o750;
@@ -17,12 +17,12 @@ export const PLUGIN_DIR_MODE = 0o750;
 export class PluginWatcher {
   readonly #dir: string;
   readonly #desired: DesiredStateOfWorld;
-  readonly #log: PluginLogger;
+  readonly #log: Logger;
   #watcher: FSWatcher | undefined;
   /** Events are handled one at a time, in order, so a late lstat never undoes a later unlink. */
   #queue: Promise<void> = Promise.resolve();
 
-  constructor(dir: string, desired: DesiredStateOfWorld, log: PluginLogger) {
+  constructor(dir: string, desired: DesiredStateOfWorld, log: Logger) {
     this.#dir = resolve(dir);
     this.#desired = desired;
     this.#log = log;

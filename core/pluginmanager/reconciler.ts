@@ -8,7 +8,7 @@
 import type { ActualStateOfWorld, RegisteredPlugin } from './actual-state.ts';
 import type { DesiredStateOfWorld } from './desired-state.ts';
 import type { OperationMap } from './operation-map.ts';
-import type { PluginLogger } from './plugin-handler.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
 
 /** Upstream `loopSleepDuration`. */
 export const RECONCILE_PERIOD_MS = 1_000;
@@ -20,7 +20,7 @@ export interface ReconcilerDeps {
   readonly operations: OperationMap;
   readonly register: (socketPath: string, timestamp: number) => Promise<void>;
   readonly unregister: (plugin: RegisteredPlugin) => Promise<void>;
-  readonly log: PluginLogger;
+  readonly log: Logger;
   readonly periodMs?: number;
 }
 

@@ -17,7 +17,8 @@ import {
   type RegistrationClient,
 } from '../../sockets/pluginregistration.ts';
 import type { ActualStateOfWorld, RegisteredPlugin } from './actual-state.ts';
-import type { PluginHandler, PluginLogger } from './plugin-handler.ts';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import type { PluginHandler } from './plugin-handler.ts';
 
 /** Upstream `dialTimeoutDuration`. */
 export const DIAL_TIMEOUT_MS = 10_000;
@@ -33,7 +34,7 @@ export interface RegisterRequest {
   readonly timestamp: number;
   readonly handlers: ReadonlyMap<string, PluginHandler>;
   readonly actual: ActualStateOfWorld;
-  readonly log: PluginLogger;
+  readonly log: Logger;
   /** Aborts a dial in progress (the manager stopping). */
   readonly signal?: AbortSignal;
 }
@@ -102,13 +103,13 @@ async function reject(client: RegistrationClient, socketPath: string, code: Erro
 }
 
 /** Unregisters a plugin whose socket vanished or was re-created. Never rejects. */
-export async function unregisterPlugin(plugin: RegisteredPlugin, actual: ActualStateOfWorld, log: PluginLogger): Promise<void> {
+export async function unregisterPlugin(plugin: RegisteredPlugin, actual: ActualStateOfWorld, log: Logger): Promise<void> {
   actual.remove(plugin.socketPath);
   await deRegister(plugin.handler, plugin.name, plugin.endpoint, log);
   log.info({ socketPath: plugin.socketPath, type: plugin.type, name: plugin.name }, 'plugin deregistered');
 }
 
-async function deRegister(handler: PluginHandler, name: string, endpoint: string, log: PluginLogger): Promise<void> {
+async function deRegister(handler: PluginHandler, name: string, endpoint: string, log: Logger): Promise<void> {
   try {
     await handler.deRegisterPlugin(name, endpoint);
   } catch (e) {

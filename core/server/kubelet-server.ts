@@ -17,8 +17,8 @@
  *          /metrics, /metrics/resource, /stats/summary, /configz (stats-routes.ts)
  */
 import type { AddressInfo } from 'node:net';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '@nodelet/plugin-api/v1';
 import { authenticateRequest, type AuthnOptions } from './authn.ts';
 import { authorize, requestAttributes, type Authorizer } from './authz.ts';
 import { registerStatsRoutes, type StatsRoutesOptions } from './stats-routes.ts';
@@ -115,7 +115,7 @@ function secureContext(tls: KubeletTls): { cert?: string | Buffer; key?: string 
 
 function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
   const app = Fastify({
-    loggerInstance: opts.log.child({ component: 'kubelet-api' }),
+    loggerInstance: fastifyLogger(opts.log.child({ component: 'kubelet-api' })),
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
     https: { ...secureContext(opts.tls), requestCert: true, rejectUnauthorized: false },
@@ -159,7 +159,7 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
 
 function createHealthzApp(log: Logger): FastifyInstance {
   const app = Fastify({
-    loggerInstance: log.child({ component: 'healthz' }),
+    loggerInstance: fastifyLogger(log.child({ component: 'healthz' })),
     logController: new LogController({ disableRequestLogging: true }),
   }) as unknown as FastifyInstance;
   installMethodGuard(app);
@@ -167,4 +167,9 @@ function createHealthzApp(log: Logger): FastifyInstance {
   app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
   app.setErrorHandler((err, _req, reply) => sendText(reply, errorStatus(err), err instanceof Error ? err.message : String(err)));
   return app;
+}
+
+/** The process logger is pino (core/logging); fastify wants it by its own type. */
+function fastifyLogger(log: Logger): FastifyBaseLogger {
+  return log as unknown as FastifyBaseLogger;
 }
