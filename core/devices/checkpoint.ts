@@ -19,6 +19,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { nodeletError } from '../errors/catalogue.ts';
 
 /** The checkpoint's file name (upstream `kubeletDeviceManagerCheckpoint`). */
 export const CHECKPOINT_FILE = 'kubelet_internal_checkpoint';
@@ -107,7 +108,7 @@ function isListMap(v: unknown): v is Record<string, string[] | null> | null {
 
 function parseEntry(v: unknown, i: number): CheckpointEntry {
   const e = v as Record<string, unknown> | null;
-  const bad = (what: string) => new Error(`PodDeviceEntries[${i}]: ${what}`);
+  const bad = (what: string) => nodeletError('NDL_DEVICE_CHECKPOINT', `PodDeviceEntries[${i}]: ${what}`);
   if (e === null || typeof e !== 'object') throw bad('not an object');
   const str = (k: string) => {
     const s = e[k] ?? '';
@@ -127,15 +128,15 @@ function parseEntry(v: unknown, i: number): CheckpointEntry {
  */
 export function decodeCheckpoint(text: string): CheckpointData {
   const file = JSON.parse(text) as Partial<CheckpointFile> | null;
-  if (file === null || typeof file !== 'object' || typeof file.Data !== 'object' || file.Data === null) throw new Error('checkpoint has no Data object');
+  if (file === null || typeof file !== 'object' || typeof file.Data !== 'object' || file.Data === null) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'checkpoint has no Data object');
   const raw = file.Data as unknown as Record<string, unknown>;
   const entries = raw.PodDeviceEntries === undefined ? [] : raw.PodDeviceEntries;
-  if (entries !== null && !Array.isArray(entries)) throw new Error('PodDeviceEntries is not a list');
+  if (entries !== null && !Array.isArray(entries)) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'PodDeviceEntries is not a list');
   const registered = raw.RegisteredDevices === undefined ? {} : raw.RegisteredDevices;
-  if (!isListMap(registered)) throw new Error('RegisteredDevices is not a map of resource to device IDs');
+  if (!isListMap(registered)) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'RegisteredDevices is not a map of resource to device IDs');
   const data: CheckpointData = { PodDeviceEntries: entries === null ? null : entries.map(parseEntry), RegisteredDevices: registered };
   const actual = checkpointChecksum(data);
-  if (file.Checksum !== actual) throw new Error(`checkpoint is corrupted: expected checksum ${String(file.Checksum)}, actual ${actual}`);
+  if (file.Checksum !== actual) throw nodeletError('NDL_DEVICE_CHECKPOINT', `checkpoint is corrupted: expected checksum ${String(file.Checksum)}, actual ${actual}`);
   return data;
 }
 
