@@ -17,7 +17,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 import { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, importKeys, parseKeyPair, pemBlocks, privateKeyPem, sha512_256, spkiDer, type KeyPair, type Subject } from './x509.ts';
@@ -147,7 +147,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
     o.log.info({ csr: ref.name }, 'waiting for the client certificate to be issued');
     cert = await waitForCertificate(bootstrap, ref, BOOTSTRAP_WAIT_MS, o.signal);
   } catch (e) {
-    throw fail((e as Error).message, e);
+    throw fail(isNodeletError(e) ? e.detail : (e as Error).message, e);
   }
   const pair = await store.update(cert, keyPem);
   rmSync(tmpKey, { force: true });

@@ -7,6 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { apiMessage, isApiConflict, isApiNotFound } from '../kube/client.ts';
+import { nodeletError } from '../errors/catalogue.ts';
 
 /** What to request. */
 export interface CsrRequest {
@@ -40,11 +41,11 @@ export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Pro
     const made = await api.createCertificateSigningRequest({ body });
     return { name: made.metadata!.name!, uid: made.metadata!.uid! };
   } catch (e) {
-    if (!(r.name && isApiConflict(e))) throw new Error(`cannot create CertificateSigningRequest: ${apiMessage(e)}`, { cause: e });
+    if (!(r.name && isApiConflict(e))) throw nodeletError('NDL_TLS_BOOTSTRAP', `cannot create CertificateSigningRequest: ${apiMessage(e)}`, e);
     const existing = await api.readCertificateSigningRequest({ name: r.name });
     const sameRequest = Buffer.from(existing.spec.request, 'base64').toString() === r.csrPem;
     if (!sameRequest || existing.spec.signerName !== r.signerName) {
-      throw new Error(`CertificateSigningRequest ${r.name} exists for a different request`);
+      throw nodeletError('NDL_TLS_BOOTSTRAP', `CertificateSigningRequest ${r.name} exists for a different request`);
     }
     return { name: r.name, uid: existing.metadata!.uid! };
   }
@@ -54,8 +55,8 @@ export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Pro
 export function issuedCertificate(csr: k8s.V1CertificateSigningRequest): string | undefined {
   let approved = false;
   for (const c of csr.status?.conditions ?? []) {
-    if (c.type === 'Denied') throw new Error(`certificate signing request is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
-    if (c.type === 'Failed') throw new Error(`certificate signing request failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
+    if (c.type === 'Denied') throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
+    if (c.type === 'Failed') throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
     if (c.type === 'Approved') approved = true;
   }
   const cert = csr.status?.certificate;
@@ -72,14 +73,14 @@ export async function waitForCertificate(kc: k8s.KubeConfig, ref: CsrRef, timeou
     try {
       csr = await api.readCertificateSigningRequest({ name: ref.name });
     } catch (e) {
-      if (isApiNotFound(e)) throw new Error(`csr "${ref.name}" was deleted`);
+      if (isApiNotFound(e)) throw nodeletError('NDL_TLS_BOOTSTRAP', `csr "${ref.name}" was deleted`);
       throw e;
     }
-    if (csr.metadata?.uid !== ref.uid) throw new Error(`csr "${ref.name}" changed UIDs`);
+    if (csr.metadata?.uid !== ref.uid) throw nodeletError('NDL_TLS_BOOTSTRAP', `csr "${ref.name}" changed UIDs`);
     const cert = issuedCertificate(csr);
     if (cert) return cert;
     const left = deadline - Date.now();
-    if (left <= 0) throw new Error(`timed out waiting for csr "${ref.name}" to be signed`);
+    if (left <= 0) throw nodeletError('NDL_TLS_BOOTSTRAP', `timed out waiting for csr "${ref.name}" to be signed`);
     await nextChange(kc, ref.name, csr.metadata!.resourceVersion!, Math.min(left, 60_000), signal);
   }
 }
