@@ -41,7 +41,7 @@ import { startPluginRegistration } from './plugin-registration.ts';
 import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
-import { startCsi } from '../volumes/csi/index.ts';
+import { startCsi } from '../volumes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */

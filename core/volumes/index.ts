@@ -9,3 +9,4 @@ export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-so
 export { createApiObjectSource } from './api-object-source.ts';
 export { withTokenCache, tokenRefreshAt } from './token-cache.ts';
 export { writePayload, type Payload, type FileProjection } from './payload-writer.ts';
+export { startCsi, type Csi, type StartCsiOptions } from './csi/index.ts';
