@@ -32,7 +32,7 @@ import { alwaysAllow, type Authorizer } from '../server/authz.ts';
 import type { AuthnOptions } from '../server/authn.ts';
 import { apiTokenReviewer, cachedTokenAuthenticator } from '../server/token-review.ts';
 import { apiAccessReviewer, webhookAuthorizer } from '../server/webhook-authz.ts';
-import { metricsText, setRunningCounts, nodeName as nodeNameGauge } from '../metrics/kubelet-metrics.ts';
+import { metricsText, nodeName as nodeNameGauge } from '../metrics/kubelet-metrics.ts';
 import { StatsCollector, runningCounts } from './stats-collector.ts';
 import { kubeletConfigOf } from './configz.ts';
 
@@ -122,14 +122,13 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
     });
   }
   const stats = new StatsCollector(o.nodeName, pods, log.child({ component: 'stats' }));
-  setRunningCounts(() => runningCounts(pods));
   nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
     nodeName: o.nodeName, log /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
     tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
     healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
     ...apiAuth(o, clients, log),
-    stats: { snapshot: () => stats.snapshot(), metrics: metricsText, configz: () => kubeletConfigOf(o) },
+    stats: { snapshot: () => stats.snapshot(), metrics: () => metricsText(runningCounts(pods)), configz: () => kubeletConfigOf(o) },
   });
   const bound = await server.start();
   manager?.start();

@@ -1,16 +1,21 @@
 /**
- * Wires nodelet together: image service, provider, node registration and
- * lease, the pod controller and its sources, and the kubelet API.
+ * The composition root: builds every subsystem of nodelet in order and passes
+ * each explicitly. The extension points are lists built here (see
+ * docs/architecture.md):
  *
- *   startNodelet ──► images ──► provider.init ──► (kubeconfig? node + lease + informer)
- *                                                └─► static pods ──► kubelet API
+ *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
+ *   admit handlers        [devices, predicates]               → PodController
+ *   admission allocatable [node, devices]                     → PodController
+ *   container options     [devices]                           → pod set-up
+ *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
+ *
+ *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up
+ *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
+ *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
-import {
-  bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
-} from '../certificates/index.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import { packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/repo-root.ts';
@@ -20,6 +25,8 @@ import { LeaseController } from '../node/lease.ts';
 import { detectNodeIP, readHostInfo } from '../node/host-info.ts';
 import { nodeLabels, nodeResources, type NodeShape } from '../node/node-object.ts';
 import { PodController } from '../pods/pod-controller.ts';
+import { predicateAdmitHandler } from '../pods/admission.ts';
+import { fixedAllocatable } from '../pods/admit-handler.ts';
 import { startApiPodSource, apiStatusSink } from '../pods/sources/api-pod-source.ts';
 import { readStaticPods } from '../pods/sources/static-pod-source.ts';
 import { memoryStatusSink } from '../pods/sources/memory-status-sink.ts';
@@ -31,9 +38,11 @@ import { startKubeletApi } from './kubelet-api.ts';
 import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
 import { reportRefusedManifests } from '../pods/sources/refused-manifests.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
-import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
-import { startDevicePlugins } from '../devices/index.ts';
-import { withDevicePlugins } from '../devices/pod-setup-devices.ts';
+import { startClientCertificates } from './client-certificates.ts';
+import { probeVolumePlugins } from './volume-plugins.ts';
+import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
+import { startCsi } from '../volumes/index.ts';
+import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -52,35 +61,6 @@ function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: n
   };
 }
 
-/**
- * TLS bootstrap (`--bootstrap-kubeconfig`) and client certificate rotation
- * (`rotateCertificates`). Returns the rotating credentials for the API clients,
- * or undefined when the kubeconfig's own credentials are used as they are.
- */
-async function startClientCertificates(o: NodeletOptions, log: Logger, signal: AbortSignal) {
-  if (!o.kubeconfig) return undefined;
-  const certLog = log.child({ component: 'certificates' });
-  if (o.bootstrapKubeconfig) {
-    await bootstrapClientCert({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir: o.certDir, nodeName: o.nodeName, log: certLog, signal });
-  }
-  if (!o.rotateCertificates) return undefined;
-  let initial: KeyPair | undefined;
-  try { initial = kubeconfigKeyPair(o.kubeconfig); } catch (e) { certLog.warn({ err: (e as Error).message }, 'the kubeconfig\'s client certificate is unusable; requesting one'); }
-  let manager: CertificateManager | undefined;
-  return {
-    credentials: () => { const p = manager?.current(); return p ? { cert: p.cert, key: p.key } : undefined; },
-    start(kubeConfig: () => KubeConfig) {
-      manager = new CertificateManager({
-        name: 'client', signerName: CLIENT_KUBELET_SIGNER, usages: CLIENT_USAGES, log: certLog, initial,
-        store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' }),
-        template: () => nodeClientSubject(o.nodeName), kubeConfig,
-      });
-      manager.start();
-    },
-    stop: async () => manager?.stop(),
-  };
-}
-
 /** Starts every part of nodelet; throws if a required part cannot start. */
 export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Nodelet> {
   for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
@@ -95,19 +75,25 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);
   const events = clients ? new EventRecorder(clients, o.nodeName, log.child({ component: 'events' })) : logEvents(log.child({ component: 'events' }));
   reportProviderFailures(events, o.nodeName, providers.failures);
-  const setup = createPodSetup(o, clients, nodeIP, log);
   const host = readHostInfo(o.rootDir);
   const labels = nodeLabels(shape);
   const { allocatable } = nodeResources(shape, host);
   let podsRef: PodController | undefined;
   let sourcesReady = !clients;
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
+  // CSI recovers its staging refcounts before any pod is set up or cleaned up.
+  const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
+  const setup = createPodSetup(o, clients, nodeIP, log, {
+    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
+    containerOptions: [deviceContainerOptions(devices.manager)],
+    events,
+  });
   const pods = new PodController({
     nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
-    route: providers.route, setup: withDevicePlugins(setup, devices, events), events, resyncMs: o.syncFrequencyMs,
+    route: providers.route, setup, events, resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
-    admitHook: (pod) => devices.admit(pod),
-    admitContext: () => ({ nodeName: o.nodeName, nodeLabels: labels, allocatable: { ...allocatable, ...devices.admissionAllocatable() } }),
+    admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
+    admitHandlers: [deviceAdmitHandler(devices.manager), predicateAdmitHandler],
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
@@ -124,7 +110,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
-  const registration = await startPluginRegistration(o, clients, log, { [DEVICE_PLUGIN]: devices.handler });
+  const registration = await startPluginRegistration(o, log, { [CSI_PLUGIN]: csi.handler, [DEVICE_PLUGIN]: devices.handler });
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
@@ -152,6 +138,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       node?.stop();
       abort.abort();
       await registration.stop();
+      csi.stop();
       await devices.stop();
       await providers.stop();
       await api.close();

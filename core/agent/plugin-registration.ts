@@ -1,11 +1,9 @@
 /**
  * The kubelet plugin registration of this node: one PluginManager watching
- * `<root-dir>/plugins_registry`, with the `CSIPlugin` handler added here.
- * Other plugin types (device plugins) add theirs with
- * `registration.manager.addHandler(type, handler)` — before or after start.
+ * `<root-dir>/plugins_registry`, with the handlers the composition root built
+ * (`{ [CSI_PLUGIN]: csi.handler, [DEVICE_PLUGIN]: devices.handler }`).
  *
- *   startPluginRegistration ──► startCsi (recover CSI refcounts, register the
- *                               CSI volume plugin, add the CSIPlugin handler)
+ *   startPluginRegistration ──► addHandler(type, handler) for each
  *                           ──► manager.start (walk + watch + reconcile)
  *
  * Start it after the Node is registered (drivers write to the Node and CSINode
@@ -13,36 +11,24 @@
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
-import type { KubeClients } from '../kube/client.ts';
 import { PluginManager, type PluginHandler } from '../pluginmanager/plugin-handler.ts';
-import { startCsi, type Csi } from '../volumes/csi/index.ts';
 
 /** The running plugin registration. */
 export interface PluginRegistration {
   readonly manager: PluginManager;
-  readonly csi: Csi;
-  /** Stops watching (registered plugins stay registered, as upstream) and closes CSI driver connections. */
+  /** Stops watching (registered plugins stay registered, as upstream). */
   stop(): Promise<void>;
 }
 
-/** Creates the manager on `o.pluginsRegistryDir`, adds the CSI handler and starts it. */
+/** Creates the manager on `o.pluginsRegistryDir`, adds `handlers` (by plugin type) and starts it. */
 export async function startPluginRegistration(
-  o: Pick<NodeletOptions, 'pluginsRegistryDir' | 'pluginsDir' | 'podsDir' | 'nodeName'>,
-  clients: KubeClients | undefined,
+  o: Pick<NodeletOptions, 'pluginsRegistryDir'>,
   log: Logger,
-  handlers: Readonly<Record<string, PluginHandler>> = {},
+  handlers: Readonly<Record<string, PluginHandler>>,
 ): Promise<PluginRegistration> {
   const manager = new PluginManager({ dir: o.pluginsRegistryDir, log: log.child({ component: 'plugin-manager' }) });
-  const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log, pluginManager: manager });
   // Handlers are in place before the first walk, so sockets present at start register at once.
   for (const [type, handler] of Object.entries(handlers)) manager.addHandler(type, handler);
   await manager.start();
-  return {
-    manager,
-    csi,
-    async stop() {
-      await manager.stop();
-      csi.stop();
-    },
-  };
+  return { manager, stop: () => manager.stop() };
 }

@@ -1,22 +1,19 @@
 /**
  * Device plugins on this node, ready to wire: the device manager (checkpoint
  * loaded), the kubelet.sock Registration server, the plugins_registry
- * handler, and the podresources API. The small functions here are the
- * integration points for the agent:
+ * handler, and the podresources API. The composition root plugs them into
+ * the node's extension points:
  *
- *   admission     admit(pod)                       → AdmitResult (after the predicates)
- *   predicates    admissionAllocatable()           → merge into AdmitContext.allocatable
- *   node status   extraResources() + onChange(poke) → NodeController
- *   containers    containerEnv(pod, c)             → resolveEnv `extra`
- *                 containerMounts(pod, c, podDir, taken) → append to PodSetup.mounts
- *   plugins       handler                          → pluginManager.addHandler('DevicePlugin', handler)
+ *   admit handlers        deviceAdmitHandler(manager)     (before the predicates)
+ *   admission allocatable deviceAllocatable(manager)
+ *   container options     deviceContainerOptions(manager) (env + mounts)
+ *   node status           extraResources() + onChange(poke) → NodeController
+ *   plugin registration   handler                         → { [DEVICE_PLUGIN]: handler }
  */
 import { join } from 'node:path';
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { AdmitResult } from '../pods/admission.ts';
 import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
-import { applyDeviceConfig, deviceStagingDir, type AppliedDeviceConfig } from './container-devices.ts';
 import { DeviceManager } from './device-manager.ts';
 import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { createDevicePluginHandler } from './device-plugin-handler.ts';
@@ -25,6 +22,8 @@ import { RegistrationServer } from './registration-server.ts';
 
 export { DeviceManager, DEFAULT_ENDPOINT_GRACE_MS } from './device-manager.ts';
 export { DEVICE_WARNING_REASON } from './container-devices.ts';
+export { deviceAdmitHandler, deviceAllocatable } from './device-admit-handler.ts';
+export { deviceContainerOptions } from './device-container-options.ts';
 
 /** The socket file of the podresources API. */
 export const POD_RESOURCES_SOCKET_NAME = 'kubelet.sock';
@@ -49,16 +48,8 @@ export interface DevicePlugins {
   readonly manager: DeviceManager;
   /** The `DevicePlugin` handler for the plugin manager (creating it wrote the DEPRECATION marker). */
   readonly handler: PluginHandler;
-  /** Admission step: allocates devices; rejects with UnexpectedAdmissionError when that fails. */
-  admit(pod: V1Pod): Promise<AdmitResult>;
   /** Node status capacity/allocatable of device-plugin resources. */
   extraResources(): { capacity: Record<string, string>; allocatable: Record<string, string> };
-  /** Allocatable for the admission predicates (never below what is allocated). */
-  admissionAllocatable(): Record<string, string>;
-  /** Device-plugin env vars of a container (lowest precedence). */
-  containerEnv(pod: V1Pod, container: V1Container): Record<string, string>;
-  /** Device-plugin mounts of a container, and what cannot be applied (for a Warning event). */
-  containerMounts(pod: V1Pod, container: V1Container, podDir: string, taken: readonly string[]): AppliedDeviceConfig;
   /** Calls `fn` when capacity/allocatable may have changed (e.g. `node.poke()`). */
   onChange(fn: () => void): () => void;
   stop(): Promise<void>;
@@ -87,16 +78,7 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
   return {
     manager,
     handler,
-    admit: (pod) => manager.allocate(pod),
     extraResources: () => manager.capacity(),
-    admissionAllocatable: () => manager.admissionAllocatable(),
-    containerEnv: (pod, c) => manager.containerConfig(pod.metadata?.uid ?? '', c.name).envs,
-    containerMounts(pod, c, podDir, taken) {
-      const cfg = manager.containerConfig(pod.metadata?.uid ?? '', c.name);
-      const empty = cfg.mounts.length + cfg.devices.length + cfg.cdiDevices.length + Object.keys(cfg.annotations).length === 0;
-      if (empty) return { env: cfg.envs, mounts: [], warnings: cfg.conflicts };
-      return applyDeviceConfig(cfg, deviceStagingDir(podDir, c.name), taken);
-    },
     onChange: (fn) => manager.onChange(fn),
     async stop() {
       await registration.stop();

@@ -33,29 +33,12 @@ export interface RunningCounts {
   containers: Record<'running' | 'exited' | 'created', number>;
   perProvider: Record<string, number>;
 }
-let counts: () => RunningCounts = () => ({ pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} });
 
-/** Sets where the running pod/container gauges read from (the pod controller). */
-export function setRunningCounts(fn: () => RunningCounts): void { counts = fn; }
-
-export const runningPods = new Gauge({
-  name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry],
-  collect() { this.set(counts().pods); },
-});
+export const runningPods = new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] });
 export const runningContainers = new Gauge({
   name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'], registers: [registry],
-  collect() {
-    const c = counts().containers;
-    for (const [state, n] of Object.entries(c)) this.set({ container_state: state }, n);
-  },
 });
-export const providerPods = new Gauge({
-  name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry],
-  collect() {
-    this.reset();
-    for (const [provider, n] of Object.entries(counts().perProvider)) this.set({ provider }, n);
-  },
-});
+export const providerPods = new Gauge({ name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry] });
 export const podStartDuration = new Histogram({
   name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
   buckets: POD_START_BUCKETS, registers: [registry],
@@ -75,7 +58,11 @@ export const registeredPlugins = new Gauge({
   name: 'nodelet_registered_plugins', help: 'Plugins registered through the plugins_registry directory, by type', labelNames: ['type'], registers: [registry],
 });
 
-/** The `/metrics` text and its content type. */
-export async function metricsText(): Promise<{ text: string; contentType: string }> {
+/** The `/metrics` text and its content type; the running pod/container gauges are set from `counts` (the caller's pods) first. */
+export async function metricsText(counts: RunningCounts): Promise<{ text: string; contentType: string }> {
+  runningPods.set(counts.pods);
+  for (const [state, n] of Object.entries(counts.containers)) runningContainers.set({ container_state: state }, n);
+  providerPods.reset();
+  for (const [provider, n] of Object.entries(counts.perProvider)) providerPods.set({ provider }, n);
   return { text: await registry.metrics(), contentType: registry.contentType };
 }

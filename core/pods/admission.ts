@@ -6,19 +6,10 @@
  * OutOf<resource>, NodeAffinity, NodeName, UnexpectedAdmissionError.
  */
 import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
+import type { AdmitContext, AdmitResult, PodAdmitHandler } from './admit-handler.ts';
 import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
 
-/** The outcome of admission. */
-export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
-
-/** What admission checks against. */
-export interface AdmitContext {
-  nodeName: string;
-  nodeLabels: Record<string, string>;
-  allocatable: Record<string, string>;
-  /** Pods already admitted and not terminal. */
-  admitted: V1Pod[];
-}
+export type { AdmitContext, AdmitResult } from './admit-handler.ts';
 
 function value(resource: string, q: string | undefined): number {
   return resource === 'cpu' ? milliCpu(q) : parseQuantity(q);
@@ -103,3 +94,6 @@ export function admitPod(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   }
   return fit;
 }
+
+/** {@link admitPod} as an admit handler (upstream's predicate admit handler). */
+export const predicateAdmitHandler: PodAdmitHandler = { name: 'predicates', admit: admitPod };

@@ -11,7 +11,7 @@
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
-import { admitPod, type AdmitContext, type AdmitResult } from './admission.ts';
+import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { PodWorker } from './pod-worker.ts';
@@ -45,9 +45,10 @@ export interface PodControllerOptions {
   setup: PodSetup;
   sink: StatusSink;
   events: Events;
-  admitContext(): Omit<AdmitContext, 'admitted'>;
-  /** Runs before the resource predicates (e.g. device allocation); a rejection fails admission with its reason. */
-  admitHook?(pod: V1Pod): Promise<AdmitResult>;
+  /** The node admission checks against (its allocatable from explicit contributors). */
+  admitNode: AdmitNode;
+  /** Run in order for each new pod; the first rejection fails the pod with its reason. */
+  admitHandlers: readonly PodAdmitHandler[];
   resyncMs: number;
   /** Pods synced at once (upstream runs one goroutine per pod); default 32. */
   concurrency?: number;
@@ -177,9 +178,7 @@ export class PodController {
     const routed = this.o.route(pod);
     if ('retryAfterMs' in routed) return { routed, verdict: { admit: false, reason: '', message: routed.message } };
     if (!('provider' in routed)) return { routed, verdict: { admit: false, reason: routed.reason, message: routed.message } };
-    const hooked = this.o.admitHook ? await this.o.admitHook(pod).catch((e): AdmitResult => ({ admit: false, reason: 'UnexpectedAdmissionError', message: String((e as Error).message ?? e) })) : { admit: true as const };
-    if (!hooked.admit) return { routed, verdict: hooked };
-    return { routed, verdict: admitPod(pod, { ...this.o.admitContext(), admitted: this.activePods() }) };
+    return { routed, verdict: await runAdmitHandlers(this.o.admitHandlers, pod, () => admitContext(this.o.admitNode, this.activePods())) };
   }
 
   private async admit(key: string, pod: V1Pod): Promise<Entry> {

@@ -1,7 +1,10 @@
 /**
- * The real {@link PodSetup}: volumes from core/volumes, env and argv from
- * core/pods, logs under `<rootDir>/logs/pods`, pod dirs under `<rootDir>/pods/<uid>`.
- * ConfigMaps, Secrets and tokens come from the API (standalone mode has none).
+ * The real {@link PodSetup}: volumes from the root's volume plugins, env and
+ * argv from core/pods, then the root's container-option contributors (their
+ * env under the container's own, their mounts after the volume mounts, their
+ * warnings as events); logs under `<rootDir>/logs/pods`, pod dirs under
+ * `<rootDir>/pods/<uid>`. ConfigMaps, Secrets and tokens come from the API
+ * (standalone mode has none).
  */
 import { mkdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -10,8 +13,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/options.ts';
 import type { KubeClients } from '../kube/client.ts';
+import type { Events } from '../events/event-recorder.ts';
 import { containerLogPath } from '../logs/log-paths.ts';
-import { createApiObjectSource, failedMountMessage, prepareVolumes, resolveMounts, teardownVolumes, volumeFailures, withTokenCache, type ObjectSource, type PreparedVolume } from '../volumes/index.ts';
+import {
+  createApiObjectSource, failedMountMessage, prepareVolumes, resolveMounts, teardownVolumes, volumeFailures, withTokenCache,
+  type ObjectSource, type PreparedVolume, type VolumePluginRegistry,
+} from '../volumes/index.ts';
+import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
 import { resolveEnv } from './env.ts';
 import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
@@ -28,8 +36,21 @@ const noApi: ObjectSource = {
 
 const UID = /^[0-9a-f-]{36}$/;
 
+/** The extension points pod set-up applies (built by the composition root). */
+export interface PodSetupExtensions {
+  /** The node's volume plugins (set-up and tear-down). */
+  readonly volumePlugins: VolumePluginRegistry;
+  /** Env and mounts added to every container, in order. */
+  readonly containerOptions: readonly ContainerOptionsContributor[];
+  /** Where contributors' warnings go (`Warning` events on the container). */
+  readonly events: Events;
+}
+
 /** Builds the pod setup for this node. */
-export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
+export function createPodSetup(
+  o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger, ext: PodSetupExtensions,
+): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
+  const plugins = ext.volumePlugins;
   const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
   const podDir = (pod: V1Pod) => {
     const uid = pod.metadata!.uid!;
@@ -43,14 +64,19 @@ export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefin
       const dir = podDir(pod);
       mkdirSync(dir, { recursive: true, mode: 0o750 });
       try {
-        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, log });
+        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, log, plugins });
       } catch (e) {
         const fails = volumeFailures(e);
         throw Object.assign(new Error((e as Error).message), { messages: fails?.map(failedMountMessage) });
       }
     },
-    mounts: (pod, container, prepared, env) => resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env),
-    env: (pod, container) => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] }),
+    async mounts(pod, container, prepared, env) {
+      const own = await resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env);
+      const m = pod.metadata!;
+      const regarding = { kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` };
+      return contributedMounts(ext.containerOptions, pod, container, podDir(pod), own, (w) => ext.events.emit(regarding, 'Warning', w.reason, w.message));
+    },
+    env: (pod, container) => contributedEnv(ext.containerOptions, pod, container, () => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] })),
     argv: (container, env) => resolveArgv(container, env),
     logPath(pod, container, restartCount) {
       const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);
@@ -60,7 +86,7 @@ export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefin
     credentials: (pod): Promise<RegistryCredential[]> => pullSecretCredentials(pod, source),
     async teardown(pod) {
       const dir = podDir(pod);
-      await teardownVolumes(dir, { log });
+      await teardownVolumes(dir, { log, plugins });
       await removeTreeNoFollow(dir);
     },
     async cleanupOrphans(pods) {
@@ -70,7 +96,7 @@ export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefin
         log.info({ uid }, 'removing the directory of a pod deleted while nodelet was down');
         const dir = join(o.podsDir, uid);
         try {
-          await teardownVolumes(dir, { log });
+          await teardownVolumes(dir, { log, plugins });
         } catch (e) {
           // A volume that could not be unmounted keeps its pod dir: removing it would delete the volume's data.
           log.warn({ uid, err: String(e) }, 'volume teardown of an orphaned pod failed; keeping its directory');

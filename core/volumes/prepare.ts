@@ -18,7 +18,6 @@ import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from 
 import { removeTreeNoFollow } from '../paths/safe-remove.ts';
 import type { ObjectSource } from './object-source.ts';
 import type { VolumePluginRegistry } from './plugin-registry.ts';
-import { defaultVolumePlugins } from './plugins/index.ts';
 import type { PreparedVolume, VolumeContext } from './types.ts';
 
 /** Options of {@link prepareVolumes}. */
@@ -32,8 +31,8 @@ export interface PrepareVolumesOptions {
   /** Node allocatable, for downward API `resourceFieldRef` of containers without limits. */
   readonly nodeAllocatable?: Readonly<Record<string, string>>;
   readonly log: Logger;
-  /** Defaults to {@link defaultVolumePlugins}. */
-  readonly plugins?: VolumePluginRegistry;
+  /** The node's volume plugins (built by the composition root). */
+  readonly plugins: VolumePluginRegistry;
 }
 
 /** One volume that failed to set up; `message` is upstream-style (`configmap "x" not found`). */
@@ -58,17 +57,6 @@ export function failedMountMessage(f: VolumeFailure): string {
   return `MountVolume.SetUp failed for volume ${JSON.stringify(f.volume)} : ${f.message}`;
 }
 
-let defaults: VolumePluginRegistry | undefined;
-
-/**
- * The registry {@link prepareVolumes} and {@link teardownVolumes} use when no
- * `plugins` option is given: the built-in plugins plus whatever was added with
- * `register` (CSI adds itself here at start).
- */
-export function sharedVolumePlugins(): VolumePluginRegistry {
-  return (defaults ??= defaultVolumePlugins());
-}
-
 /**
  * Sets up every volume of `pod` (in parallel, each independently) and returns
  * them by name. Throws a {@link VolumeSetUpError} when any fails; the code is
@@ -76,7 +64,7 @@ export function sharedVolumePlugins(): VolumePluginRegistry {
  * `NDL_VOLUME_UNSUPPORTED`, ...).
  */
 export async function prepareVolumes(pod: V1Pod, opts: PrepareVolumesOptions): Promise<Map<string, PreparedVolume>> {
-  const plugins = opts.plugins ?? sharedVolumePlugins();
+  const plugins = opts.plugins;
   const volumes = pod.spec?.volumes ?? [];
   const seen = new Set<string>();
   for (const v of volumes) {
@@ -116,7 +104,8 @@ function setUpError(failures: VolumeFailure[]): VolumeSetUpError {
 
 /** Options of {@link teardownVolumes}. */
 export interface TeardownOptions {
-  readonly plugins?: VolumePluginRegistry;
+  /** The node's volume plugins (their `tearDown`s run first). */
+  readonly plugins: VolumePluginRegistry;
   readonly log?: Logger;
 }
 
@@ -126,8 +115,8 @@ export interface TeardownOptions {
  * removed as links, never followed. hostPath volumes live outside the pod
  * dir and are not touched. Keeps going after a failure; throws the first.
  */
-export async function teardownVolumes(podDir: string, opts: TeardownOptions = {}): Promise<void> {
-  const plugins = opts.plugins ?? sharedVolumePlugins();
+export async function teardownVolumes(podDir: string, opts: TeardownOptions): Promise<void> {
+  const plugins = opts.plugins;
   const root = path.join(podDir, 'volumes');
   const st = await lstat(root).catch(() => undefined);
   if (!st) return;

@@ -3,18 +3,18 @@
  * Node/CSINode updates) and the `kubernetes.io/csi` volume plugin.
  *
  *   startCsi ──► StageRefs.recover(pods dir, plugins dir)
- *            ──► sharedVolumePlugins().register(CsiVolumePlugin)
- *            ──► pluginManager.addHandler('CSIPlugin', handler)
- *                  handler: driver registered → unstage its orphaned volumes
+ *            ──► { volumePlugin, handler }
+ *                  volumePlugin → the root's volume plugin list (core/agent/volume-plugins.ts)
+ *                  handler      → the root's plugin registration handlers (CSI_PLUGIN);
+ *                                 driver registered → unstage its orphaned volumes
  *
  * Call it before pods are synced or cleaned up (the refcounts must be
- * recovered first) and before the plugin manager starts.
+ * recovered first) and before the plugin manager starts. It registers
+ * nothing itself: the composition root passes both parts on.
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { KubeClients } from '../../kube/client.ts';
 import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
-import { sharedVolumePlugins } from '../prepare.ts';
-import type { VolumePluginRegistry } from '../plugin-registry.ts';
 import { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { csiPluginHandler } from './csi-plugin-handler.ts';
 import { CsiVolumePlugin } from './csi-volume-plugin.ts';
@@ -30,16 +30,14 @@ export interface StartCsiOptions {
   readonly options: { readonly podsDir: string; readonly pluginsDir: string };
   readonly nodeName: string;
   readonly log: Logger;
-  /** Where to add the `CSIPlugin` handler (anything with `addHandler`). */
-  readonly pluginManager?: { addHandler(type: string, handler: PluginHandler): void };
-  /** Defaults to the shared registry used by prepareVolumes/teardownVolumes. */
-  readonly volumePlugins?: VolumePluginRegistry;
 }
 
 /** The running CSI parts. */
 export interface Csi {
   readonly drivers: CsiDriverRegistry;
+  /** The `kubernetes.io/csi` volume plugin, for the node's volume plugin list. */
   readonly volumePlugin: CsiVolumePlugin;
+  /** The `CSIPlugin` registration handler. */
   readonly handler: PluginHandler;
   /** Closes the driver connections. */
   stop(): void;
@@ -55,14 +53,11 @@ export async function startCsi(o: StartCsiOptions): Promise<Csi> {
     drivers, refs, pluginsDir: o.options.pluginsDir, nodeName: o.nodeName, log,
     api: o.clients ? csiVolumeApi(o.clients) : undefined,
   });
-  const registry = o.volumePlugins ?? sharedVolumePlugins();
-  if (!registry.list().some((p) => p.pluginName === volumePlugin.pluginName)) registry.register(volumePlugin);
   const handler = csiPluginHandler({
     drivers, log,
     nodeInfo: o.clients ? new NodeInfoManager(nodeInfoApi(o.clients), o.nodeName) : undefined,
     onRegistered: (driver) => void volumePlugin.unstageOrphans(driver),
   });
-  o.pluginManager?.addHandler('CSIPlugin', handler);
   return { drivers, volumePlugin, handler, stop: () => drivers.close() };
 }
 

@@ -1,5 +1,4 @@
-/** The built-in volume plugins. */
-import { VolumePluginRegistry } from '../plugin-registry.ts';
+/** The built-in volume plugins; the composition root lists them (core/agent/volume-plugins.ts). */
 import { configMapPlugin } from './config-map.ts';
 import { downwardApiPlugin } from './downward-api.ts';
 import { emptyDirPlugin } from './empty-dir.ts';
@@ -9,7 +8,3 @@ import { secretPlugin } from './secret.ts';
 
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin };
 
-/** A new registry holding the built-in plugins; add more (CSI) with `register`. */
-export function defaultVolumePlugins(): VolumePluginRegistry {
-  return new VolumePluginRegistry([emptyDirPlugin, configMapPlugin, secretPlugin, downwardApiPlugin, projectedPlugin, hostPathPlugin]);
-}

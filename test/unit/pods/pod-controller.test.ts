@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { providerError } from '../../../plugin-api/v1/index.ts';
 import { PodController, type PodControllerOptions } from '../../../core/pods/pod-controller.ts';
+import { predicateAdmitHandler } from '../../../core/pods/admission.ts';
+import { fixedAllocatable } from '../../../core/pods/admit-handler.ts';
 import { FakeEvents, FakeProvider, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
 
 interface PodOpts { restartPolicy?: string; containers?: string[]; init?: string[]; spec?: Partial<V1Pod['spec']> }
@@ -31,7 +33,8 @@ function setupController(over: Partial<PodControllerOptions> = {}) {
   const ctrl = new PodController({
     nodeName: 'node-a', hostIP: '10.0.0.9', log: memoryLogger(logs),
     route: () => ({ provider }), setup, sink, events,
-    admitContext: () => ({ nodeName: 'node-a', nodeLabels: { zone: 'z1' }, allocatable: { cpu: '4', memory: '4Gi', pods: '110' } }),
+    admitNode: { nodeName: 'node-a', nodeLabels: { zone: 'z1' }, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '110' })] },
+    admitHandlers: [predicateAdmitHandler],
     resyncMs: 3_600_000,
     backoff: { initialMs: 60_000, maxMs: 120_000 },
     ...over,
@@ -200,7 +203,7 @@ describe('PodController', () => {
   });
 
   it('counts admitted pods against maxPods', async () => {
-    const { sink, ctrl } = setupController({ admitContext: () => ({ nodeName: 'node-a', nodeLabels: {}, allocatable: { cpu: '4', memory: '4Gi', pods: '1' } }) });
+    const { sink, ctrl } = setupController({ admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] } });
     ctrl.upsert(pod('first'));
     await until(() => sink.last('default/first')?.phase === 'Running');
     ctrl.upsert(pod('second'));
@@ -209,7 +212,7 @@ describe('PodController', () => {
   });
 
   it('does not count finished pods against maxPods (upstream GetActivePods)', async () => {
-    const { provider, sink, ctrl } = setupController({ admitContext: () => ({ nodeName: 'node-a', nodeLabels: {}, allocatable: { cpu: '4', memory: '4Gi', pods: '1' } }) });
+    const { provider, sink, ctrl } = setupController({ admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] } });
     provider.autoExit.main = 0;
     ctrl.upsert(pod('job', { restartPolicy: 'Never' }));
     await until(() => sink.last('default/job')?.phase === 'Succeeded');

@@ -7,6 +7,8 @@ import {
 } from '../../../plugin-api/v1/index.ts';
 import { Backoff } from '../../../core/backoff/index.ts';
 import { PodController } from '../../../core/pods/pod-controller.ts';
+import { predicateAdmitHandler } from '../../../core/pods/admission.ts';
+import { fixedAllocatable } from '../../../core/pods/admit-handler.ts';
 import { PodProviderWorker } from '../../../core/pods/pod-provider-worker.ts';
 import { FakeEvents, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
 
@@ -326,7 +328,8 @@ describe('PodController with a PodProvider', () => {
     const setup = fakeSetup();
     const ctrl = new PodController({
       nodeName: 'node-a', hostIP: '10.0.0.9', log: memoryLogger(), route, setup, sink, events,
-      admitContext: () => ({ nodeName: 'node-a', nodeLabels: {}, allocatable: { cpu: '4', memory: '4Gi', pods: '110' } }),
+      admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '110' })] },
+      admitHandlers: [predicateAdmitHandler],
       resyncMs: 3_600_000, backoff: { initialMs: 10, maxMs: 20 },
     });
     controllers.push(ctrl);

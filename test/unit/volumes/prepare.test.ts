@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures } from '../../../core/volumes/prepare.ts';
 import { VolumePluginRegistry } from '../../../core/volumes/plugin-registry.ts';
-import { defaultVolumePlugins } from '../../../core/volumes/plugins/index.ts';
+import { probeVolumePlugins } from '../../../core/agent/volume-plugins.ts';
 import type { VolumePlugin } from '../../../core/volumes/types.ts';
 import { FakeObjectSource, memoryLogger, pod, tempDir } from './fakes.ts';
 
@@ -25,7 +25,7 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 function prepare(volumes: V1Volume[], extra: Parameters<typeof pod>[0] = {}, meta: Parameters<typeof pod>[1] = {}) {
-  return prepareVolumes(pod({ volumes, ...extra }, meta), { podDir, source, nodeName: 'node-a', hostIP: '10.0.0.5', log: memoryLogger(), nodeAllocatable: { cpu: '4', memory: '8Gi' } });
+  return prepareVolumes(pod({ volumes, ...extra }, meta), { podDir, source, nodeName: 'node-a', hostIP: '10.0.0.5', log: memoryLogger(), nodeAllocatable: { cpu: '4', memory: '8Gi' }, plugins: probeVolumePlugins() });
 }
 
 async function failureOf(p: Promise<unknown>) {
@@ -287,7 +287,7 @@ describe('emptyDir, hostPath, unsupported types', () => {
         calls.push(name);
       },
     };
-    const plugins = defaultVolumePlugins();
+    const plugins = probeVolumePlugins();
     plugins.register(fakeCsi);
     expect(() => plugins.register(fakeCsi)).toThrow(/already registered/);
     const vols = await prepareVolumes(pod({ volumes: [{ name: 'inline', csi: { driver: 'x' } }, { name: 'e', emptyDir: {} }] }), { podDir, source, nodeName: 'n', hostIP: '10.0.0.5', log: memoryLogger(), plugins });
@@ -307,9 +307,9 @@ describe('teardownVolumes', () => {
     source.addConfigMap('ns1', 'c', { k: 'v' });
     const vols = await prepare([{ name: 'scratch', emptyDir: {} }, { name: 'h', hostPath: { path: host } }, { name: 'cfg', configMap: { name: 'c' } }]);
     await symlink(host, path.join(vols.get('scratch')!.hostPath, 'link-to-host'));
-    await teardownVolumes(podDir);
+    await teardownVolumes(podDir, { plugins: probeVolumePlugins() });
     await expect(lstat(path.join(podDir, 'volumes'))).rejects.toThrow();
     expect(await readFile(path.join(host, 'keep'), 'utf8')).toBe('host file');
-    await teardownVolumes(podDir); // idempotent
+    await teardownVolumes(podDir, { plugins: probeVolumePlugins() }); // idempotent
   });
 });
