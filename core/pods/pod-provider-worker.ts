@@ -3,6 +3,8 @@
  * core prepares the volumes, hands the pod over once (`createPod`), forwards
  * changes of its mutable fields (`updatePod`), posts what `getPodStatus`
  * reports, and asks the provider to stop the pod on deletion (`deletePod`).
+ * Volumes: set up and re-synced by `PodVolumes` (pod-volumes.ts), one cadence
+ * for both provider kinds — its header says why.
  *
  *   new ──prepare volumes──► createPod ──► created ──spec change──► updatePod
  *    ▲   │ FailedMount       │    │          │ statusChanged() ──► re-queue ──► getPodStatus ──► post

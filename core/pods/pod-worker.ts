@@ -3,6 +3,8 @@
  * the app containers), applies the restart policy with back-off, and stops
  * them on deletion. The pod controller calls `reconcile` on every sync; the
  * worker never blocks on a running container — exits re-queue the pod.
+ * Volumes: set up and re-synced by `PodVolumes` (pod-volumes.ts), one cadence
+ * for both provider kinds — its header says why.
  *
  *   pod:  Pending ──init done──► app containers start ──► Running
  *           │                                              │ all exited, policy allows no restart
