@@ -3,6 +3,8 @@
  * core prepares the volumes, hands the pod over once (`createPod`), forwards
  * changes of its mutable fields (`updatePod`), posts what `getPodStatus`
  * reports, and asks the provider to stop the pod on deletion (`deletePod`).
+ * Volumes: set up and re-synced by `PodVolumes` (pod-volumes.ts), one cadence
+ * for both provider kinds — its header says why.
  *
  *   new ──prepare volumes──► createPod ──► created ──spec change──► updatePod
  *    ▲   │ FailedMount       │    │          │ statusChanged() ──► re-queue ──► getPodStatus ──► post
@@ -17,12 +19,13 @@ import {
   type ContainerStatusReport, type PodContext, type PodLifecycleContext, type PodProvider, type PodStatusReport, type ResolvedContainer,
 } from '@nodelet/plugin-api/v1';
 import type { Backoff } from '../backoff/index.ts';
-import type { PodSetup, PreparedPod } from './pod-setup.ts';
+import type { PodSetup } from './pod-setup.ts';
 import type { PodRunner, RunnerContainer } from './pod-runner.ts';
-import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
-import { toPodObject } from '../providers/pod-object.ts';
+import { containerLimits } from './container-limits.ts';
+import { PodVolumes } from './pod-volumes.ts';
+import { toPodObject } from './pod-object.ts';
 import { mutableFingerprint } from './pod-changes.ts';
-import { containerState, isTerminalPhase, reportProblem, statusFromReport } from '../providers/pod-status-report.ts';
+import { containerState, isTerminalPhase, reportProblem, statusFromReport } from './pod-status-report.ts';
 
 /** Dependencies of a {@link PodProviderWorker} (a subset of the container worker's). */
 export interface PodProviderWorkerDeps {
@@ -57,7 +60,7 @@ export class PodProviderWorker implements PodRunner {
   private pod: V1Pod;
   private readonly abort = new AbortController();
   private ctx?: PodLifecycleContext;
-  private prepared?: PreparedPod;
+  private readonly volumes: PodVolumes;
   private created = false;
   private attempted = false;
   private verdict?: Verdict;
@@ -74,6 +77,7 @@ export class PodProviderWorker implements PodRunner {
   constructor(pod: V1Pod, private readonly d: PodProviderWorkerDeps) {
     this.pod = pod;
     this.startTime = pod.status?.startTime ? new Date(pod.status.startTime) : new Date();
+    this.volumes = new PodVolumes({ setup: d.setup, backoff: d.volumeBackoff ?? d.backoff, requeue: (ms) => d.requeue(ms), event: (t, r, n) => d.event(t, r, n) });
   }
 
   /** The provider running this pod. */
@@ -87,7 +91,7 @@ export class PodProviderWorker implements PodRunner {
     this.pod = pod;
     this.ctx ??= this.context(pod);
     if (this.created && this.statusOnly) { this.statusOnly = false; return this.update(pod); }
-    if (!(await this.prepareVolumes(pod))) return;
+    if (!(await this.volumes.sync(pod))) return;
     if (!this.created) return this.create(pod);
     return this.update(pod);
   }
@@ -103,17 +107,6 @@ export class PodProviderWorker implements PodRunner {
         this.d.requeue(0);
       },
     };
-  }
-
-  private async prepareVolumes(pod: V1Pod): Promise<boolean> {
-    try {
-      this.prepared = await this.d.setup.prepare(pod);
-      return true;
-    } catch (e) {
-      for (const note of (e as { messages?: string[] }).messages ?? [msg(e)]) this.d.event('Warning', 'FailedMount', note);
-      this.d.requeue(Math.min((this.d.volumeBackoff ?? this.d.backoff).next(`${this.uid}/volumes`), 30_000));
-      return false;
-    }
   }
 
   private async create(pod: V1Pod): Promise<void> {
@@ -197,8 +190,8 @@ export class PodProviderWorker implements PodRunner {
     try {
       const env = await this.d.setup.env(this.pod, spec);
       const argv = this.d.setup.argv(spec, env);
-      const mounts = await this.d.setup.mounts(this.pod, spec, this.prepared, env);
-      return { name, image: spec.image ?? '', argv, env, mounts, limits: limits(spec), workingDir: spec.workingDir };
+      const mounts = await this.d.setup.mounts(this.pod, spec, this.volumes.prepared, env);
+      return { name, image: spec.image ?? '', argv, env, mounts, limits: containerLimits(spec), workingDir: spec.workingDir };
     } catch (e) {
       this.d.event('Warning', 'Failed', `Error: ${msg(e)}`, `spec.${init ? 'initContainers' : 'containers'}{${name}}`);
       throw providerError('InvalidArgument', msg(e), { reason: 'CreateContainerConfigError', cause: e });
@@ -262,7 +255,7 @@ export class PodProviderWorker implements PodRunner {
     const report: PodStatusReport = v?.failed ? { phase: 'Failed', reason: v.reason, message: v.message } : r ?? { phase: 'Pending' };
     return statusFromReport({
       pod: pod.spec?.containers?.length ? pod : this.pod, report, hostIP: this.d.hostIP, startTime: this.startTime,
-      sandboxReady: this.created && this.prepared !== undefined, now: new Date(),
+      sandboxReady: this.created && this.volumes.isReady, now: new Date(),
       unreported: v ? { reason: v.reason, message: v.message } : undefined,
       lastTermination: (name, init, cur) => this.lastTermination(name, init, cur),
     });
@@ -320,10 +313,3 @@ export class PodProviderWorker implements PodRunner {
   }
 }
 
-function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {
-  const l = c.resources?.limits ?? {};
-  return {
-    memoryBytes: l.memory !== undefined ? parseQuantity(l.memory) : undefined,
-    cpuMillis: l.cpu !== undefined ? milliCpu(l.cpu) : undefined,
-  };
-}

@@ -3,6 +3,8 @@
  * the app containers), applies the restart policy with back-off, and stops
  * them on deletion. The pod controller calls `reconcile` on every sync; the
  * worker never blocks on a running container — exits re-queue the pod.
+ * Volumes: set up and re-synced by `PodVolumes` (pod-volumes.ts), one cadence
+ * for both provider kinds — its header says why.
  *
  *   pod:  Pending ──init done──► app containers start ──► Running
  *           │                                              │ all exited, policy allows no restart
@@ -14,9 +16,10 @@ import { isProviderError, type Mount, type PodContext, type Provider } from '@no
 import { Backoff } from '../backoff/index.ts';
 import { newRecord, type ContainerRecord } from './container-record.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
-import type { PodSetup, PreparedPod } from './pod-setup.ts';
+import type { PodSetup } from './pod-setup.ts';
 import { recordView, type PodRunner, type RunnerContainer } from './pod-runner.ts';
-import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
+import { containerLimits } from './container-limits.ts';
+import { PodVolumes } from './pod-volumes.ts';
 import { terminationMessage } from './termination-message.ts';
 
 /** Shared services of all pod workers. */
@@ -36,9 +39,6 @@ export interface WorkerDeps {
   event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
 }
 
-/** How often a running pod's volumes are re-synced (upstream's periodic pod sync is 1 min). */
-const VOLUME_RESYNC_MS = 60_000;
-
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
 
@@ -47,8 +47,7 @@ export class PodWorker implements PodRunner {
   readonly init: ContainerRecord[];
   readonly app: ContainerRecord[];
   startTime: Date = new Date();
-  private prepared?: PreparedPod;
-  private preparedAt = 0;
+  private readonly volumes: PodVolumes;
   private readonly abort = new AbortController();
   private ctx?: PodContext;
   terminating = false;
@@ -58,6 +57,7 @@ export class PodWorker implements PodRunner {
     this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
     this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
     if (st?.startTime) this.startTime = new Date(st.startTime);
+    this.volumes = new PodVolumes({ setup: d.setup, backoff: d.volumeBackoff ?? d.pullBackoff, requeue: (ms) => d.requeue(ms), event: (t, r, n) => d.event(t, r, n) });
   }
 
   /** The provider running this pod. */
@@ -70,7 +70,7 @@ export class PodWorker implements PodRunner {
 
   /** The pod status to post. */
   status(pod: V1Pod): V1PodStatus {
-    return computePodStatus({ pod, init: this.init, app: this.app, hostIP: this.d.hostIP, startTime: this.startTime, sandboxReady: this.prepared !== undefined, now: new Date() });
+    return computePodStatus({ pod, init: this.init, app: this.app, hostIP: this.d.hostIP, startTime: this.startTime, sandboxReady: this.volumes.isReady, now: new Date() });
   }
 
   /** True when every container has finished for good. */
@@ -89,7 +89,7 @@ export class PodWorker implements PodRunner {
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating) return;
     this.ctx ??= this.d.context(pod, this.abort.signal);
-    if (!(await this.prepareVolumes(pod))) return;
+    if (!(await this.volumes.sync(pod))) return;
     for (const rec of this.init) {
       const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
       if (rec.running || rec.starting) return;
@@ -104,27 +104,6 @@ export class PodWorker implements PodRunner {
       if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
       return this.maybeStart(pod, spec, rec);
     }));
-  }
-
-  /**
-   * Sets volumes up on the first sync, then re-syncs their content (ConfigMap/Secret
-   * changes, token refresh) at most every {@link VOLUME_RESYNC_MS} — not on every
-   * container exit or back-off wake-up.
-   */
-  private async prepareVolumes(pod: V1Pod): Promise<boolean> {
-    if (this.prepared !== undefined && Date.now() - this.preparedAt < VOLUME_RESYNC_MS) return true;
-    try {
-      this.prepared = await this.d.setup.prepare(pod);
-      this.preparedAt = Date.now();
-      (this.d.volumeBackoff ?? this.d.pullBackoff).reset(`${pod.metadata!.uid}/volumes`);
-      return true;
-    } catch (e) {
-      const notes = (e as { messages?: string[] }).messages ?? [(e as Error).message];
-      for (const note of notes) this.d.event('Warning', 'FailedMount', note);
-      const delay = (this.d.volumeBackoff ?? this.d.pullBackoff).next(`${pod.metadata!.uid}/volumes`);
-      this.d.requeue(Math.min(delay, 30_000));
-      return false;
-    }
   }
 
   private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
@@ -199,7 +178,7 @@ export class PodWorker implements PodRunner {
     let config;
     try {
       const env = await this.d.setup.env(pod, spec);
-      config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.prepared, env) };
+      config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.volumes.prepared, env) };
     } catch (e) {
       return this.startFailed(pod, rec, 'CreateContainerConfigError', (e as Error).message);
     }
@@ -209,7 +188,7 @@ export class PodWorker implements PodRunner {
       const running = await this.d.provider.startContainer({
         id, pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
         name: rec.name, image: rec.image!, ...config, workingDir: spec.workingDir, restartCount,
-        limits: limits(spec), logPath,
+        limits: containerLimits(spec), logPath,
       }, this.ctx!);
       this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
       this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
@@ -264,14 +243,6 @@ function goDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   const h = Math.floor(ms / 3_600_000), m = Math.floor((ms % 3_600_000) / 60_000), s = (ms % 60_000) / 1000;
   return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
-}
-
-function limits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {
-  const l = c.resources?.limits ?? {};
-  return {
-    memoryBytes: l.memory !== undefined ? parseQuantity(l.memory) : undefined,
-    cpuMillis: l.cpu !== undefined ? milliCpu(l.cpu) : undefined,
-  };
 }
 
 /**

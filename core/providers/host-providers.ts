@@ -10,7 +10,7 @@ import { nodeletError } from '../errors/catalogue.ts';
 import type { Events } from '../events/event-recorder.ts';
 import type { NodeImageService } from '../images/local-images.ts';
 import type { KubeClients } from '../kube/client.ts';
-import type { ProviderRouter } from '../pods/pod-controller.ts';
+import type { ProviderRouter } from '../pods/index.ts';
 import { describeConflict, mergeContributions, type ContributionConflict } from './contributions.ts';
 import { loadProviders, type ProviderFailure } from './provider-loader.ts';
 import { controllerRouter, createRuntimeClassRouter } from './runtime-class-router.ts';

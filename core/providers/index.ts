@@ -8,5 +8,3 @@ export * from './contributions.ts';
 export * from './runtime-classes.ts';
 export * from './runtime-class-router.ts';
 export * from './host-providers.ts';
-export * from './pod-object.ts';
-export * from './pod-status-report.ts';

@@ -1,0 +1,75 @@
+/**
+ * A pod's volumes as its worker keeps them, for both provider kinds: set up
+ * on the first sync, then re-synced (ConfigMap/Secret/projected contents,
+ * token refresh) at most once every {@link VOLUME_RESYNC_MS}.
+ *
+ * Decided once for both workers: upstream re-syncs contents on every pod sync,
+ * and a pod is synced by the periodic resync (1 min) plus every event; nodelet
+ * wakes a pod far more often (each container exit, each back-off expiry, each
+ * `statusChanged()` of a pod provider), so contents follow the periodic
+ * cadence instead — the same as upstream with its object cache TTL, without
+ * rewriting volumes on every wake-up. The clock starts when a preparation
+ * starts, so a 1-min periodic resync is never skipped by a few ms.
+ *
+ *   none ──prepare ok──► prepared ──(≥ 1 min since the last start) prepare ok──► prepared
+ *    │  ▲                   │
+ *    │  └─ back-off ◄───────┴── prepare fails: FailedMount events, re-queue (≤ 30 s)
+ *    └── prepare fails ──┘      (a failed re-sync keeps the old contents; the pod starts nothing until one succeeds)
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Backoff } from '../backoff/index.ts';
+import type { PodSetup, PreparedPod } from './pod-setup.ts';
+
+/** How often a running pod's volumes are re-synced (upstream's periodic pod sync is 1 min). */
+export const VOLUME_RESYNC_MS = 60_000;
+
+/** The longest wait before retrying a failed volume set-up. */
+const MAX_RETRY_MS = 30_000;
+
+/** What {@link PodVolumes} needs from its worker. */
+export interface PodVolumesDeps {
+  setup: PodSetup;
+  /** Retries of volume set-up (upstream: 500 ms doubling to 2m2s). */
+  backoff: Backoff;
+  /** Re-queues the pod's key after `ms`. */
+  requeue(ms: number): void;
+  /** Records an event on the pod. */
+  event(type: 'Normal' | 'Warning', reason: string, note: string): void;
+  /** The clock (tests inject one). */
+  now?: () => number;
+}
+
+/** One pod's prepared volumes and their re-sync cadence. */
+export class PodVolumes {
+  private value?: PreparedPod;
+  private ready = false;
+  private startedAt = 0;
+
+  constructor(private readonly d: PodVolumesDeps) {}
+
+  /** What `PodSetup.prepare` returned last (undefined until the first success). */
+  get prepared(): PreparedPod | undefined { return this.value; }
+
+  /** True once the volumes were set up (the sandbox is ready). */
+  get isReady(): boolean { return this.ready; }
+
+  /** Sets up or re-syncs the volumes when due; false when they failed (events and re-queue done). */
+  async sync(pod: V1Pod): Promise<boolean> {
+    const now = this.d.now ?? Date.now;
+    const t0 = now();
+    if (this.ready && t0 - this.startedAt < VOLUME_RESYNC_MS) return true;
+    const key = `${pod.metadata!.uid}/volumes`;
+    try {
+      this.value = await this.d.setup.prepare(pod);
+      this.ready = true;
+      this.startedAt = t0;
+      this.d.backoff.reset(key);
+      return true;
+    } catch (e) {
+      const notes = (e as { messages?: string[] }).messages ?? [e instanceof Error ? e.message : String(e)];
+      for (const note of notes) this.d.event('Warning', 'FailedMount', note);
+      this.d.requeue(Math.min(this.d.backoff.next(key), MAX_RETRY_MS));
+      return false;
+    }
+  }
+}
