@@ -51,13 +51,15 @@ export interface DraTestDriver extends RunningPeer {
 export async function startDraTestDriver(info: ClusterInfo, opts: DraTestDriverOptions): Promise<DraTestDriver> {
   const driverName = opts.driverName ?? DRA_TEST_DRIVER_NAME;
   const registryDir = join(opts.rootDir, 'plugins_registry');
-  const dataDir = join(opts.rootDir, 'plugins', driverName);
+  // --datadir is the kubelet's plugins dir: the driver listens on <datadir>/<driver>/dra.sock (which must exist).
+  const pluginsDir = join(opts.rootDir, 'plugins');
+  const dataDir = join(pluginsDir, driverName);
   for (const d of [registryDir, dataDir, opts.cdiDir]) mkdirSync(d, { recursive: true });
   const registrationSocket = join(registryDir, `${driverName}-reg.sock`);
   const args = [
     `--kubeconfig=${opts.kubeconfig ?? info.adminKubeconfig}`, `--drivername=${driverName}`, '-v=5',
     'kubelet-plugin', `--node-name=${opts.nodeName}`, `--plugin-registration-path=${registryDir}`,
-    `--datadir=${dataDir}`, `--cdi-dir=${opts.cdiDir}`, `--num-devices=${opts.numDevices ?? 4}`,
+    `--datadir=${pluginsDir}`, `--cdi-dir=${opts.cdiDir}`, `--num-devices=${opts.numDevices ?? 4}`,
   ];
   const appeared = newSocketAt(registrationSocket);
   const p = runPeer('dra-test-driver', buildPeers()['dra-test-driver'], args, { logFile: opts.logFile });
