@@ -36,7 +36,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
 
 	"k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/driver"
 	"k8s.io/kubernetes/test/e2e/storage/drivers/csi-test/mock/service"
@@ -82,12 +82,14 @@ func (f *failures) take(method string) (codes.Code, bool) {
 	return f.code[method], true
 }
 
+// asJSON renders a CSI message as protojson. The spec module's messages are
+// generated in the v1 API style, so they are adapted to v2 first.
 func asJSON(m any) json.RawMessage {
-	pm, ok := m.(proto.Message)
-	if !ok || pm == nil {
+	v1, ok := m.(protoadapt.MessageV1)
+	if !ok || v1 == nil {
 		return json.RawMessage("null")
 	}
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(pm)
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(protoadapt.MessageV2Of(v1))
 	if err != nil || len(b) == 0 {
 		return json.RawMessage("{}")
 	}
