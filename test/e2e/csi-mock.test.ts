@@ -16,7 +16,7 @@ import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { CSI_NODE_PUBLISH, CSI_NODE_STAGE, CSI_NODE_UNPUBLISH, CSI_NODE_UNSTAGE, startCsiMockDriver, type CsiCall, type CsiMockDriver } from '../peers/csi-mock.ts';
 import { startNodeDriverRegistrar, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, podNamespace, podUntil } from './support/kube.ts';
+import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 const DRIVER = 'csi-mock.nodelet.dev';
@@ -37,6 +37,7 @@ describe('CSI with the upstream e2e mock driver', () => {
     sleep = await pushModule(reg, 'sleep');
     nodelet = await startNodelet(info, nodeName);
     ns = await podNamespace(k.core, 'csi-mock');
+    await waitNodeReady(k.core, nodeName); // nodelet's plugin watcher has made plugins_registry by then
     await k.storage.createCSIDriver({
       body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
     }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
