@@ -6,7 +6,8 @@
  * The diff holds every client's calls in that window: the bench's own
  * (create, delete, list polling), the scheduler's and controllers', and the
  * node's. `nodeSide` keeps the calls a kubelet makes for a pod: pod GET,
- * pods/status, core events, serviceaccounts/token, configmaps and secrets.
+ * pods/status, events (core and events.k8s.io: this includes the scheduler's
+ * one `Scheduled` event per pod), serviceaccounts/token, configmaps and secrets.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -48,7 +49,7 @@ export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
   return parseRequestTotals(text);
 }
 
-const NODE_SIDE = [/^GET \/pods$/, /^\w+ \/pods\/status$/, /^(POST|PATCH|PUT) \/events$/, /^POST \/serviceaccounts\/token$/, /^\w+ \/configmaps$/, /^\w+ \/secrets$/];
+const NODE_SIDE = [/^GET \/pods$/, /^\w+ \/pods\/status$/, /^(POST|PATCH|PUT) (events\.k8s\.io)?\/events$/, /^POST \/serviceaccounts\/token$/, /^\w+ \/configmaps$/, /^\w+ \/secrets$/];
 
 /** `after - before` per pod; `nodeSide` keeps the series matching a kubelet's per-pod calls. */
 export function perPod(before: CallCounts, after: CallCounts, pods: number): ApiCallsPerPod {
