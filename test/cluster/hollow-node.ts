@@ -45,8 +45,9 @@ export function buildKubemark(): string {
 export interface HollowNodeOptions {
   /** `--max-pods` (default 110). */
   readonly maxPods?: number;
-  /** `--kube-api-qps` / `--kube-api-burst` (default 50/100, the real kubelet's defaults). */
+  /** `--kube-api-qps` (default 50, the real kubelet's default; kubemark's own is 10). */
   readonly qps?: number;
+  /** `--kube-api-burst` (default 100, the real kubelet's default; kubemark's own is 20). */
   readonly burst?: number;
   /** Extra node labels. */
   readonly labels?: Record<string, string>;
@@ -56,8 +57,11 @@ export interface HollowNodeOptions {
 
 /** A running hollow node. */
 export interface HollowNode {
+  /** The Node's name. */
   readonly name: string;
+  /** The kubemark process. */
   readonly peer: Peer;
+  /** kubemark's stdout+stderr. */
   readonly logFile: string;
   /** The last `n` lines of its log. */
   logTail(n?: number): string;

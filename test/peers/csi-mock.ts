@@ -18,10 +18,13 @@ import { newSocketAt, runPeer, waitForPeer, type RunningPeer } from './running-p
 
 /** The mock's default driver name (upstream's `service.Name`). */
 export const CSI_MOCK_DEFAULT_NAME = 'io.kubernetes.storage.mock';
-/** Full gRPC method names the tests look for. */
+/** Full gRPC method name of NodePublishVolume, as the call log records it. */
 export const CSI_NODE_PUBLISH = '/csi.v1.Node/NodePublishVolume';
+/** Full gRPC method name of NodeUnpublishVolume. */
 export const CSI_NODE_UNPUBLISH = '/csi.v1.Node/NodeUnpublishVolume';
+/** Full gRPC method name of NodeStageVolume. */
 export const CSI_NODE_STAGE = '/csi.v1.Node/NodeStageVolume';
+/** Full gRPC method name of NodeUnstageVolume. */
 export const CSI_NODE_UNSTAGE = '/csi.v1.Node/NodeUnstageVolume';
 
 /** One logged CSI call (request/response in protojson with the proto's field names). */
@@ -53,8 +56,11 @@ export interface CsiMockDriverOptions {
 
 /** A running CSI mock driver. */
 export interface CsiMockDriver extends RunningPeer {
+  /** `--name`: the CSI driver name (and node id). */
   readonly driverName: string;
+  /** `<rootDir>/plugins/<driver>/csi.sock`. */
   readonly endpointSocket: string;
+  /** The JSON-lines call log. */
   readonly callLog: string;
   /** The calls logged so far, in order. */
   calls(): CsiCall[];

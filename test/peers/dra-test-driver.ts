@@ -40,6 +40,7 @@ export interface DraTestDriverOptions {
 
 /** A running DRA test driver. */
 export interface DraTestDriver extends RunningPeer {
+  /** `--drivername`. */
   readonly driverName: string;
   /** `<rootDir>/plugins_registry/<driver>-reg.sock` (pluginregistration.Registration). */
   readonly registrationSocket: string;
