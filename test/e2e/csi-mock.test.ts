@@ -148,4 +148,11 @@ describe('CSI with the upstream e2e mock driver', () => {
     const methods = mock.calls().filter((c) => lifecycle.has(c.method) && c.request.volume_id === '1').map((c) => c.method.split('/').pop());
     expect(methods).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
   });
+
+  // Upstream (pkg/volume/csi/csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is a publish-time addition.
+  it.fails('NodeStageVolume gets only the PV\'s attributes, no pod info (reason: nodelet adds the podInfoOnMount keys to NodeStage too)', () => {
+    const staged = mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === '1');
+    expect(staged.length).toBe(1);
+    expect(staged[0]!.request.volume_context).toEqual({ origin: 'pv' });
+  });
 });
