@@ -1,12 +1,13 @@
 /**
  * `npm run bench [-- --quick] [-- --with-wasmtime] [-- --profile]`: starts the
- * real control plane, a registry, nodelet (real binary) and kwok on the same
- * control plane, measures the figures of bench/README.md, prints a table and
+ * real control plane, a registry, nodelet (real binary), kwok and kubemark's
+ * hollow node (the upstream kubelet, fake runtime) on the same control plane, measures the figures of bench/README.md, prints a table and
  * writes bench/results.json (and a copy as results-quick.json / results-full.json).
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,density,footprint,modules,logs,plugins,cpu)
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu);
+ *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,9 @@ import { buildWasmModule } from '../test/harness/wasm-modules.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
 import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { nodeBinary } from '../test/harness/node-binary.ts';
-import { clientsFor, disposeRoot, NODELET_NODE, startBenchNodelet, startBenchRegistry, startCluster, startKwok, waitNodeReady } from './lib/env.ts';
+import { clientsFor, disposeRoot, NODELET_NODE, startBenchHollowNode, startBenchNodelet, startBenchRegistry, startCluster, startKwok, waitNodeReady } from './lib/env.ts';
+import { perPod, scrapeRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
+import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
 import { summarizeProfiles } from './lib/cpu-profile.ts';
@@ -91,6 +94,8 @@ try {
   cleanups.push(() => disposeRoot(nodelet.rootDir), () => nodelet.stop());
   const kwok = await startKwok(cluster.info, c, 600);
   cleanups.push(() => kwok.stop());
+  const hollow = want('hollow') ? await startBenchHollowNode(cluster.info, 600).catch((e) => { console.log(`  hollow node not started: ${String(e)}`); return undefined; }) : undefined;
+  if (hollow) cleanups.push(() => hollow.stop());
   await Promise.race([waitNodeReady(c, NODELET_NODE), nodelet.exited.then((code) => {
     throw new Error(`nodelet exited (${code}) before its node was Ready; log tail:\n${nodelet.logTail(30)}`);
   })]);
@@ -105,8 +110,17 @@ try {
     return { cores: Math.round(s.cores * 10000) / 10000, windowS: Math.round(s.seconds), rssMiB: mib(s.memory.rss), maxRssMiB: mib(s.maxRss), pssMiB: s.memory.pss === undefined ? undefined : mib(s.memory.pss), pids: s.memory.pids, threads: s.memory.threads, byProcess: s.memory.byProcess, mainThread, memory: s.memory };
   });
   const idleMem = ok(idle)?.memory ?? treeMemory(nodelet.pid);
-  const lat = want('latency') ? await phase('latency (nodelet)', () => measureLatency(c, 'nodelet', images.sleep!, P)) : undefined;
-  const latK = want('kwok') || want('latency') ? await phase('latency (kwok)', () => measureLatency(c, 'kwok', 'registry.invalid/kwok-fake:1', P)) : undefined;
+  // API calls per pod: apiserver_request_total diffed around each node's latency phase (run one after another).
+  const apiCalls: Partial<Record<Target, ApiCallsPerPod>> = {};
+  const latencyWithCalls = async (target: Target, image: string) => {
+    const before = scrapeRequestTotals(cluster.info);
+    const r = await measureLatency(c, target, image, P);
+    apiCalls[target] = perPod(before, scrapeRequestTotals(cluster.info), P.single + P.burst);
+    return r;
+  };
+  const lat = want('latency') || want('hollow') ? await phase('latency (nodelet)', () => latencyWithCalls('nodelet', images.sleep!)) : undefined;
+  const latK = want('kwok') || want('latency') || want('hollow') ? await phase('latency (kwok)', () => latencyWithCalls('kwok', 'registry.invalid/kwok-fake:1')) : undefined;
+  const latH = hollow ? await phase('latency (hollow node)', () => latencyWithCalls('hollow', 'registry.invalid/hollow-fake:1')) : undefined;
   const dens = want('density') ? await phase('density + footprint at 100 pods + replicas', () => measureDensity(c, nodelet.pid, nodelet.traceFile, images.sleep!, idleMem, { steps: P.steps, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs })) : undefined;
   const mods = want('modules') ? await phase('module start', async () => {
     const out: ModuleStart[] = [];
@@ -120,8 +134,8 @@ try {
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, dens, mods, logs, plugins, cpu });
-  report({ idle: ok(idle), lat: ok(lat), latK: ok(latK), dens: ok(dens), mods: ok(mods as never) as ModuleStart[] | undefined, logs: ok(logs), plugins: ok(plugins), cpu: ok(cpu) });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu });
+  report({ idle: ok(idle), lat: ok(lat), latK: ok(latK), latH: ok(latH), apiCalls, dens: ok(dens), mods: ok(mods as never) as ModuleStart[] | undefined, logs: ok(logs), plugins: ok(plugins), cpu: ok(cpu) });
 } finally {
   await cleanup();
   if (profile) console.log(summarizeProfiles(profDir));
@@ -137,14 +151,15 @@ function measureHelp(): { medianMs: number; runsMs: number[] } {
 }
 
 function report(r: {
-  idle?: { cores: number; rssMiB: number; pssMiB?: number; windowS: number }; lat?: LatencyResult; latK?: LatencyResult; dens?: DensityResult;
+  idle?: { cores: number; rssMiB: number; pssMiB?: number; windowS: number }; lat?: LatencyResult; latK?: LatencyResult; latH?: LatencyResult;
+  apiCalls: Partial<Record<Target, ApiCallsPerPod>>; dens?: DensityResult;
   mods?: ModuleStart[]; logs?: LogsResult; plugins?: PluginsResult; cpu?: CpuBoundResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
   const add = (figure: string, value: string, t?: TargetCheck) => { rows.push({ figure, value, target: t?.target, met: t?.met ?? undefined }); if (t) targets.push(t); };
   const na = 'n/a';
-  for (const l of [r.lat, r.latK]) {
+  for (const l of [r.lat, r.latK, r.latH]) {
     if (!l) continue;
     const single = l.target === 'nodelet' ? atMost('single pod median', l.single.medianMs, 300, 'ms') : undefined;
     add(`1 ${l.target} single pod median (${l.single.n}) [create call→Running]`, `${l.single.medianMs} ms (from creationTimestamp: ${l.single.medianSigMs} ms)`, single);
@@ -156,6 +171,13 @@ function report(r: {
     const rb = ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99);
     add('1 ratio nodelet/kwok burst p99', `${rb}x (p50 ${ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50)}x)`, atMost('burst p99 vs kwok', rb, 2, 'x'));
     add('1 ratio nodelet/kwok single median', `${ratio(r.lat.single.medianMs, r.latK.single.medianMs)}x`);
+  }
+  if (r.lat && r.latH) {
+    add('1 ratio nodelet/hollow-node burst p99', `${ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99)}x (p50 ${ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50)}x)`);
+    add('1 ratio nodelet/hollow-node single median', `${ratio(r.lat.single.medianMs, r.latH.single.medianMs)}x`);
+  }
+  for (const [target, a] of Object.entries(r.apiCalls)) {
+    add(`1 ${target} API calls per pod (kubelet side, ${a.pods} pods)`, `${a.nodeSideTotal}: ${Object.entries(a.nodeSide).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   add('0 nodelet --help (median of 7)', `${help.medianMs} ms (${help.runsMs.join(', ')})`, atMost('--help', help.medianMs, 200, 'ms'));
   if (r.idle) {
@@ -194,7 +216,9 @@ function report(r: {
   printTable(rows);
   const file = join(ROOT, 'bench', 'results.json');
   const figures = {
-    podStartLatency: { nodelet: r.lat, kwok: r.latK, headline: 'client create call start → first watch event with phase Running', ratios: r.lat && r.latK ? { burstP99: ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99), burstP50: ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50), singleMedian: ratio(r.lat.single.medianMs, r.latK.single.medianMs) } : undefined },
+    podStartLatency: { nodelet: r.lat, kwok: r.latK, hollow: r.latH, headline: 'client create call start → first watch event with phase Running', ratios: r.lat && r.latK ? { burstP99: ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99), burstP50: ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50), singleMedian: ratio(r.lat.single.medianMs, r.latK.single.medianMs) } : undefined,
+      ratiosHollow: r.lat && r.latH ? { burstP99: ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99), burstP50: ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50), singleMedian: ratio(r.lat.single.medianMs, r.latH.single.medianMs) } : undefined },
+    apiCallsPerPod: r.apiCalls,
     density: r.dens?.steps, footprint: { idle: r.idle && { ...r.idle, memory: undefined }, at100Pods: r.dens?.at100 },
     moduleStart: { modules: r.mods, replicas: r.dens?.replicas }, logs: r.logs, plugins: r.plugins,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },

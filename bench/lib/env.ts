@@ -1,7 +1,8 @@
 /**
  * The benchmark's world: the real control plane, a registry with the modules,
  * nodelet started through its real binary (with the bench trace preload and
- * optional profiling flags), and kwok managing one fake Node on the same
+ * optional profiling flags), kwok managing one fake Node, and kubemark's
+ * hollow node (the upstream kubelet with a fake CRI runtime) on the same
  * control plane.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { issueNodeCredentials, startControlPlane, stopControlPlane, type ClusterInfo } from '../../test/cluster/control-plane.ts';
+import { startHollowNode, type HollowNode } from '../../test/cluster/hollow-node.ts';
 import { nodeBinary } from '../../test/harness/node-binary.ts';
 import { freePort } from '../../test/harness/ports.ts';
 import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
@@ -22,6 +24,7 @@ import { ROOT } from './fixtures.ts';
 /** Node names used by the bench. */
 export const NODELET_NODE = 'bench-nodelet';
 export const KWOK_NODE = 'bench-kwok';
+export const HOLLOW_NODE = 'bench-hollow';
 
 /** Admin clients. */
 export interface Clients { kc: k8s.KubeConfig; core: k8s.CoreV1Api; apps: k8s.AppsV1Api; storage: k8s.StorageV1Api }
@@ -146,4 +149,13 @@ export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number):
     throw new Error(`${(e as Error).message}; kwok log tail:\n${log}`);
   }
   return { peer, stop };
+}
+
+/**
+ * Starts kubemark's hollow node as HOLLOW_NODE (its own node identity; upstream
+ * kubelet config, client QPS/burst 50/100 as the real kubelet's defaults;
+ * see bench/README.md) and waits until it is Ready.
+ */
+export async function startBenchHollowNode(info: ClusterInfo, maxPods: number): Promise<HollowNode> {
+  return startHollowNode(info, HOLLOW_NODE, { maxPods, readyTimeoutMs: 180_000 });
 }

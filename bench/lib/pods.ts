@@ -1,17 +1,24 @@
 /** Pod templates and namespace helpers for the bench. */
 import type * as k8s from '@kubernetes/client-node';
 import { WASM_TOLERATION } from '../../test/e2e/support/images.ts';
-import { KWOK_NODE, KWOK_TAINT, NODELET_NODE, type Clients } from './env.ts';
+import { HOLLOW_TAINT } from '../../test/cluster/hollow-node.ts';
+import { HOLLOW_NODE, KWOK_NODE, KWOK_TAINT, NODELET_NODE, type Clients } from './env.ts';
 
-/** Where a pod goes. */
-export type Target = 'nodelet' | 'kwok';
+/** Where a pod goes: nodelet, kwok, or kubemark's hollow node (the upstream kubelet, fake runtime). */
+export type Target = 'nodelet' | 'kwok' | 'hollow';
+
+const PLACEMENT: Record<Target, { node: string; toleration: k8s.V1Toleration }> = {
+  nodelet: { node: NODELET_NODE, toleration: WASM_TOLERATION },
+  kwok: { node: KWOK_NODE, toleration: { ...KWOK_TAINT, operator: 'Equal' } },
+  hollow: { node: HOLLOW_NODE, toleration: { ...HOLLOW_TAINT, operator: 'Equal' } },
+};
 
 /** A pod spec pinned (through the scheduler, by hostname label) to `target`. */
 export function podSpec(target: Target, image: string, args: string[], extra: Partial<k8s.V1PodSpec> = {}): k8s.V1PodSpec {
-  const onNodelet = target === 'nodelet';
+  const { node, toleration } = PLACEMENT[target];
   return {
-    nodeSelector: { 'kubernetes.io/hostname': onNodelet ? NODELET_NODE : KWOK_NODE },
-    tolerations: [onNodelet ? WASM_TOLERATION : { ...KWOK_TAINT, operator: 'Equal' }],
+    nodeSelector: { 'kubernetes.io/hostname': node },
+    tolerations: [toleration],
     terminationGracePeriodSeconds: 5,
     containers: [{ name: 'main', image, args }],
     ...extra,

@@ -1,0 +1,61 @@
+/**
+ * API calls per pod, from the apiserver's `apiserver_request_total` counter
+ * (labels verb, group, resource, subresource, code...). The metric carries no
+ * client identity, so the bench diffs it around one node's latency phase (the
+ * nodes' phases run one after another) and divides by the pods created in it.
+ * The diff holds every client's calls in that window: the bench's own
+ * (create, delete, list polling), the scheduler's and controllers', and the
+ * node's. `nodeSide` keeps the calls a kubelet makes for a pod: pod GET,
+ * pods/status, events (core and events.k8s.io: this includes the scheduler's
+ * one `Scheduled` event per pod), serviceaccounts/token, configmaps and secrets.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import type { ClusterInfo } from '../../test/cluster/control-plane.ts';
+
+/** Counter values keyed `VERB group/resource[/subresource]`. */
+export type CallCounts = Record<string, number>;
+
+/** API calls of one phase, per pod. */
+export interface ApiCallsPerPod {
+  pods: number;
+  /** Every series that moved, per pod (rounded to 0.01), largest first. */
+  all: CallCounts;
+  /** The kubelet-side subset, per pod. */
+  nodeSide: CallCounts;
+  /** Sum of `nodeSide`. */
+  nodeSideTotal: number;
+}
+
+/** Parses `apiserver_request_total` lines of a Prometheus text exposition into counts by verb/group/resource/subresource. */
+export function parseRequestTotals(text: string): CallCounts {
+  const out: CallCounts = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const close = line.lastIndexOf('}');
+    const labels: Record<string, string> = {};
+    for (const m of line.slice(24, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
+    const value = Number(line.slice(close + 1).trim().split(' ')[0]);
+    const res = [labels.group ?? '', labels.resource ?? ''].join('/') + (labels.subresource ? `/${labels.subresource}` : '');
+    const key = `${labels.verb ?? '?'} ${res}`;
+    out[key] = (out[key] ?? 0) + value;
+  }
+  return out;
+}
+
+/** Reads the apiserver's /metrics as the admin (kubectl get --raw) and returns the request counts. */
+export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
+  const text = execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return parseRequestTotals(text);
+}
+
+const NODE_SIDE = [/^GET \/pods$/, /^\w+ \/pods\/status$/, /^(POST|PATCH|PUT) (events\.k8s\.io)?\/events$/, /^POST \/serviceaccounts\/token$/, /^\w+ \/configmaps$/, /^\w+ \/secrets$/];
+
+/** `after - before` per pod; `nodeSide` keeps the series matching a kubelet's per-pod calls. */
+export function perPod(before: CallCounts, after: CallCounts, pods: number): ApiCallsPerPod {
+  const r = (v: number) => Math.round(v * 100) / 100;
+  const diff = Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, d]) => d > 0).sort((a, b) => b[1] - a[1]);
+  const all = Object.fromEntries(diff.map(([k, d]) => [k, r(d / pods)]));
+  const nodeSide = Object.fromEntries(diff.filter(([k]) => NODE_SIDE.some((re) => re.test(k))).map(([k, d]) => [k, r(d / pods)]));
+  return { pods, all, nodeSide, nodeSideTotal: r(Object.values(nodeSide).reduce((a, b) => a + b, 0)) };
+}
