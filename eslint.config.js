@@ -2,7 +2,7 @@
  * ESLint flat config: @eslint/js + typescript-eslint recommended (syntax-only,
  * no type information, so a whole-repo run stays fast), the local folder-faces
  * rule (scripts/eslint/folder-faces.js) and one convention for private members
- * (the `private` keyword, as most of core/ uses; `#names` are reported).
+ * in TypeScript (the `private` keyword, as most of core/ uses; `#names` are reported).
  * Formatting is Prettier's (.prettierrc.json), not ESLint's.
  */
 import js from '@eslint/js';
@@ -48,6 +48,12 @@ export default tseslint.config(
       // Off for now: errors that leave a subsystem come from core/errors/catalogue.ts, which takes a cause
       // (nodeletError(code, message, cause)); the bare `new Error(` in catch blocks are being converted there.
       'preserve-caught-error': 'off',
+    },
+  },
+  {
+    // TypeScript only: plain JavaScript has no `private` keyword, so `#name` stays right there.
+    files: ['**/*.ts', '**/*.mts', '**/*.cts'],
+    rules: {
       'no-restricted-syntax': ['error', {
         selector: 'PrivateIdentifier',
         message: 'One convention for private members: use the `private` keyword, not `#name`.',
