@@ -4,8 +4,9 @@
  * other file of it (sub-folders such as `core/volumes/csi/` are inner parts of
  * their area) is an error; so is any import of `core/` from `providers/`
  * (providers use `@nodelet/plugin-api/v1` only). Tests may import inner files
- * (unit tests test units), so `test/`, `bench/` and `*.test.ts` are exempt,
- * and inside an area files import their siblings directly.
+ * (unit tests test units), so `test/`, `bench/` and `*.test.ts` are exempt.
+ * Inside an area files import their siblings directly: a value import of the
+ * area's own index.ts from an inner file is an error (a load-time cycle).
  *
  * Hand-written (about 80 lines) because the stock options do not fit:
  * `no-restricted-imports` matches the import string, and the same inner file
@@ -29,6 +30,18 @@ function exempt(rel) {
   return rel.startsWith('test/') || rel.startsWith('bench/') || /\.test\.[cm]?[jt]s$/.test(rel) || rel.includes('/test/');
 }
 
+/** True when `rel` (posix, relative to the root) is the face of `area`. */
+function isFace(rel, area) {
+  return rel === `${area}/index.ts` || rel === `${area}/index.js` || rel === area;
+}
+
+/** True for `import type`, `export type`, and an import whose every name is `type`. */
+function typeOnly(node) {
+  if (node.importKind === 'type' || node.exportKind === 'type') return true;
+  const names = node.specifiers ?? [];
+  return names.length > 0 && names.every((n) => n.importKind === 'type' || n.exportKind === 'type');
+}
+
 /** The rule. Option: `{ root }`, the repo root (defaults to the ESLint cwd). */
 export const folderFaces = {
   meta: {
@@ -37,6 +50,7 @@ export const folderFaces = {
     schema: [{ type: 'object', properties: { root: { type: 'string' } }, additionalProperties: false }],
     messages: {
       deep: "'{{spec}}' reaches into {{area}}/'s inner file {{target}}: import from {{area}}/index.ts (add the name to it)",
+      own: "'{{spec}}' is {{area}}/'s own face: inner files import their siblings directly (a value import of the face is a cycle)",
       provider: "'{{spec}}': providers use @nodelet/plugin-api/v1 only, not core/ ({{target}})",
     },
   },
@@ -58,8 +72,13 @@ export const folderFaces = {
         return;
       }
       const area = areaOf(root, abs);
-      if (!area || area === from) return;
-      if (target === `${area}/index.ts` || target === `${area}/index.js` || target === area) return;
+      if (!area) return;
+      if (area === from) {
+        // An inner file loading its own face at run time is a cycle (the face loads the inner files).
+        if (isFace(target, area) && !isFace(rel, area) && !typeOnly(node)) context.report({ node: source, messageId: 'own', data: { spec, area } });
+        return;
+      }
+      if (isFace(target, area)) return;
       context.report({ node: source, messageId: 'deep', data: { spec, area, target } });
     }
     return {

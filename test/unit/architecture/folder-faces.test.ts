@@ -1,7 +1,8 @@
 /**
  * The folder-faces lint rule (scripts/eslint/folder-faces.js) on a tiny fake
  * repo (test/fixtures/folder-faces): deep imports into another area's inner
- * files fail, imports through the face, between siblings and from tests pass,
+ * files fail, and so does an inner file's value import of its own face;
+ * imports through the face, between siblings and from tests pass,
  * and providers import no core/ file. Then the real repository: `eslint.config.js`
  * turns the rule on for every core/ file.
  */
@@ -34,13 +35,16 @@ async function lintFixture(): Promise<Map<string, string[]>> {
 }
 
 describe('folder-faces lint rule', () => {
-  it('reports each deep import into another area, and any core/ import from a provider', async () => {
+  it('reports each deep import into another area, a value import of its own face, and any core/ import from a provider', async () => {
     const got = await lintFixture();
     expect(got.get('core/beta/bad.ts')).toEqual([
       "2: nodelet/folder-faces '../alpha/inner.ts' reaches into core/alpha/'s inner file core/alpha/inner.ts: import from core/alpha/index.ts (add the name to it)",
       "3: nodelet/folder-faces '../alpha/sub/deep.ts' reaches into core/alpha/'s inner file core/alpha/sub/deep.ts: import from core/alpha/index.ts (add the name to it)",
       "8: nodelet/folder-faces '../alpha/inner.ts' reaches into core/alpha/'s inner file core/alpha/inner.ts: import from core/alpha/index.ts (add the name to it)",
       "10: nodelet/folder-faces '../alpha/sub/deep.ts' reaches into core/alpha/'s inner file core/alpha/sub/deep.ts: import from core/alpha/index.ts (add the name to it)",
+    ]);
+    expect(got.get('core/alpha/own-face.ts')).toEqual([
+      "2: nodelet/folder-faces './index.ts' is core/alpha/'s own face: inner files import their siblings directly (a value import of the face is a cycle)",
     ]);
     expect(got.get('providers/p/src/provider.ts')).toEqual([
       "2: nodelet/folder-faces '../../../core/alpha/index.ts': providers use @nodelet/plugin-api/v1 only, not core/ (core/alpha/index.ts)",
