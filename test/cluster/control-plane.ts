@@ -89,7 +89,7 @@ function bootstrapManifest(id: string, secret: string): string {
   return [
     'apiVersion: v1', 'kind: Secret', 'type: bootstrap.kubernetes.io/token',
     `metadata: {name: bootstrap-token-${id}, namespace: kube-system}`,
-    'stringData:', '  description: "nodelet test cluster: TLS bootstrap"', `  token-id: ${id}`, `  token-secret: ${secret}`,
+    'stringData:', '  description: "nodelet test cluster: TLS bootstrap"', `  token-id: "${id}"`, `  token-secret: "${secret}"`,
     '  usage-bootstrap-authentication: "true"', '  usage-bootstrap-signing: "true"',
     crb('kubelet-bootstrap', 'system:node-bootstrapper', 'system:bootstrappers'),
     crb('node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'system:bootstrappers'),
