@@ -9,30 +9,13 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import {
-  bootstrapClientCert,
-  CertificateManager,
-  CertStore,
-  CLIENT_KUBELET_SIGNER,
-  CLIENT_USAGES,
-  kubeconfigKeyPair,
-  nodeClientSubject,
-  type KeyPair,
+  bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
 } from '../certificates/index.ts';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import { type NodeletOptions, packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
 import { createKubeClients, type KubeClients } from '../kube/index.ts';
 import { NodeController, LeaseController, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
-import {
-  PodController,
-  startApiPodSource,
-  apiStatusSink,
-  readStaticPods,
-  memoryStatusSink,
-  ensureMirrorPod,
-  mirrorAwareSink,
-  createPodSetup,
-  reportRefusedManifests,
-} from '../pods/index.ts';
+import { PodController, startApiPodSource, apiStatusSink, readStaticPods, memoryStatusSink, ensureMirrorPod, mirrorAwareSink, createPodSetup, reportRefusedManifests } from '../pods/index.ts';
 import { EventRecorder, logEvents } from '../events/index.ts';
 import { openImageService, podImages } from '../images/index.ts';
 import { startKubeletApi } from './kubelet-api.ts';
@@ -50,18 +33,10 @@ export interface Nodelet {
 
 function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: number, contribution: NodeContribution): NodeShape {
   return {
-    nodeName: o.nodeName,
-    nodeIP,
-    kubeletPort: port,
-    maxPods: o.maxPods,
-    labels: o.nodeLabels,
-    taints: o.registerWithTaints,
-    defaultTaint: o.defaultTaint,
-    architecture: provider.architecture,
-    os: provider.os,
+    nodeName: o.nodeName, nodeIP, kubeletPort: port, maxPods: o.maxPods, labels: o.nodeLabels,
+    taints: o.registerWithTaints, defaultTaint: o.defaultTaint, architecture: provider.architecture, os: provider.os,
     kubeletVersion: `${KUBELET_COMPATIBLE_VERSION}.0-nodelet.${packageVersion()}`,
-    runtimeVersion: provider.runtimeVersion,
-    contributions: [contribution],
+    runtimeVersion: provider.runtimeVersion, contributions: [contribution],
   };
 }
 
@@ -74,38 +49,19 @@ async function startClientCertificates(o: NodeletOptions, log: Logger, signal: A
   if (!o.kubeconfig) return undefined;
   const certLog = log.child({ component: 'certificates' });
   if (o.bootstrapKubeconfig) {
-    await bootstrapClientCert({
-      kubeconfig: o.kubeconfig,
-      bootstrapKubeconfig: o.bootstrapKubeconfig,
-      certDir: o.certDir,
-      nodeName: o.nodeName,
-      log: certLog,
-      signal,
-    });
+    await bootstrapClientCert({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir: o.certDir, nodeName: o.nodeName, log: certLog, signal });
   }
   if (!o.rotateCertificates) return undefined;
   let initial: KeyPair | undefined;
-  try {
-    initial = kubeconfigKeyPair(o.kubeconfig);
-  } catch (e) {
-    certLog.warn({ err: (e as Error).message }, "the kubeconfig's client certificate is unusable; requesting one");
-  }
+  try { initial = kubeconfigKeyPair(o.kubeconfig); } catch (e) { certLog.warn({ err: (e as Error).message }, 'the kubeconfig\'s client certificate is unusable; requesting one'); }
   let manager: CertificateManager | undefined;
   return {
-    credentials: () => {
-      const p = manager?.current();
-      return p ? { cert: p.cert, key: p.key } : undefined;
-    },
+    credentials: () => { const p = manager?.current(); return p ? { cert: p.cert, key: p.key } : undefined; },
     start(kubeConfig: () => KubeConfig) {
       manager = new CertificateManager({
-        name: 'client',
-        signerName: CLIENT_KUBELET_SIGNER,
-        usages: CLIENT_USAGES,
-        log: certLog,
-        initial,
+        name: 'client', signerName: CLIENT_KUBELET_SIGNER, usages: CLIENT_USAGES, log: certLog, initial,
         store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' }),
-        template: () => nodeClientSubject(o.nodeName),
-        kubeConfig,
+        template: () => nodeClientSubject(o.nodeName), kubeConfig,
       });
       manager.start();
     },
@@ -135,13 +91,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let sourcesReady = !clients;
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
   const pods = new PodController({
-    nodeName: o.nodeName,
-    hostIP: nodeIP,
-    log: log.child({ component: 'pods' }),
-    route: providers.route,
-    setup: withDevicePlugins(setup, devices, events),
-    events,
-    resyncMs: o.syncFrequencyMs,
+    nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
+    route: providers.route, setup: withDevicePlugins(setup, devices, events), events, resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitHook: (pod) => devices.admit(pod),
     admitContext: () => ({ nodeName: o.nodeName, nodeLabels: labels, allocatable: { ...allocatable, ...devices.admissionAllocatable() } }),
@@ -153,26 +104,12 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
   if (clients && o.registerNode) {
-    node = new NodeController(clients, {
-      shape,
-      host,
-      rootDir: o.rootDir,
-      updateMs: o.nodeStatusUpdateFrequencyMs,
-      reportMs: o.nodeStatusReportFrequencyMs,
-      log: log.child({ component: 'node' }),
-      images: () => images.nodeImages(),
-      extraResources: () => devices.extraResources(),
-    });
+    node = new NodeController(clients, { shape, host, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages(), extraResources: () => devices.extraResources() });
     await node.register(abort.signal);
     node.start();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
-    lease = new LeaseController(clients, {
-      nodeName: o.nodeName,
-      nodeUID: node.uid,
-      durationSeconds: o.nodeLeaseDurationSeconds,
-      log: log.child({ component: 'lease' }),
-    });
+    lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
     lease.start();
   }
   const registration = await startPluginRegistration(o, clients, log, { [DEVICE_PLUGIN_TYPE]: devices.handler });
@@ -190,10 +127,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
-  log.info(
-    { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
-    'nodelet is running',
-  );
+  log.info({ node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) }, 'nodelet is running');
   const grace = () => Math.max(0, ...pods.pods().map((p) => p.spec?.terminationGracePeriodSeconds ?? 30)) * 1000;
   return {
     pods,

@@ -29,13 +29,10 @@ export interface CsrRef {
 export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Promise<CsrRef> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
   const body: k8s.V1CertificateSigningRequest = {
-    apiVersion: 'certificates.k8s.io/v1',
-    kind: 'CertificateSigningRequest',
+    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest',
     metadata: r.name ? { name: r.name } : { generateName: 'csr-' },
     spec: {
-      request: Buffer.from(r.csrPem).toString('base64'),
-      signerName: r.signerName,
-      usages: [...r.usages],
+      request: Buffer.from(r.csrPem).toString('base64'), signerName: r.signerName, usages: [...r.usages],
       ...(r.expirationSeconds ? { expirationSeconds: r.expirationSeconds } : {}),
     },
   };
@@ -102,17 +99,10 @@ async function nextChange(kc: k8s.KubeConfig, name: string, resourceVersion: str
     };
     const timer = setTimeout(finish, ms);
     signal?.addEventListener('abort', finish);
-    new k8s.Watch(kc)
-      .watch(
-        '/apis/certificates.k8s.io/v1/certificatesigningrequests',
-        { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
-        () => finish(),
-        () => finish(),
-      )
-      .then((c) => {
-        ctl = c;
-        if (finished) c.abort();
-      })
+    new k8s.Watch(kc).watch('/apis/certificates.k8s.io/v1/certificatesigningrequests',
+      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
+      () => finish(), () => finish())
+      .then((c) => { ctl = c; if (finished) c.abort(); })
       .catch(() => setTimeout(finish, Math.min(ms, 1000)));
   });
 }

@@ -63,23 +63,16 @@ function spewDeviceIds(ids: CheckpointEntry['DeviceIDs']): string {
 }
 
 function spewEntry(e: CheckpointEntry): string {
-  return (
-    `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName}` +
-    ` DeviceIDs:${spewDeviceIds(e.DeviceIDs)} AllocResp:([]uint8)${spewBytes(e.AllocResp)}}`
-  );
+  return `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName}`
+    + ` DeviceIDs:${spewDeviceIds(e.DeviceIDs)} AllocResp:([]uint8)${spewBytes(e.AllocResp)}}`;
 }
 
 /** The text Go's `dump.ForHash(checkpointData)` produces for `data`. */
 export function spewCheckpointData(data: CheckpointData): string {
   const entries = data.PodDeviceEntries === null ? '<nil>' : `[${data.PodDeviceEntries.map(spewEntry).join(' ')}]`;
   const reg = data.RegisteredDevices;
-  const registered =
-    reg === null
-      ? '<nil>'
-      : `map[${Object.keys(reg)
-          .sort(byteOrder)
-          .map((k) => `${k}:${spewStrings(reg[k])}`)
-          .join(' ')}]`;
+  const registered = reg === null ? '<nil>'
+    : `map[${Object.keys(reg).sort(byteOrder).map((k) => `${k}:${spewStrings(reg[k])}`).join(' ')}]`;
   return `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)${entries} RegisteredDevices:(map[string][]string)${registered}}`;
 }
 

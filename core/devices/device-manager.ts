@@ -50,11 +50,7 @@ export interface DeviceManagerOptions {
 }
 
 /** A device as the podresources API reports it. */
-export interface ContainerDevicesInfo {
-  resourceName: string;
-  deviceIds: string[];
-  numaNodes: number[];
-}
+export interface ContainerDevicesInfo { resourceName: string; deviceIds: string[]; numaNodes: number[] }
 
 const UNEXPECTED = 'UnexpectedAdmissionError';
 
@@ -92,11 +88,7 @@ export class DeviceManager {
     }
     if (!data) return;
     this.pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
-      this.log.error(
-        { podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message },
-        "Can't unmarshal allocResp",
-      ),
-    );
+      this.log.error({ podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message }, "Can't unmarshal allocResp"));
     for (const resource of Object.keys(data.RegisteredDevices ?? {})) {
       this.healthy.set(resource, new Set());
       this.unhealthy.set(resource, new Set());
@@ -127,11 +119,7 @@ export class DeviceManager {
     setImmediate(() => {
       this.notifyQueued = false;
       for (const fn of this.listeners) {
-        try {
-          fn();
-        } catch (e) {
-          this.log.warn({ err: String(e) }, 'device change listener failed');
-        }
+        try { fn(); } catch (e) { this.log.warn({ err: String(e) }, 'device change listener failed'); }
       }
     });
   }
@@ -145,24 +133,12 @@ export class DeviceManager {
   async registerEndpoint(resourceName: string, socketPath: string, signal?: AbortSignal): Promise<void> {
     if (!isExtendedResourceName(resourceName)) throw new Error(`the ResourceName "${resourceName}" is invalid`);
     const ep = await DeviceEndpoint.connect(resourceName, socketPath, signal, this.o.dialTimeoutMs);
-    if (this.stopped) {
-      ep.stop();
-      throw new Error('device manager stopped');
-    }
+    if (this.stopped) { ep.stop(); throw new Error('device manager stopped'); }
     const old = this.endpoints.get(resourceName);
     this.endpoints.set(resourceName, ep);
     this.removed.delete(resourceName);
     old?.stop();
-    this.log.info(
-      {
-        resourceName,
-        endpoint: socketPath,
-        preStartRequired: ep.options?.pre_start_required,
-        preferredAllocation: ep.options?.get_preferred_allocation_available,
-        replaced: old !== undefined,
-      },
-      'Device plugin connected',
-    );
+    this.log.info({ resourceName, endpoint: socketPath, preStartRequired: ep.options?.pre_start_required, preferredAllocation: ep.options?.get_preferred_allocation_available, replaced: old !== undefined }, 'Device plugin connected');
     ep.run(this.listener);
   }
 
@@ -212,10 +188,7 @@ export class DeviceManager {
 
   private scheduleGraceCheck(ep: DeviceEndpoint): void {
     const wait = Math.max(0, (ep.stopTime ?? Date.now()) + this.graceMs - Date.now()) + 1;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.notify();
-    }, wait);
+    const t = setTimeout(() => { this.timers.delete(t); this.notify(); }, wait);
     t.unref();
     this.timers.add(t);
   }
@@ -245,10 +218,7 @@ export class DeviceManager {
       capacity[r] = String(healthy + (this.unhealthy.get(r)?.size ?? 0));
       allocatable[r] = String(healthy);
     }
-    for (const r of this.removed) {
-      capacity[r] = '0';
-      allocatable[r] = '0';
-    }
+    for (const r of this.removed) { capacity[r] = '0'; allocatable[r] = '0'; }
     if (dropped) this.saveCheckpoint();
     return { capacity, allocatable };
   }
@@ -287,11 +257,8 @@ export class DeviceManager {
   needsAllocation(pod: V1Pod): boolean {
     const uid = pod.metadata?.uid ?? '';
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-    return containers.some((c) =>
-      Object.entries(limitsOf(c)).some(
-        ([r, q]) => parseQuantity(q) > 0 && this.isDevicePluginResource(r) && this.pods.containerDevices(uid, c.name, r) === undefined,
-      ),
-    );
+    return containers.some((c) => Object.entries(limitsOf(c)).some(([r, q]) =>
+      parseQuantity(q) > 0 && this.isDevicePluginResource(r) && this.pods.containerDevices(uid, c.name, r) === undefined));
   }
 
   /**
@@ -385,8 +352,7 @@ export class DeviceManager {
     if (take(reusable)) return allocated;
     const inUse = this.pods.devices().get(resource) ?? new Set<string>();
     const available = [...healthy].filter((id) => !inUse.has(id) && !allocated.has(id));
-    if (available.length < needed)
-      throw new Error(`requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
+    if (available.length < needed) throw new Error(`requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
     const preferred = await this.preferred(resource, [...available, ...allocated], [...allocated], required);
     if (take(preferred.filter((id) => available.includes(id)))) return allocated;
     if (take(available)) return allocated;
@@ -407,11 +373,7 @@ export class DeviceManager {
 
   private perNuma(resource: string, ids: Set<string>): DevicesPerNuma {
     const out: DevicesPerNuma = new Map();
-    const add = (node: number, id: string) => {
-      const l = out.get(node);
-      if (l) l.push(id);
-      else out.set(node, [id]);
-    };
+    const add = (node: number, id: string) => { const l = out.get(node); if (l) l.push(id); else out.set(node, [id]); };
     for (const id of ids) {
       const nodes = this.all.get(resource)?.get(id)?.topology?.nodes ?? [];
       if (nodes.length === 0) add(NO_TOPOLOGY, id);
@@ -441,9 +403,9 @@ export class DeviceManager {
   /** Upstream `UpdateAllocatedDevices`: frees devices of pods that are no longer active. */
   updateAllocatedDevices(): void {
     if (this.o.sourcesReady && !this.o.sourcesReady()) return;
-    const active = new Set(
-      (this.o.activePods?.() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').map((p) => p.metadata?.uid),
-    );
+    const active = new Set((this.o.activePods?.() ?? [])
+      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+      .map((p) => p.metadata?.uid));
     const gone = [...this.pods.pods()].filter((uid) => !active.has(uid));
     if (gone.length === 0) return;
     this.log.info({ podUIDs: gone }, 'Pods to be removed');

@@ -42,20 +42,10 @@ export function withDevicePlugins(setup: PodSetup, devices: Pick<DevicePlugins, 
     },
     async mounts(pod, container, prepared, env) {
       const own = await setup.mounts(pod, container, prepared, env);
-      const dev = devices.containerMounts(
-        pod,
-        container,
-        setup.podDir(pod),
-        own.map((m) => m.containerPath),
-      );
+      const dev = devices.containerMounts(pod, container, setup.podDir(pod), own.map((m) => m.containerPath));
       const m = pod.metadata!;
       for (const w of dev.warnings) {
-        events.emit(
-          { kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` },
-          'Warning',
-          DEVICE_WARNING_REASON,
-          w,
-        );
+        events.emit({ kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` }, 'Warning', DEVICE_WARNING_REASON, w);
       }
       return dev.mounts.length ? [...own, ...dev.mounts] : own;
     },

@@ -86,7 +86,9 @@ async function detectChange(file: string, fh: FileHandle, offset: number): Promi
   return 'none';
 }
 
-async function* produce(file: string, first: FileHandle, start: number, opts: ReadLogOptions, signal: AbortSignal): AsyncGenerator<Buffer> {
+async function* produce(
+  file: string, first: FileHandle, start: number, opts: ReadLogOptions, signal: AbortSignal,
+): AsyncGenerator<Buffer> {
   let fh = first;
   let offset = start;
   const fmt = new LogFormatter(opts);
@@ -96,10 +98,7 @@ async function* produce(file: string, first: FileHandle, start: number, opts: Re
   const take = () => (out.length ? Buffer.concat(out.splice(0)) : undefined);
   const waker = opts.follow ? new LogWaker(path.dirname(file), opts.pollMs ?? 1000, signal, opts.finished) : undefined;
   let finished = false;
-  opts.finished?.then(
-    () => (finished = true),
-    () => (finished = true),
-  );
+  opts.finished?.then(() => (finished = true), () => (finished = true));
   let lastLook = false; // one more read after the writer finished
   let rotated = false; // drain the old file once more, then reopen
   const buf = Buffer.alloc(CHUNK);
@@ -127,18 +126,9 @@ async function* produce(file: string, first: FileHandle, start: number, opts: Re
         }
       }
       const change = await detectChange(file, fh, offset);
-      if (change === 'rotated') {
-        rotated = true;
-        continue;
-      }
-      if (change === 'truncated') {
-        offset = 0;
-        continue;
-      }
-      if (finished || (opts.isWriting && !(await opts.isWriting()))) {
-        lastLook = true;
-        continue;
-      }
+      if (change === 'rotated') { rotated = true; continue; }
+      if (change === 'truncated') { offset = 0; continue; }
+      if (finished || (opts.isWriting && !(await opts.isWriting()))) { lastLook = true; continue; }
       await waker.wait();
     }
     if (signal.aborted) return;
@@ -155,10 +145,7 @@ async function* produce(file: string, first: FileHandle, start: number, opts: Re
 class GeneratorReadable extends Readable {
   private pumping = false;
 
-  constructor(
-    private readonly gen: AsyncGenerator<Buffer>,
-    private readonly ac: AbortController,
-  ) {
+  constructor(private readonly gen: AsyncGenerator<Buffer>, private readonly ac: AbortController) {
     super();
   }
 

@@ -36,68 +36,43 @@ export interface RunningCounts {
 let counts: () => RunningCounts = () => ({ pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} });
 
 /** Sets where the running pod/container gauges read from (the pod controller). */
-export function setRunningCounts(fn: () => RunningCounts): void {
-  counts = fn;
-}
+export function setRunningCounts(fn: () => RunningCounts): void { counts = fn; }
 
 export const runningPods = new Gauge({
-  name: 'kubelet_running_pods',
-  help: 'Number of pods that have a running pod sandbox',
-  registers: [registry],
-  collect() {
-    this.set(counts().pods);
-  },
+  name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry],
+  collect() { this.set(counts().pods); },
 });
 export const runningContainers = new Gauge({
-  name: 'kubelet_running_containers',
-  help: 'Number of containers currently running',
-  labelNames: ['container_state'],
-  registers: [registry],
+  name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'], registers: [registry],
   collect() {
     const c = counts().containers;
     for (const [state, n] of Object.entries(c)) this.set({ container_state: state }, n);
   },
 });
 export const providerPods = new Gauge({
-  name: 'nodelet_provider_pods',
-  help: 'Admitted pods per provider',
-  labelNames: ['provider'],
-  registers: [registry],
+  name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry],
   collect() {
     this.reset();
     for (const [provider, n] of Object.entries(counts().perProvider)) this.set({ provider }, n);
   },
 });
 export const podStartDuration = new Histogram({
-  name: 'kubelet_pod_start_duration_seconds',
-  help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
-  buckets: POD_START_BUCKETS,
-  registers: [registry],
+  name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+  buckets: POD_START_BUCKETS, registers: [registry],
 });
 export const podWorkerDuration = new Histogram({
-  name: 'kubelet_pod_worker_duration_seconds',
-  help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-  labelNames: ['operation_type'],
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [registry],
+  name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+  labelNames: ['operation_type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
 });
 export const restClientRequests = new Counter({
-  name: 'rest_client_requests_total',
-  help: 'Number of HTTP requests, partitioned by status code, method, and host.',
-  labelNames: ['code', 'host', 'method'],
-  registers: [registry],
+  name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'host', 'method'], registers: [registry],
 });
 export const imagePulls = new Counter({
-  name: 'nodelet_image_pulls_total',
-  help: 'Image pulls by result (success, failure)',
-  labelNames: ['result'],
-  registers: [registry],
+  name: 'nodelet_image_pulls_total', help: 'Image pulls by result (success, failure)', labelNames: ['result'], registers: [registry],
 });
 export const registeredPlugins = new Gauge({
-  name: 'nodelet_registered_plugins',
-  help: 'Plugins registered through the plugins_registry directory, by type',
-  labelNames: ['type'],
-  registers: [registry],
+  name: 'nodelet_registered_plugins', help: 'Plugins registered through the plugins_registry directory, by type', labelNames: ['type'], registers: [registry],
 });
 
 /** The `/metrics` text and its content type. */

@@ -24,21 +24,13 @@ export class LeaseController {
   private stopped = false;
   private backoffMs = 100;
 
-  constructor(
-    private readonly clients: KubeClients,
-    private readonly o: LeaseOptions,
-  ) {}
+  constructor(private readonly clients: KubeClients, private readonly o: LeaseOptions) {}
 
   /** Starts renewing; the first renewal happens at once. */
-  start(): void {
-    void this.tick();
-  }
+  start(): void { void this.tick(); }
 
   /** Stops renewing (the Lease object stays, as upstream). */
-  stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
+  stop(): void { this.stopped = true; if (this.timer) clearTimeout(this.timer); }
 
   private schedule(ms: number): void {
     if (!this.stopped) this.timer = setTimeout(() => void this.tick(), ms);
@@ -87,12 +79,9 @@ export class LeaseController {
   }
 
   private newLease(): V1Lease {
-    const ownerReferences = this.o.nodeUID ? [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: this.o.nodeUID }] : undefined;
-    return {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: this.o.nodeName, namespace: NAMESPACE, ownerReferences },
-      spec: this.spec(),
-    };
+    const ownerReferences = this.o.nodeUID
+      ? [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: this.o.nodeUID }]
+      : undefined;
+    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.nodeName, namespace: NAMESPACE, ownerReferences }, spec: this.spec() };
   }
 }

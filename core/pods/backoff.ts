@@ -6,11 +6,7 @@
 export class Backoff {
   private readonly entries = new Map<string, { delayMs: number; lastUpdate: number }>();
 
-  constructor(
-    private readonly initialMs = 10_000,
-    private readonly maxMs = 300_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly initialMs = 10_000, private readonly maxMs = 300_000, private readonly now: () => number = Date.now) {}
 
   /** Records a failure at `at`: the next allowed attempt is `at + delay`. */
   next(key: string, at = this.now()): number {
@@ -32,17 +28,11 @@ export class Backoff {
   }
 
   /** The current delay of `key` (for messages), or 0. */
-  delay(key: string): number {
-    return this.entries.get(key)?.delayMs ?? 0;
-  }
+  delay(key: string): number { return this.entries.get(key)?.delayMs ?? 0; }
 
   /** Forgets `key`. */
-  reset(key: string): void {
-    this.entries.delete(key);
-  }
+  reset(key: string): void { this.entries.delete(key); }
 
   /** Forgets every key starting with `prefix` (a pod's containers). */
-  resetPrefix(prefix: string): void {
-    for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
-  }
+  resetPrefix(prefix: string): void { for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k); }
 }

@@ -11,17 +11,7 @@ import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import type { KubeClients } from '../kube/index.ts';
 import { containerLogPath } from '../logs/index.ts';
-import {
-  createApiObjectSource,
-  failedMountMessage,
-  prepareVolumes,
-  teardownVolumes,
-  volumeFailures,
-  withTokenCache,
-  type ObjectSource,
-  type PreparedVolume,
-  withObjectCache,
-} from '../volumes/index.ts';
+import { createApiObjectSource, failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures, withTokenCache, type ObjectSource, type PreparedVolume, withObjectCache } from '../volumes/index.ts';
 import { resolveEnv } from './env.ts';
 import { resolveMounts } from './mounts.ts';
 import { resolveArgv } from './argv.ts';
@@ -33,20 +23,13 @@ import { removeTreeNoFollow } from '../paths/index.ts';
 const noApi: ObjectSource = {
   getConfigMap: async () => undefined,
   getSecret: async () => undefined,
-  requestServiceAccountToken: async () => {
-    throw new Error('service account tokens need an API server (standalone mode has none)');
-  },
+  requestServiceAccountToken: async () => { throw new Error('service account tokens need an API server (standalone mode has none)'); },
 };
 
 const UID = /^[0-9a-f-]{36}$/;
 
 /** Builds the pod setup for this node. */
-export function createPodSetup(
-  o: NodeletOptions,
-  clients: KubeClients | undefined,
-  hostIP: string,
-  log: Logger,
-): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
+export function createPodSetup(o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
   const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
   const podDir = (pod: V1Pod) => {
     const uid = pod.metadata!.uid!;

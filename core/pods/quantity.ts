@@ -7,11 +7,7 @@ import { parseQuantity as parseExact, quantityMilliValue, quantityValue } from '
 
 function exact(q: string | number | undefined): ReturnType<typeof parseExact> | undefined {
   if (q === undefined) return undefined;
-  try {
-    return parseExact(String(q));
-  } catch {
-    return undefined;
-  }
+  try { return parseExact(String(q)); } catch { return undefined; }
 }
 
 /** A quantity (`128Mi`, `1.5`, `1e3`) in whole base units (rounded up); 0 when absent, NaN when invalid. */

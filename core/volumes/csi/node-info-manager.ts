@@ -24,6 +24,7 @@ import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, ty
 
 const MAX_INT32 = 2 ** 31 - 1;
 
+
 /** Installs/uninstalls CSI drivers' node info for one node. */
 export class NodeInfoManager {
   private chain: Promise<unknown> = Promise.resolve();

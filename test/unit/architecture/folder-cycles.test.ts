@@ -20,9 +20,10 @@ const KNOWN: string[][] = [['pods', 'providers']];
 
 describe('folder cycles', () => {
   it('finds a cycle made of a type-only import and an import type, naming its edges', () => {
-    expect(folderCycles(folderGraph(`${FIXTURES}cyclic`))).toEqual([
-      ['a -> b (core/a/index.ts -> ../b/index.ts)', 'b -> a (core/b/index.ts -> ../a/index.ts)'],
-    ]);
+    expect(folderCycles(folderGraph(`${FIXTURES}cyclic`))).toEqual([[
+      'a -> b (core/a/index.ts -> ../b/index.ts)',
+      'b -> a (core/b/index.ts -> ../a/index.ts)',
+    ]]);
   });
 
   it('finds none in an acyclic tree (an import in a comment is no edge)', () => {

@@ -9,12 +9,7 @@ const c = pod.spec!.containers[0]!;
 
 function base(): PodSetup {
   return {
-    prepare: async () => 'prepared',
-    argv: () => ['a'],
-    logPath: () => '/l',
-    credentials: async () => [],
-    teardown: async () => undefined,
-    podDir: () => '/pods/u1',
+    prepare: async () => 'prepared', argv: () => ['a'], logPath: () => '/l', credentials: async () => [], teardown: async () => undefined, podDir: () => '/pods/u1',
     env: async () => ({ OWN: '1', SHARED: 'container' }),
     mounts: async () => [{ name: 'v', hostPath: '/h', containerPath: '/data', readOnly: false }],
   };
@@ -24,22 +19,11 @@ describe('withDevicePlugins', () => {
   it('adds device env at the lowest precedence and appends device mounts; warnings become events', async () => {
     const events: string[] = [];
     let takenSeen: readonly string[] = [];
-    const wrapped = withDevicePlugins(
-      base(),
-      {
-        manager: { needsAllocation: () => false } as never,
-        containerEnv: () => ({ DEV: 'Dev-1', SHARED: 'device' }),
-        containerMounts: (_p, _c, podDir, taken) => {
-          takenSeen = taken;
-          return {
-            env: {},
-            mounts: [{ name: 'device-mount-0', hostPath: `${podDir}/x`, containerPath: '/tmp', readOnly: false }],
-            warnings: ['CDI device v=1 cannot be applied by this provider'],
-          };
-        },
-      },
-      { emit: (_r, type, reason, note) => events.push(`${type} ${reason} ${note}`) },
-    );
+    const wrapped = withDevicePlugins(base(), {
+      manager: { needsAllocation: () => false } as never,
+      containerEnv: () => ({ DEV: 'Dev-1', SHARED: 'device' }),
+      containerMounts: (_p, _c, podDir, taken) => { takenSeen = taken; return { env: {}, mounts: [{ name: 'device-mount-0', hostPath: `${podDir}/x`, containerPath: '/tmp', readOnly: false }], warnings: ['CDI device v=1 cannot be applied by this provider'] }; },
+    }, { emit: (_r, type, reason, note) => events.push(`${type} ${reason} ${note}`) });
     expect(await wrapped.env(pod, c)).toEqual({ DEV: 'Dev-1', OWN: '1', SHARED: 'container' });
     expect(await wrapped.mounts(pod, c, undefined, {})).toEqual([
       { name: 'v', hostPath: '/h', containerPath: '/data', readOnly: false },
@@ -52,21 +36,10 @@ describe('withDevicePlugins', () => {
 
   it('allocates a container that holds no devices yet; a failure is a container config error with the upstream message', async () => {
     const calls: string[] = [];
-    const wrapped = withDevicePlugins(
-      base(),
-      {
-        manager: {
-          needsAllocation: () => true,
-          allocate: async () => {
-            calls.push('allocate');
-            return { admit: false, reason: 'UnexpectedAdmissionError', message: 'Allocate failed due to x, which is unexpected' };
-          },
-        } as never,
-        containerEnv: () => ({}),
-        containerMounts: () => ({ env: {}, mounts: [], warnings: [] }),
-      },
-      { emit: () => undefined },
-    );
+    const wrapped = withDevicePlugins(base(), {
+      manager: { needsAllocation: () => true, allocate: async () => { calls.push('allocate'); return { admit: false, reason: 'UnexpectedAdmissionError', message: 'Allocate failed due to x, which is unexpected' }; } } as never,
+      containerEnv: () => ({}), containerMounts: () => ({ env: {}, mounts: [], warnings: [] }),
+    }, { emit: () => undefined });
     const err = await wrapped.env(pod, c).catch((e: unknown) => e);
     expect(calls).toEqual(['allocate']);
     expect(isNodeletError(err) && err.code).toBe('NDL_CONTAINER_CONFIG');
