@@ -60,7 +60,7 @@ export function removeSockets(dir: string, log: Logger): void {
 
 /** The running Registration server. */
 export class RegistrationServer {
-  private server?: grpc.Server;
+  #server?: grpc.Server;
 
   constructor(private readonly dir: string, private readonly manager: DeviceManager, private readonly log: Logger) {}
 
@@ -74,16 +74,16 @@ export class RegistrationServer {
     const server = new grpc.Server();
     server.addService(loadDevicePlugin().Registration.service, {
       Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
-        this.register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: e.message }));
+        this.#register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: e.message }));
       },
     });
     await new Promise<void>((resolve, reject) =>
       server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-    this.server = server;
+    this.#server = server;
     this.log.info({ socket: this.socketPath }, 'Starting device plugin registration server');
   }
 
-  private async register(r: RegisterRequest__Output): Promise<void> {
+  async #register(r: RegisterRequest__Output): Promise<void> {
     this.log.info({ resourceName: r.resource_name, endpoint: r.endpoint, version: r.version }, 'Got registration request from device plugin with resource');
     const bad = validateRegisterRequest(this.dir, r);
     if (bad) {
@@ -100,8 +100,8 @@ export class RegistrationServer {
 
   /** Stops listening (in-flight calls are cancelled) and removes the socket. */
   async stop(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
+    const server = this.#server;
+    this.#server = undefined;
     if (!server) return;
     server.forceShutdown();
     rmSync(this.socketPath, { force: true });

@@ -34,56 +34,56 @@ export interface OperationMapOptions {
 
 /** Runs keyed async operations, one per key at a time. */
 export class OperationMap {
-  private readonly pending = new Map<string, Promise<void>>();
-  private readonly backoff = new Map<string, Backoff>();
-  private readonly now: () => number;
-  private readonly onError: OperationMapOptions['onError'];
+  readonly #pending = new Map<string, Promise<void>>();
+  readonly #backoff = new Map<string, Backoff>();
+  readonly #now: () => number;
+  readonly #onError: OperationMapOptions['onError'];
 
   constructor(options: OperationMapOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.onError = options.onError;
+    this.#now = options.now ?? Date.now;
+    this.#onError = options.onError;
   }
 
   /** Starts `op` under `key` unless one is already running or the key is backing off. */
   run(key: string, op: () => Promise<void>): RunResult {
-    if (this.pending.has(key)) return { started: false, reason: 'pending' };
-    const b = this.backoff.get(key);
-    if (b && this.now() - b.lastErrorTime <= b.durationMs) {
+    if (this.#pending.has(key)) return { started: false, reason: 'pending' };
+    const b = this.#backoff.get(key);
+    if (b && this.#now() - b.lastErrorTime <= b.durationMs) {
       return { started: false, reason: 'backoff', retryAt: b.lastErrorTime + b.durationMs, lastError: b.lastError };
     }
     const running = (async () => {
       try {
         await op();
-        this.backoff.delete(key);
+        this.#backoff.delete(key);
       } catch (err) {
-        this.failed(key, err);
+        this.#failed(key, err);
       } finally {
-        this.pending.delete(key);
+        this.#pending.delete(key);
       }
     })();
-    this.pending.set(key, running);
+    this.#pending.set(key, running);
     return { started: true };
   }
 
   /** True while an operation for `key` runs. */
   isPending(key: string): boolean {
-    return this.pending.has(key);
+    return this.#pending.has(key);
   }
 
   /** The current back-off for `key` in ms (0 when none). */
   backoffMs(key: string): number {
-    return this.backoff.get(key)?.durationMs ?? 0;
+    return this.#backoff.get(key)?.durationMs ?? 0;
   }
 
   /** Resolves when every operation running now has finished. */
   async idle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all(this.pending.values());
+    while (this.#pending.size > 0) await Promise.all(this.#pending.values());
   }
 
-  private failed(key: string, err: unknown): void {
-    const prev = this.backoff.get(key);
+  #failed(key: string, err: unknown): void {
+    const prev = this.#backoff.get(key);
     const durationMs = prev ? Math.min(prev.durationMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
-    this.backoff.set(key, { lastErrorTime: this.now(), durationMs, lastError: err });
-    this.onError?.(key, err, durationMs);
+    this.#backoff.set(key, { lastErrorTime: this.#now(), durationMs, lastError: err });
+    this.#onError?.(key, err, durationMs);
   }
 }

@@ -97,18 +97,18 @@ function configError(detail: string, cause?: unknown) {
 }
 
 class Objects {
-  private readonly cms = new Map<string, V1ConfigMap | undefined>();
-  private readonly secrets = new Map<string, V1Secret | undefined>();
+  readonly #cms = new Map<string, V1ConfigMap | undefined>();
+  readonly #secrets = new Map<string, V1Secret | undefined>();
   constructor(readonly source: ObjectSource, readonly ns: string) {}
 
   async configMap(name: string): Promise<V1ConfigMap | undefined> {
-    if (!this.cms.has(name)) this.cms.set(name, await this.source.getConfigMap(this.ns, name));
-    return this.cms.get(name);
+    if (!this.#cms.has(name)) this.#cms.set(name, await this.source.getConfigMap(this.ns, name));
+    return this.#cms.get(name);
   }
 
   async secret(name: string): Promise<V1Secret | undefined> {
-    if (!this.secrets.has(name)) this.secrets.set(name, await this.source.getSecret(this.ns, name));
-    return this.secrets.get(name);
+    if (!this.#secrets.has(name)) this.#secrets.set(name, await this.source.getSecret(this.ns, name));
+    return this.#secrets.get(name);
   }
 }
 
