@@ -12,16 +12,27 @@ import {
   bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
 } from '../certificates/index.ts';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
-import { type NodeletOptions, packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
-import { createKubeClients, type KubeClients } from '../kube/index.ts';
-import { NodeController, LeaseController, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
-import { PodController, startApiPodSource, apiStatusSink, readStaticPods, memoryStatusSink, ensureMirrorPod, mirrorAwareSink, createPodSetup, reportRefusedManifests } from '../pods/index.ts';
-import { EventRecorder, logEvents } from '../events/index.ts';
-import { openImageService, podImages } from '../images/index.ts';
+import type { NodeletOptions } from '../config/options.ts';
+import { packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/repo-root.ts';
+import { createKubeClients, type KubeClients } from '../kube/client.ts';
+import { NodeController } from '../node/node-controller.ts';
+import { LeaseController } from '../node/lease.ts';
+import { detectNodeIP, readHostInfo } from '../node/host-info.ts';
+import { nodeLabels, nodeResources, type NodeShape } from '../node/node-object.ts';
+import { PodController } from '../pods/pod-controller.ts';
+import { startApiPodSource, apiStatusSink } from '../pods/sources/api-pod-source.ts';
+import { readStaticPods } from '../pods/sources/static-pod-source.ts';
+import { memoryStatusSink } from '../pods/sources/memory-status-sink.ts';
+import { ensureMirrorPod, mirrorAwareSink } from '../pods/sources/mirror-pods.ts';
+import { EventRecorder, logEvents } from '../events/event-recorder.ts';
+import { openImageService, podImages } from '../images/local-images.ts';
+import { createPodSetup } from '../pods/pod-setup-impl.ts';
 import { startKubeletApi } from './kubelet-api.ts';
-import { reportProviderFailures, startProviders } from '../providers/index.ts';
+import { reportProviderFailures, startProviders } from '../providers/host-providers.ts';
+import { reportRefusedManifests } from '../pods/sources/refused-manifests.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
-import { DEVICE_PLUGIN_TYPE, startDevicePlugins, withDevicePlugins } from '../devices/index.ts';
+import { DEVICE_PLUGIN_TYPE, startDevicePlugins } from '../devices/index.ts';
+import { withDevicePlugins } from '../devices/pod-setup-devices.ts';
 
 /** A running nodelet. */
 export interface Nodelet {

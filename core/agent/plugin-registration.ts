@@ -12,10 +12,10 @@
  * at registration) and before pods are synced or orphans cleaned up.
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/index.ts';
-import type { KubeClients } from '../kube/index.ts';
-import { PluginManager, type PluginHandler, type PluginLogger } from '../pluginmanager/index.ts';
-import { startCsi, type Csi } from '../volumes/index.ts';
+import type { NodeletOptions } from '../config/options.ts';
+import type { KubeClients } from '../kube/client.ts';
+import { PluginManager, type PluginHandler, type PluginLogger } from '../pluginmanager/plugin-handler.ts';
+import { startCsi, type Csi } from '../volumes/csi/index.ts';
 
 /** The running plugin registration. */
 export interface PluginRegistration {

@@ -14,7 +14,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AnyProvider } from '@nodelet/plugin-api/v1';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { ContainerUsage, PodUsage, StatsSnapshot, RunningCounts } from '../metrics/index.ts';
+import type { ContainerUsage, PodUsage, StatsSnapshot } from '../metrics/stats-types.ts';
+import type { RunningCounts } from '../metrics/kubelet-metrics.ts';
 
 /** What the collector reads pods from (the pod controller). */
 export interface PodsView {

@@ -6,7 +6,7 @@
  * approved and carries a certificate, or is denied / failed / deleted.
  */
 import * as k8s from '@kubernetes/client-node';
-import { apiMessage, isApiConflict, isApiNotFound } from '../kube/index.ts';
+import { apiMessage, isApiConflict, isApiNotFound } from '../kube/client.ts';
 
 /** What to request. */
 export interface CsrRequest {

@@ -14,7 +14,7 @@ import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { DEVICE_PLUGIN_VERSION } from '../../sockets/deviceplugin.ts';
-import type { PluginHandler } from '../pluginmanager/index.ts';
+import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isSupportedVersion } from './registration-server.ts';
 import { isExtendedResourceName } from './resource-name.ts';

@@ -14,8 +14,8 @@
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { AdmitResult } from '../pods/index.ts';
-import type { PluginHandler } from '../pluginmanager/index.ts';
+import type { AdmitResult } from '../pods/admission.ts';
+import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
 import { applyDeviceConfig, deviceStagingDir, type AppliedDeviceConfig } from './container-devices.ts';
 import { DeviceManager } from './device-manager.ts';
 import { createDevicePluginHandler, DEVICE_PLUGIN_TYPE } from './device-plugin-handler.ts';
@@ -105,4 +105,3 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
     },
   };
 }
-export { withDevicePlugins } from './pod-setup-devices.ts';

@@ -11,9 +11,9 @@
  * start with upstream's admission message (`CreateContainerConfigError`).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { nodeletError } from '../errors/index.ts';
-import type { Events } from '../events/index.ts';
-import type { PodSetup } from '../pods/index.ts';
+import { nodeletError } from '../errors/catalogue.ts';
+import type { Events } from '../events/event-recorder.ts';
+import type { PodSetup } from '../pods/pod-setup.ts';
 import { DEVICE_WARNING_REASON } from './container-devices.ts';
 import type { DevicePlugins } from './index.ts';
 

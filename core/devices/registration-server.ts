@@ -16,7 +16,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { unixTarget } from '../../sockets/dial.ts';
 import { loadDevicePlugin, SUPPORTED_VERSIONS, type RegisterRequest__Output } from '../../sockets/deviceplugin.ts';
-import { isWithin } from '../paths/index.ts';
+import { isWithin } from '../paths/safe-join.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isExtendedResourceName } from './resource-name.ts';
 

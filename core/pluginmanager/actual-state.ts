@@ -4,7 +4,7 @@
  * write here (upstream `cache/actual_state_of_world.go`).
  */
 import type { PluginHandler } from './plugin-handler.ts';
-import { registeredPlugins } from '../metrics/index.ts';
+import { registeredPlugins } from '../metrics/kubelet-metrics.ts';
 
 /** A registered plugin, keyed by its registration socket. */
 export interface RegisteredPlugin {

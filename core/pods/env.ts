@@ -19,8 +19,10 @@
  * the lead reports it as `CreateContainerConfigError`.
  */
 import type { V1ConfigMap, V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
-import { isNodeletError, nodeletError } from '../errors/index.ts';
-import { podFieldValue, resourceFieldValue, type ObjectSource } from '../volumes/index.ts';
+import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { podFieldValue } from '../volumes/downward-api/field-path.ts';
+import { resourceFieldValue } from '../volumes/downward-api/resource-field.ts';
+import type { ObjectSource } from '../volumes/object-source.ts';
 
 /** Upstream `expansion.MappingFuncFor`: the first context holding `name` wins; unknown stays `$(name)`. */
 export function mappingFuncFor(...contexts: ReadonlyArray<Readonly<Record<string, string>>>): (name: string) => string {

@@ -20,8 +20,9 @@ import type { Backoff } from './backoff.ts';
 import type { PodSetup, PreparedPod } from './pod-setup.ts';
 import type { PodRunner, RunnerContainer } from './pod-runner.ts';
 import { milliCpu, parseQuantity } from './quantity.ts';
-import { toPodObject, containerState, isTerminalPhase, reportProblem, statusFromReport } from '../providers/index.ts';
+import { toPodObject } from '../providers/pod-object.ts';
 import { mutableFingerprint } from './pod-changes.ts';
+import { containerState, isTerminalPhase, reportProblem, statusFromReport } from '../providers/pod-status-report.ts';
 
 /** Dependencies of a {@link PodProviderWorker} (a subset of the container worker's). */
 export interface PodProviderWorkerDeps {

@@ -3,7 +3,7 @@
  * millicores, everything else in whole base units — both rounded up like
  * upstream's `MilliValue()` / `Value()`, on the exact parser of core/kube/quantity.ts.
  */
-import { parseQuantity as parseExact, quantityMilliValue, quantityValue } from '../kube/index.ts';
+import { parseQuantity as parseExact, quantityMilliValue, quantityValue } from '../kube/quantity.ts';
 
 function exact(q: string | number | undefined): ReturnType<typeof parseExact> | undefined {
   if (q === undefined) return undefined;

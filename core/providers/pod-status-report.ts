@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1ContainerState, V1ContainerStateTerminated, V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { ContainerStatusReport, PodStatusReport } from '@nodelet/plugin-api/v1';
-import { mergePodConditions, podConditions } from '../pods/index.ts';
+import { mergePodConditions, podConditions } from '../pods/pod-status.ts';
 
 const PHASES = new Set(['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown']);
 

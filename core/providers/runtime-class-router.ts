@@ -12,7 +12,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AnyProvider } from '@nodelet/plugin-api/v1';
-import type { ProviderRouter } from '../pods/index.ts';
+import type { ProviderRouter } from '../pods/pod-controller.ts';
 import type { RuntimeClassSource } from './runtime-classes.ts';
 
 /** The admission reason for a pod no provider here can run. */

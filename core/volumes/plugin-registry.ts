@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../errors/index.ts';
-import { validateName } from '../paths/index.ts';
+import { nodeletError } from '../errors/catalogue.ts';
+import { validateName } from '../paths/safe-join.ts';
 import type { VolumePlugin } from './types.ts';
 
 /** Upstream `EscapeQualifiedName`: `kubernetes.io/empty-dir` → `kubernetes.io~empty-dir`. */

@@ -1,5 +1,5 @@
 /** Go's `wait.ExponentialBackoff` with the errors collected (as the node info manager uses it). */
-import { apiMessage } from '../../kube/index.ts';
+import { apiMessage } from '../../kube/client.ts';
 
 /** Upstream `wait.Backoff`. */
 export interface Backoff {

@@ -7,8 +7,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadCsi, type NodeClient } from '../../../sockets/csi.ts';
 import { unixTarget } from '../../../sockets/dial.ts';
-import type { GenericVersion } from '../../pluginmanager/index.ts';
-import { nodeletError } from '../../errors/index.ts';
+import type { GenericVersion } from '../../pluginmanager/csi-versions.ts';
+import { nodeletError } from '../../errors/catalogue.ts';
 
 /** One registered driver. */
 export interface CsiDriver {

@@ -18,7 +18,7 @@ import { mkdir } from 'node:fs/promises';
 import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeClient } from '../../../sockets/csi.ts';
-import { isNodeletError, nodeletError } from '../../errors/index.ts';
+import { isNodeletError, nodeletError } from '../../errors/catalogue.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';

@@ -11,8 +11,8 @@
  * recovered first) and before the plugin manager starts.
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../../kube/index.ts';
-import type { PluginHandler } from '../../pluginmanager/index.ts';
+import type { KubeClients } from '../../kube/client.ts';
+import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
 import { sharedVolumePlugins } from '../prepare.ts';
 import type { VolumePluginRegistry } from '../plugin-registry.ts';
 import { CsiDriverRegistry } from './csi-driver-registry.ts';

@@ -17,7 +17,7 @@
  * concurrent writers conflict instead of losing updates.
  */
 import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/index.ts';
+import { nodeletError } from '../../errors/catalogue.ts';
 import { retry, UPDATE_BACKOFF, type Backoff } from './backoff.ts';
 import type { NodeInfoApi } from './node-info-api.ts';
 import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
