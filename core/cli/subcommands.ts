@@ -27,7 +27,7 @@ export interface SubcommandArgs {
  * Parses `args` against `spec` (plus `-h`/`--help`). Unknown flags and missing
  * values fail with `NDL_CONFIG_UNEXPECTED_ARG`, naming the subcommand.
  */
-export function parseSubcommandArgs(cmd: SubcommandName, args: readonly string[], spec: SubcommandSpec): SubcommandArgs {
+export function parseSubcommandArgs(_cmd: SubcommandName, args: readonly string[], spec: SubcommandSpec): SubcommandArgs {
   try {
     const { values, positionals } = parseArgs({
       args: [...args], allowPositionals: true, strict: true,

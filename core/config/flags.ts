@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import { nodeletError } from '../errors/catalogue.ts';
-import { helpText, versionText } from '../cli/usage.ts';
+import { helpText, versionText } from './usage.ts';
 import { findFlag } from './flag-table.ts';
 import { loadKubeletConfig } from './kubelet-config.ts';
 import { resolveOptions, type NodeletOptions, type Settings } from './options.ts';

@@ -16,11 +16,12 @@ import type { KubeClients } from '../kube/client.ts';
 import type { Events } from '../events/event-recorder.ts';
 import { containerLogPath } from '../logs/log-paths.ts';
 import {
-  createApiObjectSource, failedMountMessage, prepareVolumes, resolveMounts, teardownVolumes, volumeFailures, withTokenCache,
+  createApiObjectSource, failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures, withTokenCache,
   type ObjectSource, type PreparedVolume, type VolumePluginRegistry,
 } from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
 import { resolveEnv } from './env.ts';
+import { resolveMounts } from './mounts.ts';
 import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { pullSecretCredentials } from '../images/pull-secrets.ts';

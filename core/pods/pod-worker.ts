@@ -206,7 +206,7 @@ export class PodWorker implements PodRunner {
     this.d.requeue(this.d.restartBackoff.next(`${this.key(rec, pod)}/create`));
   }
 
-  private onStarted(pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number,
+  private onStarted(_pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number,
     run: { spec: V1Container; mounts: Mount[]; logPath: string }): void {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;

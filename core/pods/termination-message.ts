@@ -12,7 +12,7 @@
  * file is read without following symlinks out of the mount, at the time of the
  * read, so a module cannot make nodelet read host files into the pod status:
  *  - the mount's host path (a real path when the container started, see
- *    core/volumes/mounts.ts) must still be one: a subPath directory the
+ *    core/pods/mounts.ts) must still be one: a subPath directory the
  *    container renamed away and replaced by a symlink is refused;
  *  - the path below it is resolved with every symlink checked (resolveInRoot);
  *  - the file is opened with O_NOFOLLOW (and O_NONBLOCK: a FIFO never blocks)

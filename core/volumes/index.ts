@@ -1,7 +1,6 @@
 /** Pod volumes: set-up, mounts, tear-down, and the plugin extension point. */
 export { prepareVolumes, teardownVolumes, volumeFailures, failedMountMessage } from './prepare.ts';
 export type { PrepareVolumesOptions, TeardownOptions, VolumeFailure, VolumeSetUpError } from './prepare.ts';
-export { resolveMounts, expandSubPathExpr } from './mounts.ts';
 export { VolumePluginRegistry, escapePluginName, volumeDirFor, volumeSourceType } from './plugin-registry.ts';
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin } from './plugins/index.ts';
 export type { PreparedVolume, VolumeContext, VolumePlugin, TearDownContext } from './types.ts';

@@ -155,14 +155,14 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const pki = createCa(join(dir, 'pki'));
   const apiPort = await freePort();
   const server = `https://127.0.0.1:${apiPort}`;
-  const serving = issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
+  issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
     ips: ['127.0.0.1', '10.0.0.1'] });
   // As kubeadm: the apiserver's kubelet client is no superuser; a ClusterRoleBinding grants it
   // system:kubelet-api-admin (below), which the kubelets' Webhook authorizer checks.
   const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: KUBELET_CLIENT_USER, usage: 'client' });
   // The aggregation layer's front proxy (kubeadm's front-proxy-client; one CA here).
-  const frontProxy = issue(pki, { name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
+  issue(pki, { name: 'front-proxy-client', cn: 'front-proxy-client', usage: 'client' });
   const admin = clientKubeconfig(pki, server, 'admin', 'kubernetes-admin', ['system:masters']);
   const cm = clientKubeconfig(pki, server, 'controller-manager', 'system:kube-controller-manager');
   const sched = clientKubeconfig(pki, server, 'scheduler', 'system:kube-scheduler');

@@ -4,9 +4,9 @@
  * killable, and renaming a subPath's directory for a symlink after the start
  * leads nowhere outside the volume.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { buildStartLoopModule } from '../../../test/harness/wasm-modules.ts';
 import { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, optionsFromEnv, processFdLimit, WasiProvider } from '../src/index.ts';

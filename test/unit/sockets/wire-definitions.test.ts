@@ -58,7 +58,7 @@ function upstreamFile(ourFile: string, upstreamPath: string): string {
 
 function loadRoot(file: string): protobuf.Root {
   const root = new protobuf.Root();
-  root.resolvePath = (origin, target) => {
+  root.resolvePath = (_origin, target) => {
     if (target.startsWith('google/protobuf/')) return require.resolve(`protobufjs/${target}`);
     return isAbsolute(target) ? target : join(PROTO_ROOT, target);
   };

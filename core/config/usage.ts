@@ -1,6 +1,6 @@
 /** The text of `nodelet --help` and `nodelet --version`. */
-import { FLAGS, type FlagSpec } from '../config/flag-table.ts';
-import { KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/repo-root.ts';
+import { FLAGS, type FlagSpec } from './flag-table.ts';
+import { KUBELET_COMPATIBLE_VERSION, packageVersion } from './repo-root.ts';
 
 /** `nodelet v<version> (kubelet-compatible v1.36)`. */
 export function versionText(): string {

@@ -2,9 +2,9 @@ import { mkdir, readFile, realpath, stat, symlink, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expandSubPathExpr, resolveMounts } from '../../../core/volumes/mounts.ts';
+import { expandSubPathExpr, resolveMounts } from '../../../core/pods/mounts.ts';
 import type { PreparedVolume } from '../../../core/volumes/types.ts';
-import { pod, tempDir } from './fakes.ts';
+import { pod, tempDir } from '../volumes/fakes.ts';
 
 let dir: string;
 let cleanup: () => Promise<void>;

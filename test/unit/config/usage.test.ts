@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FLAGS } from '../../../core/config/flag-table.ts';
 import { REPO_ROOT } from '../../../core/config/repo-root.ts';
-import { helpText, versionText } from '../../../core/cli/usage.ts';
+import { helpText, versionText } from '../../../core/config/usage.ts';
 
 describe('nodelet --help', () => {
   const text = helpText();

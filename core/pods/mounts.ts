@@ -22,8 +22,8 @@ import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node'
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
 import { resolveInRoot, validateRelativePath } from '../paths/safe-join.ts';
-import { expand } from '../pods/env.ts';
-import type { PreparedVolume } from './types.ts';
+import type { PreparedVolume } from '../volumes/index.ts';
+import { expand } from './env.ts';
 
 /** Upstream `ExpandContainerVolumeMounts`: every referenced var must be set and non-empty. */
 export function expandSubPathExpr(expr: string, env: Readonly<Record<string, string>>): string {
@@ -57,7 +57,7 @@ async function subPathHost(vol: PreparedVolume, m: V1VolumeMount, subPath: strin
  * `NDL_CONTAINER_CONFIG` (subPathExpr var missing).
  */
 export async function resolveMounts(
-  pod: V1Pod,
+  _pod: V1Pod,
   container: V1Container,
   prepared: ReadonlyMap<string, PreparedVolume>,
   env: Readonly<Record<string, string>> = {},
