@@ -7,7 +7,7 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import {
   bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
 } from '../certificates/index.ts';
-import type { NodeletOptions } from '../config/options.ts';
+import type { NodeletOptions } from '../config/index.ts';
 
 /**
  * TLS bootstrap (`--bootstrap-kubeconfig`) and client certificate rotation

@@ -3,7 +3,7 @@
  * `{"kubeletconfig": {...}}` with KubeletConfiguration (v1beta1) field names
  * and Go duration strings — for the settings nodelet has.
  */
-import type { NodeletOptions } from '../config/options.ts';
+import type { NodeletOptions } from '../config/index.ts';
 
 /** A Go duration string of `ms` (`1m30s`, `500ms`, `0s`). */
 export function goDuration(ms: number): string {

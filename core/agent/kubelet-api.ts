@@ -18,21 +18,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/options.ts';
-import { containerLogDir, podLogsRoot } from '../logs/log-paths.ts';
-import type { PodController } from '../pods/pod-controller.ts';
-import { createKubeletServer } from '../server/kubelet-server.ts';
-import type { ContainerTarget, PodSource } from '../server/pod-source.ts';
-import { loadServingCert } from '../server/serving-cert.ts';
-import { ensureLocalClient, localClientCa, type LocalClient } from '../server/standalone-client.ts';
-import { watchServingCert } from '../server/cert-reloader.ts';
+import type { NodeletOptions } from '../config/index.ts';
+import { containerLogDir, podLogsRoot } from '../logs/index.ts';
+import type { PodController } from '../pods/index.ts';
+import { createKubeletServer, type ContainerTarget, type PodSource, loadServingCert, ensureLocalClient, localClientCa, type LocalClient, watchServingCert, alwaysAllow, type Authorizer, type AuthnOptions, apiTokenReviewer, cachedTokenAuthenticator, apiAccessReviewer, webhookAuthorizer } from '../server/index.ts';
 import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
-import type { KubeClients } from '../kube/client.ts';
-import { alwaysAllow, type Authorizer } from '../server/authz.ts';
-import type { AuthnOptions } from '../server/authn.ts';
-import { apiTokenReviewer, cachedTokenAuthenticator } from '../server/token-review.ts';
-import { apiAccessReviewer, webhookAuthorizer } from '../server/webhook-authz.ts';
-import { metricsText, nodeName as nodeNameGauge } from '../metrics/kubelet-metrics.ts';
+import type { KubeClients } from '../kube/index.ts';
+import { metricsText, nodeName as nodeNameGauge } from '../metrics/index.ts';
 import { StatsCollector, runningCounts } from './stats-collector.ts';
 import { kubeletConfigOf } from './configz.ts';
 

@@ -10,8 +10,8 @@
  * at registration) and before pods are synced or orphans cleaned up.
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/options.ts';
-import { PluginManager, type PluginHandler } from '../pluginmanager/plugin-handler.ts';
+import type { NodeletOptions } from '../config/index.ts';
+import { PluginManager, type PluginHandler } from '../pluginmanager/index.ts';
 
 /** The running plugin registration. */
 export interface PluginRegistration {

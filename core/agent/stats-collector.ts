@@ -14,8 +14,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { AnyProvider } from '@nodelet/plugin-api/v1';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { ContainerUsage, PodUsage, StatsSnapshot } from '../metrics/stats-types.ts';
-import type { RunningCounts } from '../metrics/kubelet-metrics.ts';
+import type { ContainerUsage, PodUsage, StatsSnapshot, RunningCounts } from '../metrics/index.ts';
 
 /** What the collector reads pods from (the pod controller). */
 export interface PodsView {
@@ -33,14 +32,14 @@ export function providerContainerId(containerID: string): string {
 
 /** Takes snapshots; keeps the previous CPU samples for rates. */
 export class StatsCollector {
-  readonly #prev = new Map<string, { at: number; ns: number }>();
+  private readonly prev = new Map<string, { at: number; ns: number }>();
 
   constructor(private readonly nodeName: string, private readonly pods: PodsView, private readonly log: Logger) {}
 
   /** Nano-cores since the kept sample of `key` (kept samples are renewed once they are ≥1 s old). */
-  #rate(key: string, at: number, ns: number): number | undefined {
-    const prev = this.#prev.get(key);
-    if (!prev || at - prev.at >= 1000 || ns < prev.ns) this.#prev.set(key, { at, ns });
+  private rate(key: string, at: number, ns: number): number | undefined {
+    const prev = this.prev.get(key);
+    if (!prev || at - prev.at >= 1000 || ns < prev.ns) this.prev.set(key, { at, ns });
     if (!prev || at <= prev.at || ns < prev.ns) return undefined;
     return ((ns - prev.ns) / (at - prev.at)) * 1000; // ns per ms → ns per s
   }
@@ -69,7 +68,7 @@ export class StatsCollector {
           const ns = st.cpu?.usageCoreNanoSeconds;
           containers.push({
             name: cs.name, startTime: new Date(started), timestamp: st.timestamp,
-            cpuNs: ns, nanoCores: st.cpu?.usageNanoCores ?? (ns === undefined ? undefined : this.#rate(key, st.timestamp.getTime(), ns)),
+            cpuNs: ns, nanoCores: st.cpu?.usageNanoCores ?? (ns === undefined ? undefined : this.rate(key, st.timestamp.getTime(), ns)),
             workingSetBytes: st.memory?.workingSetBytes, usageBytes: st.memory?.usageBytes,
           });
         } catch (e) {
@@ -82,11 +81,11 @@ export class StatsCollector {
       }
       if (containers.length) pods.push({ namespace: m.namespace!, name: m.name!, uid: m.uid!, startTime: pod.status?.startTime ? new Date(pod.status.startTime) : undefined, containers });
     }));
-    for (const k of this.#prev.keys()) if (!seen.has(k)) this.#prev.delete(k);
+    for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
     return {
       node: {
         nodeName: this.nodeName, startTime: PROCESS_START, timestamp: now, cpuNs,
-        nanoCores: this.#rate('node', now.getTime(), cpuNs),
+        nanoCores: this.rate('node', now.getTime(), cpuNs),
         workingSetBytes: mem.rss, usageBytes: mem.rss, rssBytes: mem.rss,
       },
       pods,

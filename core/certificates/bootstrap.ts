@@ -17,7 +17,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 import { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, importKeys, parseKeyPair, pemBlocks, privateKeyPem, sha512_256, spkiDer, type KeyPair, type Subject } from './x509.ts';

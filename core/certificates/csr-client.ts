@@ -6,8 +6,8 @@
  * approved and carries a certificate, or is denied / failed / deleted.
  */
 import * as k8s from '@kubernetes/client-node';
-import { apiMessage, isApiConflict, isApiNotFound } from '../kube/client.ts';
-import { nodeletError } from '../errors/catalogue.ts';
+import { apiMessage, isApiConflict, isApiNotFound } from '../kube/index.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** What to request. */
 export interface CsrRequest {

@@ -2,8 +2,8 @@
  * `nodelet` entry point: parses the command line and runs the node agent or a
  * subcommand. Returns the process exit code.
  */
-import { parseCommandLine } from '../config/flags.ts';
-import { isNodeletError } from '../errors/catalogue.ts';
+import { parseCommandLine } from '../config/index.ts';
+import { isNodeletError } from '../errors/index.ts';
 
 /** Runs nodelet with `argv` (without `node` and the script); resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {

@@ -4,11 +4,8 @@
  * `~/.docker/config.json`, and prints its manifest digest on stdout. The layer's
  * download shows progress on stderr like `nodelet push` (in place on a TTY).
  */
-import { nodeletError } from '../errors/catalogue.ts';
-import { dockerConfigCredentials } from '../images/docker-config.ts';
-import { OciImageService } from '../images/image-service.ts';
-import { WASM_LAYER_TYPES } from '../images/manifest.ts';
-import { parseReference, registryHostOf } from '../images/reference.ts';
+import { nodeletError } from '../errors/index.ts';
+import { dockerConfigCredentials, OciImageService, WASM_LAYER_TYPES, parseReference, registryHostOf } from '../images/index.ts';
 import { parseSubcommandArgs, progressWriter, transferLine, type SubcommandSpec } from './subcommands.ts';
 
 /** `--root-dir`'s default, as for the agent. */

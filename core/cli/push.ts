@@ -5,11 +5,8 @@
  * stderr; the manifest digest is printed on stdout.
  */
 import { readFile } from 'node:fs/promises';
-import { nodeletError } from '../errors/catalogue.ts';
-import { credentialsFor } from '../images/credentials.ts';
-import { dockerConfigCredentials } from '../images/docker-config.ts';
-import { formatReference, parseReference, registryHostOf } from '../images/reference.ts';
-import { DEFAULT_CHUNK_BYTES, pushWasmModule, type PushProgress } from '../images/registry-push.ts';
+import { nodeletError } from '../errors/index.ts';
+import { credentialsFor, dockerConfigCredentials, formatReference, parseReference, registryHostOf, DEFAULT_CHUNK_BYTES, pushWasmModule, type PushProgress } from '../images/index.ts';
 import { parseSubcommandArgs, progressWriter, transferLine, type SubcommandSpec } from './subcommands.ts';
 
 /** The progress line of one chunk: `pushing sha256:0123456789ab: 4.0 MiB / 9.5 MiB (42%)`. */

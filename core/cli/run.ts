@@ -3,10 +3,9 @@
  * then stops taking pods, stops containers within their grace periods and
  * exits 0 (the Node object stays, as upstream).
  */
-import type { NodeletOptions } from '../config/options.ts';
-import { createLogger, flushLogger } from '../logging/logger.ts';
-import { startNodelet } from '../agent/nodelet.ts';
-import { KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/repo-root.ts';
+import { createLogger, flushLogger } from '../logging/index.ts';
+import { startNodelet } from '../agent/index.ts';
+import { type NodeletOptions, KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/index.ts';
 
 /** Runs until a termination signal; resolves to the exit code. */
 export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {

@@ -5,7 +5,7 @@
  * `nodelet <cmd>: <message>` and return exit code 1 (2 for bad usage).
  */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 
 /** The subcommands `nodelet` knows. */
 export type SubcommandName = 'push' | 'pull';

@@ -4,7 +4,7 @@
  * `push` / `pull` subcommands, and the merge defaults < --config < flags.
  */
 import os from 'node:os';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { helpText, versionText } from './usage.ts';
 import { findFlag } from './flag-table.ts';
 import { loadKubeletConfig } from './kubelet-config.ts';

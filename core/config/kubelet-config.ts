@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';

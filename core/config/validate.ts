@@ -1,5 +1,5 @@
 /** Checks that span several settings, run on the resolved options. */
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { dnsSubdomainError } from './labels.ts';
 import type { NodeletOptions } from './options.ts';
 

@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/quantity.ts';
+import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/index.ts';
 import { parseGoDuration } from './duration.ts';
 
 /** Log levels nodelet's logger understands, least to most severe. */

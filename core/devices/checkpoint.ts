@@ -19,7 +19,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** The checkpoint's file name (upstream `kubeletDeviceManagerCheckpoint`). */
 export const CHECKPOINT_FILE = 'kubelet_internal_checkpoint';

@@ -4,7 +4,7 @@
  * and the device resources join the allocatable the predicates check (never
  * below what is allocated).
  */
-import type { AdmitResult, AllocatableContributor, PodAdmitHandler } from '../pods/admit-handler.ts';
+import type { AdmitResult, AllocatableContributor, PodAdmitHandler } from '../pods/index.ts';
 import type { DeviceManager } from './device-manager.ts';
 
 /** The admit handler that allocates devices; list it before the predicates. */

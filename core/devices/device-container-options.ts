@@ -10,8 +10,8 @@
  * a failure fails the container start with upstream's admission message
  * (`NDL_CONTAINER_CONFIG`, i.e. `CreateContainerConfigError`).
  */
-import { nodeletError } from '../errors/catalogue.ts';
-import type { ContainerOptionsContributor } from '../pods/container-options.ts';
+import { nodeletError } from '../errors/index.ts';
+import type { ContainerOptionsContributor } from '../pods/index.ts';
 import { applyDeviceConfig, DEVICE_WARNING_REASON, deviceStagingDir } from './container-devices.ts';
 import type { DeviceManager } from './device-manager.ts';
 

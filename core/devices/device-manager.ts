@@ -22,9 +22,9 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Device__Output } from '../../sockets/deviceplugin.ts';
 import { HEALTHY } from '../../sockets/deviceplugin.ts';
-import type { AdmitResult } from '../pods/admission.ts';
-import { quantityUnits } from '../kube/quantity.ts';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import type { AdmitResult } from '../pods/index.ts';
+import { quantityUnits } from '../kube/index.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import { DeviceEndpoint, type EndpointListener } from './endpoint.ts';
 import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type DevicesPerNuma } from './pod-devices.ts';
@@ -60,23 +60,23 @@ const isRestartableInit = (c: V1Container) => c.restartPolicy === 'Always';
 
 /** Hosts device plugins. */
 export class DeviceManager {
-  readonly #endpoints = new Map<string, DeviceEndpoint>();
-  readonly #all = new Map<string, Map<string, Device__Output>>();
-  readonly #healthy = new Map<string, Set<string>>();
-  readonly #unhealthy = new Map<string, Set<string>>();
-  readonly #removed = new Set<string>();
-  readonly #pods = new PodDevices();
-  readonly #listeners = new Set<() => void>();
-  readonly #timers = new Set<NodeJS.Timeout>();
-  readonly #log: Logger;
-  readonly #graceMs: number;
-  #lock: Promise<unknown> = Promise.resolve();
-  #notifyQueued = false;
-  #stopped = false;
+  private readonly endpoints = new Map<string, DeviceEndpoint>();
+  private readonly all = new Map<string, Map<string, Device__Output>>();
+  private readonly healthy = new Map<string, Set<string>>();
+  private readonly unhealthy = new Map<string, Set<string>>();
+  private readonly removed = new Set<string>();
+  private readonly pods = new PodDevices();
+  private readonly listeners = new Set<() => void>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly log: Logger;
+  private readonly graceMs: number;
+  private lock: Promise<unknown> = Promise.resolve();
+  private notifyQueued = false;
+  private stopped = false;
 
   constructor(private readonly o: DeviceManagerOptions) {
-    this.#log = o.log;
-    this.#graceMs = o.graceMs ?? DEFAULT_ENDPOINT_GRACE_MS;
+    this.log = o.log;
+    this.graceMs = o.graceMs ?? DEFAULT_ENDPOINT_GRACE_MS;
   }
 
   /** Loads the checkpoint (a bad one is logged and ignored, as upstream). */
@@ -85,43 +85,43 @@ export class DeviceManager {
     try {
       data = readCheckpoint(this.o.dir);
     } catch (e) {
-      this.#log.error({ err: String(e) }, 'Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date');
+      this.log.error({ err: String(e) }, 'Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date');
       return;
     }
     if (!data) return;
-    this.#pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
-      this.#log.error({ podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message }, "Can't unmarshal allocResp"));
+    this.pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
+      this.log.error({ podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message }, "Can't unmarshal allocResp"));
     for (const resource of Object.keys(data.RegisteredDevices ?? {})) {
-      this.#healthy.set(resource, new Set());
-      this.#unhealthy.set(resource, new Set());
+      this.healthy.set(resource, new Set());
+      this.unhealthy.set(resource, new Set());
       const ep = DeviceEndpoint.stopped(resource);
-      this.#endpoints.set(resource, ep);
-      this.#scheduleGraceCheck(ep);
+      this.endpoints.set(resource, ep);
+      this.scheduleGraceCheck(ep);
     }
-    this.#log.info({ pods: this.#pods.pods().size, resources: Object.keys(data.RegisteredDevices ?? {}) }, 'read device plugin checkpoint');
+    this.log.info({ pods: this.pods.pods().size, resources: Object.keys(data.RegisteredDevices ?? {}) }, 'read device plugin checkpoint');
   }
 
   /** Stops every endpoint and timer (the checkpoint stays). */
   stop(): void {
-    this.#stopped = true;
-    for (const t of this.#timers) clearTimeout(t);
-    this.#timers.clear();
-    for (const ep of this.#endpoints.values()) ep.stop();
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const ep of this.endpoints.values()) ep.stop();
   }
 
   /** Calls `fn` (coalesced) when capacity or allocatable may have changed. Returns an unsubscribe function. */
   onChange(fn: () => void): () => void {
-    this.#listeners.add(fn);
-    return () => this.#listeners.delete(fn);
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
-  #notify(): void {
-    if (this.#notifyQueued || this.#stopped) return;
-    this.#notifyQueued = true;
+  private notify(): void {
+    if (this.notifyQueued || this.stopped) return;
+    this.notifyQueued = true;
     setImmediate(() => {
-      this.#notifyQueued = false;
-      for (const fn of this.#listeners) {
-        try { fn(); } catch (e) { this.#log.warn({ err: String(e) }, 'device change listener failed'); }
+      this.notifyQueued = false;
+      for (const fn of this.listeners) {
+        try { fn(); } catch (e) { this.log.warn({ err: String(e) }, 'device change listener failed'); }
       }
     });
   }
@@ -135,31 +135,31 @@ export class DeviceManager {
   async registerEndpoint(resourceName: string, socketPath: string, signal?: AbortSignal): Promise<void> {
     if (!isExtendedResourceName(resourceName)) throw nodeletError('NDL_PLUGIN_VALIDATION', `the ResourceName "${resourceName}" is invalid`);
     const ep = await DeviceEndpoint.connect(resourceName, socketPath, signal, this.o.dialTimeoutMs);
-    if (this.#stopped) { ep.stop(); throw nodeletError('NDL_PLUGIN_REGISTER', 'device manager stopped'); }
-    const old = this.#endpoints.get(resourceName);
-    this.#endpoints.set(resourceName, ep);
-    this.#removed.delete(resourceName);
+    if (this.stopped) { ep.stop(); throw nodeletError('NDL_PLUGIN_REGISTER', 'device manager stopped'); }
+    const old = this.endpoints.get(resourceName);
+    this.endpoints.set(resourceName, ep);
+    this.removed.delete(resourceName);
     old?.stop();
-    this.#log.info({ resourceName, endpoint: socketPath, preStartRequired: ep.options?.pre_start_required, preferredAllocation: ep.options?.get_preferred_allocation_available, replaced: old !== undefined }, 'Device plugin connected');
-    ep.run(this.#listener);
+    this.log.info({ resourceName, endpoint: socketPath, preStartRequired: ep.options?.pre_start_required, preferredAllocation: ep.options?.get_preferred_allocation_available, replaced: old !== undefined }, 'Device plugin connected');
+    ep.run(this.listener);
   }
 
   /** Stops the endpoint of `resourceName` if it is the one at `socketPath` (any, when omitted). */
   deregisterEndpoint(resourceName: string, socketPath?: string): void {
-    const ep = this.#endpoints.get(resourceName);
+    const ep = this.endpoints.get(resourceName);
     if (!ep || ep.isStopped() || (socketPath !== undefined && ep.socketPath !== socketPath)) return;
     ep.stop();
-    this.#disconnected(ep, 'plugin deregistered');
+    this.disconnected(ep, 'plugin deregistered');
   }
 
-  readonly #listener: EndpointListener = {
-    devices: (ep, devices) => this.#devices(ep, devices),
-    stopped: (ep, reason) => this.#disconnected(ep, reason),
+  private readonly listener: EndpointListener = {
+    devices: (ep, devices) => this.devices(ep, devices),
+    stopped: (ep, reason) => this.disconnected(ep, reason),
   };
 
-  #devices(ep: DeviceEndpoint, devices: Device__Output[]): void {
+  private devices(ep: DeviceEndpoint, devices: Device__Output[]): void {
     const r = ep.resourceName;
-    if (this.#endpoints.get(r) !== ep) return;
+    if (this.endpoints.get(r) !== ep) return;
     const all = new Map<string, Device__Output>();
     const healthy = new Set<string>();
     const unhealthy = new Set<string>();
@@ -167,32 +167,32 @@ export class DeviceManager {
       all.set(d.ID, d);
       (d.health === HEALTHY ? healthy : unhealthy).add(d.ID);
     }
-    this.#all.set(r, all);
-    this.#healthy.set(r, healthy);
-    this.#unhealthy.set(r, unhealthy);
-    this.#saveCheckpoint();
-    this.#log.info({ resourceName: r, totalCount: devices.length, healthyCount: healthy.size }, 'Processed device updates for resource');
-    this.#notify();
+    this.all.set(r, all);
+    this.healthy.set(r, healthy);
+    this.unhealthy.set(r, unhealthy);
+    this.saveCheckpoint();
+    this.log.info({ resourceName: r, totalCount: devices.length, healthyCount: healthy.size }, 'Processed device updates for resource');
+    this.notify();
   }
 
   /** Upstream `PluginDisconnected`: every device unhealthy, stop time set, capacity kept for the grace period. */
-  #disconnected(ep: DeviceEndpoint, reason: string): void {
+  private disconnected(ep: DeviceEndpoint, reason: string): void {
     const r = ep.resourceName;
-    if (this.#endpoints.get(r) !== ep) return;
-    const unhealthy = this.#unhealthy.get(r) ?? new Set<string>();
-    for (const id of this.#healthy.get(r) ?? []) unhealthy.add(id);
-    this.#unhealthy.set(r, unhealthy);
-    this.#healthy.set(r, new Set());
-    this.#log.warn({ resourceName: r, reason, graceMs: this.#graceMs }, 'Endpoint became unhealthy');
-    this.#scheduleGraceCheck(ep);
-    this.#notify();
+    if (this.endpoints.get(r) !== ep) return;
+    const unhealthy = this.unhealthy.get(r) ?? new Set<string>();
+    for (const id of this.healthy.get(r) ?? []) unhealthy.add(id);
+    this.unhealthy.set(r, unhealthy);
+    this.healthy.set(r, new Set());
+    this.log.warn({ resourceName: r, reason, graceMs: this.graceMs }, 'Endpoint became unhealthy');
+    this.scheduleGraceCheck(ep);
+    this.notify();
   }
 
-  #scheduleGraceCheck(ep: DeviceEndpoint): void {
-    const wait = Math.max(0, (ep.stopTime ?? Date.now()) + this.#graceMs - Date.now()) + 1;
-    const t = setTimeout(() => { this.#timers.delete(t); this.#notify(); }, wait);
+  private scheduleGraceCheck(ep: DeviceEndpoint): void {
+    const wait = Math.max(0, (ep.stopTime ?? Date.now()) + this.graceMs - Date.now()) + 1;
+    const t = setTimeout(() => { this.timers.delete(t); this.notify(); }, wait);
     t.unref();
-    this.#timers.add(t);
+    this.timers.add(t);
   }
 
   /**
@@ -204,24 +204,24 @@ export class DeviceManager {
     const capacity: Record<string, string> = {};
     const allocatable: Record<string, string> = {};
     let dropped = false;
-    for (const r of new Set([...this.#healthy.keys(), ...this.#unhealthy.keys()])) {
-      const ep = this.#endpoints.get(r);
-      if (!ep || ep.graceExpired(this.#graceMs, now)) {
-        this.#endpoints.delete(r);
-        this.#healthy.delete(r);
-        this.#unhealthy.delete(r);
-        this.#all.delete(r);
-        this.#removed.add(r);
+    for (const r of new Set([...this.healthy.keys(), ...this.unhealthy.keys()])) {
+      const ep = this.endpoints.get(r);
+      if (!ep || ep.graceExpired(this.graceMs, now)) {
+        this.endpoints.delete(r);
+        this.healthy.delete(r);
+        this.unhealthy.delete(r);
+        this.all.delete(r);
+        this.removed.add(r);
         dropped = true;
-        this.#log.info({ resourceName: r }, 'Set capacity for removed resource to 0 on device removal');
+        this.log.info({ resourceName: r }, 'Set capacity for removed resource to 0 on device removal');
         continue;
       }
-      const healthy = this.#healthy.get(r)?.size ?? 0;
-      capacity[r] = String(healthy + (this.#unhealthy.get(r)?.size ?? 0));
+      const healthy = this.healthy.get(r)?.size ?? 0;
+      capacity[r] = String(healthy + (this.unhealthy.get(r)?.size ?? 0));
       allocatable[r] = String(healthy);
     }
-    for (const r of this.#removed) { capacity[r] = '0'; allocatable[r] = '0'; }
-    if (dropped) this.#saveCheckpoint();
+    for (const r of this.removed) { capacity[r] = '0'; allocatable[r] = '0'; }
+    if (dropped) this.saveCheckpoint();
     return { capacity, allocatable };
   }
 
@@ -232,17 +232,17 @@ export class DeviceManager {
    */
   admissionAllocatable(): Record<string, string> {
     const out: Record<string, string> = {};
-    const inUse = this.#pods.devices();
-    for (const r of new Set([...this.#healthy.keys(), ...inUse.keys()])) {
-      out[r] = String(Math.max(this.#healthy.get(r)?.size ?? 0, inUse.get(r)?.size ?? 0));
+    const inUse = this.pods.devices();
+    for (const r of new Set([...this.healthy.keys(), ...inUse.keys()])) {
+      out[r] = String(Math.max(this.healthy.get(r)?.size ?? 0, inUse.get(r)?.size ?? 0));
     }
     return out;
   }
 
   /** Upstream `isDevicePluginResource`: registered now, or held by some container. */
   isDevicePluginResource(resource: string): boolean {
-    if (this.#healthy.has(resource)) return true;
-    return this.#pods.devices().has(resource);
+    if (this.healthy.has(resource)) return true;
+    return this.pods.devices().has(resource);
   }
 
   /** The device-plugin resources `pod` asks for (by container limits, as upstream). */
@@ -260,7 +260,7 @@ export class DeviceManager {
     const uid = pod.metadata?.uid ?? '';
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
     return containers.some((c) => Object.entries(limitsOf(c)).some(([r, q]) =>
-      quantityUnits(q) > 0 && this.isDevicePluginResource(r) && this.#pods.containerDevices(uid, c.name, r) === undefined));
+      quantityUnits(q) > 0 && this.isDevicePluginResource(r) && this.pods.containerDevices(uid, c.name, r) === undefined));
   }
 
   /**
@@ -275,71 +275,71 @@ export class DeviceManager {
     if (!this.requestsDevices(pod)) return { admit: true };
     const uid = pod.metadata?.uid ?? '';
     try {
-      await this.#exclusive(() => this.#allocatePod(pod));
-      await this.#preStart(pod);
+      await this.exclusive(() => this.allocatePod(pod));
+      await this.preStart(pod);
       return { admit: true };
     } catch (e) {
-      this.#pods.delete([uid]);
-      this.#saveCheckpoint();
+      this.pods.delete([uid]);
+      this.saveCheckpoint();
       // Upstream's wording in the pod status: the catalogued error's detail, without the code's text.
       const message = `Allocate failed due to ${isNodeletError(e) ? e.detail : (e as Error).message}, which is unexpected`;
-      this.#log.warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, message }, 'Failed to admit pod');
+      this.log.warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, message }, 'Failed to admit pod');
       return { admit: false, reason: UNEXPECTED, message };
     }
   }
 
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#lock.then(fn, fn);
-    this.#lock = run.catch(() => undefined);
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
     return run;
   }
 
-  async #allocatePod(pod: V1Pod): Promise<void> {
+  private async allocatePod(pod: V1Pod): Promise<void> {
     this.updateAllocatedDevices();
     const uid = pod.metadata!.uid!;
     const reuse = new Map<string, Set<string>>();
     let changed = false;
     for (const c of pod.spec?.initContainers ?? []) {
-      changed = (await this.#allocateContainer(pod, c, reuse)) || changed;
-      if (isRestartableInit(c)) this.#pods.removeContainerAllocated(uid, c.name, reuse);
-      else this.#pods.addContainerAllocated(uid, c.name, reuse);
+      changed = (await this.allocateContainer(pod, c, reuse)) || changed;
+      if (isRestartableInit(c)) this.pods.removeContainerAllocated(uid, c.name, reuse);
+      else this.pods.addContainerAllocated(uid, c.name, reuse);
     }
     for (const c of pod.spec?.containers ?? []) {
-      changed = (await this.#allocateContainer(pod, c, reuse)) || changed;
-      this.#pods.removeContainerAllocated(uid, c.name, reuse);
+      changed = (await this.allocateContainer(pod, c, reuse)) || changed;
+      this.pods.removeContainerAllocated(uid, c.name, reuse);
     }
-    if (changed) this.#saveCheckpoint(true);
+    if (changed) this.saveCheckpoint(true);
   }
 
-  async #allocateContainer(pod: V1Pod, c: V1Container, reuse: Map<string, Set<string>>): Promise<boolean> {
+  private async allocateContainer(pod: V1Pod, c: V1Container, reuse: Map<string, Set<string>>): Promise<boolean> {
     const uid = pod.metadata!.uid!;
     let changed = false;
     for (const [resource, q] of Object.entries(limitsOf(c))) {
       if (!this.isDevicePluginResource(resource)) continue;
-      const ids = await this.#devicesToAllocate(uid, c.name, resource, quantityUnits(q), reuse.get(resource) ?? new Set());
+      const ids = await this.devicesToAllocate(uid, c.name, resource, quantityUnits(q), reuse.get(resource) ?? new Set());
       if (!ids) continue;
-      const ep = this.#endpoints.get(resource);
+      const ep = this.endpoints.get(resource);
       if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `unknown Device Plugin ${resource}`);
       const resp = await ep.allocate([...ids]);
       const first = resp.container_responses[0];
       if (!first) throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `no containers return in allocation response ${JSON.stringify(resp)}`);
-      this.#pods.insert(uid, c.name, resource, this.#perNuma(resource, ids), first);
+      this.pods.insert(uid, c.name, resource, this.perNuma(resource, ids), first);
       changed = true;
     }
     return changed;
   }
 
   /** Upstream `devicesToAllocate`; undefined when the container already holds what it asks for. */
-  async #devicesToAllocate(uid: string, container: string, resource: string, required: number, reusable: Set<string>): Promise<Set<string> | undefined> {
+  private async devicesToAllocate(uid: string, container: string, resource: string, required: number, reusable: Set<string>): Promise<Set<string> | undefined> {
     let needed = required;
-    const held = this.#pods.containerDevices(uid, container, resource);
+    const held = this.pods.containerDevices(uid, container, resource);
     if (held) {
       needed -= held.size;
       if (needed !== 0) throw nodeletError('NDL_DEVICE_ALLOCATE', `pod "${uid}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`);
       return undefined;
     }
     if (needed === 0) return undefined;
-    const healthy = this.#healthy.get(resource);
+    const healthy = this.healthy.get(resource);
     if (!healthy) throw nodeletError('NDL_DEVICE_ALLOCATE', `cannot allocate unregistered device ${resource}`);
     if (healthy.size === 0) throw nodeletError('NDL_DEVICE_ALLOCATE', `no healthy devices present; cannot allocate unhealthy devices ${resource}`);
     const allocated = new Set<string>();
@@ -353,17 +353,17 @@ export class DeviceManager {
       return needed === 0;
     };
     if (take(reusable)) return allocated;
-    const inUse = this.#pods.devices().get(resource) ?? new Set<string>();
+    const inUse = this.pods.devices().get(resource) ?? new Set<string>();
     const available = [...healthy].filter((id) => !inUse.has(id) && !allocated.has(id));
     if (available.length < needed) throw nodeletError('NDL_DEVICE_ALLOCATE', `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
-    const preferred = await this.#preferred(resource, [...available, ...allocated], [...allocated], required);
+    const preferred = await this.preferred(resource, [...available, ...allocated], [...allocated], required);
     if (take(preferred.filter((id) => available.includes(id)))) return allocated;
     if (take(available)) return allocated;
     throw nodeletError('NDL_DEVICE_ALLOCATE', `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`);
   }
 
-  async #preferred(resource: string, available: string[], mustInclude: string[], size: number): Promise<string[]> {
-    const ep = this.#endpoints.get(resource);
+  private async preferred(resource: string, available: string[], mustInclude: string[], size: number): Promise<string[]> {
+    const ep = this.endpoints.get(resource);
     if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `endpoint not found in cache for a registered resource: ${resource}`);
     if (!ep.options?.get_preferred_allocation_available) return [];
     try {
@@ -374,23 +374,23 @@ export class DeviceManager {
     }
   }
 
-  #perNuma(resource: string, ids: Set<string>): DevicesPerNuma {
+  private perNuma(resource: string, ids: Set<string>): DevicesPerNuma {
     const out: DevicesPerNuma = new Map();
     const add = (node: number, id: string) => { const l = out.get(node); if (l) l.push(id); else out.set(node, [id]); };
     for (const id of ids) {
-      const nodes = this.#all.get(resource)?.get(id)?.topology?.nodes ?? [];
+      const nodes = this.all.get(resource)?.get(id)?.topology?.nodes ?? [];
       if (nodes.length === 0) add(NO_TOPOLOGY, id);
       for (const n of nodes) add(Number(n.ID), id);
     }
     return out;
   }
 
-  async #preStart(pod: V1Pod): Promise<void> {
+  private async preStart(pod: V1Pod): Promise<void> {
     const uid = pod.metadata!.uid!;
     for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
-      for (const [resource, a] of this.#pods.containerAllocations(uid, c.name)) {
+      for (const [resource, a] of this.pods.containerAllocations(uid, c.name)) {
         if (!(resource in limitsOf(c))) continue;
-        const ep = this.#endpoints.get(resource);
+        const ep = this.endpoints.get(resource);
         if (!ep) throw nodeletError('NDL_DEVICE_ALLOCATE', `endpoint not found in cache for a registered resource: ${resource}`);
         // A stopped endpoint restored from the checkpoint has no options: skipped, as upstream.
         if (!ep.options?.pre_start_required) continue;
@@ -409,22 +409,22 @@ export class DeviceManager {
     const active = new Set((this.o.activePods?.() ?? [])
       .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
       .map((p) => p.metadata?.uid));
-    const gone = [...this.#pods.pods()].filter((uid) => !active.has(uid));
+    const gone = [...this.pods.pods()].filter((uid) => !active.has(uid));
     if (gone.length === 0) return;
-    this.#log.info({ podUIDs: gone }, 'Pods to be removed');
-    this.#pods.delete(gone);
-    this.#saveCheckpoint();
+    this.log.info({ podUIDs: gone }, 'Pods to be removed');
+    this.pods.delete(gone);
+    this.saveCheckpoint();
   }
 
   /** What the runtime must apply to a container (empty when it has no devices). */
   containerConfig(podUID: string, containerName: string): ContainerDeviceConfig {
-    return this.#pods.containerConfig(podUID, containerName);
+    return this.pods.containerConfig(podUID, containerName);
   }
 
   /** A container's devices for the podresources API (one entry per device and NUMA node, as upstream). */
   containerDevices(podUID: string, containerName: string): ContainerDevicesInfo[] {
     const out: ContainerDevicesInfo[] = [];
-    for (const [resourceName, a] of this.#pods.containerAllocations(podUID, containerName)) {
+    for (const [resourceName, a] of this.pods.containerAllocations(podUID, containerName)) {
       for (const [numa, ids] of a.deviceIds) for (const id of ids) out.push({ resourceName, deviceIds: [id], numaNodes: numa === NO_TOPOLOGY ? [] : [numa] });
     }
     return out;
@@ -433,9 +433,9 @@ export class DeviceManager {
   /** Healthy devices of every resource (upstream `GetAllocatableDevices`). */
   allocatableDevices(): ContainerDevicesInfo[] {
     const out: ContainerDevicesInfo[] = [];
-    for (const [resourceName, ids] of this.#healthy) {
+    for (const [resourceName, ids] of this.healthy) {
       for (const id of ids) {
-        const nodes = (this.#all.get(resourceName)?.get(id)?.topology?.nodes ?? []).map((n) => Number(n.ID));
+        const nodes = (this.all.get(resourceName)?.get(id)?.topology?.nodes ?? []).map((n) => Number(n.ID));
         if (nodes.length === 0) out.push({ resourceName, deviceIds: [id], numaNodes: [] });
         for (const n of nodes) out.push({ resourceName, deviceIds: [id], numaNodes: [n] });
       }
@@ -445,16 +445,16 @@ export class DeviceManager {
 
   /** Resource names with an endpoint now (running or in its grace period). */
   resources(): string[] {
-    return [...this.#endpoints.keys()];
+    return [...this.endpoints.keys()];
   }
 
-  #saveCheckpoint(strict = false): void {
+  private saveCheckpoint(strict = false): void {
     const registered: Record<string, string[]> = {};
-    for (const [r, ids] of [...this.#healthy].sort(([a], [b]) => (a < b ? -1 : 1))) registered[r] = [...ids];
+    for (const [r, ids] of [...this.healthy].sort(([a], [b]) => (a < b ? -1 : 1))) registered[r] = [...ids];
     try {
-      writeCheckpoint(this.o.dir, { PodDeviceEntries: this.#pods.toCheckpoint(), RegisteredDevices: registered });
+      writeCheckpoint(this.o.dir, { PodDeviceEntries: this.pods.toCheckpoint(), RegisteredDevices: registered });
     } catch (e) {
-      this.#log.error({ err: String(e) }, 'Failed to write checkpoint file');
+      this.log.error({ err: String(e) }, 'Failed to write checkpoint file');
       if (strict) throw nodeletError('NDL_DEVICE_CHECKPOINT', `failed to write checkpoint file "kubelet_internal_checkpoint": ${(e as Error).message}`, e);
     }
   }

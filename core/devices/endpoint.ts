@@ -15,7 +15,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { clientOn, deadlineIn, dialUnix, grpcErrorText } from '../../sockets/dial.ts';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import {
   KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS,
   loadDevicePlugin,
@@ -52,9 +52,9 @@ function call<Req, Res>(fn: Unary<Req, Res>, req: Req, timeoutMs: number): Promi
 
 /** A device plugin endpoint. */
 export class DeviceEndpoint {
-  #client?: DevicePluginClient;
-  #stream?: grpc.ClientReadableStream<ListAndWatchResponse__Output>;
-  #stopTime?: number;
+  private client?: DevicePluginClient;
+  private stream?: grpc.ClientReadableStream<ListAndWatchResponse__Output>;
+  private _stopTime?: number;
 
   private constructor(
     readonly resourceName: string,
@@ -62,7 +62,7 @@ export class DeviceEndpoint {
     readonly options: DevicePluginOptions__Output | undefined,
     client?: DevicePluginClient,
   ) {
-    this.#client = client;
+    this.client = client;
   }
 
   /** Dials the plugin and reads its options; rejects with upstream-worded errors. */
@@ -86,16 +86,16 @@ export class DeviceEndpoint {
   /** An endpoint for a resource known from the checkpoint whose plugin has not registered yet. */
   static stopped(resourceName: string, now = Date.now()): DeviceEndpoint {
     const e = new DeviceEndpoint(resourceName, '', undefined);
-    e.#stopTime = now;
+    e._stopTime = now;
     return e;
   }
 
   /** Opens the ListAndWatch stream; responses and the stream's end go to `listener`. */
   run(listener: EndpointListener): void {
-    const client = this.#client;
+    const client = this.client;
     if (!client || this.isStopped()) return;
     const stream = client.ListAndWatch({});
-    this.#stream = stream;
+    this.stream = stream;
     stream.on('data', (r: ListAndWatchResponse__Output) => { if (!this.isStopped()) listener.devices(this, r.devices); });
     let ended = false;
     const end = (why: string) => {
@@ -111,46 +111,46 @@ export class DeviceEndpoint {
 
   /** Cancels the stream and closes the connection; marks the stop time (once). */
   stop(now = Date.now()): void {
-    this.#stopTime ??= now;
-    const stream = this.#stream;
-    this.#stream = undefined;
+    this._stopTime ??= now;
+    const stream = this.stream;
+    this.stream = undefined;
     stream?.cancel();
-    this.#client?.close();
-    this.#client = undefined;
+    this.client?.close();
+    this.client = undefined;
   }
 
-  isStopped(): boolean { return this.#stopTime !== undefined; }
+  isStopped(): boolean { return this._stopTime !== undefined; }
 
   /** When the endpoint stopped (ms since epoch), if it did. */
-  get stopTime(): number | undefined { return this.#stopTime; }
+  get stopTime(): number | undefined { return this._stopTime; }
 
   /** Upstream `stopGracePeriodExpired`. */
   graceExpired(graceMs: number, now = Date.now()): boolean {
-    return this.#stopTime !== undefined && now - this.#stopTime > graceMs;
+    return this._stopTime !== undefined && now - this._stopTime > graceMs;
   }
 
-  #api(): DevicePluginClient {
-    if (this.isStopped() || !this.#client) throw new Error(`endpoint ${this.resourceName} (${this.socketPath}) has been stopped`);
-    return this.#client;
+  private api(): DevicePluginClient {
+    if (this.isStopped() || !this.client) throw new Error(`endpoint ${this.resourceName} (${this.socketPath}) has been stopped`);
+    return this.client;
   }
 
   /** `GetPreferredAllocation` for one container. */
   async getPreferredAllocation(available: string[], mustInclude: string[], size: number): Promise<PreferredAllocationResponse__Output> {
-    const api = this.#api();
+    const api = this.api();
     const req = { container_requests: [{ available_deviceIDs: available, must_include_deviceIDs: mustInclude, allocation_size: size }] };
     return call(api.GetPreferredAllocation.bind(api) as Unary<typeof req, PreferredAllocationResponse__Output>, req, PLUGIN_CALL_TIMEOUT_MS);
   }
 
   /** `Allocate` for one container. */
   async allocate(deviceIds: string[]): Promise<AllocateResponse__Output> {
-    const api = this.#api();
+    const api = this.api();
     const req = { container_requests: [{ devices_ids: deviceIds }] };
     return call(api.Allocate.bind(api) as Unary<typeof req, AllocateResponse__Output>, req, PLUGIN_CALL_TIMEOUT_MS);
   }
 
   /** `PreStartContainer` with upstream's 30 s deadline. */
   async preStartContainer(deviceIds: string[]): Promise<void> {
-    const api = this.#api();
+    const api = this.api();
     const req = { devices_ids: deviceIds };
     await call(api.PreStartContainer.bind(api) as Unary<typeof req, object>, req, KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS * 1000);
   }

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { PluginHandler } from '../pluginmanager/plugin-handler.ts';
+import type { PluginHandler } from '../pluginmanager/index.ts';
 import { DeviceManager } from './device-manager.ts';
 import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { createDevicePluginHandler } from './device-plugin-handler.ts';

@@ -43,11 +43,11 @@ type Containers = Map<string, Map<string, ResourceAllocation>>;
 
 /** The allocation table. */
 export class PodDevices {
-  readonly #pods = new Map<string, Containers>();
+  private readonly _pods = new Map<string, Containers>();
 
   insert(podUID: string, container: string, resource: string, deviceIds: DevicesPerNuma, allocResp: ContainerAllocateResponse__Output): void {
-    let containers = this.#pods.get(podUID);
-    if (!containers) this.#pods.set(podUID, (containers = new Map()));
+    let containers = this._pods.get(podUID);
+    if (!containers) this._pods.set(podUID, (containers = new Map()));
     let resources = containers.get(container);
     if (!resources) containers.set(container, (resources = new Map()));
     resources.set(resource, { deviceIds, allocResp });
@@ -55,28 +55,28 @@ export class PodDevices {
 
   /** Forgets pods (their devices return to the pool). */
   delete(podUIDs: Iterable<string>): void {
-    for (const uid of podUIDs) this.#pods.delete(uid);
+    for (const uid of podUIDs) this._pods.delete(uid);
   }
 
-  pods(): Set<string> { return new Set(this.#pods.keys()); }
+  pods(): Set<string> { return new Set(this._pods.keys()); }
 
-  hasPod(podUID: string): boolean { return this.#pods.has(podUID); }
+  hasPod(podUID: string): boolean { return this._pods.has(podUID); }
 
   /** The devices of `resource` a container holds, or undefined when it has none recorded. */
   containerDevices(podUID: string, container: string, resource: string): Set<string> | undefined {
-    const a = this.#pods.get(podUID)?.get(container)?.get(resource);
+    const a = this._pods.get(podUID)?.get(container)?.get(resource);
     return a ? idsOf(a.deviceIds) : undefined;
   }
 
   /** Every resource of a container. */
   containerAllocations(podUID: string, container: string): ReadonlyMap<string, ResourceAllocation> {
-    return this.#pods.get(podUID)?.get(container) ?? new Map();
+    return this._pods.get(podUID)?.get(container) ?? new Map();
   }
 
   /** Devices in use per resource. */
   devices(): Map<string, Set<string>> {
     const out = new Map<string, Set<string>>();
-    for (const containers of this.#pods.values()) {
+    for (const containers of this._pods.values()) {
       for (const resources of containers.values()) {
         for (const [resource, a] of resources) {
           let set = out.get(resource);
@@ -107,7 +107,7 @@ export class PodDevices {
   /** Checkpoint entries (sorted, so the file is stable). */
   toCheckpoint(): CheckpointEntry[] {
     const out: CheckpointEntry[] = [];
-    for (const [podUID, containers] of this.#pods) {
+    for (const [podUID, containers] of this._pods) {
       for (const [container, resources] of containers) {
         for (const [resource, a] of resources) {
           const ids: Record<string, string[]> = {};

@@ -16,10 +16,10 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { unixTarget } from '../../sockets/dial.ts';
 import { loadDevicePlugin, SUPPORTED_VERSIONS, type RegisterRequest__Output } from '../../sockets/deviceplugin.ts';
-import { isWithin } from '../paths/safe-join.ts';
+import { isWithin } from '../paths/index.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isExtendedResourceName } from './resource-name.ts';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 
 /** The socket's file name (upstream `KubeletSocket`'s base name). */
 export const KUBELET_SOCKET_NAME = 'kubelet.sock';
@@ -61,7 +61,7 @@ export function removeSockets(dir: string, log: Logger): void {
 
 /** The running Registration server. */
 export class RegistrationServer {
-  #server?: grpc.Server;
+  private server?: grpc.Server;
 
   constructor(private readonly dir: string, private readonly manager: DeviceManager, private readonly log: Logger) {}
 
@@ -75,16 +75,16 @@ export class RegistrationServer {
     const server = new grpc.Server();
     server.addService(loadDevicePlugin().Registration.service, {
       Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
-        this.#register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }));
+        this.register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }));
       },
     });
     await new Promise<void>((resolve, reject) =>
       server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-    this.#server = server;
+    this.server = server;
     this.log.info({ socket: this.socketPath }, 'Starting device plugin registration server');
   }
 
-  async #register(r: RegisterRequest__Output): Promise<void> {
+  private async register(r: RegisterRequest__Output): Promise<void> {
     this.log.info({ resourceName: r.resource_name, endpoint: r.endpoint, version: r.version }, 'Got registration request from device plugin with resource');
     const bad = validateRegisterRequest(this.dir, r);
     if (bad) {
@@ -101,8 +101,8 @@ export class RegistrationServer {
 
   /** Stops listening (in-flight calls are cancelled) and removes the socket. */
   async stop(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
+    const server = this.server;
+    this.server = undefined;
     if (!server) return;
     server.forceShutdown();
     rmSync(this.socketPath, { force: true });

@@ -7,7 +7,7 @@
  */
 import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, mergePatch, type KubeClients } from '../kube/client.ts';
+import { apiMessage, mergePatch, type KubeClients } from '../kube/index.ts';
 
 const SERIES_WINDOW_MS = 10 * 60_000;
 const BURST = 25;

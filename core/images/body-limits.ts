@@ -9,7 +9,7 @@
  *   - a body that makes no progress for the no-progress timeout fails (containerd
  *     gives up on a pull after 5 minutes without progress).
  */
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** Largest manifest or index nodelet reads (containerd: 4 MiB). */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;

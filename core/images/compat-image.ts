@@ -13,7 +13,7 @@ import { open, rm } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 import type { Descriptor, ParsedManifest } from './manifest.ts';
 import { TarFileFinder, type TarFind } from './tar-reader.ts';
 

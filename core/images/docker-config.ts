@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { toCredential, type DockerAuth } from './pull-secrets.ts';
 
 /** The docker config file nodelet reads for `env`. */

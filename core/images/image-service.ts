@@ -15,7 +15,7 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
 import { PullAccess } from './pull-access.ts';
 import { EXTRACTED_MODULE_TYPE, entrypointOf, extractModule, isCompatImage, readSmall, verifyBytes } from './compat-image.ts';

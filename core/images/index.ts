@@ -6,3 +6,8 @@ export { OciImageService, type OciImageServiceOptions, type ImageSummary } from 
 export { parseReference, formatReference, repositoryOf, registryHostOf, type ImageReference } from './reference.ts';
 export { WASM_LAYER_TYPES } from './manifest.ts';
 export { RegistryError } from './registry-error.ts';
+export { credentialsFor } from './credentials.ts';
+export { dockerConfigCredentials } from './docker-config.ts';
+export { type NodeImageService, openImageService, podImages } from './local-images.ts';
+export { pullSecretCredentials } from './pull-secrets.ts';
+export { DEFAULT_CHUNK_BYTES, type PushProgress, pushWasmModule } from './registry-push.ts';

@@ -4,16 +4,16 @@
  * only inside the static pod manifest directory (a trusted source, like the
  * manifests themselves), so API pods cannot read host files as images.
  */
-import { imagePulls } from '../metrics/kubelet-metrics.ts';
+import { imagePulls } from '../metrics/index.ts';
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1ContainerImage, V1Pod } from '@kubernetes/client-node';
 import { providerError, type ImageRequest, type ImageService, type Logger, type PulledImage } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/options.ts';
-import { isNodeletError } from '../errors/catalogue.ts';
-import { openRegularFile } from '../paths/regular-file.ts';
+import type { NodeletOptions } from '../config/index.ts';
+import { isNodeletError } from '../errors/index.ts';
+import { openRegularFile } from '../paths/index.ts';
 import { startPeriodicGc, type DiskUsageFn, type ImageGcResult } from './image-gc.ts';
 import { OciImageService } from './image-service.ts';
 

@@ -8,7 +8,7 @@
  *   wasm-to-oci/Krustlet: config application/vnd.wasm.config.v1+json, layer application/vnd.wasm.content.layer.v1+wasm
  * and a third, "compat" OCI images with tar layers, handled by compat-image.ts.
  */
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';

@@ -5,7 +5,7 @@
  * nodelet error (or the registry's) is kept as `cause`.
  */
 import { providerError, isProviderError, type ProviderError } from '@nodelet/plugin-api/v1';
-import { isNodeletError, nodeletError, type NodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError, type NodeletError } from '../errors/index.ts';
 import { RegistryError, truncateMessage } from './registry-error.ts';
 
 /** Why a fetch threw (`connect ECONNREFUSED ...`, `getaddrinfo ENOTFOUND ...`, `The operation was aborted`). */

@@ -10,7 +10,7 @@
  * Normalisation as docker: no domain → `docker.io`; `index.docker.io` → `docker.io`;
  * a single-component path on docker.io gets `library/`; no tag and no digest → `latest`.
  */
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** The docker hub's familiar domain and the host that actually serves its API. */
 export const DOCKER_HUB_DOMAIN = 'docker.io';

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { MANIFEST_ACCEPT } from './manifest.ts';
 import { DEFAULT_NO_PROGRESS_TIMEOUT_MS, guardResponse, MAX_MANIFEST_BYTES, readCapped } from './body-limits.ts';
 import { RegistryAuth } from './registry-auth.ts';

@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { OCI_MANIFEST } from './manifest.ts';
 import { formatReference, manifestReferenceOf, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
 import { RegistryClient, type RegistryClientOptions, type RepositoryTarget } from './registry-client.ts';

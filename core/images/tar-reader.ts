@@ -21,7 +21,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { extract, type Extract, type ExtractEvents, type Header } from 'tar-stream';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** An entry's body stream as tar-stream hands it out. */
 type Source = ExtractEvents['entry'][1];

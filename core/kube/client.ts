@@ -5,7 +5,7 @@ import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { Agent as UndiciAgent } from 'undici';
 import { subscribe } from 'node:diagnostics_channel';
-import { restClientRequests } from '../metrics/kubelet-metrics.ts';
+import { restClientRequests } from '../metrics/index.ts';
 
 /** The typed API groups nodelet talks to. */
 export interface KubeClients {

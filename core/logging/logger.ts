@@ -4,7 +4,7 @@
  * asynchronous; call flushLogger() before exit.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
-import type { LogFormat, LogLevel } from '../config/values.ts';
+import type { LogFormat, LogLevel } from '../config/index.ts';
 import { textDestination } from './text-format.ts';
 
 export type { Logger };

@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { readdir } from 'node:fs/promises';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** The identity of a pod, as needed for its log directory. */
 export interface PodLogIdentity {

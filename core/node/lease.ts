@@ -5,8 +5,7 @@
  */
 import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../kube/client.ts';
-import { isApiConflict, isApiNotFound, apiMessage } from '../kube/client.ts';
+import { type KubeClients, isApiConflict, isApiNotFound, apiMessage } from '../kube/index.ts';
 import { Backoff } from '../backoff/index.ts';
 
 const NAMESPACE = 'kube-node-lease';

@@ -14,7 +14,7 @@
  */
 import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/client.ts';
+import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/index.ts';
 import { computeConditions, mergeConditions } from './conditions.ts';
 import { readHostInfo, samplePressure, type HostInfo } from './host-info.ts';
 import { newNodeObject, nodeLabels, nodeStatusBase, type NodeShape } from './node-object.ts';

@@ -7,7 +7,7 @@
  */
 import { constants } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { nodeletError, type ErrorCode } from '../errors/catalogue.ts';
+import { nodeletError, type ErrorCode } from '../errors/index.ts';
 
 /** Opens `path` only if it is a regular file (following symlinks); the caller closes the handle. */
 export async function openRegularFile(path: string, code: ErrorCode = 'NDL_POD_INVALID'): Promise<FileHandle> {

@@ -18,7 +18,7 @@
  */
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { nodeletError, type NodeletError } from '../errors/catalogue.ts';
+import { nodeletError, type NodeletError } from '../errors/index.ts';
 
 /** Upstream atomic_writer limits. */
 export const MAX_PATH_LENGTH = 4096;

@@ -4,7 +4,7 @@
  * write here (upstream `cache/actual_state_of_world.go`).
  */
 import type { PluginHandler } from './plugin-handler.ts';
-import { registeredPlugins } from '../metrics/kubelet-metrics.ts';
+import { registeredPlugins } from '../metrics/index.ts';
 
 /** A registered plugin, keyed by its registration socket. */
 export interface RegisteredPlugin {
@@ -24,36 +24,36 @@ export interface RegisteredPlugin {
 
 /** socket path → registered plugin. */
 export class ActualStateOfWorld {
-  readonly #plugins = new Map<string, RegisteredPlugin>();
+  private readonly _plugins = new Map<string, RegisteredPlugin>();
 
   /** Records a registration (replacing any older one for the same socket). */
   add(plugin: RegisteredPlugin): void {
     if (plugin.socketPath === '') throw new Error('socket path is empty');
-    const old = this.#plugins.get(plugin.socketPath);
+    const old = this._plugins.get(plugin.socketPath);
     if (old) registeredPlugins.dec({ type: old.type });
-    this.#plugins.set(plugin.socketPath, plugin);
+    this._plugins.set(plugin.socketPath, plugin);
     registeredPlugins.inc({ type: plugin.type });
   }
 
   /** Forgets the socket's registration. */
   remove(socketPath: string): void {
-    const old = this.#plugins.get(socketPath);
+    const old = this._plugins.get(socketPath);
     if (old) registeredPlugins.dec({ type: old.type });
-    this.#plugins.delete(socketPath);
+    this._plugins.delete(socketPath);
   }
 
   /** The registration for a socket, if any. */
   get(socketPath: string): RegisteredPlugin | undefined {
-    return this.#plugins.get(socketPath);
+    return this._plugins.get(socketPath);
   }
 
   /** True when the socket is registered for exactly this timestamp. */
   existsWithTimestamp(socketPath: string, timestamp: number): boolean {
-    return this.#plugins.get(socketPath)?.timestamp === timestamp;
+    return this._plugins.get(socketPath)?.timestamp === timestamp;
   }
 
   /** A snapshot of every registration. */
   plugins(): RegisteredPlugin[] {
-    return [...this.#plugins.values()];
+    return [...this._plugins.values()];
   }
 }

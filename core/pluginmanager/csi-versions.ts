@@ -11,7 +11,7 @@
  *
  * Messages match upstream's word for word; errors carry NDL_PLUGIN_VERSION.
  */
-import { nodeletError, isNodeletError, type NodeletError } from '../errors/catalogue.ts';
+import { nodeletError, isNodeletError, type NodeletError } from '../errors/index.ts';
 
 const CSI_PLUGIN_NAME = 'kubernetes.io/csi';
 const VERSION_RE = /^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$/;

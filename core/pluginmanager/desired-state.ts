@@ -13,33 +13,33 @@ export interface DesiredPlugin {
 
 /** socket path → timestamp. */
 export class DesiredStateOfWorld {
-  readonly #plugins = new Map<string, number>();
+  private readonly _plugins = new Map<string, number>();
 
   /** Adds a socket or updates its timestamp; true when something changed. */
   addOrUpdate(socketPath: string, timestamp: number): boolean {
     if (socketPath === '') throw new Error('socket path is empty');
-    if (this.#plugins.get(socketPath) === timestamp) return false;
-    this.#plugins.set(socketPath, timestamp);
+    if (this._plugins.get(socketPath) === timestamp) return false;
+    this._plugins.set(socketPath, timestamp);
     return true;
   }
 
   /** Forgets a socket; true when it was known. */
   remove(socketPath: string): boolean {
-    return this.#plugins.delete(socketPath);
+    return this._plugins.delete(socketPath);
   }
 
   /** True when the socket is wanted. */
   has(socketPath: string): boolean {
-    return this.#plugins.has(socketPath);
+    return this._plugins.has(socketPath);
   }
 
   /** The socket's timestamp, if wanted. */
   timestampOf(socketPath: string): number | undefined {
-    return this.#plugins.get(socketPath);
+    return this._plugins.get(socketPath);
   }
 
   /** A snapshot of every wanted socket. */
   plugins(): DesiredPlugin[] {
-    return [...this.#plugins].map(([socketPath, timestamp]) => ({ socketPath, timestamp }));
+    return [...this._plugins].map(([socketPath, timestamp]) => ({ socketPath, timestamp }));
   }
 }

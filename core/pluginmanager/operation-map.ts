@@ -29,59 +29,59 @@ export interface OperationMapOptions {
 
 /** Runs keyed async operations, one per key at a time. */
 export class OperationMap {
-  readonly #pending = new Map<string, Promise<void>>();
-  readonly #backoff: Backoff;
-  readonly #lastError = new Map<string, unknown>();
-  readonly #now: () => number;
-  readonly #onError: OperationMapOptions['onError'];
+  private readonly pending = new Map<string, Promise<void>>();
+  private readonly backoff: Backoff;
+  private readonly lastError = new Map<string, unknown>();
+  private readonly now: () => number;
+  private readonly onError: OperationMapOptions['onError'];
 
   constructor(options: OperationMapOptions = {}) {
-    this.#now = options.now ?? Date.now;
-    this.#backoff = new Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, this.#now, { resetAfterMs: Infinity });
-    this.#onError = options.onError;
+    this.now = options.now ?? Date.now;
+    this.backoff = new Backoff(INITIAL_BACKOFF_MS, MAX_BACKOFF_MS, this.now, { resetAfterMs: Infinity });
+    this.onError = options.onError;
   }
 
   /** Starts `op` under `key` unless one is already running or the key is backing off. */
   run(key: string, op: () => Promise<void>): RunResult {
-    if (this.#pending.has(key)) return { started: false, reason: 'pending' };
-    const lastErrorTime = this.#backoff.lastUpdate(key);
-    const durationMs = this.#backoff.delay(key);
-    if (lastErrorTime !== undefined && this.#now() - lastErrorTime <= durationMs) {
-      return { started: false, reason: 'backoff', retryAt: lastErrorTime + durationMs, lastError: this.#lastError.get(key) };
+    if (this.pending.has(key)) return { started: false, reason: 'pending' };
+    const lastErrorTime = this.backoff.lastUpdate(key);
+    const durationMs = this.backoff.delay(key);
+    if (lastErrorTime !== undefined && this.now() - lastErrorTime <= durationMs) {
+      return { started: false, reason: 'backoff', retryAt: lastErrorTime + durationMs, lastError: this.lastError.get(key) };
     }
     const running = (async () => {
       try {
         await op();
-        this.#backoff.reset(key);
-        this.#lastError.delete(key);
+        this.backoff.reset(key);
+        this.lastError.delete(key);
       } catch (err) {
-        this.#failed(key, err);
+        this.failed(key, err);
       } finally {
-        this.#pending.delete(key);
+        this.pending.delete(key);
       }
     })();
-    this.#pending.set(key, running);
+    this.pending.set(key, running);
     return { started: true };
   }
 
   /** True while an operation for `key` runs. */
   isPending(key: string): boolean {
-    return this.#pending.has(key);
+    return this.pending.has(key);
   }
 
   /** The current back-off for `key` in ms (0 when none). */
   backoffMs(key: string): number {
-    return this.#backoff.delay(key);
+    return this.backoff.delay(key);
   }
 
   /** Resolves when every operation running now has finished. */
   async idle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all(this.#pending.values());
+    while (this.pending.size > 0) await Promise.all(this.pending.values());
   }
 
-  #failed(key: string, err: unknown): void {
-    const durationMs = this.#backoff.next(key);
-    this.#lastError.set(key, err);
-    this.#onError?.(key, err, durationMs);
+  private failed(key: string, err: unknown): void {
+    const durationMs = this.backoff.next(key);
+    this.lastError.set(key, err);
+    this.onError?.(key, err, durationMs);
   }
 }

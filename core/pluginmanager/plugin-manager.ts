@@ -51,62 +51,62 @@ export interface PluginManagerOptions {
 
 /** Registers plugins that appear as sockets in a directory with the handler for their type. */
 export class PluginManager {
-  readonly #handlers = new Map<string, PluginHandler>();
-  readonly #desired = new DesiredStateOfWorld();
-  readonly #actual = new ActualStateOfWorld();
-  readonly #watcher: PluginWatcher;
-  readonly #reconciler: Reconciler;
-  readonly #log: Logger;
-  #started = false;
-  #abort = new AbortController();
+  private readonly handlers = new Map<string, PluginHandler>();
+  private readonly desired = new DesiredStateOfWorld();
+  private readonly actual = new ActualStateOfWorld();
+  private readonly watcher: PluginWatcher;
+  private readonly reconciler: Reconciler;
+  private readonly log: Logger;
+  private started = false;
+  private abort = new AbortController();
 
   constructor(options: PluginManagerOptions) {
     const dir = resolve(options.dir);
-    this.#log = options.log;
-    this.#watcher = new PluginWatcher(dir, this.#desired, options.log);
+    this.log = options.log;
+    this.watcher = new PluginWatcher(dir, this.desired, options.log);
     const operations = new OperationMap({
       onError: (socketPath, err, backoffMs) =>
-        this.#log.error({ socketPath, err, retryInMs: backoffMs }, `operation for "${socketPath}" failed`),
+        this.log.error({ socketPath, err, retryInMs: backoffMs }, `operation for "${socketPath}" failed`),
     });
-    this.#reconciler = new Reconciler({
-      desired: this.#desired,
-      actual: this.#actual,
+    this.reconciler = new Reconciler({
+      desired: this.desired,
+      actual: this.actual,
       operations,
       log: options.log,
       periodMs: options.resyncPeriodMs,
       register: (socketPath, timestamp) =>
-        registerPlugin({ socketPath, timestamp, handlers: new Map(this.#handlers), actual: this.#actual, log: this.#log, signal: this.#abort.signal }),
-      unregister: (plugin) => unregisterPlugin(plugin, this.#actual, this.#log),
+        registerPlugin({ socketPath, timestamp, handlers: new Map(this.handlers), actual: this.actual, log: this.log, signal: this.abort.signal }),
+      unregister: (plugin) => unregisterPlugin(plugin, this.actual, this.log),
     });
   }
 
   /** Sets the handler for a plugin type ('CSIPlugin', 'DevicePlugin'); may be called before or after start. */
   addHandler(type: string, handler: PluginHandler): void {
-    this.#handlers.set(type, handler);
+    this.handlers.set(type, handler);
   }
 
   /** Creates/walks the directory, then starts watching and reconciling. */
   async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
-    this.#abort = new AbortController();
-    await this.#watcher.start();
-    this.#reconciler.start();
-    this.#log.info('Starting Kubelet Plugin Manager');
+    if (this.started) return;
+    this.started = true;
+    this.abort = new AbortController();
+    await this.watcher.start();
+    this.reconciler.start();
+    this.log.info('Starting Kubelet Plugin Manager');
   }
 
   /** Stops watching and reconciling; cancels dials in progress and waits for other operations in flight. */
   async stop(): Promise<void> {
-    if (!this.#started) return;
-    this.#started = false;
-    this.#abort.abort();
-    await this.#watcher.stop();
-    await this.#reconciler.stop();
-    this.#log.info('Shutting down Kubelet Plugin Manager');
+    if (!this.started) return;
+    this.started = false;
+    this.abort.abort();
+    await this.watcher.stop();
+    await this.reconciler.stop();
+    this.log.info('Shutting down Kubelet Plugin Manager');
   }
 
   /** The plugins registered now. */
   registeredPlugins(): RegisteredPlugin[] {
-    return this.#actual.plugins();
+    return this.actual.plugins();
   }
 }

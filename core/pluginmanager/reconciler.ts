@@ -26,45 +26,45 @@ export interface ReconcilerDeps {
 
 /** Periodically diffs desired against actual state and starts operations. */
 export class Reconciler {
-  readonly #d: ReconcilerDeps;
-  #timer: NodeJS.Timeout | undefined;
+  private readonly d: ReconcilerDeps;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(deps: ReconcilerDeps) {
-    this.#d = deps;
+    this.d = deps;
   }
 
   /** One pass: unregister first, then register. */
   reconcileOnce(): void {
-    const { desired, actual } = this.#d;
+    const { desired, actual } = this.d;
     for (const plugin of actual.plugins()) {
       const wanted = desired.timestampOf(plugin.socketPath);
       if (wanted === undefined || wanted !== plugin.timestamp) {
-        this.#start('UnregisterPlugin', plugin.socketPath, () => this.#d.unregister(plugin));
+        this._start('UnregisterPlugin', plugin.socketPath, () => this.d.unregister(plugin));
       }
     }
     for (const { socketPath, timestamp } of desired.plugins()) {
       if (!actual.existsWithTimestamp(socketPath, timestamp)) {
-        this.#start('RegisterPlugin', socketPath, () => this.#d.register(socketPath, timestamp));
+        this._start('RegisterPlugin', socketPath, () => this.d.register(socketPath, timestamp));
       }
     }
   }
 
   /** Runs a pass now and then every period. */
   start(): void {
-    if (this.#timer) return;
+    if (this.timer) return;
     this.reconcileOnce();
-    this.#timer = setInterval(() => this.reconcileOnce(), this.#d.periodMs ?? RECONCILE_PERIOD_MS);
+    this.timer = setInterval(() => this.reconcileOnce(), this.d.periodMs ?? RECONCILE_PERIOD_MS);
   }
 
   /** Stops the loop and waits for running operations. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#d.operations.idle();
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.d.operations.idle();
   }
 
-  #start(what: string, socketPath: string, op: () => Promise<void>): void {
-    const r = this.#d.operations.run(socketPath, op);
-    if (r.started) this.#d.log.debug({ socketPath }, `OperationExecutor.${what} started`);
+  private _start(what: string, socketPath: string, op: () => Promise<void>): void {
+    const r = this.d.operations.run(socketPath, op);
+    if (r.started) this.d.log.debug({ socketPath }, `OperationExecutor.${what} started`);
   }
 }

@@ -9,7 +9,7 @@
  *   unregister: actual.remove → handler.deRegisterPlugin
  */
 import type * as grpc from '@grpc/grpc-js';
-import { isNodeletError, nodeletError, type ErrorCode } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError, type ErrorCode } from '../errors/index.ts';
 import { clientOn, deadlineIn, dialUnix, grpcErrorText } from '../../sockets/dial.ts';
 import {
   loadPluginRegistration,

@@ -7,7 +7,7 @@
  */
 import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
 import type { AdmitContext, AdmitResult, PodAdmitHandler } from './admit-handler.ts';
-import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
+import { milliCpu, quantityUnits as parseQuantity } from '../kube/index.ts';
 
 export type { AdmitContext, AdmitResult } from './admit-handler.ts';
 

@@ -4,7 +4,7 @@
  * provider kinds.
  */
 import type { V1Container } from '@kubernetes/client-node';
-import { milliCpu, quantityUnits as parseQuantity } from '../kube/quantity.ts';
+import { milliCpu, quantityUnits as parseQuantity } from '../kube/index.ts';
 
 /** `resources.limits` of `c`: memory in bytes, cpu in millicores; absent limits stay undefined. */
 export function containerLimits(c: V1Container): { memoryBytes?: number; cpuMillis?: number } {

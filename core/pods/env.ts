@@ -19,10 +19,8 @@
  * the lead reports it as `CreateContainerConfigError`.
  */
 import type { V1ConfigMap, V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
-import { podFieldValue } from '../volumes/downward-api/field-path.ts';
-import { resourceFieldValue } from '../volumes/downward-api/resource-field.ts';
-import type { ObjectSource } from '../volumes/object-source.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
+import { podFieldValue, resourceFieldValue, type ObjectSource } from '../volumes/index.ts';
 
 /** Upstream `expansion.MappingFuncFor`: the first context holding `name` wins; unknown stays `$(name)`. */
 export function mappingFuncFor(...contexts: ReadonlyArray<Readonly<Record<string, string>>>): (name: string) => string {
@@ -99,18 +97,18 @@ function configError(detail: string, cause?: unknown) {
 }
 
 class Objects {
-  readonly #cms = new Map<string, V1ConfigMap | undefined>();
-  readonly #secrets = new Map<string, V1Secret | undefined>();
+  private readonly cms = new Map<string, V1ConfigMap | undefined>();
+  private readonly secrets = new Map<string, V1Secret | undefined>();
   constructor(readonly source: ObjectSource, readonly ns: string) {}
 
   async configMap(name: string): Promise<V1ConfigMap | undefined> {
-    if (!this.#cms.has(name)) this.#cms.set(name, await this.source.getConfigMap(this.ns, name));
-    return this.#cms.get(name);
+    if (!this.cms.has(name)) this.cms.set(name, await this.source.getConfigMap(this.ns, name));
+    return this.cms.get(name);
   }
 
   async secret(name: string): Promise<V1Secret | undefined> {
-    if (!this.#secrets.has(name)) this.#secrets.set(name, await this.source.getSecret(this.ns, name));
-    return this.#secrets.get(name);
+    if (!this.secrets.has(name)) this.secrets.set(name, await this.source.getSecret(this.ns, name));
+    return this.secrets.get(name);
   }
 }
 

@@ -3,3 +3,13 @@
  * inner files — the worker, its drivers, status reports — stay private.)
  */
 export type { ProviderRouter } from './pod-controller.ts';
+export { predicateAdmitHandler } from './admission.ts';
+export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
+export type { ContainerOptionsContributor } from './container-options.ts';
+export { PodController } from './pod-controller.ts';
+export { createPodSetup } from './pod-setup-impl.ts';
+export { apiStatusSink, startApiPodSource } from './sources/api-pod-source.ts';
+export { memoryStatusSink } from './sources/memory-status-sink.ts';
+export { ensureMirrorPod, mirrorAwareSink } from './sources/mirror-pods.ts';
+export { reportRefusedManifests } from './sources/refused-manifests.ts';
+export { readStaticPods } from './sources/static-pod-source.ts';

@@ -20,8 +20,8 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
-import { isNodeletError, nodeletError } from '../errors/catalogue.ts';
-import { resolveInRoot, validateRelativePath } from '../paths/safe-join.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
+import { resolveInRoot, validateRelativePath } from '../paths/index.ts';
 import type { PreparedVolume } from '../volumes/index.ts';
 import { expand } from './env.ts';
 

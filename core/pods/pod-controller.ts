@@ -19,8 +19,8 @@ import { PodProviderWorker } from './pod-provider-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import { needsSync } from './pod-changes.ts';
-import type { Events } from '../events/event-recorder.ts';
-import { podStartDuration, podWorkerDuration } from '../metrics/kubelet-metrics.ts';
+import type { Events } from '../events/index.ts';
+import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {

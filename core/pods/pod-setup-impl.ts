@@ -11,22 +11,18 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/options.ts';
-import type { KubeClients } from '../kube/client.ts';
-import type { Events } from '../events/event-recorder.ts';
-import { containerLogPath } from '../logs/log-paths.ts';
-import {
-  createApiObjectSource, failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures, withTokenCache,
-  type ObjectSource, type PreparedVolume, type VolumePluginRegistry,
-} from '../volumes/index.ts';
+import type { NodeletOptions } from '../config/index.ts';
+import type { KubeClients } from '../kube/index.ts';
+import type { Events } from '../events/index.ts';
+import { containerLogPath } from '../logs/index.ts';
+import { createApiObjectSource, failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures, withTokenCache, type ObjectSource, type PreparedVolume, type VolumePluginRegistry, withObjectCache } from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
 import { resolveEnv } from './env.ts';
 import { resolveMounts } from './mounts.ts';
 import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
-import { pullSecretCredentials } from '../images/pull-secrets.ts';
-import { withObjectCache } from '../volumes/object-cache.ts';
-import { removeTreeNoFollow } from '../paths/safe-remove.ts';
+import { pullSecretCredentials } from '../images/index.ts';
+import { removeTreeNoFollow } from '../paths/index.ts';
 
 /** The object source of standalone mode: nothing exists. */
 const noApi: ObjectSource = {

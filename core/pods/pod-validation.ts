@@ -7,7 +7,7 @@
  * Messages read like upstream's field errors: `metadata.name: Invalid value: "X": ...`.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { labelKeyError, labelValueError } from '../config/labels.ts';
+import { labelKeyError, labelValueError } from '../config/index.ts';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

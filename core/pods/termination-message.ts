@@ -24,9 +24,9 @@ import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
-import { readContainerLog } from '../logs/cri-log-reader.ts';
-import { nodeletError } from '../errors/catalogue.ts';
-import { resolveInRoot } from '../paths/safe-join.ts';
+import { readContainerLog } from '../logs/index.ts';
+import { nodeletError } from '../errors/index.ts';
+import { resolveInRoot } from '../paths/index.ts';
 
 /** Upstream `kubecontainer.MaxContainerTerminationMessageLength`. */
 export const MAX_TERMINATION_MESSAGE_BYTES = 4096;

@@ -5,7 +5,7 @@
  * wrapV1` here and nowhere else (no `if` on versions in the loader).
  */
 import { API_VERSION } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import type { ProviderManifest } from './manifest.ts';
 
 /** Wraps a provider written against an older API into the current interface (shape is checked afterwards). */

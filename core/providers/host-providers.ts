@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import { isPodProvider, type AnyProvider, type Logger, type NodeContribution, type Provider } from '@nodelet/plugin-api/v1';
-import type { NodeletOptions } from '../config/options.ts';
-import { nodeletError } from '../errors/catalogue.ts';
-import type { Events } from '../events/event-recorder.ts';
-import type { NodeImageService } from '../images/local-images.ts';
-import type { KubeClients } from '../kube/client.ts';
+import type { NodeletOptions } from '../config/index.ts';
+import { nodeletError } from '../errors/index.ts';
+import type { Events } from '../events/index.ts';
+import type { NodeImageService } from '../images/index.ts';
+import type { KubeClients } from '../kube/index.ts';
 import type { ProviderRouter } from '../pods/index.ts';
 import { describeConflict, mergeContributions, type ContributionConflict } from './contributions.ts';
 import { loadProviders, type ProviderFailure } from './provider-loader.ts';

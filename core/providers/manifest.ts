@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 
 /** A validated provider manifest. */
 export interface ProviderManifest {

@@ -20,7 +20,7 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyProvider, ImageService, Logger } from '@nodelet/plugin-api/v1';
-import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/catalogue.ts';
+import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { API_ADAPTERS, adapterFor, type ApiAdapter } from './api-adapters.ts';
 import { resolveEntry } from './entry-path.ts';
 import { readManifest, type ProviderManifest } from './manifest.ts';

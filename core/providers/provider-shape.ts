@@ -4,7 +4,7 @@
  * once, applies the apiVersion adapter and checks the result's shape.
  */
 import { API_VERSION, type AnyProvider } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import type { ApiAdapter } from './api-adapters.ts';
 import { HANDLER_PATTERN, type ProviderManifest } from './manifest.ts';
 

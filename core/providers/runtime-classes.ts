@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { V1RuntimeClass } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, type KubeClients } from '../kube/client.ts';
+import { apiMessage, type KubeClients } from '../kube/index.ts';
 
 /** The answer for one RuntimeClass name. */
 export type HandlerLookup =

@@ -17,8 +17,7 @@
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { V1Pod } from '@kubernetes/client-node';
-import { readContainerLog } from '../logs/cri-log-reader.ts';
-import { assertInside, containerLogFile } from '../logs/log-paths.ts';
+import { readContainerLog, assertInside, containerLogFile } from '../logs/index.ts';
 import { parseLogQuery, sinceInstant } from './log-query.ts';
 import type { ContainerTarget, PodSource } from './pod-source.ts';
 

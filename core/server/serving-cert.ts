@@ -11,7 +11,7 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { nodeletError } from '../errors/catalogue.ts';
+import { nodeletError } from '../errors/index.ts';
 import { createCertificate, generateKeys, KeyUsage, parseKeyPair, privateKeyPem, splitAddresses } from '../certificates/index.ts';
 
 /** Options of {@link loadServingCert}. */

@@ -9,9 +9,7 @@
  * - `GET /configz`: `{"kubeletconfig": {...}}`, the configuration in effect.
  */
 import type { FastifyInstance } from 'fastify';
-import type { StatsSnapshot } from '../metrics/stats-types.ts';
-import { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from '../metrics/resource-metrics.ts';
-import { summaryOf } from '../metrics/summary.ts';
+import { type StatsSnapshot, renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE, summaryOf } from '../metrics/index.ts';
 
 /** Where the endpoints read from. */
 export interface StatsRoutesOptions {

@@ -13,7 +13,7 @@
  * /portForward/{namespace}/{pod}[/{uid}].
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CATALOGUE } from '../errors/catalogue.ts';
+import { CATALOGUE } from '../errors/index.ts';
 import { findPod, hasContainer } from './container-logs.ts';
 import type { PodSource } from './pod-source.ts';
 

@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import * as k8s from '@kubernetes/client-node';
-import { nodeletError } from '../errors/catalogue.ts';
-import { apiMessage } from '../kube/client.ts';
+import { nodeletError } from '../errors/index.ts';
+import { apiMessage } from '../kube/index.ts';
 import type { TokenAuthenticator, UserInfo } from './authn.ts';
 
 /** Upstream's default `authentication.webhook.cacheTTL`. */

@@ -10,8 +10,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import * as k8s from '@kubernetes/client-node';
-import { nodeletError } from '../errors/catalogue.ts';
-import { apiMessage } from '../kube/client.ts';
+import { nodeletError } from '../errors/index.ts';
+import { apiMessage } from '../kube/index.ts';
 import type { Authorizer, Decision, RequestAttributes } from './authz.ts';
 
 /** Upstream's defaults of `authorization.webhook.cacheAuthorizedTTL` / `cacheUnauthorizedTTL`. */

@@ -4,7 +4,7 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { IssuedToken, ObjectSource, TokenRequestOptions } from './object-source.ts';
-import { apiMessage } from '../kube/client.ts';
+import { apiMessage } from '../kube/index.ts';
 
 function isNotFound(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 404;

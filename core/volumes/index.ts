@@ -9,3 +9,6 @@ export { createApiObjectSource } from './api-object-source.ts';
 export { withTokenCache, tokenRefreshAt } from './token-cache.ts';
 export { writePayload, type Payload, type FileProjection } from './payload-writer.ts';
 export { startCsi, type Csi, type StartCsiOptions } from './csi/index.ts';
+export { podFieldValue } from './downward-api/field-path.ts';
+export { resourceFieldValue } from './downward-api/resource-field.ts';
+export { withObjectCache } from './object-cache.ts';

@@ -16,9 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { nodeletError } from '../errors/catalogue.ts';
-import { resolveInRoot, validateRelativePath } from '../paths/safe-join.ts';
-import { pruneEmptyParents, removeFileNoFollow } from '../paths/safe-remove.ts';
+import { nodeletError } from '../errors/index.ts';
+import { resolveInRoot, validateRelativePath, pruneEmptyParents, removeFileNoFollow } from '../paths/index.ts';
 
 /** One file of a payload (upstream `FileProjection`). */
 export interface FileProjection {

@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../errors/catalogue.ts';
-import { validateName } from '../paths/safe-join.ts';
+import { nodeletError } from '../errors/index.ts';
+import { validateName } from '../paths/index.ts';
 import type { VolumePlugin } from './types.ts';
 
 /** Upstream `EscapeQualifiedName`: `kubernetes.io/empty-dir` → `kubernetes.io~empty-dir`. */
@@ -27,7 +27,7 @@ export function volumeSourceType(volume: V1Volume): string | undefined {
 
 /** An ordered set of volume plugins. */
 export class VolumePluginRegistry {
-  readonly #plugins: VolumePlugin[] = [];
+  private readonly plugins: VolumePlugin[] = [];
 
   constructor(plugins: Iterable<VolumePlugin> = []) {
     for (const p of plugins) this.register(p);
@@ -35,15 +35,15 @@ export class VolumePluginRegistry {
 
   /** Adds a plugin; a second plugin with the same name is refused. */
   register(plugin: VolumePlugin): void {
-    if (this.#plugins.some((p) => p.pluginName === plugin.pluginName)) {
+    if (this.plugins.some((p) => p.pluginName === plugin.pluginName)) {
       throw new Error(`volume plugin ${plugin.pluginName} is already registered`);
     }
-    this.#plugins.push(plugin);
+    this.plugins.push(plugin);
   }
 
   /** The plugin for `volume`; throws `NDL_VOLUME_UNSUPPORTED` naming the source type. */
   find(volume: V1Volume): VolumePlugin {
-    const found = this.#plugins.find((p) => p.canSupport(volume));
+    const found = this.plugins.find((p) => p.canSupport(volume));
     if (found) return found;
     const type = volumeSourceType(volume);
     throw nodeletError(
@@ -56,10 +56,10 @@ export class VolumePluginRegistry {
 
   /** The plugin whose escaped name is `dirName`, if any. */
   byDirName(dirName: string): VolumePlugin | undefined {
-    return this.#plugins.find((p) => escapePluginName(p.pluginName) === dirName);
+    return this.plugins.find((p) => escapePluginName(p.pluginName) === dirName);
   }
 
   list(): readonly VolumePlugin[] {
-    return [...this.#plugins];
+    return [...this.plugins];
   }
 }

@@ -5,7 +5,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/client.ts';
+import { apiMessage, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/index.ts';
 import type { StatusSink } from '../pod-controller.ts';
 import { isMirrorPod } from './mirror-pods.ts';
 

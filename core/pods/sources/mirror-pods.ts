@@ -7,7 +7,7 @@
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, isApiConflict, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/client.ts';
+import { apiMessage, isApiConflict, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/index.ts';
 import type { StatusSink } from '../pod-controller.ts';
 
 const MIRROR = 'kubernetes.io/config.mirror';

@@ -4,7 +4,7 @@
  * so each is reported as a Warning event on the Node with upstream's
  * `FailedValidation` reason (pkg/kubelet/events), naming the file and the errors.
  */
-import type { Events } from '../../events/event-recorder.ts';
+import type { Events } from '../../events/index.ts';
 import type { RefusedManifest } from './static-pod-source.ts';
 
 /** Upstream's kubelet event reason for a pod that fails validation. */

@@ -18,8 +18,8 @@ import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { nodeletError } from '../../errors/catalogue.ts';
-import { readRegularFile } from '../../paths/regular-file.ts';
+import { nodeletError } from '../../errors/index.ts';
+import { readRegularFile } from '../../paths/index.ts';
 import { staticPodApiReference, validatePodCreate } from '../pod-validation.ts';
 
 /** Largest manifest read (upstream pkg/kubelet/config/common.go `maxConfigLength`, 10 MiB). */

@@ -7,8 +7,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadCsi, type NodeClient } from '../../../sockets/csi.ts';
 import { unixTarget } from '../../../sockets/dial.ts';
-import type { GenericVersion } from '../../pluginmanager/csi-versions.ts';
-import { nodeletError } from '../../errors/catalogue.ts';
+import type { GenericVersion } from '../../pluginmanager/index.ts';
+import { nodeletError } from '../../errors/index.ts';
 
 /** One registered driver. */
 export interface CsiDriver {
@@ -24,33 +24,33 @@ interface Entry extends CsiDriver {
 
 /** Driver name → driver. Waiters are woken when a driver registers. */
 export class CsiDriverRegistry {
-  readonly #drivers = new Map<string, Entry>();
-  readonly #waiters = new Set<() => void>();
+  private readonly drivers = new Map<string, Entry>();
+  private readonly waiters = new Set<() => void>();
 
   /** The driver registered under `name`, if any. */
   get(name: string): CsiDriver | undefined {
-    return this.#drivers.get(name);
+    return this.drivers.get(name);
   }
 
   /** Records (or replaces) a driver; a replaced driver's client is closed. */
   set(driver: CsiDriver): void {
-    this.#drivers.get(driver.name)?.client?.close();
-    this.#drivers.set(driver.name, { ...driver });
-    for (const wake of [...this.#waiters]) wake();
+    this.drivers.get(driver.name)?.client?.close();
+    this.drivers.set(driver.name, { ...driver });
+    for (const wake of [...this.waiters]) wake();
   }
 
   /** Forgets `name` (only when its endpoint is `endpoint`, if given). Returns true when removed. */
   delete(name: string, endpoint?: string): boolean {
-    const d = this.#drivers.get(name);
+    const d = this.drivers.get(name);
     if (!d || (endpoint !== undefined && d.endpoint !== endpoint)) return false;
     d.client?.close();
-    this.#drivers.delete(name);
+    this.drivers.delete(name);
     return true;
   }
 
   /** Names of the registered drivers. */
   names(): string[] {
-    return [...this.#drivers.keys()];
+    return [...this.drivers.keys()];
   }
 
   /**
@@ -58,7 +58,7 @@ export class CsiDriverRegistry {
    * `driver name X not found in the list of registered CSI drivers`.
    */
   nodeClient(name: string): NodeClient {
-    const d = this.#drivers.get(name);
+    const d = this.drivers.get(name);
     if (!d) throw nodeletError('NDL_CSI_DRIVER', `driver name ${name} not found in the list of registered CSI drivers`);
     d.client ??= new (loadCsi().Node)(unixTarget(d.endpoint), grpc.credentials.createInsecure(), {
       'grpc.initial_reconnect_backoff_ms': 100,
@@ -69,24 +69,24 @@ export class CsiDriverRegistry {
 
   /** Resolves true once `name` is registered, or false after `timeoutMs`. */
   async waitFor(name: string, timeoutMs: number): Promise<boolean> {
-    if (this.#drivers.has(name)) return true;
+    if (this.drivers.has(name)) return true;
     return new Promise((resolve) => {
       const done = (ok: boolean): void => {
         clearTimeout(timer);
-        this.#waiters.delete(check);
+        this.waiters.delete(check);
         resolve(ok);
       };
       const check = (): void => {
-        if (this.#drivers.has(name)) done(true);
+        if (this.drivers.has(name)) done(true);
       };
       const timer = setTimeout(() => done(false), timeoutMs);
-      this.#waiters.add(check);
+      this.waiters.add(check);
     });
   }
 
   /** Closes every client (nodelet stopping). */
   close(): void {
-    for (const d of this.#drivers.values()) {
+    for (const d of this.drivers.values()) {
       d.client?.close();
       d.client = undefined;
     }

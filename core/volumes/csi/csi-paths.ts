@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { validateName } from '../../paths/safe-join.ts';
+import { validateName } from '../../paths/index.ts';
 
 /** Upstream `CSIPluginName`. */
 export const CSI_PLUGIN_NAME = 'kubernetes.io/csi';

@@ -10,9 +10,8 @@
  *   deRegisterPlugin  driver registry delete (same endpoint only)
  *                   → node info manager uninstall
  */
-import { nodeletError } from '../../errors/catalogue.ts';
-import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
-import { validateCsiPlugin, validateCsiVersions } from '../../pluginmanager/csi-versions.ts';
+import { nodeletError } from '../../errors/index.ts';
+import { type PluginHandler, validateCsiPlugin, validateCsiVersions } from '../../pluginmanager/index.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { nodeGetInfo } from './csi-node-calls.ts';

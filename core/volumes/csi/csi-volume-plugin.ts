@@ -18,7 +18,7 @@ import { mkdir } from 'node:fs/promises';
 import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeClient } from '../../../sockets/csi.ts';
-import { isNodeletError, nodeletError } from '../../errors/catalogue.ts';
+import { isNodeletError, nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
@@ -50,9 +50,9 @@ export interface CsiVolumePluginOptions {
 /** The `kubernetes.io/csi` volume plugin. */
 export class CsiVolumePlugin implements VolumePlugin {
   readonly pluginName = CSI_PLUGIN_NAME;
-  readonly #locks = new KeyedLock();
+  private readonly locks = new KeyedLock();
   /** `<podDir>\0<volume name>` → prepared volume and its dir. */
-  readonly #prepared = new Map<string, { volume: PreparedVolume; volumeDir: string }>();
+  private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string }>();
 
   constructor(private readonly o: CsiVolumePluginOptions) {}
 
@@ -62,38 +62,38 @@ export class CsiVolumePlugin implements VolumePlugin {
 
   async setUp(volume: V1Volume, ctx: VolumeContext): Promise<PreparedVolume> {
     const key = `${ctx.podDir}\0${volume.name}`;
-    const cached = this.#prepared.get(key);
+    const cached = this.prepared.get(key);
     if (cached) return cached.volume;
     if (!this.o.api) throw nodeletError('NDL_CSI_DRIVER', csiLog('failed to get a kubernetes client'));
     const spec = await resolveCsiVolume(volume, ctx.pod, this.o.api);
     const volumeDir = volumeDirFor(ctx.podDir, CSI_PLUGIN_NAME, spec.specName);
     const target = publishTargetPath(volumeDir);
-    await this.#locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.#mount(spec, ctx, volumeDir, target));
+    await this.locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.mount(spec, ctx, volumeDir, target));
     const prepared: PreparedVolume = { name: volume.name, hostPath: target, readOnly: spec.readOnly, kind: volume.csi ? 'csi' : 'persistentVolumeClaim' };
-    this.#prepared.set(key, { volume: prepared, volumeDir });
+    this.prepared.set(key, { volume: prepared, volumeDir });
     return prepared;
   }
 
   async tearDown(volumeName: string, ctx: TearDownContext): Promise<void> {
-    for (const [k, v] of this.#prepared) if (v.volumeDir === ctx.volumeDir) this.#prepared.delete(k);
+    for (const [k, v] of this.prepared) if (v.volumeDir === ctx.volumeDir) this.prepared.delete(k);
     const target = publishTargetPath(ctx.volumeDir);
     const data = await loadVolData(ctx.volumeDir);
     if (!data) {
       if (await isMountPoint(target)) throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${target} is mounted but ${ctx.volumeDir} has no volume data`));
       return;
     }
-    await this.#locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
-      const client = await this.#clientForTearDown(data.driverName, target);
-      if (client) await this.#unpublish(client, data.volumeHandle, target);
+    await this.locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
+      const client = await this.clientForTearDown(data.driverName, target);
+      if (client) await this.unpublish(client, data.volumeHandle, target);
       else this.o.log.warn({ volume: volumeName, driver: data.driverName }, csiLog('driver not registered and nothing mounted: skipping NodeUnpublishVolume'));
-      if (data.volumeLifecycleMode === 'Persistent') await this.#releaseStaging(client, data.driverName, data.volumeHandle, target);
+      if (data.volumeLifecycleMode === 'Persistent') await this.releaseStaging(client, data.driverName, data.volumeHandle, target);
     });
   }
 
   /** Unstages staged volumes of `driver` that no pod uses (after a restart); errors are logged. */
   async unstageOrphans(driver: string): Promise<void> {
     for (const v of this.o.refs.orphans(driver)) {
-      await this.#locks.run(lockKey(v.driver, v.volumeHandle), async () => {
+      await this.locks.run(lockKey(v.driver, v.volumeHandle), async () => {
         if (this.o.refs.users(v.stagingPath) > 0 || !this.o.refs.isStaged(v.stagingPath)) return; // re-used or unstaged meanwhile
         const client = this.o.drivers.nodeClient(driver);
         await unstageVolume(client, this.o.refs, this.o.pluginsDir, v.driver, v.volumeHandle);
@@ -102,8 +102,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     }
   }
 
-  async #mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
-    const client = this.#client(spec.driver, 'mounter.SetUpAt');
+  private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
+    const client = this.client(spec.driver, 'mounter.SetUpAt');
     const csiDriver = await this.o.api!.readCSIDriver(spec.driver).catch((e) => {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${(e as Error).message}`), e);
     });
@@ -112,7 +112,7 @@ export class CsiVolumePlugin implements VolumePlugin {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to check for STAGE_UNSTAGE_VOLUME capability: ${(e as Error).message}`), e);
     });
     const capability = volumeCapability(spec, caps.has('SINGLE_NODE_MULTI_WRITER'));
-    const publishContext = spec.mode === 'Persistent' ? await this.#publishContext(spec, csiDriver) : {};
+    const publishContext = spec.mode === 'Persistent' ? await this.publishContext(spec, csiDriver) : {};
     const attributes = csiDriver?.spec?.podInfoOnMount ? { ...spec.attributes, ...podInfoAttributes(ctx.pod, spec.mode) } : { ...spec.attributes };
     await mkdir(volumeDir, { recursive: true, mode: 0o750 });
     await saveVolData(volumeDir, {
@@ -135,7 +135,7 @@ export class CsiVolumePlugin implements VolumePlugin {
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
   }
 
-  #client(driver: string, where: string): NodeClient {
+  private client(driver: string, where: string): NodeClient {
     try {
       return this.o.drivers.nodeClient(driver);
     } catch (e) {
@@ -144,14 +144,14 @@ export class CsiVolumePlugin implements VolumePlugin {
   }
 
   /** The driver's client; waits a while for it when something is mounted; undefined when nothing is mounted and no driver. */
-  async #clientForTearDown(driver: string, target: string): Promise<NodeClient | undefined> {
+  private async clientForTearDown(driver: string, target: string): Promise<NodeClient | undefined> {
     if (this.o.drivers.get(driver)) return this.o.drivers.nodeClient(driver);
     if (!(await isMountPoint(target))) return undefined;
     await this.o.drivers.waitFor(driver, this.o.driverWaitMs ?? 15_000);
-    return this.#client(driver, 'Unmounter.TearDownAt');
+    return this.client(driver, 'Unmounter.TearDownAt');
   }
 
-  async #unpublish(client: NodeClient, volumeHandle: string, target: string): Promise<void> {
+  private async unpublish(client: NodeClient, volumeHandle: string, target: string): Promise<void> {
     await nodeUnpublishVolume(client, { volume_id: volumeHandle, target_path: target }).catch((e) => {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${(e as Error).message}`), e);
     });
@@ -161,7 +161,7 @@ export class CsiVolumePlugin implements VolumePlugin {
   }
 
   /** Drops this target's use of the staging path; unstages when it was the last (failures are logged, retried at the next registration). */
-  async #releaseStaging(client: NodeClient | undefined, driver: string, volumeHandle: string, target: string): Promise<void> {
+  private async releaseStaging(client: NodeClient | undefined, driver: string, volumeHandle: string, target: string): Promise<void> {
     const staging = stagingTargetPath(this.o.pluginsDir, driver, volumeHandle);
     if (this.o.refs.removeUser(staging, target) > 0) return;
     if (!(await isStaged(this.o.refs, this.o.pluginsDir, driver, volumeHandle))) return;
@@ -172,7 +172,7 @@ export class CsiVolumePlugin implements VolumePlugin {
     );
   }
 
-  async #publishContext(spec: CsiVolumeSpec, csiDriver: V1CSIDriver | undefined): Promise<Record<string, string>> {
+  private async publishContext(spec: CsiVolumeSpec, csiDriver: V1CSIDriver | undefined): Promise<Record<string, string>> {
     if (csiDriver?.spec?.attachRequired === false) return {};
     const name = attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName);
     try {

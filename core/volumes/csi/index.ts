@@ -13,8 +13,8 @@
  * nothing itself: the composition root passes both parts on.
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../../kube/client.ts';
-import type { PluginHandler } from '../../pluginmanager/plugin-handler.ts';
+import type { KubeClients } from '../../kube/index.ts';
+import type { PluginHandler } from '../../pluginmanager/index.ts';
 import { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { csiPluginHandler } from './csi-plugin-handler.ts';
 import { CsiVolumePlugin } from './csi-volume-plugin.ts';

@@ -5,7 +5,7 @@
  */
 import type { V1CSIDriver } from '@kubernetes/client-node';
 import type { VolumeCapability } from '../../../sockets/csi.ts';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import type { VolumeContext } from '../types.ts';
 import { csiLog } from './csi-paths.ts';
 import { csiAccessMode, type CsiVolumeSpec, type SecretRef } from './volume-spec.ts';

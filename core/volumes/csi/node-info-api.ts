@@ -3,7 +3,7 @@
  * interface (unit tests use an in-memory fake; nodelet uses the real client).
  */
 import type { V1CSINode, V1Node } from '@kubernetes/client-node';
-import { isApiNotFound, mergePatch, type KubeClients } from '../../kube/client.ts';
+import { isApiNotFound, mergePatch, type KubeClients } from '../../kube/index.ts';
 
 /** Labels/annotations to set (string) or remove (null), guarded by the read resourceVersion. */
 export interface NodeMetaPatch {

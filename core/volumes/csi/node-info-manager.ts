@@ -17,9 +17,9 @@
  * concurrent writers conflict instead of losing updates.
  */
 import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import { retry as retryWith, type RetryPolicy } from '../../backoff/index.ts';
-import { apiMessage } from '../../kube/client.ts';
+import { apiMessage } from '../../kube/index.ts';
 import type { NodeInfoApi } from './node-info-api.ts';
 import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
 
@@ -36,7 +36,7 @@ export function retry(p: RetryPolicy, what: string, fn: () => Promise<void>): Pr
 
 /** Installs/uninstalls CSI drivers' node info for one node. */
 export class NodeInfoManager {
-  #chain: Promise<unknown> = Promise.resolve();
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly api: NodeInfoApi,
@@ -46,15 +46,15 @@ export class NodeInfoManager {
 
   /** Upstream `InstallCSIDriver`. Throws NDL_CSI_NODE_INFO with upstream's wording. */
   installDriver(driver: string, nodeID: string, maxVolumes: number, topology: Readonly<Record<string, string>>): Promise<void> {
-    return this.#serial(async () => {
+    return this.serial(async () => {
       if (nodeID === '') throw nodeletError('NDL_CSI_NODE_INFO', 'error adding CSI driver node info: driverNodeID must not be empty');
       try {
-        await this.#updateNode([setNodeID(driver, nodeID), setTopologyLabels(topology)]);
+        await this.updateNode([setNodeID(driver, nodeID), setTopologyLabels(topology)]);
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error updating Node object with CSI driver node info: ${(e as Error).message}`, e);
       }
       try {
-        await retry(this.backoff, 'error updating CSINode', () => this.#tryInstallInCSINode(driver, nodeID, maxVolumes, topology));
+        await retry(this.backoff, 'error updating CSINode', () => this.tryInstallInCSINode(driver, nodeID, maxVolumes, topology));
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error updating CSINode object with CSI driver node info: ${(e as Error).message}`, e);
       }
@@ -63,30 +63,30 @@ export class NodeInfoManager {
 
   /** Upstream `UninstallCSIDriver`, plus removing the driver's topology labels. */
   uninstallDriver(driver: string): Promise<void> {
-    return this.#serial(async () => {
+    return this.serial(async () => {
       let labelKeys: string[] = [];
       try {
         await retry(this.backoff, 'error updating CSINode', async () => {
-          labelKeys = await this.#tryUninstallFromCSINode(driver);
+          labelKeys = await this.tryUninstallFromCSINode(driver);
         });
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error uninstalling CSI driver from CSINode object ${(e as Error).message}`, e);
       }
       try {
-        await this.#updateNode([removeNodeID(driver), removeLabels(labelKeys)]);
+        await this.updateNode([removeNodeID(driver), removeLabels(labelKeys)]);
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error removing CSI driver node info from Node object ${(e as Error).message}`, e);
       }
     });
   }
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn, fn);
-    this.#chain = run.catch(() => undefined);
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
     return run;
   }
 
-  async #updateNode(updates: NodeUpdate[]): Promise<void> {
+  private async updateNode(updates: NodeUpdate[]): Promise<void> {
     await retry(this.backoff, 'error updating node', async () => {
       const node = await this.api.readNode(this.nodeName);
       const before: Meta = { labels: { ...node.metadata?.labels }, annotations: { ...node.metadata?.annotations } };
@@ -98,8 +98,8 @@ export class NodeInfoManager {
     });
   }
 
-  async #tryInstallInCSINode(driver: string, nodeID: string, maxVolumes: number, topology: Readonly<Record<string, string>>): Promise<void> {
-    const csiNode = (await this.api.readCSINode(this.nodeName)) ?? (await this.#createCSINode());
+  private async tryInstallInCSINode(driver: string, nodeID: string, maxVolumes: number, topology: Readonly<Record<string, string>>): Promise<void> {
+    const csiNode = (await this.api.readCSINode(this.nodeName)) ?? (await this.createCSINode());
     const keys = Object.keys(topology).sort();
     const drivers: V1CSINodeDriver[] = [];
     let modified = true;
@@ -115,7 +115,7 @@ export class NodeInfoManager {
   }
 
   /** Upstream `CreateCSINode`: owned by the Node (its UID read from the API). */
-  async #createCSINode(): Promise<V1CSINode> {
+  private async createCSINode(): Promise<V1CSINode> {
     const node: V1Node = await this.api.readNode(this.nodeName);
     return this.api.createCSINode({
       apiVersion: 'storage.k8s.io/v1',
@@ -129,7 +129,7 @@ export class NodeInfoManager {
   }
 
   /** Removes the driver's entry; returns the topology keys no remaining driver lists. */
-  async #tryUninstallFromCSINode(driver: string): Promise<string[]> {
+  private async tryUninstallFromCSINode(driver: string): Promise<string[]> {
     const csiNode = await this.api.readCSINode(this.nodeName);
     if (!csiNode) return [];
     const all = csiNode.spec?.drivers ?? [];

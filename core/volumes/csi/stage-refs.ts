@@ -27,44 +27,44 @@ export interface StagedVolume {
 
 /** Staging path → publish targets, and the staged volumes. */
 export class StageRefs {
-  readonly #users = new Map<string, Set<string>>();
-  readonly #staged = new Map<string, StagedVolume>();
+  private readonly _users = new Map<string, Set<string>>();
+  private readonly staged = new Map<string, StagedVolume>();
 
   /** Records that `target` uses the volume staged at `stagingPath`. */
   addUser(stagingPath: string, target: string): void {
-    let s = this.#users.get(stagingPath);
-    if (!s) this.#users.set(stagingPath, (s = new Set()));
+    let s = this._users.get(stagingPath);
+    if (!s) this._users.set(stagingPath, (s = new Set()));
     s.add(target);
   }
 
   /** Forgets a user; returns how many remain. */
   removeUser(stagingPath: string, target: string): number {
-    const s = this.#users.get(stagingPath);
+    const s = this._users.get(stagingPath);
     if (!s) return 0;
     s.delete(target);
-    if (s.size === 0) this.#users.delete(stagingPath);
+    if (s.size === 0) this._users.delete(stagingPath);
     return s.size;
   }
 
   users(stagingPath: string): number {
-    return this.#users.get(stagingPath)?.size ?? 0;
+    return this._users.get(stagingPath)?.size ?? 0;
   }
 
   markStaged(v: StagedVolume): void {
-    this.#staged.set(v.stagingPath, v);
+    this.staged.set(v.stagingPath, v);
   }
 
   markUnstaged(stagingPath: string): void {
-    this.#staged.delete(stagingPath);
+    this.staged.delete(stagingPath);
   }
 
   isStaged(stagingPath: string): boolean {
-    return this.#staged.has(stagingPath);
+    return this.staged.has(stagingPath);
   }
 
   /** Staged volumes of `driver` that no target uses. */
   orphans(driver: string): StagedVolume[] {
-    return [...this.#staged.values()].filter((v) => v.driver === driver && this.users(v.stagingPath) === 0);
+    return [...this.staged.values()].filter((v) => v.driver === driver && this.users(v.stagingPath) === 0);
   }
 
   /** Rebuilds the maps from the pod volume dirs and the global staging dirs (unreadable entries are skipped). */

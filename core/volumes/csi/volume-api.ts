@@ -4,7 +4,7 @@
  * Rejections carry the apiserver's message (`persistentvolumeclaims "x" not found`).
  */
 import type { V1CSIDriver, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { apiMessage, isApiNotFound, type KubeClients } from '../../kube/client.ts';
+import { apiMessage, isApiNotFound, type KubeClients } from '../../kube/index.ts';
 
 /** Reads the CSI volume plugin makes. */
 export interface CsiVolumeApi {

@@ -4,7 +4,7 @@
  * `spec.csi` (Persistent). Errors read like upstream's.
  */
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import { inlineVolumeHandle } from './csi-paths.ts';
 import type { CsiVolumeApi } from './volume-api.ts';
 import type { VolumeLifecycleMode } from './vol-data.ts';

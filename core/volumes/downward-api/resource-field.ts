@@ -4,7 +4,7 @@
  * missing limits to node allocatable).
  */
 import type { V1Container, V1Pod, V1ResourceFieldSelector } from '@kubernetes/client-node';
-import { ceilDiv, parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../kube/quantity.ts';
+import { ceilDiv, parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../kube/index.ts';
 
 const DEFAULTED_LIMITS = ['cpu', 'memory', 'ephemeral-storage'];
 

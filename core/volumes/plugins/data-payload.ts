@@ -4,7 +4,7 @@
  * and the "fetch or optional" rule shared by volumes and projections.
  */
 import type { V1ConfigMap, V1DownwardAPIVolumeFile, V1KeyToPath, V1Secret } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import { podFieldValue } from '../downward-api/field-path.ts';
 import { resourceFieldValue } from '../downward-api/resource-field.ts';
 import type { Payload } from '../payload-writer.ts';

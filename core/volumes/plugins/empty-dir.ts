@@ -1,7 +1,7 @@
 /** `emptyDir` volumes (upstream plugin `kubernetes.io/empty-dir`). */
 import { chmod, lstat, mkdir } from 'node:fs/promises';
 import type { V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { VolumePlugin } from '../types.ts';
 

@@ -8,7 +8,7 @@ import { mkdir, open, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/catalogue.ts';
+import { nodeletError } from '../../errors/index.ts';
 import type { VolumePlugin } from '../types.ts';
 
 export const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';

@@ -5,7 +5,7 @@
  * `kube-root-ca.crt` ConfigMap + `namespace`) is just such a volume.
  */
 import type { V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
-import { nodeletError, isNodeletError } from '../../errors/catalogue.ts';
+import { nodeletError, isNodeletError } from '../../errors/index.ts';
 import type { Payload } from '../payload-writer.ts';
 import { tokenRefreshAt } from '../token-cache.ts';
 import type { VolumeContext, VolumePlugin } from '../types.ts';

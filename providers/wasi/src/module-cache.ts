@@ -34,14 +34,14 @@ export interface LoadedModule {
  * compile; failures are not cached (a fixed image is picked up on restart).
  */
 export class ModuleCache {
-  readonly #entries = new Map<string, Promise<LoadedModule>>();
+  private readonly entries = new Map<string, Promise<LoadedModule>>();
 
   /** @param maxEntries how many compiled modules to keep */
   constructor(private readonly maxEntries = 32) {}
 
   /** Number of cached modules. */
   get size(): number {
-    return this.#entries.size;
+    return this.entries.size;
   }
 
   /**
@@ -52,22 +52,22 @@ export class ModuleCache {
    */
   async load(image: PulledImage, capBytes?: number): Promise<LoadedModule> {
     const key = `${image.digest}|${capBytes ?? ''}`;
-    const hit = this.#entries.get(key);
+    const hit = this.entries.get(key);
     if (hit) {
-      this.#entries.delete(key);
-      this.#entries.set(key, hit);
+      this.entries.delete(key);
+      this.entries.set(key, hit);
       return { ...(await hit), compileMs: 0 };
     }
     const p = compile(image, capBytes);
-    this.#entries.set(key, p);
-    p.catch(() => { if (this.#entries.get(key) === p) this.#entries.delete(key); });
-    while (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    this.entries.set(key, p);
+    p.catch(() => { if (this.entries.get(key) === p) this.entries.delete(key); });
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return p;
   }
 
   /** Forgets every compiled module. */
   clear(): void {
-    this.#entries.clear();
+    this.entries.clear();
   }
 }
 

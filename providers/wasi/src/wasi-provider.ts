@@ -53,45 +53,45 @@ export class WasiProvider implements Provider {
   readonly os = 'wasi';
   readonly runtimeVersion = `nodelet-wasi://${VERSION}`;
 
-  readonly #cache: ModuleCache;
-  readonly #running = new Map<string, WasiContainer>();
-  readonly #opts: RunnerOptions;
-  readonly #fdBudget: FdBudget;
-  readonly #poolOpts: ConstructorParameters<typeof WorkerPool>[0];
-  #pool: WorkerPool;
-  #ctx?: ProviderContext;
+  private readonly cache: ModuleCache;
+  private readonly running = new Map<string, WasiContainer>();
+  private readonly opts: RunnerOptions;
+  private readonly _fdBudget: FdBudget;
+  private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
+  private pool: WorkerPool;
+  private ctx?: ProviderContext;
 
   constructor(opts: WasiProviderOptions = {}) {
-    this.#cache = new ModuleCache(opts.cacheEntries);
-    this.#fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
-    this.#opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this.#fdBudget };
-    this.#poolOpts = {
+    this.cache = new ModuleCache(opts.cacheEntries);
+    this._fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
+    this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget };
+    this.poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,
       maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
       resourceLimits: opts.resourceLimits ?? DEFAULT_RESOURCE_LIMITS,
-      onWarning: (message) => this.#ctx?.log.warn({ provider: 'wasi' }, message),
+      onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message),
     };
-    this.#pool = new WorkerPool(this.#poolOpts);
+    this.pool = new WorkerPool(this.poolOpts);
   }
 
   async init(ctx: ProviderContext): Promise<void> {
-    this.#ctx = ctx;
+    this.ctx = ctx;
   }
 
   /** Asks core's image service for the image's Wasm layer; core emits the events. */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
-    if (!this.#ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
-    this.#pool.warm(); // a container start usually follows: boot workers during the pull
-    return this.#ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
+    if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
+    this.pool.warm(); // a container start usually follows: boot workers during the pull
+    return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
-    checkSpec(spec, this.#running);
-    const loaded = await this.#cache.load(spec.image, spec.limits.memoryBytes);
+    checkSpec(spec, this.running);
+    const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.#pool, this.#opts, ctx.signal, ctx.event);
-    this.#running.set(spec.id, running);
-    void running.exit.then(() => { if (this.#running.get(spec.id) === running) this.#running.delete(spec.id); });
+    const running = await runContainer(spec, loaded, ctx.log, this.pool, this.opts, ctx.signal, ctx.event);
+    this.running.set(spec.id, running);
+    void running.exit.then(() => { if (this.running.get(spec.id) === running) this.running.delete(spec.id); });
     return running;
   }
 
@@ -100,32 +100,32 @@ export class WasiProvider implements Provider {
    * size (see README.md, "Container stats"). NotFound for an unknown or ended container.
    */
   async stats(containerId: string): Promise<ContainerStats> {
-    const running = this.#running.get(containerId);
+    const running = this.running.get(containerId);
     if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
     return running.stats();
   }
 
   /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
-    const pool = this.#pool;
-    this.#pool = new WorkerPool(this.#poolOpts);
-    await Promise.all([pool.close(), ...[...this.#running.values()].map((r) => r.stop(0))]);
-    this.#cache.clear();
+    const pool = this.pool;
+    this.pool = new WorkerPool(this.poolOpts);
+    await Promise.all([pool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    this.cache.clear();
   }
 
   /** Containers currently running (for tests and diagnostics). */
   get runningCount(): number {
-    return this.#running.size;
+    return this.running.size;
   }
 
   /** The descriptor budget shared by the containers (for tests and diagnostics). */
   get fdBudget(): FdBudget {
-    return this.#fdBudget;
+    return this._fdBudget;
   }
 
   /** The worker pool (for tests and diagnostics). */
   get workerPool(): WorkerPool {
-    return this.#pool;
+    return this.pool;
   }
 }
 

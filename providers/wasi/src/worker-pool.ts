@@ -57,16 +57,16 @@ export const MIN_OLD_GENERATION_MB = 4;
 
 export class WorkerPool {
   readonly size: number;
-  readonly #maxBooting: number;
-  readonly #opts: WorkerPoolOptions;
-  readonly #idle: Worker[] = [];
-  readonly #waiters: Waiter[] = [];
+  private readonly maxBooting: number;
+  private readonly opts: WorkerPoolOptions;
+  private readonly idle: Worker[] = [];
+  private readonly waiters: Waiter[] = [];
   /** Listeners the pool holds on workers it still owns (booting or idle). */
-  readonly #owned = new Map<Worker, () => void>();
-  #booting = 0;
-  #broken = false;
-  #closed = false;
-  #onSettled: Array<() => void> = [];
+  private readonly owned = new Map<Worker, () => void>();
+  private booting = 0;
+  private broken = false;
+  private closed = false;
+  private onSettled: Array<() => void> = [];
 
   constructor(opts: WorkerPoolOptions = {}) {
     const heap = opts.resourceLimits?.maxOldGenerationSizeMb;
@@ -76,23 +76,23 @@ export class WorkerPool {
       throw new RangeError(`resourceLimits.maxOldGenerationSizeMb must be at least ${MIN_OLD_GENERATION_MB} (got ${heap})`);
     }
     this.size = Math.max(0, Math.floor(opts.size ?? DEFAULT_POOL_SIZE));
-    this.#maxBooting = Math.max(1, Math.floor(opts.maxBooting ?? DEFAULT_MAX_BOOTING));
-    this.#opts = opts;
+    this.maxBooting = Math.max(1, Math.floor(opts.maxBooting ?? DEFAULT_MAX_BOOTING));
+    this.opts = opts;
   }
 
   /** Idle workers ready to run a container. */
   get idleCount(): number {
-    return this.#idle.length;
+    return this.idle.length;
   }
 
   /** Workers starting. */
   get bootingCount(): number {
-    return this.#booting;
+    return this.booting;
   }
 
   /** Starts filling the pool in the background (nothing when it is full or closed). */
   warm(): void {
-    this.#fill();
+    this.fill();
   }
 
   /**
@@ -103,89 +103,89 @@ export class WorkerPool {
    * thread ~1 ms): call {@link warm} once the container runs.
    */
   take(): Promise<Worker> {
-    if (this.#closed) return Promise.reject(new Error('the worker pool is closed'));
-    this.#broken = false;
-    const idle = this.#idle.shift();
-    if (idle) return Promise.resolve(this.#release(idle)); // refilled by warm(), off the start path
-    const taken = new Promise<Worker>((resolve, reject) => this.#waiters.push({ resolve, reject }));
-    this.#fill();
+    if (this.closed) return Promise.reject(new Error('the worker pool is closed'));
+    this.broken = false;
+    const idle = this.idle.shift();
+    if (idle) return Promise.resolve(this.release(idle)); // refilled by warm(), off the start path
+    const taken = new Promise<Worker>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    this.fill();
     return taken;
   }
 
   /** Resolves once no worker is booting (for tests and measurements). */
   settled(): Promise<void> {
-    if (this.#booting === 0) return Promise.resolve();
-    return new Promise((r) => this.#onSettled.push(r));
+    if (this.booting === 0) return Promise.resolve();
+    return new Promise((r) => this.onSettled.push(r));
   }
 
   /** Terminates the workers the pool still owns and rejects waiting takes; later takes reject. */
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const w of this.#waiters.splice(0)) w.reject(new Error('the worker pool is closed'));
-    const owned = [...this.#owned.keys()];
-    this.#idle.length = 0;
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new Error('the worker pool is closed'));
+    const owned = [...this.owned.keys()];
+    this.idle.length = 0;
     await Promise.all(owned.map((w) => w.terminate()));
   }
 
   // Boots workers until idle + booting covers the waiting takes plus `size` (just
   // the takes after a failed boot): when starts come faster than workers boot,
   // the extra `size` in flight are the next starts' head start.
-  #fill(): void {
-    if (this.#closed) return;
-    const target = this.#waiters.length + (this.#broken ? 0 : this.size);
-    while (this.#booting < this.#maxBooting && this.#idle.length + this.#booting < target) this.#boot();
+  private fill(): void {
+    if (this.closed) return;
+    const target = this.waiters.length + (this.broken ? 0 : this.size);
+    while (this.booting < this.maxBooting && this.idle.length + this.booting < target) this.boot();
   }
 
-  #boot(): void {
-    this.#booting++;
+  private boot(): void {
+    this.booting++;
     const boot: WorkerBoot = { criLogUrl: CRI_LOG_MODULE_URL };
     const worker = new Worker(WORKER_URL, {
-      workerData: boot, execArgv: [], argv: [], env: {}, stdin: false, resourceLimits: this.#opts.resourceLimits,
+      workerData: boot, execArgv: [], argv: [], env: {}, stdin: false, resourceLimits: this.opts.resourceLimits,
     });
     worker.postMessage({ type: 'ping' }); // answered with 'ready' once the worker is up
     let ready = false;
     const onMessage = (m: { type?: string; message?: string }) => {
-      if (m?.type === 'warning') this.#opts.onWarning?.(String(m.message));
+      if (m?.type === 'warning') this.opts.onWarning?.(String(m.message));
       if (m?.type !== 'ready' || ready) return;
       ready = true;
-      this.#booted();
-      const waiter = this.#waiters.shift();
-      if (waiter) waiter.resolve(this.#release(worker));
-      else this.#idle.push(worker);
-      this.#fill();
+      this.booted();
+      const waiter = this.waiters.shift();
+      if (waiter) waiter.resolve(this.release(worker));
+      else this.idle.push(worker);
+      this.fill();
     };
     const onGone = (e: Error | number) => {
-      this.#release(worker);
+      this.release(worker);
       if (ready) {
-        const i = this.#idle.indexOf(worker);
-        if (i >= 0) this.#idle.splice(i, 1);
+        const i = this.idle.indexOf(worker);
+        if (i >= 0) this.idle.splice(i, 1);
         return;
       }
-      this.#booted();
-      this.#broken = true;
+      this.booted();
+      this.broken = true;
       const why = typeof e === 'number' ? `exited with code ${e}` : e.message;
-      this.#waiters.shift()?.reject(new Error(`a worker thread failed to start: ${why}`));
-      this.#fill();
+      this.waiters.shift()?.reject(new Error(`a worker thread failed to start: ${why}`));
+      this.fill();
     };
     worker.on('message', onMessage);
     worker.on('error', onGone);
     worker.on('exit', onGone);
-    this.#owned.set(worker, () => {
+    this.owned.set(worker, () => {
       worker.off('message', onMessage);
       worker.off('error', onGone);
       worker.off('exit', onGone);
     });
   }
 
-  #booted(): void {
-    this.#booting--;
-    if (this.#booting === 0) for (const r of this.#onSettled.splice(0)) r();
+  private booted(): void {
+    this.booting--;
+    if (this.booting === 0) for (const r of this.onSettled.splice(0)) r();
   }
 
   // Drops the pool's listeners: the worker now belongs to its taker (or is gone).
-  #release(worker: Worker): Worker {
-    this.#owned.get(worker)?.();
-    this.#owned.delete(worker);
+  private release(worker: Worker): Worker {
+    this.owned.get(worker)?.();
+    this.owned.delete(worker);
     return worker;
   }
 }

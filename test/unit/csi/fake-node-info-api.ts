@@ -10,13 +10,13 @@ function apiError(code: number, message: string): Error {
 export class FakeNodeInfoApi implements NodeInfoApi {
   node: V1Node;
   csiNode: V1CSINode | undefined;
-  #rv = 1;
+  private rv = 1;
   /** Bumps the Node's resourceVersion right after the next read (a concurrent writer). */
   raceNextNodeRead = false;
   patches: NodeMetaPatch[] = [];
 
   constructor(name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}) {
-    this.node = { metadata: { name, uid: 'node-uid-1', labels, annotations, resourceVersion: String(this.#rv) } };
+    this.node = { metadata: { name, uid: 'node-uid-1', labels, annotations, resourceVersion: String(this.rv) } };
   }
 
   async readNode(name: string): Promise<V1Node> {
@@ -24,7 +24,7 @@ export class FakeNodeInfoApi implements NodeInfoApi {
     const copy = structuredClone(this.node);
     if (this.raceNextNodeRead) {
       this.raceNextNodeRead = false;
-      this.node.metadata!.resourceVersion = String(++this.#rv);
+      this.node.metadata!.resourceVersion = String(++this.rv);
     }
     return copy;
   }
@@ -43,7 +43,7 @@ export class FakeNodeInfoApi implements NodeInfoApi {
       }
       m[field] = target;
     }
-    m.resourceVersion = String(++this.#rv);
+    m.resourceVersion = String(++this.rv);
   }
 
   async readCSINode(): Promise<V1CSINode | undefined> {
@@ -52,14 +52,14 @@ export class FakeNodeInfoApi implements NodeInfoApi {
 
   async createCSINode(body: V1CSINode): Promise<V1CSINode> {
     if (this.csiNode) throw apiError(409, `csinodes.storage.k8s.io "${body.metadata?.name}" already exists`);
-    this.csiNode = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.#rv) } };
+    this.csiNode = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.rv) } };
     return structuredClone(this.csiNode);
   }
 
   async replaceCSINode(name: string, body: V1CSINode): Promise<V1CSINode> {
     if (!this.csiNode) throw apiError(404, `csinodes.storage.k8s.io "${name}" not found`);
     if (body.metadata?.resourceVersion !== this.csiNode.metadata?.resourceVersion) throw apiError(409, 'the object has been modified');
-    this.csiNode = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.#rv) } };
+    this.csiNode = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++this.rv) } };
     return structuredClone(this.csiNode);
   }
 

@@ -19,8 +19,8 @@ export interface FakeCalls { allocate: string[][]; preferred: Array<{ available:
 
 export class FakeDevicePlugin {
   readonly calls: FakeCalls = { allocate: [], preferred: [], preStart: [], listAndWatch: 0 };
-  readonly #streams = new Set<grpc.ServerWritableStream<object, object>>();
-  #server?: grpc.Server;
+  private readonly streams = new Set<grpc.ServerWritableStream<object, object>>();
+  private server?: grpc.Server;
 
   constructor(readonly socketPath: string, readonly o: FakePluginOptions) {}
 
@@ -35,8 +35,8 @@ export class FakeDevicePlugin {
         cb(null, { pre_start_required: !!this.o.preStartRequired, get_preferred_allocation_available: !!this.o.preferred }),
       ListAndWatch: (call: grpc.ServerWritableStream<object, object>) => {
         this.calls.listAndWatch++;
-        this.#streams.add(call);
-        call.on('cancelled', () => this.#streams.delete(call));
+        this.streams.add(call);
+        call.on('cancelled', () => this.streams.delete(call));
         call.write({ devices: this.o.devices.map((d) => this.wire(d)) });
       },
       GetPreferredAllocation: (call: grpc.ServerUnaryCall<{ container_requests: Array<{ available_deviceIDs: string[]; must_include_deviceIDs: string[]; allocation_size: number }> }, object>, cb: grpc.sendUnaryData<object>) => {
@@ -57,21 +57,21 @@ export class FakeDevicePlugin {
       },
     });
     await new Promise<void>((res, rej) => server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (e) => (e ? rej(e) : res())));
-    this.#server = server;
+    this.server = server;
   }
 
   /** Sends a new device list on every open stream. */
   update(devices: FakeDevice[]): void {
     this.o.devices = devices;
-    for (const s of this.#streams) s.write({ devices: devices.map((d) => this.wire(d)) });
+    for (const s of this.streams) s.write({ devices: devices.map((d) => this.wire(d)) });
   }
 
   /** Ends the ListAndWatch streams and stops serving. */
   stop(): void {
-    for (const s of this.#streams) s.end();
-    this.#streams.clear();
-    this.#server?.forceShutdown();
-    this.#server = undefined;
+    for (const s of this.streams) s.end();
+    this.streams.clear();
+    this.server?.forceShutdown();
+    this.server = undefined;
   }
 }
 

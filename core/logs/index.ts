@@ -1,0 +1,3 @@
+/** The face of core/logs: what other folders may use; everything else in the folder is private to it. */
+export { readContainerLog } from './cri-log-reader.ts';
+export { assertInside, containerLogDir, containerLogFile, containerLogPath, podLogsRoot } from './log-paths.ts';
