@@ -11,12 +11,6 @@ import { folderCycles, folderGraph } from '../../../scripts/eslint/folder-cycles
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../fixtures/folder-cycles/', import.meta.url));
 
-/**
- * Cycles that exist today and are being broken on another branch (issue 11, one pod path:
- * core/providers/host-providers.ts imports core/pods). Any other cycle fails; once this one is
- * gone, empty the list.
- */
-const KNOWN: string[][] = [['pods', 'providers']];
 
 describe('folder cycles', () => {
   it('finds a cycle made of a type-only import and an import type, naming its edges', () => {
@@ -32,10 +26,8 @@ describe('folder cycles', () => {
     expect(folderCycles(graph)).toEqual([]);
   });
 
-  it('core/ has no folder cycle beyond the known ones', () => {
-    const known = new Set(KNOWN.map((c) => c.join(',')));
+  it('core/ has no folder cycle', () => {
     const cycles = folderCycles(folderGraph(REPO));
-    const fresh = cycles.filter((lines) => !known.has([...new Set(lines.map((l) => l.split(' ')[0]))].sort().join(',')));
-    expect(fresh, fresh.map((c) => c.join('\n')).join('\n\n')).toEqual([]);
+    expect(cycles, cycles.map((c) => c.join('\n')).join('\n\n')).toEqual([]);
   });
 });
