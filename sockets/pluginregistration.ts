@@ -8,11 +8,7 @@ import { loadProto } from './load.ts';
 
 export type { PluginInfo, PluginInfo__Output } from './generated/pluginregistration/pluginregistration/PluginInfo.ts';
 export type { RegistrationStatus, RegistrationStatus__Output } from './generated/pluginregistration/pluginregistration/RegistrationStatus.ts';
-export type {
-  RegistrationClient,
-  RegistrationDefinition,
-  RegistrationHandlers,
-} from './generated/pluginregistration/pluginregistration/Registration.ts';
+export type { RegistrationClient, RegistrationDefinition, RegistrationHandlers } from './generated/pluginregistration/pluginregistration/Registration.ts';
 
 /** The loaded `pluginregistration` package: `Registration` is a typed client constructor with `.service`. */
 export type PluginRegistrationPackage = ProtoGrpcType['pluginregistration'];

@@ -31,13 +31,15 @@ export async function measureLatency(c: Clients, target: Target, image: string, 
   await createNamespace(c, ns);
   const w = await PodWatch.start(c.kc, ns);
   try {
-    const single: number[] = []; const singleSig: number[] = [];
+    const single: number[] = [];
+    const singleSig: number[] = [];
     for (let i = 0; i < o.single; i++) {
       const name = `single-${i}`;
       const t = await createPod(c, ns, name, target, image);
       await w.until(`${name} Running`, () => w.pods.get(name)?.running !== undefined, 120_000);
       const p = w.pods.get(name)!;
-      single.push(p.running! - t); singleSig.push(p.running! - p.created);
+      single.push(p.running! - t);
+      singleSig.push(p.running! - p.created);
     }
     await drainNamespace(c, ns);
     const starts = new Map<string, number>();

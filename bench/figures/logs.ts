@@ -16,8 +16,15 @@ import { exitOf, readTrace } from '../lib/trace.ts';
 
 /** Result of the logs figure. */
 export interface LogsResult {
-  mb: number; runMs?: number; mbPerS?: number; statusSeconds?: number; statusMbPerS?: number;
-  tail1000Ms: number; tailLines: number; tailLastLine: string; phase?: string;
+  mb: number;
+  runMs?: number;
+  mbPerS?: number;
+  statusSeconds?: number;
+  statusMbPerS?: number;
+  tail1000Ms: number;
+  tailLines: number;
+  tailLastLine: string;
+  phase?: string;
 }
 
 /** Runs the spew pod and times kubectl logs --tail=1000. */
@@ -26,7 +33,10 @@ export async function measureLogs(c: Clients, info: ClusterInfo, traceFile: stri
   await createNamespace(c, ns);
   const w = await PodWatch.start(c.kc, ns);
   try {
-    await c.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'spew' }, spec: podSpec('nodelet', image, [String(mb)], { restartPolicy: 'Never' }) } });
+    await c.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'spew' }, spec: podSpec('nodelet', image, [String(mb)], { restartPolicy: 'Never' }) },
+    });
     await w.until('spew finished', () => w.pods.get('spew')?.finished !== undefined, 600_000);
     const pod = await c.core.readNamespacedPod({ name: 'spew', namespace: ns });
     const term = pod.status?.containerStatuses?.[0]?.state?.terminated;
@@ -36,18 +46,25 @@ export async function measureLogs(c: Clients, info: ClusterInfo, traceFile: stri
     let out = '';
     for (let i = 0; i < 3; i++) {
       const t = performance.now();
-      const r = spawnSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'logs', '--tail=1000', '-n', ns, 'spew'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      const r = spawnSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'logs', '--tail=1000', '-n', ns, 'spew'], {
+        encoding: 'utf8',
+        maxBuffer: 64 << 20,
+      });
       times.push(performance.now() - t);
       if (r.status !== 0) throw new Error(`kubectl logs failed: ${r.stderr}`);
       out = r.stdout;
     }
     const lines = out.split('\n').filter(Boolean);
     return {
-      mb, phase: pod.status?.phase,
+      mb,
+      phase: pod.status?.phase,
       runMs: exit ? Math.round(exit.runMs) : undefined,
       mbPerS: exit ? Math.round((mb / (exit.runMs / 1000)) * 10) / 10 : undefined,
-      statusSeconds, statusMbPerS: statusSeconds ? Math.round((mb / Math.max(statusSeconds, 1)) * 10) / 10 : undefined,
-      tail1000Ms: Math.round(median(times)), tailLines: lines.length, tailLastLine: (lines.at(-1) ?? '').slice(0, 24),
+      statusSeconds,
+      statusMbPerS: statusSeconds ? Math.round((mb / Math.max(statusSeconds, 1)) * 10) / 10 : undefined,
+      tail1000Ms: Math.round(median(times)),
+      tailLines: lines.length,
+      tailLastLine: (lines.at(-1) ?? '').slice(0, 24),
     };
   } finally {
     w.stop();

@@ -17,7 +17,8 @@ import { nodeBinary } from '../../test/harness/node-binary.ts';
 
 /** Module start of one module. */
 export interface ModuleStart {
-  module: string; bytes: number;
+  module: string;
+  bytes: number;
   isolation: { compileMs: number; instantiateMs: number; recompileMs: number };
   nodelet: { coldCompileMs?: number; coldWorkerStartMs?: number; warmWorkerStartMs?: number };
 }

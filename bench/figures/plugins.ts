@@ -21,7 +21,10 @@ import { watchUntil } from '../lib/watch-until.ts';
 export type PluginFigure = { ms: number } | { notAvailable: string };
 
 /** Result of the plugins figure. */
-export interface PluginsResult { csi: PluginFigure; devicePlugin: PluginFigure }
+export interface PluginsResult {
+  csi: PluginFigure;
+  devicePlugin: PluginFigure;
+}
 
 function createdAt(path: string): number {
   const st = statSync(path);
@@ -31,9 +34,15 @@ function createdAt(path: string): number {
 async function csi(c: Clients, rootDir: string): Promise<PluginFigure> {
   const regDir = join(rootDir, 'plugins_registry');
   if (!existsSync(regDir)) return { notAvailable: `${regDir} does not exist (no plugin watcher)` };
-  const dir = join(rootDir, 'bench-csi'); mkdirSync(dir, { recursive: true });
-  const until = await watchUntil<k8s.V1CSINode>(c.kc, '/apis/storage.k8s.io/v1/csinodes', `metadata.name=${NODELET_NODE}`,
-    (n) => (n.spec?.drivers ?? []).some((d) => d.name === HOSTPATH_DRIVER_NAME), 30_000);
+  const dir = join(rootDir, 'bench-csi');
+  mkdirSync(dir, { recursive: true });
+  const until = await watchUntil<k8s.V1CSINode>(
+    c.kc,
+    '/apis/storage.k8s.io/v1/csinodes',
+    `metadata.name=${NODELET_NODE}`,
+    (n) => (n.spec?.drivers ?? []).some((d) => d.name === HOSTPATH_DRIVER_NAME),
+    30_000,
+  );
   const drv = await startHostpathPlugin({ nodeId: NODELET_NODE, stateDir: join(dir, 'state'), endpointSocket: join(dir, 'csi.sock') });
   try {
     const reg = await startNodeDriverRegistrar({ csiAddress: drv.endpointSocket, kubeletRegistrationPath: drv.endpointSocket, pluginRegistrationDir: regDir });
@@ -42,21 +51,33 @@ async function csi(c: Clients, rootDir: string): Promise<PluginFigure> {
       const t1 = await until.at.catch((e: Error) => e);
       if (t1 instanceof Error) return { notAvailable: `CSINode never showed ${HOSTPATH_DRIVER_NAME}: ${t1.message}` };
       return { ms: Math.round(t1 - t0) };
-    } finally { await reg.stop(); }
-  } finally { until.stop(); await drv.stop(); }
+    } finally {
+      await reg.stop();
+    }
+  } finally {
+    until.stop();
+    await drv.stop();
+  }
 }
 
 async function devicePlugin(c: Clients, rootDir: string): Promise<PluginFigure> {
   const dpDir = join(rootDir, 'device-plugins');
   if (!existsSync(join(dpDir, 'kubelet.sock'))) return { notAvailable: `nodelet serves no ${join(dpDir, 'kubelet.sock')} (device manager not wired)` };
-  const until = await watchUntil<k8s.V1Node>(c.kc, '/api/v1/nodes', `metadata.name=${NODELET_NODE}`,
-    (n) => Number(n.status?.capacity?.[SAMPLE_RESOURCE_NAME] ?? 0) > 0, 20_000);
+  const until = await watchUntil<k8s.V1Node>(
+    c.kc,
+    '/api/v1/nodes',
+    `metadata.name=${NODELET_NODE}`,
+    (n) => Number(n.status?.capacity?.[SAMPLE_RESOURCE_NAME] ?? 0) > 0,
+    20_000,
+  );
   try {
     // nodelet writes DEPRECATION there when it finds device plugins through plugins_registry (watcher mode).
     const watcher = existsSync(join(dpDir, 'DEPRECATION'));
-    const dp = await startSampleDevicePlugin(watcher
-      ? { kubeletSocketDir: dpDir, mode: 'plugins-registry', pluginSockDir: join(rootDir, 'plugins_registry') }
-      : { kubeletSocketDir: dpDir, mode: 'kubelet-sock' });
+    const dp = await startSampleDevicePlugin(
+      watcher
+        ? { kubeletSocketDir: dpDir, mode: 'plugins-registry', pluginSockDir: join(rootDir, 'plugins_registry') }
+        : { kubeletSocketDir: dpDir, mode: 'kubelet-sock' },
+    );
     try {
       const t0 = createdAt(dp.socketPath);
       const t1 = await until.at.catch((e: Error) => e);
@@ -65,8 +86,12 @@ async function devicePlugin(c: Clients, rootDir: string): Promise<PluginFigure> 
         return { notAvailable: `capacity never showed ${SAMPLE_RESOURCE_NAME}: ${t1.message}; plugin log: ${tail}` };
       }
       return { ms: Math.round(t1 - t0) };
-    } finally { await dp.stop(); }
-  } finally { until.stop(); }
+    } finally {
+      await dp.stop();
+    }
+  } finally {
+    until.stop();
+  }
 }
 
 /** Measures both plugin figures; an error in one becomes its `notAvailable` reason. */

@@ -35,7 +35,12 @@ export function parseRequestTotals(text: string): CallCounts {
     const close = line.lastIndexOf('}');
     const labels: Record<string, string> = {};
     for (const m of line.slice(24, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
-    const value = Number(line.slice(close + 1).trim().split(' ')[0]);
+    const value = Number(
+      line
+        .slice(close + 1)
+        .trim()
+        .split(' ')[0],
+    );
     const res = [labels.group ?? '', labels.resource ?? ''].join('/') + (labels.subresource ? `/${labels.subresource}` : '');
     const key = `${labels.verb ?? '?'} ${res}`;
     out[key] = (out[key] ?? 0) + value;
@@ -45,16 +50,29 @@ export function parseRequestTotals(text: string): CallCounts {
 
 /** Reads the apiserver's /metrics as the admin (kubectl get --raw) and returns the request counts. */
 export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
-  const text = execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const text = execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   return parseRequestTotals(text);
 }
 
-const NODE_SIDE = [/^GET \/pods$/, /^\w+ \/pods\/status$/, /^(POST|PATCH|PUT) (events\.k8s\.io)?\/events$/, /^POST \/serviceaccounts\/token$/, /^\w+ \/configmaps$/, /^\w+ \/secrets$/];
+const NODE_SIDE = [
+  /^GET \/pods$/,
+  /^\w+ \/pods\/status$/,
+  /^(POST|PATCH|PUT) (events\.k8s\.io)?\/events$/,
+  /^POST \/serviceaccounts\/token$/,
+  /^\w+ \/configmaps$/,
+  /^\w+ \/secrets$/,
+];
 
 /** `after - before` per pod; `nodeSide` keeps the series matching a kubelet's per-pod calls. */
 export function perPod(before: CallCounts, after: CallCounts, pods: number): ApiCallsPerPod {
   const r = (v: number) => Math.round(v * 100) / 100;
-  const diff = Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, d]) => d > 0).sort((a, b) => b[1] - a[1]);
+  const diff = Object.entries(after)
+    .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+    .filter(([, d]) => d > 0)
+    .sort((a, b) => b[1] - a[1]);
   const all = Object.fromEntries(diff.map(([k, d]) => [k, r(d / pods)]));
   const nodeSide = Object.fromEntries(diff.filter(([k]) => NODE_SIDE.some((re) => re.test(k))).map(([k, d]) => [k, r(d / pods)]));
   return { pods, all, nodeSide, nodeSideTotal: r(Object.values(nodeSide).reduce((a, b) => a + b, 0)) };

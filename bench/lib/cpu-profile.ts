@@ -6,9 +6,22 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 /** Where a frame's code lives, coarsely. */
 export function areaOf(f: CallFrame): string {
@@ -32,7 +45,10 @@ function selfTimes(p: Profile, key: (f: CallFrame) => string): Map<string, numbe
 }
 
 function top(m: Map<string, number>, n: number, total: number): string[] {
-  return [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => `  ${ms.toFixed(0).padStart(8)} ms ${((ms / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, ms]) => `  ${ms.toFixed(0).padStart(8)} ms ${((ms / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 }
 
 /** A text summary of every .cpuprofile in `dir` (the largest first). */
@@ -45,8 +61,17 @@ export function summarizeProfiles(dir: string, n = 25): string {
     const areas = selfTimes(p, areaOf);
     const total = [...areas.values()].reduce((a, b) => a + b, 0);
     const busy = total - (areas.get('(idle)') ?? 0);
-    out.push(`\n${f}: ${(total / 1000).toFixed(1)} s profiled, ${(busy / 1000).toFixed(1)} s not idle`, 'by area (self time):', ...top(areas, n, total),
-      'by function (self time):', ...top(selfTimes(p, (c) => `${c.functionName || '(anonymous)'} ${areaOf(c)}:${c.lineNumber + 1}`), n, total));
+    out.push(
+      `\n${f}: ${(total / 1000).toFixed(1)} s profiled, ${(busy / 1000).toFixed(1)} s not idle`,
+      'by area (self time):',
+      ...top(areas, n, total),
+      'by function (self time):',
+      ...top(
+        selfTimes(p, (c) => `${c.functionName || '(anonymous)'} ${areaOf(c)}:${c.lineNumber + 1}`),
+        n,
+        total,
+      ),
+    );
   }
   return out.join('\n');
 }

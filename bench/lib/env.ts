@@ -27,11 +27,20 @@ export const KWOK_NODE = 'bench-kwok';
 export const HOLLOW_NODE = 'bench-hollow';
 
 /** Admin clients. */
-export interface Clients { kc: k8s.KubeConfig; core: k8s.CoreV1Api; apps: k8s.AppsV1Api; storage: k8s.StorageV1Api }
+export interface Clients {
+  kc: k8s.KubeConfig;
+  core: k8s.CoreV1Api;
+  apps: k8s.AppsV1Api;
+  storage: k8s.StorageV1Api;
+}
 
 /** A running nodelet started by the bench. */
 export interface BenchNodelet {
-  peer: Peer; rootDir: string; logFile: string; traceFile: string; pid: number;
+  peer: Peer;
+  rootDir: string;
+  logFile: string;
+  traceFile: string;
+  pid: number;
   /** Resolves with the exit code (or signal) when the process ends. */
   exited: Promise<number | string | null>;
   /** The last `n` lines of its log. */
@@ -64,7 +73,11 @@ export async function startBenchRegistry(modules: Record<string, string>): Promi
 }
 
 /** Options of {@link startBenchNodelet}. */
-export interface NodeletOpts { maxPods: number; extraArgs?: string[]; nodeOptions?: string[] }
+export interface NodeletOpts {
+  maxPods: number;
+  extraArgs?: string[];
+  nodeOptions?: string[];
+}
 
 /** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE. */
 export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Promise<BenchNodelet> {
@@ -72,32 +85,68 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   const creds = issueNodeCredentials(info, NODELET_NODE);
   const logFile = join(rootDir, 'nodelet.log');
   const traceFile = join(rootDir, 'trace.jsonl');
-  const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--kubeconfig=${creds.kubeconfig}`, `--hostname-override=${NODELET_NODE}`,
-    '--node-ip=127.0.0.1', `--root-dir=${rootDir}`, `--port=${await freePort()}`, '--address=127.0.0.1',
-    `--healthz-port=${await freePort()}`, `--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`,
-    `--client-ca-file=${info.caCert}`, `--max-pods=${o.maxPods}`, ...(o.extraArgs ?? [])];
+  const args = [
+    join(ROOT, 'bin', 'nodelet.mjs'),
+    `--kubeconfig=${creds.kubeconfig}`,
+    `--hostname-override=${NODELET_NODE}`,
+    '--node-ip=127.0.0.1',
+    `--root-dir=${rootDir}`,
+    `--port=${await freePort()}`,
+    '--address=127.0.0.1',
+    `--healthz-port=${await freePort()}`,
+    `--tls-cert-file=${creds.servingCert}`,
+    `--tls-private-key-file=${creds.servingKey}`,
+    `--client-ca-file=${info.caCert}`,
+    `--max-pods=${o.maxPods}`,
+    ...(o.extraArgs ?? []),
+  ];
   const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
   // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
   const env = { ...process.env, NODELET_BENCH_TRACE: traceFile };
   const peer = startPeer('nodelet', nodeBinary(), [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
   let stopping = false;
-  const exited = new Promise<number | string | null>((r) => peer.proc.once('exit', (code, sig) => { if (!stopping) r(code ?? sig); }));
+  const exited = new Promise<number | string | null>((r) =>
+    peer.proc.once('exit', (code, sig) => {
+      if (!stopping) r(code ?? sig);
+    }),
+  );
   return {
-    peer, rootDir, logFile, traceFile, pid: peer.proc.pid!, exited,
-    logTail: (n) => { try { return readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n'); } catch { return ''; } },
-    async stop() { stopping = true; await peer.stop('SIGTERM', 60_000); },
+    peer,
+    rootDir,
+    logFile,
+    traceFile,
+    pid: peer.proc.pid!,
+    exited,
+    logTail: (n) => {
+      try {
+        return readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n');
+      } catch {
+        return '';
+      }
+    },
+    async stop() {
+      stopping = true;
+      await peer.stop('SIGTERM', 60_000);
+    },
   };
 }
 
 /** Removes a nodelet root dir (after stop). */
-export function disposeRoot(dir: string): void { rmSync(dir, { recursive: true, force: true }); }
+export function disposeRoot(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
 
 /** Waits until node `name` is Ready. */
 export async function waitNodeReady(c: Clients, name: string, timeoutMs = 120_000): Promise<void> {
-  await waitFor(`node ${name} Ready`, async () => {
-    const n = await c.core.readNode({ name });
-    return n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
-  }, timeoutMs, 250);
+  await waitFor(
+    `node ${name} Ready`,
+    async () => {
+      const n = await c.core.readNode({ name });
+      return n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
+    },
+    timeoutMs,
+    250,
+  );
 }
 
 /** The taint on the kwok node (its pods tolerate it). */
@@ -116,7 +165,9 @@ export function kwokStagesConfig(): string {
   const base = join(modcache, 'sigs.k8s.io', `kwok@${KWOK_VERSION}`, 'kustomize', 'stage');
   const docs: string[] = [];
   for (const d of ['node/fast', 'node/heartbeat-with-lease', 'pod/fast']) {
-    for (const f of readdirSync(join(base, d)).filter((x) => x.endsWith('.yaml') && x !== 'kustomization.yaml').sort()) {
+    for (const f of readdirSync(join(base, d))
+      .filter((x) => x.endsWith('.yaml') && x !== 'kustomization.yaml')
+      .sort()) {
       docs.push(readFileSync(join(base, d, f), 'utf8'));
     }
   }
@@ -127,20 +178,38 @@ export function kwokStagesConfig(): string {
 /** Creates the fake Node for kwok and starts kwok (admin kubeconfig) managing nodes annotated kwok.x-k8s.io/node=fake. */
 export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number): Promise<{ peer: Peer; stop(): Promise<void> }> {
   const res = { cpu: '32', memory: '256Gi', pods: String(maxPods) };
-  await c.core.createNode({ body: {
-    metadata: { name: KWOK_NODE, annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
-      labels: { 'kubernetes.io/hostname': KWOK_NODE, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' } },
-    spec: { taints: [KWOK_TAINT] },
-    status: { allocatable: res, capacity: res },
-  } });
+  await c.core.createNode({
+    body: {
+      metadata: {
+        name: KWOK_NODE,
+        annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
+        labels: { 'kubernetes.io/hostname': KWOK_NODE, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      },
+      spec: { taints: [KWOK_TAINT] },
+      status: { allocatable: res, capacity: res },
+    },
+  });
   const dir = mkdtempSync(join(tmpdir(), 'nodelet-bench-kwok-'));
   writeFileSync(join(dir, 'stages.yaml'), kwokStagesConfig());
-  const peer = startPeer('kwok', buildPeers().kwok, [
-    `--kubeconfig=${info.adminKubeconfig}`, '--manage-all-nodes=false',
-    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', '--node-ip=127.0.0.2', '--cidr=10.1.0.0/16',
-    '--node-lease-duration-seconds=40', `--config=${join(dir, 'stages.yaml')}`,
-  ], join(dir, 'kwok.log'), { cwd: dir });
-  const stop = async () => { await peer.stop('SIGTERM', 10_000); rmSync(dir, { recursive: true, force: true }); };
+  const peer = startPeer(
+    'kwok',
+    buildPeers().kwok,
+    [
+      `--kubeconfig=${info.adminKubeconfig}`,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+      '--node-ip=127.0.0.2',
+      '--cidr=10.1.0.0/16',
+      '--node-lease-duration-seconds=40',
+      `--config=${join(dir, 'stages.yaml')}`,
+    ],
+    join(dir, 'kwok.log'),
+    { cwd: dir },
+  );
+  const stop = async () => {
+    await peer.stop('SIGTERM', 10_000);
+    rmSync(dir, { recursive: true, force: true });
+  };
   try {
     await waitNodeReady(c, KWOK_NODE, 120_000);
   } catch (e) {

@@ -37,13 +37,18 @@ export async function buildBenchC(name: string): Promise<string> {
 /** Builds bench/fixtures/big with the machine's Go for GOOS=wasip1 GOARCH=wasm (cached); returns the path. */
 export async function buildBigGo(): Promise<string> {
   const dir = join(FIXTURES, 'big');
-  const srcs = readdirSync(dir).filter((f) => f.endsWith('.go')).sort().map((f) => join(dir, f));
+  const srcs = readdirSync(dir)
+    .filter((f) => f.endsWith('.go'))
+    .sort()
+    .map((f) => join(dir, f));
   const out = join(BENCH_CACHE, `big-go-${hashOf(srcs)}.wasm`);
   if (existsSync(out)) return out;
   mkdirSync(BENCH_CACHE, { recursive: true });
   const tmp = `${out}.${process.pid}.tmp`;
   await run('go', ['build', '-trimpath', '-o', tmp, ...srcs], {
-    cwd: dir, timeout: 600_000, env: { ...process.env, GOOS: 'wasip1', GOARCH: 'wasm', GO111MODULE: 'off' },
+    cwd: dir,
+    timeout: 600_000,
+    env: { ...process.env, GOOS: 'wasip1', GOARCH: 'wasm', GO111MODULE: 'off' },
   });
   renameSync(tmp, out);
   return out;

@@ -20,7 +20,10 @@ export class PodWatch {
   private req?: { abort(): void };
   private waiters: Array<() => void> = [];
 
-  private constructor(private readonly kc: k8s.KubeConfig, readonly ns: string) {}
+  private constructor(
+    private readonly kc: k8s.KubeConfig,
+    readonly ns: string,
+  ) {}
 
   /** Starts watching `ns` and resolves once the watch is established. */
   static async start(kc: k8s.KubeConfig, ns: string): Promise<PodWatch> {
@@ -31,23 +34,29 @@ export class PodWatch {
 
   private async open(): Promise<void> {
     const watch = new k8s.Watch(this.kc);
-    this.req = await watch.watch(`/api/v1/namespaces/${this.ns}/pods`, { allowWatchBookmarks: false }, (type, pod: k8s.V1Pod) => {
-      const now = Date.now();
-      const name = pod.metadata!.name!;
-      if (type === 'DELETED') return;
-      const t = this.pods.get(name) ?? { created: new Date(pod.metadata!.creationTimestamp!).getTime() };
-      t.node = pod.spec?.nodeName;
-      t.phase = pod.status?.phase;
-      if (t.running === undefined && t.phase === 'Running') t.running = now;
-      if (t.finished === undefined && (t.phase === 'Succeeded' || t.phase === 'Failed')) t.finished = now;
-      this.pods.set(name, t);
-      const ws = this.waiters; this.waiters = [];
-      for (const f of ws) f();
-    }, (err) => {
-      if (!this.req) return;
-      if (err) process.stderr.write(`pod watch of ${this.ns} ended: ${String(err)}; reopening\n`);
-      void this.open().catch(() => undefined);
-    }) as { abort(): void };
+    this.req = (await watch.watch(
+      `/api/v1/namespaces/${this.ns}/pods`,
+      { allowWatchBookmarks: false },
+      (type, pod: k8s.V1Pod) => {
+        const now = Date.now();
+        const name = pod.metadata!.name!;
+        if (type === 'DELETED') return;
+        const t = this.pods.get(name) ?? { created: new Date(pod.metadata!.creationTimestamp!).getTime() };
+        t.node = pod.spec?.nodeName;
+        t.phase = pod.status?.phase;
+        if (t.running === undefined && t.phase === 'Running') t.running = now;
+        if (t.finished === undefined && (t.phase === 'Succeeded' || t.phase === 'Failed')) t.finished = now;
+        this.pods.set(name, t);
+        const ws = this.waiters;
+        this.waiters = [];
+        for (const f of ws) f();
+      },
+      (err) => {
+        if (!this.req) return;
+        if (err) process.stderr.write(`pod watch of ${this.ns} ended: ${String(err)}; reopening\n`);
+        void this.open().catch(() => undefined);
+      },
+    )) as { abort(): void };
   }
 
   /** Resolves once `ok()` is true (checked after each event); rejects after `timeoutMs`. */
@@ -56,7 +65,13 @@ export class PodWatch {
     while (!ok()) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise<void>((r) => { const t = setTimeout(r, Math.min(left, 1000)); this.waiters.push(() => { clearTimeout(t); r(); }); });
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(left, 1000));
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
     }
   }
 
@@ -69,6 +84,8 @@ export class PodWatch {
 
   /** Stops the watch. */
   stop(): void {
-    const r = this.req; this.req = undefined; r?.abort();
+    const r = this.req;
+    this.req = undefined;
+    r?.abort();
   }
 }

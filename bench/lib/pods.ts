@@ -30,7 +30,13 @@ export async function createNamespace(c: Clients, name: string): Promise<void> {
   await c.core.createNamespace({ body: { metadata: { name } } });
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (await c.core.readNamespacedServiceAccount({ name: 'default', namespace: name }).then(() => true, () => false)) return;
+    if (
+      await c.core.readNamespacedServiceAccount({ name: 'default', namespace: name }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`no default service account in ${name}`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -11,7 +11,9 @@ function ppidOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** `root` and all its descendants (alive now). */
@@ -39,11 +41,19 @@ function kbField(text: string, field: string): number | undefined {
 }
 
 /** Memory of a process tree, in bytes. `pss` is undefined when smaps_rollup is not readable. */
-export interface TreeMemory { pids: number; rss: number; pss?: number; threads: number; byProcess: Array<{ pid: number; comm: string; rssMiB: number }> }
+export interface TreeMemory {
+  pids: number;
+  rss: number;
+  pss?: number;
+  threads: number;
+  byProcess: Array<{ pid: number; comm: string; rssMiB: number }>;
+}
 
 /** Sums RSS (and PSS when readable) over the tree of `root`. */
 export function treeMemory(root: number): TreeMemory {
-  let rss = 0; let pss: number | undefined = 0; let threads = 0;
+  let rss = 0;
+  let pss: number | undefined = 0;
+  let threads = 0;
   const byProcess: TreeMemory['byProcess'] = [];
   const pids = processTree(root);
   for (const pid of pids) {
@@ -53,11 +63,15 @@ export function treeMemory(root: number): TreeMemory {
       rss += own;
       byProcess.push({ pid, comm: /^Name:\s+(\S+)/m.exec(status)?.[1] ?? '?', rssMiB: mib(own) });
       threads += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-    } catch { /* exited */ }
+    } catch {
+      /* exited */
+    }
     try {
       const v = kbField(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Pss');
       pss = v === undefined || pss === undefined ? undefined : pss + v * 1024;
-    } catch { pss = undefined; }
+    } catch {
+      pss = undefined;
+    }
   }
   return { pids: pids.length, rss, pss, threads, byProcess };
 }
@@ -70,7 +84,9 @@ export function treeCpuSeconds(root: number): number {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(f[11]) + Number(f[12]);
-    } catch { /* exited */ }
+    } catch {
+      /* exited */
+    }
   }
   return ticks / CLK_TCK;
 }

@@ -18,7 +18,15 @@ export async function mainThreadMemory(pid: number, file: string): Promise<Recor
     if (mems.length > before) {
       const m = mems.at(-1)!;
       const mb = (b: number) => Math.round((b / 1048576) * 10) / 10;
-      return { rssMiB: mb(m.rss), heapTotalMiB: mb(m.heapTotal), heapUsedMiB: mb(m.heapUsed), externalMiB: mb(m.external), arrayBuffersMiB: mb(m.arrayBuffers), codeKiB: m.codeKiB, spacesKiB: m.spacesKiB };
+      return {
+        rssMiB: mb(m.rss),
+        heapTotalMiB: mb(m.heapTotal),
+        heapUsedMiB: mb(m.heapUsed),
+        externalMiB: mb(m.external),
+        arrayBuffersMiB: mb(m.arrayBuffers),
+        codeKiB: m.codeKiB,
+        spacesKiB: m.spacesKiB,
+      };
     }
   }
   return undefined;
@@ -27,7 +35,10 @@ export async function mainThreadMemory(pid: number, file: string): Promise<Recor
 /** All events so far, in file order. */
 export function readTrace(file: string): TraceEvent[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as TraceEvent);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TraceEvent);
 }
 
 /** Worker events whose log path lies under pod logs of namespace `ns` (`<ns>_<pod>_<uid>`), ordered by start. */

@@ -10,7 +10,13 @@ import workerThreads from 'node:worker_threads';
 
 const file = process.env.NODELET_BENCH_TRACE;
 if (file && workerThreads.isMainThread) {
-  const write = (o) => { try { appendFileSync(file, `${JSON.stringify(o)}\n`); } catch { /* best effort */ } };
+  const write = (o) => {
+    try {
+      appendFileSync(file, `${JSON.stringify(o)}\n`);
+    } catch {
+      /* best effort */
+    }
+  };
   const compile = WebAssembly.compile;
   WebAssembly.compile = async function tracedCompile(bytes) {
     const t = performance.now();
@@ -21,13 +27,22 @@ if (file && workerThreads.isMainThread) {
   // Container starts and ends as the WASI provider publishes them (its workers are pooled, so
   // `new Worker` is no longer the start of a container): startMs = taking a worker → module running.
   const dc = await import('node:diagnostics_channel');
-  dc.subscribe('nodelet:wasi:container-start', (e) => write({ ev: 'worker', logPath: e.logPath, t0: Date.now() - e.startMs, startMs: e.startMs, waitMs: e.waitMs }));
-  dc.subscribe('nodelet:wasi:container-end', (e) => { if (e.runMs !== undefined) write({ ev: 'exit', logPath: e.logPath, runMs: e.runMs }); });
+  dc.subscribe('nodelet:wasi:container-start', (e) =>
+    write({ ev: 'worker', logPath: e.logPath, t0: Date.now() - e.startMs, startMs: e.startMs, waitMs: e.waitMs }),
+  );
+  dc.subscribe('nodelet:wasi:container-end', (e) => {
+    if (e.runMs !== undefined) write({ ev: 'exit', logPath: e.logPath, runMs: e.runMs });
+  });
   // On SIGUSR2: where the main thread's memory is (V8 heap spaces, external, array buffers).
   process.on('SIGUSR2', async () => {
     const v8 = await import('node:v8');
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_used_size / 1024)]));
     const code = v8.getHeapCodeStatistics();
-    write({ ev: 'mem', ...process.memoryUsage(), spacesKiB: spaces, codeKiB: Math.round((code.code_and_metadata_size + code.bytecode_and_metadata_size) / 1024) });
+    write({
+      ev: 'mem',
+      ...process.memoryUsage(),
+      spacesKiB: spaces,
+      codeKiB: Math.round((code.code_and_metadata_size + code.bytecode_and_metadata_size) / 1024),
+    });
   });
 }

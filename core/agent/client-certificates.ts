@@ -5,7 +5,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import {
-  bootstrapClientCert, CertificateManager, CertStore, CLIENT_KUBELET_SIGNER, CLIENT_USAGES, kubeconfigKeyPair, nodeClientSubject, type KeyPair,
+  bootstrapClientCert,
+  CertificateManager,
+  CertStore,
+  CLIENT_KUBELET_SIGNER,
+  CLIENT_USAGES,
+  kubeconfigKeyPair,
+  nodeClientSubject,
+  type KeyPair,
 } from '../certificates/index.ts';
 import type { NodeletOptions } from '../config/index.ts';
 
@@ -18,19 +25,38 @@ export async function startClientCertificates(o: NodeletOptions, log: Logger, si
   if (!o.kubeconfig) return undefined;
   const certLog = log.child({ component: 'certificates' });
   if (o.bootstrapKubeconfig) {
-    await bootstrapClientCert({ kubeconfig: o.kubeconfig, bootstrapKubeconfig: o.bootstrapKubeconfig, certDir: o.certDir, nodeName: o.nodeName, log: certLog, signal });
+    await bootstrapClientCert({
+      kubeconfig: o.kubeconfig,
+      bootstrapKubeconfig: o.bootstrapKubeconfig,
+      certDir: o.certDir,
+      nodeName: o.nodeName,
+      log: certLog,
+      signal,
+    });
   }
   if (!o.rotateCertificates) return undefined;
   let initial: KeyPair | undefined;
-  try { initial = kubeconfigKeyPair(o.kubeconfig); } catch (e) { certLog.warn({ err: (e as Error).message }, 'the kubeconfig\'s client certificate is unusable; requesting one'); }
+  try {
+    initial = kubeconfigKeyPair(o.kubeconfig);
+  } catch (e) {
+    certLog.warn({ err: (e as Error).message }, "the kubeconfig's client certificate is unusable; requesting one");
+  }
   let manager: CertificateManager | undefined;
   return {
-    credentials: () => { const p = manager?.current(); return p ? { cert: p.cert, key: p.key } : undefined; },
+    credentials: () => {
+      const p = manager?.current();
+      return p ? { cert: p.cert, key: p.key } : undefined;
+    },
     start(kubeConfig: () => KubeConfig) {
       manager = new CertificateManager({
-        name: 'client', signerName: CLIENT_KUBELET_SIGNER, usages: CLIENT_USAGES, log: certLog, initial,
+        name: 'client',
+        signerName: CLIENT_KUBELET_SIGNER,
+        usages: CLIENT_USAGES,
+        log: certLog,
+        initial,
         store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' }),
-        template: () => nodeClientSubject(o.nodeName), kubeConfig,
+        template: () => nodeClientSubject(o.nodeName),
+        kubeConfig,
       });
       manager.start();
     },

@@ -21,7 +21,23 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import { containerLogDir, podLogsRoot } from '../logs/index.ts';
 import type { PodController } from '../pods/index.ts';
-import { createKubeletServer, type ContainerTarget, type PodSource, loadServingCert, ensureLocalClient, localClientCa, type LocalClient, watchServingCert, alwaysAllow, type Authorizer, type AuthnOptions, apiTokenReviewer, cachedTokenAuthenticator, apiAccessReviewer, webhookAuthorizer } from '../server/index.ts';
+import {
+  createKubeletServer,
+  type ContainerTarget,
+  type PodSource,
+  loadServingCert,
+  ensureLocalClient,
+  localClientCa,
+  type LocalClient,
+  watchServingCert,
+  alwaysAllow,
+  type Authorizer,
+  type AuthnOptions,
+  apiTokenReviewer,
+  cachedTokenAuthenticator,
+  apiAccessReviewer,
+  webhookAuthorizer,
+} from '../server/index.ts';
 import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
 import type { KubeClients } from '../kube/index.ts';
 import { metricsText, nodeName as nodeNameGauge } from '../metrics/index.ts';
@@ -30,16 +46,19 @@ import { kubeletConfigOf } from './configz.ts';
 
 /** The authenticators and the authorizer for `o` (see the module comment). */
 export function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logger): { authn: AuthnOptions; authorizer: Authorizer } {
-  const token = clients && o.authenticationTokenWebhook
-    ? cachedTokenAuthenticator(apiTokenReviewer(clients.kc), o.authenticationTokenWebhookCacheTtlMs) : undefined;
+  const token =
+    clients && o.authenticationTokenWebhook ? cachedTokenAuthenticator(apiTokenReviewer(clients.kc), o.authenticationTokenWebhookCacheTtlMs) : undefined;
   let authorizer: Authorizer = alwaysAllow;
   if (o.authorizationMode === 'Webhook') {
     if (clients) {
       authorizer = webhookAuthorizer(apiAccessReviewer(clients.kc), {
-        authorizedTtlMs: o.authorizationWebhookCacheAuthorizedTtlMs, unauthorizedTtlMs: o.authorizationWebhookCacheUnauthorizedTtlMs,
+        authorizedTtlMs: o.authorizationWebhookCacheAuthorizedTtlMs,
+        unauthorizedTtlMs: o.authorizationWebhookCacheUnauthorizedTtlMs,
       });
     } else {
-      log.info('standalone mode: no apiserver for SubjectAccessReview, so --authorization-mode=Webhook allows every caller the client CA verified (AlwaysAllow)');
+      log.info(
+        'standalone mode: no apiserver for SubjectAccessReview, so --authorization-mode=Webhook allows every caller the client CA verified (AlwaysAllow)',
+      );
     }
   } else {
     log.warn('--authorization-mode=AlwaysAllow: every authenticated caller of the kubelet API may do everything');
@@ -76,7 +95,7 @@ async function clientCa(o: NodeletOptions, log: Logger, clients?: KubeClients): 
   const cluster = clients?.kc.getCurrentCluster();
   const fromKubeconfig = cluster?.caFile ? readFileSync(cluster.caFile) : cluster?.caData ? Buffer.from(cluster.caData, 'base64') : undefined;
   if (fromKubeconfig) {
-    log.info({ caFile: cluster?.caFile }, 'no --client-ca-file: the kubelet API trusts client certificates signed by the kubeconfig\'s cluster CA');
+    log.info({ caFile: cluster?.caFile }, "no --client-ca-file: the kubelet API trusts client certificates signed by the kubeconfig's cluster CA");
     return { ca: fromKubeconfig };
   }
   if (!clients) {
@@ -88,7 +107,13 @@ async function clientCa(o: NodeletOptions, log: Logger, clients?: KubeClients): 
 }
 
 /** Starts the HTTPS API and the healthz endpoint; resolves with the bound port. */
-export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodController, nodeIP: string, clients?: KubeClients): Promise<{ port: number; close(): Promise<void> }> {
+export async function startKubeletApi(
+  o: NodeletOptions,
+  log: Logger,
+  pods: PodController,
+  nodeIP: string,
+  clients?: KubeClients,
+): Promise<{ port: number; close(): Promise<void> }> {
   const { ca, local } = await clientCa(o, log, clients);
   const apiLog = log.child({ component: 'kubelet-api' });
   let serving: { cert?: string; key?: string; certFile?: string } = {};
@@ -96,7 +121,10 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   let stopWatch: (() => void) | undefined;
   if (o.serverTLSBootstrap && clients) {
     manager = new CertificateManager({
-      name: 'serving', signerName: KUBELET_SERVING_SIGNER, usages: SERVING_USAGES, log: apiLog,
+      name: 'serving',
+      signerName: KUBELET_SERVING_SIGNER,
+      usages: SERVING_USAGES,
+      log: apiLog,
       store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-server', fallbackCertFile: o.tlsCertFile, fallbackKeyFile: o.tlsPrivateKeyFile }),
       template: () => ({ ...nodeClientSubject(o.nodeName), ...splitAddresses([o.nodeName, nodeIP]) }),
       kubeConfig: () => clients.kc,
@@ -106,19 +134,34 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
     if (!current) apiLog.info('serverTLSBootstrap: no serving certificate yet; TLS handshakes fail until its CSR is approved and signed');
     serving = current ? { cert: current.cert, key: current.key, certFile: new CertStore({ certDir: o.certDir, prefix: 'kubelet-server' }).currentPath() } : {};
   } else {
-    const loaded = await loadServingCert({ certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, certDir: o.certDir, nodeName: o.nodeName, addresses: [nodeIP, '127.0.0.1'] });
+    const loaded = await loadServingCert({
+      certFile: o.tlsCertFile,
+      keyFile: o.tlsPrivateKeyFile,
+      certDir: o.certDir,
+      nodeName: o.nodeName,
+      addresses: [nodeIP, '127.0.0.1'],
+    });
     serving = loaded;
     stopWatch = watchServingCert({
-      certFile: loaded.certFile, keyFile: loaded.keyFile, initial: loaded, log: apiLog,
+      certFile: loaded.certFile,
+      keyFile: loaded.keyFile,
+      initial: loaded,
+      log: apiLog,
       onChange: (pair) => server.updateTls({ cert: pair.cert, key: pair.key, ca }),
     });
   }
   const stats = new StatsCollector(o.nodeName, pods, log.child({ component: 'stats' }));
   nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
-    nodeName: o.nodeName, log /* the server adds component=kubelet-api */, pods: podSourceFor(pods, o.rootDir),
-    tls: { cert: serving.cert, key: serving.key, ca }, address: o.address, port: o.port,
-    healthzAddress: o.healthzBindAddress, healthzPort: o.healthzPort, logsRoot: podLogsRoot(o.rootDir),
+    nodeName: o.nodeName,
+    log /* the server adds component=kubelet-api */,
+    pods: podSourceFor(pods, o.rootDir),
+    tls: { cert: serving.cert, key: serving.key, ca },
+    address: o.address,
+    port: o.port,
+    healthzAddress: o.healthzBindAddress,
+    healthzPort: o.healthzPort,
+    logsRoot: podLogsRoot(o.rootDir),
     ...apiAuth(o, clients, log),
     stats: { snapshot: () => stats.snapshot(), metrics: () => metricsText(runningCounts(pods)), configz: () => kubeletConfigOf(o) },
   });
@@ -127,7 +170,10 @@ export async function startKubeletApi(o: NodeletOptions, log: Logger, pods: PodC
   log.info({ port: bound.port, healthzPort: bound.healthzPort }, 'kubelet API listening');
   if (local) {
     const curl = `curl --cacert ${serving.certFile} --cert ${local.certFile} --key ${local.keyFile} https://127.0.0.1:${bound.port}`;
-    log.info({ pods: `${curl}/pods`, logs: `${curl}/containerLogs/<namespace>/<pod>/<container>` }, 'standalone mode: read the kubelet API with this local client certificate');
+    log.info(
+      { pods: `${curl}/pods`, logs: `${curl}/containerLogs/<namespace>/<pod>/<container>` },
+      'standalone mode: read the kubelet API with this local client certificate',
+    );
   }
   return {
     port: bound.port,

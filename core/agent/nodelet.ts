@@ -20,7 +20,19 @@ import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1'
 import { type NodeletOptions, packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
 import { createKubeClients, type KubeClients } from '../kube/index.ts';
 import { NodeController, LeaseController, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
-import { PodController, predicateAdmitHandler, fixedAllocatable, startApiPodSource, apiStatusSink, readStaticPods, memoryStatusSink, ensureMirrorPod, mirrorAwareSink, createPodSetup, reportRefusedManifests } from '../pods/index.ts';
+import {
+  PodController,
+  predicateAdmitHandler,
+  fixedAllocatable,
+  startApiPodSource,
+  apiStatusSink,
+  readStaticPods,
+  memoryStatusSink,
+  ensureMirrorPod,
+  mirrorAwareSink,
+  createPodSetup,
+  reportRefusedManifests,
+} from '../pods/index.ts';
 import { EventRecorder, logEvents } from '../events/index.ts';
 import { openImageService, podImages } from '../images/index.ts';
 import { startKubeletApi } from './kubelet-api.ts';
@@ -42,10 +54,18 @@ export interface Nodelet {
 
 function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: number, contribution: NodeContribution): NodeShape {
   return {
-    nodeName: o.nodeName, nodeIP, kubeletPort: port, maxPods: o.maxPods, labels: o.nodeLabels,
-    taints: o.registerWithTaints, defaultTaint: o.defaultTaint, architecture: provider.architecture, os: provider.os,
+    nodeName: o.nodeName,
+    nodeIP,
+    kubeletPort: port,
+    maxPods: o.maxPods,
+    labels: o.nodeLabels,
+    taints: o.registerWithTaints,
+    defaultTaint: o.defaultTaint,
+    architecture: provider.architecture,
+    os: provider.os,
     kubeletVersion: `${KUBELET_COMPATIBLE_VERSION}.0-nodelet.${packageVersion()}`,
-    runtimeVersion: provider.runtimeVersion, contributions: [contribution],
+    runtimeVersion: provider.runtimeVersion,
+    contributions: [contribution],
   };
 }
 
@@ -77,8 +97,13 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     events,
   });
   const pods = new PodController({
-    nodeName: o.nodeName, hostIP: nodeIP, log: log.child({ component: 'pods' }),
-    route: providers.route, setup, events, resyncMs: o.syncFrequencyMs,
+    nodeName: o.nodeName,
+    hostIP: nodeIP,
+    log: log.child({ component: 'pods' }),
+    route: providers.route,
+    setup,
+    events,
+    resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
     admitHandlers: [deviceAdmitHandler(devices.manager), predicateAdmitHandler],
@@ -90,12 +115,26 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
   if (clients && o.registerNode) {
-    node = new NodeController(clients, { shape, host, rootDir: o.rootDir, updateMs: o.nodeStatusUpdateFrequencyMs, reportMs: o.nodeStatusReportFrequencyMs, log: log.child({ component: 'node' }), images: () => images.nodeImages(), extraResources: () => devices.extraResources() });
+    node = new NodeController(clients, {
+      shape,
+      host,
+      rootDir: o.rootDir,
+      updateMs: o.nodeStatusUpdateFrequencyMs,
+      reportMs: o.nodeStatusReportFrequencyMs,
+      log: log.child({ component: 'node' }),
+      images: () => images.nodeImages(),
+      extraResources: () => devices.extraResources(),
+    });
     await node.register(abort.signal);
     node.start();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
-    lease = new LeaseController(clients, { nodeName: o.nodeName, nodeUID: node.uid, durationSeconds: o.nodeLeaseDurationSeconds, log: log.child({ component: 'lease' }) });
+    lease = new LeaseController(clients, {
+      nodeName: o.nodeName,
+      nodeUID: node.uid,
+      durationSeconds: o.nodeLeaseDurationSeconds,
+      log: log.child({ component: 'lease' }),
+    });
     lease.start();
   }
   const registration = await startPluginRegistration(o, log, { [CSI_PLUGIN]: csi.handler, [DEVICE_PLUGIN]: devices.handler });
@@ -113,7 +152,10 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
-  log.info({ node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) }, 'nodelet is running');
+  log.info(
+    { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
+    'nodelet is running',
+  );
   const grace = () => Math.max(0, ...pods.pods().map((p) => p.spec?.terminationGracePeriodSeconds ?? 30)) * 1000;
   return {
     pods,

@@ -34,7 +34,11 @@ export function providerContainerId(containerID: string): string {
 export class StatsCollector {
   private readonly prev = new Map<string, { at: number; ns: number }>();
 
-  constructor(private readonly nodeName: string, private readonly pods: PodsView, private readonly log: Logger) {}
+  constructor(
+    private readonly nodeName: string,
+    private readonly pods: PodsView,
+    private readonly log: Logger,
+  ) {}
 
   /** Nano-cores since the kept sample of `key` (kept samples are renewed once they are ≥1 s old). */
   private rate(key: string, at: number, ns: number): number | undefined {
@@ -53,40 +57,58 @@ export class StatsCollector {
     let scrapeError = false;
     const seen = new Set<string>(['node']);
     const pods: PodUsage[] = [];
-    await Promise.all(this.pods.activePods().map(async (pod) => {
-      const m = pod.metadata!;
-      const provider = this.pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider;
-      if (!provider?.stats) return;
-      const containers: ContainerUsage[] = [];
-      for (const cs of pod.status?.containerStatuses ?? []) {
-        const started = cs.state?.running?.startedAt;
-        if (!started || !cs.containerID) continue;
-        try {
-          const st = await provider.stats(providerContainerId(cs.containerID));
-          const key = `${m.uid}/${cs.name}/${cs.containerID}`;
-          seen.add(key);
-          const ns = st.cpu?.usageCoreNanoSeconds;
-          containers.push({
-            name: cs.name, startTime: new Date(started), timestamp: st.timestamp,
-            cpuNs: ns, nanoCores: st.cpu?.usageNanoCores ?? (ns === undefined ? undefined : this.rate(key, st.timestamp.getTime(), ns)),
-            workingSetBytes: st.memory?.workingSetBytes, usageBytes: st.memory?.usageBytes,
-          });
-        } catch (e) {
-          // A container that ended between the status and the call is not an error.
-          if ((e as { code?: string }).code !== 'NotFound') {
-            scrapeError = true;
-            this.log.warn({ pod: `${m.namespace}/${m.name}`, container: cs.name, err: String(e) }, 'container stats failed');
+    await Promise.all(
+      this.pods.activePods().map(async (pod) => {
+        const m = pod.metadata!;
+        const provider = this.pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider;
+        if (!provider?.stats) return;
+        const containers: ContainerUsage[] = [];
+        for (const cs of pod.status?.containerStatuses ?? []) {
+          const started = cs.state?.running?.startedAt;
+          if (!started || !cs.containerID) continue;
+          try {
+            const st = await provider.stats(providerContainerId(cs.containerID));
+            const key = `${m.uid}/${cs.name}/${cs.containerID}`;
+            seen.add(key);
+            const ns = st.cpu?.usageCoreNanoSeconds;
+            containers.push({
+              name: cs.name,
+              startTime: new Date(started),
+              timestamp: st.timestamp,
+              cpuNs: ns,
+              nanoCores: st.cpu?.usageNanoCores ?? (ns === undefined ? undefined : this.rate(key, st.timestamp.getTime(), ns)),
+              workingSetBytes: st.memory?.workingSetBytes,
+              usageBytes: st.memory?.usageBytes,
+            });
+          } catch (e) {
+            // A container that ended between the status and the call is not an error.
+            if ((e as { code?: string }).code !== 'NotFound') {
+              scrapeError = true;
+              this.log.warn({ pod: `${m.namespace}/${m.name}`, container: cs.name, err: String(e) }, 'container stats failed');
+            }
           }
         }
-      }
-      if (containers.length) pods.push({ namespace: m.namespace!, name: m.name!, uid: m.uid!, startTime: pod.status?.startTime ? new Date(pod.status.startTime) : undefined, containers });
-    }));
+        if (containers.length)
+          pods.push({
+            namespace: m.namespace!,
+            name: m.name!,
+            uid: m.uid!,
+            startTime: pod.status?.startTime ? new Date(pod.status.startTime) : undefined,
+            containers,
+          });
+      }),
+    );
     for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
     return {
       node: {
-        nodeName: this.nodeName, startTime: PROCESS_START, timestamp: now, cpuNs,
+        nodeName: this.nodeName,
+        startTime: PROCESS_START,
+        timestamp: now,
+        cpuNs,
         nanoCores: this.rate('node', now.getTime(), cpuNs),
-        workingSetBytes: mem.rss, usageBytes: mem.rss, rssBytes: mem.rss,
+        workingSetBytes: mem.rss,
+        usageBytes: mem.rss,
+        rssBytes: mem.rss,
       },
       pods,
       scrapeError,
@@ -103,8 +125,10 @@ export function runningCounts(pods: PodsView): RunningCounts {
     out.perProvider[provider] = (out.perProvider[provider] ?? 0) + 1;
     let anyRunning = false;
     for (const cs of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-      if (cs.state?.running) { out.containers.running++; anyRunning = true; }
-      else if (cs.state?.terminated) out.containers.exited++;
+      if (cs.state?.running) {
+        out.containers.running++;
+        anyRunning = true;
+      } else if (cs.state?.terminated) out.containers.exited++;
       else if (cs.containerID) out.containers.created++;
     }
     if (anyRunning) out.pods++;

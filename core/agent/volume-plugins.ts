@@ -9,7 +9,14 @@
  * built by the root and passed in).
  */
 import {
-  configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin, VolumePluginRegistry, type VolumePlugin,
+  configMapPlugin,
+  downwardApiPlugin,
+  emptyDirPlugin,
+  hostPathPlugin,
+  projectedPlugin,
+  secretPlugin,
+  VolumePluginRegistry,
+  type VolumePlugin,
 } from '../volumes/index.ts';
 
 /** Plugins built by the root from running parts. */

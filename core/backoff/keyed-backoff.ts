@@ -16,7 +16,12 @@ export class Backoff {
   private readonly policy: BackoffPolicy;
   private readonly resetAfterMs: number;
 
-  constructor(initialMs = 10_000, maxMs = 300_000, private readonly now: () => number = Date.now, options: BackoffOptions = {}) {
+  constructor(
+    initialMs = 10_000,
+    maxMs = 300_000,
+    private readonly now: () => number = Date.now,
+    options: BackoffOptions = {},
+  ) {
     this.policy = { initialMs, maxMs, factor: options.factor };
     this.resetAfterMs = options.resetAfterMs ?? 2 * maxMs;
   }
@@ -42,14 +47,22 @@ export class Backoff {
   }
 
   /** The time of the last failure of `key`, or undefined. */
-  lastUpdate(key: string): number | undefined { return this.entries.get(key)?.lastUpdate; }
+  lastUpdate(key: string): number | undefined {
+    return this.entries.get(key)?.lastUpdate;
+  }
 
   /** The current delay of `key` (for messages), or 0. */
-  delay(key: string): number { return this.entries.get(key)?.delayMs ?? 0; }
+  delay(key: string): number {
+    return this.entries.get(key)?.delayMs ?? 0;
+  }
 
   /** Forgets `key`. */
-  reset(key: string): void { this.entries.delete(key); }
+  reset(key: string): void {
+    this.entries.delete(key);
+  }
 
   /** Forgets every key starting with `prefix` (a pod's containers). */
-  resetPrefix(prefix: string): void { for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k); }
+  resetPrefix(prefix: string): void {
+    for (const k of this.entries.keys()) if (k.startsWith(prefix)) this.entries.delete(k);
+  }
 }

@@ -63,9 +63,15 @@ export function isKubeconfigStillValid(file: string, log?: Logger, now = Date.no
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(file);
     const certs = kubeconfigCerts(kc);
-    if (certs.length === 0) { log?.warn({ kubeconfig: file }, 'existing kubeconfig has no client certificate'); return false; }
+    if (certs.length === 0) {
+      log?.warn({ kubeconfig: file }, 'existing kubeconfig has no client certificate');
+      return false;
+    }
     const expired = certs.find((c) => Date.parse(c.validTo) < now);
-    if (expired) { log?.warn({ kubeconfig: file, notAfter: expired.validTo }, 'part of the existing client certificate is expired'); return false; }
+    if (expired) {
+      log?.warn({ kubeconfig: file, notAfter: expired.validTo }, 'part of the existing client certificate is expired');
+      return false;
+    }
     return true;
   } catch (e) {
     log?.warn({ kubeconfig: file, err: (e as Error).message }, 'unable to read existing kubeconfig');
@@ -84,12 +90,22 @@ export async function digestedCsrName(keys: Awaited<ReturnType<typeof generateKe
 /** Writes a kubeconfig for the node (upstream writeKubeconfigFromBootstrapping). */
 export async function writeNodeKubeconfig(file: string, cluster: k8s.Cluster, pemPath: string): Promise<void> {
   const doc = {
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [{ name: 'default-cluster', cluster: {
-      server: cluster.server,
-      ...(cluster.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
-      ...(cluster.caFile ? { 'certificate-authority': path.resolve(cluster.caFile) } : cluster.caData ? { 'certificate-authority-data': cluster.caData } : {}),
-    } }],
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'default-cluster',
+        cluster: {
+          server: cluster.server,
+          ...(cluster.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
+          ...(cluster.caFile
+            ? { 'certificate-authority': path.resolve(cluster.caFile) }
+            : cluster.caData
+              ? { 'certificate-authority-data': cluster.caData }
+              : {}),
+        },
+      },
+    ],
     contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', namespace: 'default', user: 'default-auth' } }],
     'current-context': 'default-context',
     users: [{ name: 'default-auth', user: { 'client-certificate': pemPath, 'client-key': pemPath } }],
@@ -126,7 +142,11 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
   o.log.info({ bootstrapKubeconfig: o.bootstrapKubeconfig }, 'using the bootstrap kubeconfig to request a client certificate');
   const store = new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' });
   let keyPem: string | undefined;
-  try { keyPem = store.current()?.key; } catch { keyPem = undefined; }
+  try {
+    keyPem = store.current()?.key;
+  } catch {
+    keyPem = undefined;
+  }
   const tmpKey = path.join(o.certDir, TMP_KEY);
   if (!keyPem) {
     if (existsSync(tmpKey)) keyPem = readFileSync(tmpKey, 'utf8');

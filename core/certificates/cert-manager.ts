@@ -36,7 +36,8 @@ export function certSubject(pair: KeyPair): Required<Subject> {
   const orgs = lines.filter((l) => l.startsWith('O=')).map((l) => l.slice(2));
   const sans = (pair.leaf.subjectAltName ?? '').split(', ').filter(Boolean);
   return {
-    cn, orgs,
+    cn,
+    orgs,
     dnsNames: sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4)),
     ips: sans.filter((s) => s.startsWith('IP Address:')).map((s) => s.slice(11).toLowerCase()),
   };
@@ -141,7 +142,10 @@ export class CertificateManager {
     if (ms <= 0) return;
     await new Promise<void>((resolve) => {
       const t = setTimeout(done, ms);
-      function done() { clearTimeout(t); resolve(); }
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
       this.abort.signal.addEventListener('abort', done, { once: true });
     });
   }
@@ -154,13 +158,19 @@ export class CertificateManager {
       const wait = deadline - this.now();
       if (wait > 0 && deadline !== logged) {
         logged = deadline;
-        this.o.log.info({ deadline: new Date(deadline).toISOString(), notAfter: this.pair?.notAfter.toISOString() }, `waiting for the next ${this.o.name} certificate rotation`);
+        this.o.log.info(
+          { deadline: new Date(deadline).toISOString(), notAfter: this.pair?.notAfter.toISOString() },
+          `waiting for the next ${this.o.name} certificate rotation`,
+        );
       }
       // Re-check at least every minute so a template change (new node address) is noticed.
       await this.sleep(Math.min(wait, 60_000));
       if (signal.aborted) return;
       if (this.nextRotationDeadline() > this.now()) continue;
-      if (!this.o.template()) { await this.sleep(1000); continue; }
+      if (!this.o.template()) {
+        await this.sleep(1000);
+        continue;
+      }
       for (let attempt = 0; !signal.aborted; attempt++) {
         try {
           await this.rotate();

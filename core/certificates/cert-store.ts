@@ -33,7 +33,12 @@ export function pairTimestamp(d: Date): string {
 }
 
 function lstat(p: string) {
-  try { return lstatSync(p); } catch (e) { if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined; throw e; }
+  try {
+    return lstatSync(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
 }
 
 /** The file store (see the module comment). */

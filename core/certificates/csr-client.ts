@@ -30,10 +30,13 @@ export interface CsrRef {
 export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Promise<CsrRef> {
   const api = kc.makeApiClient(k8s.CertificatesV1Api);
   const body: k8s.V1CertificateSigningRequest = {
-    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest',
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
     metadata: r.name ? { name: r.name } : { generateName: 'csr-' },
     spec: {
-      request: Buffer.from(r.csrPem).toString('base64'), signerName: r.signerName, usages: [...r.usages],
+      request: Buffer.from(r.csrPem).toString('base64'),
+      signerName: r.signerName,
+      usages: [...r.usages],
       ...(r.expirationSeconds ? { expirationSeconds: r.expirationSeconds } : {}),
     },
   };
@@ -55,8 +58,10 @@ export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Pro
 export function issuedCertificate(csr: k8s.V1CertificateSigningRequest): string | undefined {
   let approved = false;
   for (const c of csr.status?.conditions ?? []) {
-    if (c.type === 'Denied') throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
-    if (c.type === 'Failed') throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
+    if (c.type === 'Denied')
+      throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
+    if (c.type === 'Failed')
+      throw nodeletError('NDL_TLS_BOOTSTRAP', `certificate signing request failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
     if (c.type === 'Approved') approved = true;
   }
   const cert = csr.status?.certificate;
@@ -100,10 +105,17 @@ async function nextChange(kc: k8s.KubeConfig, name: string, resourceVersion: str
     };
     const timer = setTimeout(finish, ms);
     signal?.addEventListener('abort', finish);
-    new k8s.Watch(kc).watch('/apis/certificates.k8s.io/v1/certificatesigningrequests',
-      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
-      () => finish(), () => finish())
-      .then((c) => { ctl = c; if (finished) c.abort(); })
+    new k8s.Watch(kc)
+      .watch(
+        '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+        { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
+        () => finish(),
+        () => finish(),
+      )
+      .then((c) => {
+        ctl = c;
+        if (finished) c.abort();
+      })
       .catch(() => setTimeout(finish, Math.min(ms, 1000)));
   });
 }

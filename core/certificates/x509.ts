@@ -39,7 +39,7 @@ export interface Subject {
 
 /** Generates a key pair (extractable, so it can be written as PEM). */
 export async function generateKeys(kind: KeyKind): Promise<Keys> {
-  const pair = await webcrypto.subtle.generateKey(ALGS[kind] as never, true, ['sign', 'verify']) as CryptoKeyPair;
+  const pair = (await webcrypto.subtle.generateKey(ALGS[kind] as never, true, ['sign', 'verify'])) as CryptoKeyPair;
   return { kind, pair };
 }
 
@@ -53,9 +53,14 @@ export async function privateKeyPem(keys: Keys): Promise<string> {
 /** Imports a PEM private key (PKCS#1, SEC1 or PKCS#8; RSA or ECDSA P-256) as WebCrypto keys. */
 export async function importKeys(pem: string): Promise<Keys> {
   const key = createPrivateKey(pem);
-  const kind: KeyKind = key.asymmetricKeyType === 'rsa' ? 'rsa' : key.asymmetricKeyType === 'ec' ? 'ecdsa' : (() => {
-    throw new Error(`unsupported private key type ${key.asymmetricKeyType}`);
-  })();
+  const kind: KeyKind =
+    key.asymmetricKeyType === 'rsa'
+      ? 'rsa'
+      : key.asymmetricKeyType === 'ec'
+        ? 'ecdsa'
+        : (() => {
+            throw new Error(`unsupported private key type ${key.asymmetricKeyType}`);
+          })();
   const pkcs8 = key.export({ format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(key).export({ format: 'der', type: 'spki' });
   const privateKey = await webcrypto.subtle.importKey('pkcs8', pkcs8, ALGS[kind] as never, true, ['sign']);
@@ -114,8 +119,14 @@ export async function createCertificate(o: CertificateOptions): Promise<x509.X50
   if (o.ca) extensions.push(await x509.SubjectKeyIdentifierExtension.create(o.publicKey));
   if (o.issuer) extensions.push(await x509.AuthorityKeyIdentifierExtension.create(o.issuer));
   return x509.X509CertificateGenerator.create({
-    serialNumber: serial(), subject: name, issuer: o.issuer ? o.issuer.subjectName : name,
-    notBefore: o.notBefore, notAfter: o.notAfter, extensions, publicKey: o.publicKey, signingKey: o.signing.pair.privateKey,
+    serialNumber: serial(),
+    subject: name,
+    issuer: o.issuer ? o.issuer.subjectName : name,
+    notBefore: o.notBefore,
+    notAfter: o.notAfter,
+    extensions,
+    publicKey: o.publicKey,
+    signingKey: o.signing.pair.privateKey,
     signingAlgorithm: SIGN[o.signing.kind],
   });
 }
@@ -129,7 +140,10 @@ export const KeyUsage = x509.KeyUsageFlags;
 /** Creates a PKCS#10 request (PEM) for `subject`, SANs in an extensionRequest as Go's MakeCSR does. */
 export async function createCsr(keys: Keys, subject: Subject): Promise<string> {
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: utf8Name(subject.cn, subject.orgs), keys: keys.pair, signingAlgorithm: SIGN[keys.kind], extensions: sanExtension(subject),
+    name: utf8Name(subject.cn, subject.orgs),
+    keys: keys.pair,
+    signingAlgorithm: SIGN[keys.kind],
+    extensions: sanExtension(subject),
   });
   return csr.toString('pem');
 }

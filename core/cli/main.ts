@@ -16,8 +16,12 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   switch (cmd.kind) {
-    case 'help': process.stdout.write(`${cmd.text}\n`); return 0;
-    case 'version': process.stdout.write(`${cmd.text}\n`); return 0;
+    case 'help':
+      process.stdout.write(`${cmd.text}\n`);
+      return 0;
+    case 'version':
+      process.stdout.write(`${cmd.text}\n`);
+      return 0;
     case 'subcommand': {
       const { runSubcommand } = await import('./subcommands.ts');
       return runSubcommand(cmd.name, cmd.args);

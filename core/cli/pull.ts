@@ -29,14 +29,19 @@ Flags:
 /** Runs `nodelet pull`; resolves to the exit code. */
 export async function runPull(args: string[]): Promise<number> {
   const { positionals, values, help } = parseSubcommandArgs('pull', args, PULL);
-  if (help) { process.stdout.write(`${PULL.usage}\n`); return 0; }
+  if (help) {
+    process.stdout.write(`${PULL.usage}\n`);
+    return 0;
+  }
   if (positionals.length !== 1) throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', 'nodelet pull: usage: nodelet pull <ref> [--root-dir DIR] [--insecure]');
   const image = positionals[0]!;
   const ref = parseReference(image);
   const rootDir = String(values['root-dir'] ?? DEFAULT_ROOT_DIR);
   const progress = progressWriter();
   const svc = await OciImageService.open({
-    rootDir, insecureRegistries: values.insecure ? [registryHostOf(ref)] : [], userAgent: 'nodelet-pull',
+    rootDir,
+    insecureRegistries: values.insecure ? [registryHostOf(ref)] : [],
+    userAgent: 'nodelet-pull',
     onProgress: (p) => progress(transferLine('pulling', p.digest, p.receivedBytes, p.totalBytes), p.receivedBytes >= p.totalBytes),
   });
   const img = await svc.pull(image, { pullPolicy: 'Always', credentials: await dockerConfigCredentials(), acceptLayerTypes: WASM_LAYER_TYPES });

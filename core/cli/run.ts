@@ -25,7 +25,11 @@ export async function runNodelet(options: NodeletOptions, warnings: string[]): P
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.info({ signal }, 'shutting down');
-  const force = setTimeout(() => { log.error('shutdown took too long, exiting'); flushLogger(); process.exit(1); }, agent.maxShutdownMs());
+  const force = setTimeout(() => {
+    log.error('shutdown took too long, exiting');
+    flushLogger();
+    process.exit(1);
+  }, agent.maxShutdownMs());
   force.unref();
   await agent.stop();
   log.info('stopped');

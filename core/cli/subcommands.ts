@@ -30,7 +30,9 @@ export interface SubcommandArgs {
 export function parseSubcommandArgs(_cmd: SubcommandName, args: readonly string[], spec: SubcommandSpec): SubcommandArgs {
   try {
     const { values, positionals } = parseArgs({
-      args: [...args], allowPositionals: true, strict: true,
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
       options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
     });
     const { help, ...rest } = values as Record<string, string | boolean | undefined>;
@@ -68,5 +70,7 @@ export function transferLine(verb: 'pushing' | 'pulling', digest: string, doneBy
  */
 export function progressWriter(): (line: string, complete: boolean) => void {
   const tty = process.stderr.isTTY === true;
-  return (line, complete) => { process.stderr.write(tty ? `\r${line}${complete ? '\n' : ''}` : `${line}\n`); };
+  return (line, complete) => {
+    process.stderr.write(tty ? `\r${line}${complete ? '\n' : ''}` : `${line}\n`);
+  };
 }

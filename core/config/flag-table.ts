@@ -6,8 +6,19 @@ import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import {
-  parseBool, parseDuration, parseIP, parseIntIn, parseList, parseLogFormat, parseLogLevel, parsePath, parsePort, parsePositiveDuration,
-  parsePositiveInt, parseQuantity, parseVerbosity,
+  parseBool,
+  parseDuration,
+  parseIP,
+  parseIntIn,
+  parseList,
+  parseLogFormat,
+  parseLogLevel,
+  parsePath,
+  parsePort,
+  parsePositiveDuration,
+  parsePositiveInt,
+  parseQuantity,
+  parseVerbosity,
 } from './values.ts';
 
 /** One flag: how it reads, what it sets, and how `--help` shows it. */
@@ -32,7 +43,6 @@ function parseAuthorizationMode(raw: string): AuthorizationMode {
   return raw as AuthorizationMode;
 }
 
-
 /** Parses a whole-number percentage 0-100. */
 export function parsePercent(raw: string): number {
   return parseIntIn(raw, 0, 100);
@@ -46,125 +56,447 @@ export function parseLogMaxFiles(raw: string): number {
 /** The flags, in help order. */
 export const FLAGS: readonly FlagSpec[] = [
   // upstream kubelet flags
-  { name: 'address', type: 'ip', default: '0.0.0.0', upstream: true,
-    help: 'IP address to serve the kubelet API on', apply: (s, r) => { s.address = parseIP(r); } },
-  { name: 'anonymous-auth', type: 'bool', default: 'false', upstream: true,
+  {
+    name: 'address',
+    type: 'ip',
+    default: '0.0.0.0',
+    upstream: true,
+    help: 'IP address to serve the kubelet API on',
+    apply: (s, r) => {
+      s.address = parseIP(r);
+    },
+  },
+  {
+    name: 'anonymous-auth',
+    type: 'bool',
+    default: 'false',
+    upstream: true,
     help: 'Serve requests without credentials as user system:anonymous, group system:unauthenticated (still authorized)',
-    apply: (s, r) => { s.anonymousAuth = parseBool(r); } },
-  { name: 'authentication-token-webhook', type: 'bool', default: 'true', upstream: true,
+    apply: (s, r) => {
+      s.anonymousAuth = parseBool(r);
+    },
+  },
+  {
+    name: 'authentication-token-webhook',
+    type: 'bool',
+    default: 'true',
+    upstream: true,
     help: 'Accept bearer tokens on the kubelet API, checked with a TokenReview (needs --kubeconfig)',
-    apply: (s, r) => { s.authenticationTokenWebhook = parseBool(r); } },
-  { name: 'authentication-token-webhook-cache-ttl', type: 'duration', default: '2m0s', upstream: true,
-    help: 'How long TokenReview answers are cached', apply: (s, r) => { s.authenticationTokenWebhookCacheTtlMs = parseDuration(r); } },
-  { name: 'authorization-mode', type: 'string', default: 'Webhook', upstream: true,
+    apply: (s, r) => {
+      s.authenticationTokenWebhook = parseBool(r);
+    },
+  },
+  {
+    name: 'authentication-token-webhook-cache-ttl',
+    type: 'duration',
+    default: '2m0s',
+    upstream: true,
+    help: 'How long TokenReview answers are cached',
+    apply: (s, r) => {
+      s.authenticationTokenWebhookCacheTtlMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'authorization-mode',
+    type: 'string',
+    default: 'Webhook',
+    upstream: true,
     help: 'Authorization mode for the kubelet API: Webhook (SubjectAccessReview; standalone: AlwaysAllow) or AlwaysAllow',
-    apply: (s, r) => { s.authorizationMode = parseAuthorizationMode(r); } },
-  { name: 'bootstrap-kubeconfig', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.authorizationMode = parseAuthorizationMode(r);
+    },
+  },
+  {
+    name: 'bootstrap-kubeconfig',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'kubeconfig (e.g. a bootstrap token) used to request a client certificate when --kubeconfig is missing or expired; --kubeconfig is then written',
-    apply: (s, r) => { s.bootstrapKubeconfig = parsePath(r); } },
-  { name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', default: '5m0s', upstream: true,
+    apply: (s, r) => {
+      s.bootstrapKubeconfig = parsePath(r);
+    },
+  },
+  {
+    name: 'authorization-webhook-cache-authorized-ttl',
+    type: 'duration',
+    default: '5m0s',
+    upstream: true,
     help: 'How long allowed SubjectAccessReview answers are cached',
-    apply: (s, r) => { s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(r); } },
-  { name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', default: '30s', upstream: true,
+    apply: (s, r) => {
+      s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'authorization-webhook-cache-unauthorized-ttl',
+    type: 'duration',
+    default: '30s',
+    upstream: true,
     help: 'How long denied SubjectAccessReview answers are cached',
-    apply: (s, r) => { s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(r); } },
-  { name: 'cert-dir', type: 'string', default: '<root-dir>/pki', upstream: true,
+    apply: (s, r) => {
+      s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'cert-dir',
+    type: 'string',
+    default: '<root-dir>/pki',
+    upstream: true,
     help: 'Directory of the certificates: kubelet.crt/.key (self-signed serving) and kubelet-client-*.pem, kubelet-server-*.pem (issued through CSRs)',
-    apply: (s, r) => { s.certDir = parsePath(r); } },
-  { name: 'client-ca-file', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.certDir = parsePath(r);
+    },
+  },
+  {
+    name: 'client-ca-file',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'CA bundle that verifies client certificates on the kubelet API',
-    apply: (s, r) => { s.clientCAFile = parsePath(r); } },
-  { name: 'config', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.clientCAFile = parsePath(r);
+    },
+  },
+  {
+    name: 'config',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it',
-    apply: (s, r) => { s.config = parsePath(r); } },
-  { name: 'container-log-max-files', type: 'int', default: '5', upstream: true,
+    apply: (s, r) => {
+      s.config = parsePath(r);
+    },
+  },
+  {
+    name: 'container-log-max-files',
+    type: 'int',
+    default: '5',
+    upstream: true,
     help: 'Maximum number of log files kept per container (at least 2)',
-    apply: (s, r) => { s.containerLogMaxFiles = parseLogMaxFiles(r); } },
-  { name: 'container-log-max-size', type: 'string', default: '10Mi', upstream: true,
+    apply: (s, r) => {
+      s.containerLogMaxFiles = parseLogMaxFiles(r);
+    },
+  },
+  {
+    name: 'container-log-max-size',
+    type: 'string',
+    default: '10Mi',
+    upstream: true,
     help: 'Size at which a container log file is rotated (e.g. 10Mi)',
-    apply: (s, r) => { s.containerLogMaxSize = parseQuantity(r); } },
-  { name: 'healthz-bind-address', type: 'ip', default: '127.0.0.1', upstream: true,
-    help: 'IP address for the healthz server', apply: (s, r) => { s.healthzBindAddress = parseIP(r); } },
-  { name: 'healthz-port', type: 'int', default: '10248', upstream: true,
+    apply: (s, r) => {
+      s.containerLogMaxSize = parseQuantity(r);
+    },
+  },
+  {
+    name: 'healthz-bind-address',
+    type: 'ip',
+    default: '127.0.0.1',
+    upstream: true,
+    help: 'IP address for the healthz server',
+    apply: (s, r) => {
+      s.healthzBindAddress = parseIP(r);
+    },
+  },
+  {
+    name: 'healthz-port',
+    type: 'int',
+    default: '10248',
+    upstream: true,
     help: 'Port of the healthz server (0 picks a free port, for tests)',
-    apply: (s, r) => { s.healthzPort = parsePort(r, true); } },
-  { name: 'hostname-override', type: 'string', default: '', upstream: true,
-    help: 'Node name to use instead of the host name', apply: (s, r) => { s.hostnameOverride = r; } },
-  { name: 'image-gc-high-threshold', type: 'int', default: '85', upstream: true,
+    apply: (s, r) => {
+      s.healthzPort = parsePort(r, true);
+    },
+  },
+  {
+    name: 'hostname-override',
+    type: 'string',
+    default: '',
+    upstream: true,
+    help: 'Node name to use instead of the host name',
+    apply: (s, r) => {
+      s.hostnameOverride = r;
+    },
+  },
+  {
+    name: 'image-gc-high-threshold',
+    type: 'int',
+    default: '85',
+    upstream: true,
     help: 'Disk usage percent at which image garbage collection always runs',
-    apply: (s, r) => { s.imageGCHighThresholdPercent = parsePercent(r); } },
-  { name: 'image-gc-low-threshold', type: 'int', default: '80', upstream: true,
+    apply: (s, r) => {
+      s.imageGCHighThresholdPercent = parsePercent(r);
+    },
+  },
+  {
+    name: 'image-gc-low-threshold',
+    type: 'int',
+    default: '80',
+    upstream: true,
     help: 'Disk usage percent image garbage collection frees down to (below the high threshold)',
-    apply: (s, r) => { s.imageGCLowThresholdPercent = parsePercent(r); } },
-  { name: 'kubeconfig', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.imageGCLowThresholdPercent = parsePercent(r);
+    },
+  },
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'kubeconfig for the API server; without it nodelet runs standalone (static pods only)',
-    apply: (s, r) => { s.kubeconfig = parsePath(r); } },
-  { name: 'max-pods', type: 'int', default: '110', upstream: true,
-    help: 'Number of pods this node can run', apply: (s, r) => { s.maxPods = parsePositiveInt(r); } },
-  { name: 'node-ip', type: 'ip', default: '', upstream: true,
-    help: 'IP address of the node reported in its status', apply: (s, r) => { s.nodeIP = parseIP(r); } },
-  { name: 'node-labels', type: 'mapStringString', default: '', upstream: true,
+    apply: (s, r) => {
+      s.kubeconfig = parsePath(r);
+    },
+  },
+  {
+    name: 'max-pods',
+    type: 'int',
+    default: '110',
+    upstream: true,
+    help: 'Number of pods this node can run',
+    apply: (s, r) => {
+      s.maxPods = parsePositiveInt(r);
+    },
+  },
+  {
+    name: 'node-ip',
+    type: 'ip',
+    default: '',
+    upstream: true,
+    help: 'IP address of the node reported in its status',
+    apply: (s, r) => {
+      s.nodeIP = parseIP(r);
+    },
+  },
+  {
+    name: 'node-labels',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
     help: 'Labels to add when registering, key=value,... (kubernetes.io/ and k8s.io/ keys only from the kubelet-allowed set)',
-    apply: (s, r) => { s.nodeLabels = { ...s.nodeLabels, ...parseNodeLabels(r) }; } },
-  { name: 'node-status-update-frequency', type: 'duration', default: '10s', upstream: true,
+    apply: (s, r) => {
+      s.nodeLabels = { ...s.nodeLabels, ...parseNodeLabels(r) };
+    },
+  },
+  {
+    name: 'node-status-update-frequency',
+    type: 'duration',
+    default: '10s',
+    upstream: true,
     help: 'How often node status is computed (and posted when changed)',
-    apply: (s, r) => { s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(r); } },
-  { name: 'pod-manifest-path', type: 'string', default: '<bundled examples/static-pods when standalone>', upstream: true,
-    help: 'Directory (or file) of static pod manifests', apply: (s, r) => { s.podManifestPath = parsePath(r); } },
-  { name: 'port', type: 'int', default: '10250', upstream: true,
+    apply: (s, r) => {
+      s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'pod-manifest-path',
+    type: 'string',
+    default: '<bundled examples/static-pods when standalone>',
+    upstream: true,
+    help: 'Directory (or file) of static pod manifests',
+    apply: (s, r) => {
+      s.podManifestPath = parsePath(r);
+    },
+  },
+  {
+    name: 'port',
+    type: 'int',
+    default: '10250',
+    upstream: true,
     help: 'Port of the kubelet API (HTTPS; 0 picks a free port, for tests)',
-    apply: (s, r) => { s.port = parsePort(r, true); } },
-  { name: 'register-node', type: 'bool', default: 'true', upstream: true,
-    help: 'Register the node with the API server', apply: (s, r) => { s.registerNode = parseBool(r); } },
-  { name: 'register-with-taints', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.port = parsePort(r, true);
+    },
+  },
+  {
+    name: 'register-node',
+    type: 'bool',
+    default: 'true',
+    upstream: true,
+    help: 'Register the node with the API server',
+    apply: (s, r) => {
+      s.registerNode = parseBool(r);
+    },
+  },
+  {
+    name: 'register-with-taints',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'Taints to register the node with, key=value:Effect,...',
-    apply: (s, r) => { s.registerWithTaints = parseTaints(r); } },
-  { name: 'root-dir', type: 'string', default: '/var/lib/nodelet', upstream: true,
-    help: 'Directory for nodelet state (pods, plugins, logs, certificates)', apply: (s, r) => { s.rootDir = parsePath(r); } },
-  { name: 'rotate-certificates', type: 'bool', default: 'false', upstream: true,
+    apply: (s, r) => {
+      s.registerWithTaints = parseTaints(r);
+    },
+  },
+  {
+    name: 'root-dir',
+    type: 'string',
+    default: '/var/lib/nodelet',
+    upstream: true,
+    help: 'Directory for nodelet state (pods, plugins, logs, certificates)',
+    apply: (s, r) => {
+      s.rootDir = parsePath(r);
+    },
+  },
+  {
+    name: 'rotate-certificates',
+    type: 'bool',
+    default: 'false',
+    upstream: true,
     help: 'Rotate the client certificate through CSRs before it expires (config: rotateCertificates)',
-    apply: (s, r) => { s.rotateCertificates = parseBool(r); } },
-  { name: 'rotate-server-certificates', type: 'bool', default: 'false', upstream: true,
+    apply: (s, r) => {
+      s.rotateCertificates = parseBool(r);
+    },
+  },
+  {
+    name: 'rotate-server-certificates',
+    type: 'bool',
+    default: 'false',
+    upstream: true,
     help: 'Request the serving certificate through kubernetes.io/kubelet-serving CSRs and rotate it (config: serverTLSBootstrap)',
-    apply: (s, r) => { s.serverTLSBootstrap = parseBool(r); } },
-  { name: 'sync-frequency', type: 'duration', default: '1m0s', upstream: true,
-    help: 'Maximum period between pod syncs', apply: (s, r) => { s.syncFrequencyMs = parsePositiveDuration(r); } },
-  { name: 'tls-cert-file', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.serverTLSBootstrap = parseBool(r);
+    },
+  },
+  {
+    name: 'sync-frequency',
+    type: 'duration',
+    default: '1m0s',
+    upstream: true,
+    help: 'Maximum period between pod syncs',
+    apply: (s, r) => {
+      s.syncFrequencyMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'tls-cert-file',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'Serving certificate of the kubelet API (otherwise one is made in --cert-dir)',
-    apply: (s, r) => { s.tlsCertFile = parsePath(r); } },
-  { name: 'tls-private-key-file', type: 'string', default: '', upstream: true,
-    help: 'Private key matching --tls-cert-file', apply: (s, r) => { s.tlsPrivateKeyFile = parsePath(r); } },
-  { name: 'logging-format', type: 'string', default: '', upstream: true,
+    apply: (s, r) => {
+      s.tlsCertFile = parsePath(r);
+    },
+  },
+  {
+    name: 'tls-private-key-file',
+    type: 'string',
+    default: '',
+    upstream: true,
+    help: 'Private key matching --tls-cert-file',
+    apply: (s, r) => {
+      s.tlsPrivateKeyFile = parsePath(r);
+    },
+  },
+  {
+    name: 'logging-format',
+    type: 'string',
+    default: '',
+    upstream: true,
     help: 'Log format: text or json (default: text when stderr is a terminal, else json)',
-    apply: (s, r) => { s.loggingFormat = parseLogFormat(r); } },
-  { name: 'v', type: 'level', default: '0', upstream: true,
+    apply: (s, r) => {
+      s.loggingFormat = parseLogFormat(r);
+    },
+  },
+  {
+    name: 'v',
+    type: 'level',
+    default: '0',
+    upstream: true,
     help: 'Log verbosity: 0-1 info, 2-3 debug, 4+ trace (a level name is accepted too)',
-    apply: (s, r) => { s.verbosityLevel = parseVerbosity(r); } },
+    apply: (s, r) => {
+      s.verbosityLevel = parseVerbosity(r);
+    },
+  },
   // nodelet's own flags
-  { name: 'default-provider', type: 'string', default: 'wasi', upstream: false,
-    help: 'Provider for pods whose RuntimeClass names none', apply: (s, r) => { s.defaultProvider = nonEmpty(r); } },
-  { name: 'default-taint', type: 'bool', default: 'true', upstream: false,
-    help: 'Register with the taint kubernetes.io/arch=wasm32-wasi:NoSchedule', apply: (s, r) => { s.defaultTaint = parseBool(r); } },
-  { name: 'device-endpoint-grace-period', type: 'duration', default: '5m0s', upstream: false,
-    help: 'How long a stopped device plugin\'s resource keeps its capacity (allocatable drops to 0 at once) before it is reported as 0',
-    apply: (s, r) => { s.deviceEndpointGracePeriodMs = parsePositiveDuration(r); } },
-  { name: 'image-pull-progress-deadline', type: 'duration', default: '5m0s', upstream: false,
-    help: 'A registry response (manifest, blob, token) that sends nothing for this long fails the pull (containerd\'s image_pull_progress_timeout)',
-    apply: (s, r) => { s.imagePullProgressDeadlineMs = parsePositiveDuration(r); } },
-  { name: 'insecure-registries', type: 'strings', default: '', upstream: false,
+  {
+    name: 'default-provider',
+    type: 'string',
+    default: 'wasi',
+    upstream: false,
+    help: 'Provider for pods whose RuntimeClass names none',
+    apply: (s, r) => {
+      s.defaultProvider = nonEmpty(r);
+    },
+  },
+  {
+    name: 'default-taint',
+    type: 'bool',
+    default: 'true',
+    upstream: false,
+    help: 'Register with the taint kubernetes.io/arch=wasm32-wasi:NoSchedule',
+    apply: (s, r) => {
+      s.defaultTaint = parseBool(r);
+    },
+  },
+  {
+    name: 'device-endpoint-grace-period',
+    type: 'duration',
+    default: '5m0s',
+    upstream: false,
+    help: "How long a stopped device plugin's resource keeps its capacity (allocatable drops to 0 at once) before it is reported as 0",
+    apply: (s, r) => {
+      s.deviceEndpointGracePeriodMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'image-pull-progress-deadline',
+    type: 'duration',
+    default: '5m0s',
+    upstream: false,
+    help: "A registry response (manifest, blob, token) that sends nothing for this long fails the pull (containerd's image_pull_progress_timeout)",
+    apply: (s, r) => {
+      s.imagePullProgressDeadlineMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'insecure-registries',
+    type: 'strings',
+    default: '',
+    upstream: false,
     help: 'Registries (host[:port]) pulled over plain HTTP, comma-separated or repeated',
-    apply: (s, r) => { s.insecureRegistries = [...(s.insecureRegistries ?? []), ...parseList(r)]; } },
-  { name: 'log-level', type: 'string', default: 'info', upstream: false,
-    help: 'Log level: trace, debug, info, warn, error (overrides --v)', apply: (s, r) => { s.logLevel = parseLogLevel(r); } },
-  { name: 'node-lease-duration-seconds', type: 'int', default: '40', upstream: false,
+    apply: (s, r) => {
+      s.insecureRegistries = [...(s.insecureRegistries ?? []), ...parseList(r)];
+    },
+  },
+  {
+    name: 'log-level',
+    type: 'string',
+    default: 'info',
+    upstream: false,
+    help: 'Log level: trace, debug, info, warn, error (overrides --v)',
+    apply: (s, r) => {
+      s.logLevel = parseLogLevel(r);
+    },
+  },
+  {
+    name: 'node-lease-duration-seconds',
+    type: 'int',
+    default: '40',
+    upstream: false,
     help: 'Node Lease duration (upstream: config file only); renewed every quarter of it',
-    apply: (s, r) => { s.nodeLeaseDurationSeconds = parsePositiveInt(r); } },
-  { name: 'node-status-report-frequency', type: 'duration', default: '5m0s', upstream: false,
+    apply: (s, r) => {
+      s.nodeLeaseDurationSeconds = parsePositiveInt(r);
+    },
+  },
+  {
+    name: 'node-status-report-frequency',
+    type: 'duration',
+    default: '5m0s',
+    upstream: false,
     help: 'How often node status is posted when unchanged (upstream: config file only)',
-    apply: (s, r) => { s.nodeStatusReportFrequencyMs = parsePositiveDuration(r); } },
-  { name: 'providers-dir', type: 'strings', default: '<root-dir>/providers,<bundled providers>', upstream: false,
+    apply: (s, r) => {
+      s.nodeStatusReportFrequencyMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'providers-dir',
+    type: 'strings',
+    default: '<root-dir>/providers,<bundled providers>',
+    upstream: false,
     help: 'Directories searched for provider packages, comma-separated or repeated',
-    apply: (s, r) => { s.providersDir = [...(s.providersDir ?? []), ...parseList(r).map(parsePath)]; } },
+    apply: (s, r) => {
+      s.providersDir = [...(s.providersDir ?? []), ...parseList(r).map(parsePath)];
+    },
+  },
 ];
 
 function nonEmpty(raw: string): string {

@@ -12,7 +12,15 @@ import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
 import {
-  parseBool, parseDuration, parseIP, parsePort, parsePositiveDuration, parsePositiveInt, parseQuantity, parseVerbosity, parseLogFormat,
+  parseBool,
+  parseDuration,
+  parseIP,
+  parsePort,
+  parsePositiveDuration,
+  parsePositiveInt,
+  parseQuantity,
+  parseVerbosity,
+  parseLogFormat,
 } from './values.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -53,35 +61,93 @@ function parseMode(v: unknown): AuthorizationMode {
 
 /** The supported fields, by dotted path. */
 const FIELDS: Readonly<Record<string, FieldApply>> = {
-  address: (s, v) => { s.address = parseIP(str(v)); },
-  port: (s, v) => { s.port = parsePort(str(v), true); },
-  healthzPort: (s, v) => { s.healthzPort = parsePort(str(v), true); },
-  healthzBindAddress: (s, v) => { s.healthzBindAddress = parseIP(str(v)); },
-  maxPods: (s, v) => { s.maxPods = parsePositiveInt(str(v)); },
-  registerNode: (s, v) => { s.registerNode = parseBool(str(v)); },
-  registerWithTaints: (s, v) => { s.registerWithTaints = parseTaintList(v); },
-  nodeStatusUpdateFrequency: (s, v) => { s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(str(v)); },
-  nodeStatusReportFrequency: (s, v) => { s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v)); },
-  nodeLeaseDurationSeconds: (s, v) => { s.nodeLeaseDurationSeconds = parsePositiveInt(str(v)); },
-  syncFrequency: (s, v) => { s.syncFrequencyMs = parsePositiveDuration(str(v)); },
-  staticPodPath: (s, v, dir) => { s.podManifestPath = filePath(v, dir); },
-  tlsCertFile: (s, v, dir) => { s.tlsCertFile = filePath(v, dir); },
-  tlsPrivateKeyFile: (s, v, dir) => { s.tlsPrivateKeyFile = filePath(v, dir); },
-  'authentication.x509.clientCAFile': (s, v, dir) => { s.clientCAFile = filePath(v, dir); },
-  'authentication.anonymous.enabled': (s, v) => { s.anonymousAuth = parseBool(str(v)); },
-  'authentication.webhook.enabled': (s, v) => { s.authenticationTokenWebhook = parseBool(str(v)); },
-  'authentication.webhook.cacheTTL': (s, v) => { s.authenticationTokenWebhookCacheTtlMs = parseDuration(str(v)); },
-  'authorization.mode': (s, v) => { s.authorizationMode = parseMode(v); },
-  rotateCertificates: (s, v) => { s.rotateCertificates = parseBool(str(v)); },
-  serverTLSBootstrap: (s, v) => { s.serverTLSBootstrap = parseBool(str(v)); },
-  'authorization.webhook.cacheAuthorizedTTL': (s, v) => { s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(str(v)); },
-  'authorization.webhook.cacheUnauthorizedTTL': (s, v) => { s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(str(v)); },
-  imageGCHighThresholdPercent: (s, v) => { s.imageGCHighThresholdPercent = parsePercent(str(v)); },
-  imageGCLowThresholdPercent: (s, v) => { s.imageGCLowThresholdPercent = parsePercent(str(v)); },
-  containerLogMaxSize: (s, v) => { s.containerLogMaxSize = parseQuantity(str(v)); },
-  containerLogMaxFiles: (s, v) => { s.containerLogMaxFiles = parseLogMaxFiles(str(v)); },
-  'logging.verbosity': (s, v) => { s.verbosityLevel = parseVerbosity(str(v)); },
-  'logging.format': (s, v) => { s.loggingFormat = parseLogFormat(str(v)); },
+  address: (s, v) => {
+    s.address = parseIP(str(v));
+  },
+  port: (s, v) => {
+    s.port = parsePort(str(v), true);
+  },
+  healthzPort: (s, v) => {
+    s.healthzPort = parsePort(str(v), true);
+  },
+  healthzBindAddress: (s, v) => {
+    s.healthzBindAddress = parseIP(str(v));
+  },
+  maxPods: (s, v) => {
+    s.maxPods = parsePositiveInt(str(v));
+  },
+  registerNode: (s, v) => {
+    s.registerNode = parseBool(str(v));
+  },
+  registerWithTaints: (s, v) => {
+    s.registerWithTaints = parseTaintList(v);
+  },
+  nodeStatusUpdateFrequency: (s, v) => {
+    s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(str(v));
+  },
+  nodeStatusReportFrequency: (s, v) => {
+    s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v));
+  },
+  nodeLeaseDurationSeconds: (s, v) => {
+    s.nodeLeaseDurationSeconds = parsePositiveInt(str(v));
+  },
+  syncFrequency: (s, v) => {
+    s.syncFrequencyMs = parsePositiveDuration(str(v));
+  },
+  staticPodPath: (s, v, dir) => {
+    s.podManifestPath = filePath(v, dir);
+  },
+  tlsCertFile: (s, v, dir) => {
+    s.tlsCertFile = filePath(v, dir);
+  },
+  tlsPrivateKeyFile: (s, v, dir) => {
+    s.tlsPrivateKeyFile = filePath(v, dir);
+  },
+  'authentication.x509.clientCAFile': (s, v, dir) => {
+    s.clientCAFile = filePath(v, dir);
+  },
+  'authentication.anonymous.enabled': (s, v) => {
+    s.anonymousAuth = parseBool(str(v));
+  },
+  'authentication.webhook.enabled': (s, v) => {
+    s.authenticationTokenWebhook = parseBool(str(v));
+  },
+  'authentication.webhook.cacheTTL': (s, v) => {
+    s.authenticationTokenWebhookCacheTtlMs = parseDuration(str(v));
+  },
+  'authorization.mode': (s, v) => {
+    s.authorizationMode = parseMode(v);
+  },
+  rotateCertificates: (s, v) => {
+    s.rotateCertificates = parseBool(str(v));
+  },
+  serverTLSBootstrap: (s, v) => {
+    s.serverTLSBootstrap = parseBool(str(v));
+  },
+  'authorization.webhook.cacheAuthorizedTTL': (s, v) => {
+    s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(str(v));
+  },
+  'authorization.webhook.cacheUnauthorizedTTL': (s, v) => {
+    s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(str(v));
+  },
+  imageGCHighThresholdPercent: (s, v) => {
+    s.imageGCHighThresholdPercent = parsePercent(str(v));
+  },
+  imageGCLowThresholdPercent: (s, v) => {
+    s.imageGCLowThresholdPercent = parsePercent(str(v));
+  },
+  containerLogMaxSize: (s, v) => {
+    s.containerLogMaxSize = parseQuantity(str(v));
+  },
+  containerLogMaxFiles: (s, v) => {
+    s.containerLogMaxFiles = parseLogMaxFiles(str(v));
+  },
+  'logging.verbosity': (s, v) => {
+    s.verbosityLevel = parseVerbosity(str(v));
+  },
+  'logging.format': (s, v) => {
+    s.loggingFormat = parseLogFormat(str(v));
+  },
 };
 
 /** Flattens nested mappings into dotted paths; supported fields, lists and scalars are leaves. */
@@ -120,9 +186,7 @@ export function mapKubeletConfig(doc: unknown, file: string): KubeletConfigResul
       throw fail(`${key}: ${JSON.stringify(value)} ${(e as Error).message}`);
     }
   }
-  const warnings = unsupported.length === 0 ? [] : [
-    `KubeletConfiguration ${file}: nodelet ignores unsupported fields: ${unsupported.join(', ')}`,
-  ];
+  const warnings = unsupported.length === 0 ? [] : [`KubeletConfiguration ${file}: nodelet ignores unsupported fields: ${unsupported.join(', ')}`];
   return { settings, warnings };
 }
 

@@ -31,14 +31,15 @@ export function parseTaint(spec: string): Taint {
   const value = kvParts[1];
   const err = labelKeyError(key) ?? (value === undefined ? undefined : labelValueError(value));
   if (err) throw new Error(`invalid taint "${spec}": ${err}`);
-  return value === undefined || value === ''
-    ? { key, effect: effect as Taint['effect'] }
-    : { key, value, effect: effect as Taint['effect'] };
+  return value === undefined || value === '' ? { key, effect: effect as Taint['effect'] } : { key, value, effect: effect as Taint['effect'] };
 }
 
 /** Parses a comma-separated list of taints (empty string → none). */
 export function parseTaints(text: string): Taint[] {
-  const taints = text.split(',').filter((s) => s.trim() !== '').map((s) => parseTaint(s.trim()));
+  const taints = text
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map((s) => parseTaint(s.trim()));
   const seen = new Set<string>();
   for (const t of taints) {
     const id = `${t.key}:${t.effect}`;

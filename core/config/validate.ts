@@ -17,15 +17,16 @@ export function validateOptions(o: NodeletOptions): void {
     );
   }
   if ((o.tlsCertFile === undefined) !== (o.tlsPrivateKeyFile === undefined)) {
-    const [missing, other] = o.tlsCertFile === undefined
-      ? ['--tls-cert-file', '--tls-private-key-file']
-      : ['--tls-private-key-file', '--tls-cert-file'];
+    const [missing, other] = o.tlsCertFile === undefined ? ['--tls-cert-file', '--tls-private-key-file'] : ['--tls-private-key-file', '--tls-cert-file'];
     throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${missing}: required when ${other} is set`);
   }
   if (o.bootstrapKubeconfig && !o.kubeconfig) {
     throw nodeletError('NDL_CONFIG_INVALID_VALUE', '--kubeconfig: required with --bootstrap-kubeconfig (the issued credentials are written there)');
   }
   if (o.serverTLSBootstrap && !o.kubeconfig) {
-    throw nodeletError('NDL_CONFIG_INVALID_VALUE', '--rotate-server-certificates: needs --kubeconfig (the serving certificate is requested from the apiserver)');
+    throw nodeletError(
+      'NDL_CONFIG_INVALID_VALUE',
+      '--rotate-server-certificates: needs --kubeconfig (the serving certificate is requested from the apiserver)',
+    );
   }
 }

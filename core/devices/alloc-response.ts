@@ -10,7 +10,10 @@ const FIELD_1_LEN = 0x0a;
 
 function varint(n: number): number[] {
   const out: number[] = [];
-  while (n > 0x7f) { out.push((n & 0x7f) | 0x80); n = Math.floor(n / 128); }
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
   out.push(n);
   return out;
 }

@@ -64,16 +64,23 @@ function spewDeviceIds(ids: CheckpointEntry['DeviceIDs']): string {
 }
 
 function spewEntry(e: CheckpointEntry): string {
-  return `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName}`
-    + ` DeviceIDs:${spewDeviceIds(e.DeviceIDs)} AllocResp:([]uint8)${spewBytes(e.AllocResp)}}`;
+  return (
+    `{PodUID:(string)${e.PodUID} ContainerName:(string)${e.ContainerName} ResourceName:(string)${e.ResourceName}` +
+    ` DeviceIDs:${spewDeviceIds(e.DeviceIDs)} AllocResp:([]uint8)${spewBytes(e.AllocResp)}}`
+  );
 }
 
 /** The text Go's `dump.ForHash(checkpointData)` produces for `data`. */
 export function spewCheckpointData(data: CheckpointData): string {
   const entries = data.PodDeviceEntries === null ? '<nil>' : `[${data.PodDeviceEntries.map(spewEntry).join(' ')}]`;
   const reg = data.RegisteredDevices;
-  const registered = reg === null ? '<nil>'
-    : `map[${Object.keys(reg).sort(byteOrder).map((k) => `${k}:${spewStrings(reg[k])}`).join(' ')}]`;
+  const registered =
+    reg === null
+      ? '<nil>'
+      : `map[${Object.keys(reg)
+          .sort(byteOrder)
+          .map((k) => `${k}:${spewStrings(reg[k])}`)
+          .join(' ')}]`;
   return `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)${entries} RegisteredDevices:(map[string][]string)${registered}}`;
 }
 
@@ -128,7 +135,8 @@ function parseEntry(v: unknown, i: number): CheckpointEntry {
  */
 export function decodeCheckpoint(text: string): CheckpointData {
   const file = JSON.parse(text) as Partial<CheckpointFile> | null;
-  if (file === null || typeof file !== 'object' || typeof file.Data !== 'object' || file.Data === null) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'checkpoint has no Data object');
+  if (file === null || typeof file !== 'object' || typeof file.Data !== 'object' || file.Data === null)
+    throw nodeletError('NDL_DEVICE_CHECKPOINT', 'checkpoint has no Data object');
   const raw = file.Data as unknown as Record<string, unknown>;
   const entries = raw.PodDeviceEntries === undefined ? [] : raw.PodDeviceEntries;
   if (entries !== null && !Array.isArray(entries)) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'PodDeviceEntries is not a list');
@@ -136,7 +144,8 @@ export function decodeCheckpoint(text: string): CheckpointData {
   if (!isListMap(registered)) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'RegisteredDevices is not a map of resource to device IDs');
   const data: CheckpointData = { PodDeviceEntries: entries === null ? null : entries.map(parseEntry), RegisteredDevices: registered };
   const actual = checkpointChecksum(data);
-  if (file.Checksum !== actual) throw nodeletError('NDL_DEVICE_CHECKPOINT', `checkpoint is corrupted: expected checksum ${String(file.Checksum)}, actual ${actual}`);
+  if (file.Checksum !== actual)
+    throw nodeletError('NDL_DEVICE_CHECKPOINT', `checkpoint is corrupted: expected checksum ${String(file.Checksum)}, actual ${actual}`);
   return data;
 }
 

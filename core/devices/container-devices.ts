@@ -31,7 +31,10 @@ export interface AppliedDeviceConfig {
   warnings: string[];
 }
 
-interface Staged { dir: string; readOnly: boolean }
+interface Staged {
+  dir: string;
+  readOnly: boolean;
+}
 
 /**
  * Builds env and mounts for `cfg`. `stagingDir` is a per-container directory
@@ -48,7 +51,10 @@ export function applyDeviceConfig(cfg: ContainerDeviceConfig, stagingDir: string
     if (!posix.isAbsolute(m.containerPath)) return warnings.push(`${where}: container path is not absolute`);
     let isDir: boolean;
     let real: string;
-    try { isDir = statSync(m.hostPath).isDirectory(); real = realpathSync(m.hostPath); } catch (e) {
+    try {
+      isDir = statSync(m.hostPath).isDirectory();
+      real = realpathSync(m.hostPath);
+    } catch (e) {
       return warnings.push(`${where}: host path unavailable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
     }
     if (isDir) {
@@ -73,7 +79,8 @@ export function applyDeviceConfig(cfg: ContainerDeviceConfig, stagingDir: string
       warnings.push(`${where}: cannot stage the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
     }
   });
-  for (const [parent, s] of staged) mounts.push({ name: `device-mount-dir-${basename(s.dir)}`, hostPath: realpathSync(s.dir), containerPath: parent, readOnly: s.readOnly });
+  for (const [parent, s] of staged)
+    mounts.push({ name: `device-mount-dir-${basename(s.dir)}`, hostPath: realpathSync(s.dir), containerPath: parent, readOnly: s.readOnly });
   for (const d of cfg.devices) warnings.push(`device ${d.hostPath} at ${d.containerPath} (${d.permissions}) cannot be applied by this provider`);
   for (const c of cfg.cdiDevices) warnings.push(`CDI device ${c} cannot be applied by this provider`);
   for (const k of Object.keys(cfg.annotations)) warnings.push(`container annotation ${k} cannot be applied by this provider`);
@@ -87,4 +94,3 @@ export function deviceStagingDir(podDir: string, containerName: string): string 
   }
   return join(podDir, 'device-plugin-mounts', containerName);
 }
-

@@ -52,7 +52,11 @@ export interface DeviceManagerOptions {
 }
 
 /** A device as the podresources API reports it. */
-export interface ContainerDevicesInfo { resourceName: string; deviceIds: string[]; numaNodes: number[] }
+export interface ContainerDevicesInfo {
+  resourceName: string;
+  deviceIds: string[];
+  numaNodes: number[];
+}
 
 const UNEXPECTED = 'UnexpectedAdmissionError';
 
@@ -90,7 +94,11 @@ export class DeviceManager {
     }
     if (!data) return;
     this.pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
-      this.log.error({ podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message }, "Can't unmarshal allocResp"));
+      this.log.error(
+        { podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message },
+        "Can't unmarshal allocResp",
+      ),
+    );
     for (const resource of Object.keys(data.RegisteredDevices ?? {})) {
       this.healthy.set(resource, new Set());
       this.unhealthy.set(resource, new Set());
@@ -121,7 +129,11 @@ export class DeviceManager {
     setImmediate(() => {
       this.notifyQueued = false;
       for (const fn of this.listeners) {
-        try { fn(); } catch (e) { this.log.warn({ err: String(e) }, 'device change listener failed'); }
+        try {
+          fn();
+        } catch (e) {
+          this.log.warn({ err: String(e) }, 'device change listener failed');
+        }
       }
     });
   }
@@ -135,12 +147,24 @@ export class DeviceManager {
   async registerEndpoint(resourceName: string, socketPath: string, signal?: AbortSignal): Promise<void> {
     if (!isExtendedResourceName(resourceName)) throw nodeletError('NDL_PLUGIN_VALIDATION', `the ResourceName "${resourceName}" is invalid`);
     const ep = await DeviceEndpoint.connect(resourceName, socketPath, signal, this.o.dialTimeoutMs);
-    if (this.stopped) { ep.stop(); throw nodeletError('NDL_PLUGIN_REGISTER', 'device manager stopped'); }
+    if (this.stopped) {
+      ep.stop();
+      throw nodeletError('NDL_PLUGIN_REGISTER', 'device manager stopped');
+    }
     const old = this.endpoints.get(resourceName);
     this.endpoints.set(resourceName, ep);
     this.removed.delete(resourceName);
     old?.stop();
-    this.log.info({ resourceName, endpoint: socketPath, preStartRequired: ep.options?.pre_start_required, preferredAllocation: ep.options?.get_preferred_allocation_available, replaced: old !== undefined }, 'Device plugin connected');
+    this.log.info(
+      {
+        resourceName,
+        endpoint: socketPath,
+        preStartRequired: ep.options?.pre_start_required,
+        preferredAllocation: ep.options?.get_preferred_allocation_available,
+        replaced: old !== undefined,
+      },
+      'Device plugin connected',
+    );
     ep.run(this.listener);
   }
 
@@ -190,7 +214,10 @@ export class DeviceManager {
 
   private scheduleGraceCheck(ep: DeviceEndpoint): void {
     const wait = Math.max(0, (ep.stopTime ?? Date.now()) + this.graceMs - Date.now()) + 1;
-    const t = setTimeout(() => { this.timers.delete(t); this.notify(); }, wait);
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.notify();
+    }, wait);
     t.unref();
     this.timers.add(t);
   }
@@ -220,7 +247,10 @@ export class DeviceManager {
       capacity[r] = String(healthy + (this.unhealthy.get(r)?.size ?? 0));
       allocatable[r] = String(healthy);
     }
-    for (const r of this.removed) { capacity[r] = '0'; allocatable[r] = '0'; }
+    for (const r of this.removed) {
+      capacity[r] = '0';
+      allocatable[r] = '0';
+    }
     if (dropped) this.saveCheckpoint();
     return { capacity, allocatable };
   }
@@ -259,8 +289,11 @@ export class DeviceManager {
   needsAllocation(pod: V1Pod): boolean {
     const uid = pod.metadata?.uid ?? '';
     const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-    return containers.some((c) => Object.entries(limitsOf(c)).some(([r, q]) =>
-      quantityUnits(q) > 0 && this.isDevicePluginResource(r) && this.pods.containerDevices(uid, c.name, r) === undefined));
+    return containers.some((c) =>
+      Object.entries(limitsOf(c)).some(
+        ([r, q]) => quantityUnits(q) > 0 && this.isDevicePluginResource(r) && this.pods.containerDevices(uid, c.name, r) === undefined,
+      ),
+    );
   }
 
   /**
@@ -335,7 +368,11 @@ export class DeviceManager {
     const held = this.pods.containerDevices(uid, container, resource);
     if (held) {
       needed -= held.size;
-      if (needed !== 0) throw nodeletError('NDL_DEVICE_ALLOCATE', `pod "${uid}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`);
+      if (needed !== 0)
+        throw nodeletError(
+          'NDL_DEVICE_ALLOCATE',
+          `pod "${uid}" container "${container}" changed request for resource "${resource}" from ${held.size} to ${required}`,
+        );
       return undefined;
     }
     if (needed === 0) return undefined;
@@ -355,7 +392,11 @@ export class DeviceManager {
     if (take(reusable)) return allocated;
     const inUse = this.pods.devices().get(resource) ?? new Set<string>();
     const available = [...healthy].filter((id) => !inUse.has(id) && !allocated.has(id));
-    if (available.length < needed) throw nodeletError('NDL_DEVICE_ALLOCATE', `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
+    if (available.length < needed)
+      throw nodeletError(
+        'NDL_DEVICE_ALLOCATE',
+        `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`,
+      );
     const preferred = await this.preferred(resource, [...available, ...allocated], [...allocated], required);
     if (take(preferred.filter((id) => available.includes(id)))) return allocated;
     if (take(available)) return allocated;
@@ -376,7 +417,11 @@ export class DeviceManager {
 
   private perNuma(resource: string, ids: Set<string>): DevicesPerNuma {
     const out: DevicesPerNuma = new Map();
-    const add = (node: number, id: string) => { const l = out.get(node); if (l) l.push(id); else out.set(node, [id]); };
+    const add = (node: number, id: string) => {
+      const l = out.get(node);
+      if (l) l.push(id);
+      else out.set(node, [id]);
+    };
     for (const id of ids) {
       const nodes = this.all.get(resource)?.get(id)?.topology?.nodes ?? [];
       if (nodes.length === 0) add(NO_TOPOLOGY, id);
@@ -406,9 +451,9 @@ export class DeviceManager {
   /** Upstream `UpdateAllocatedDevices`: frees devices of pods that are no longer active. */
   updateAllocatedDevices(): void {
     if (this.o.sourcesReady && !this.o.sourcesReady()) return;
-    const active = new Set((this.o.activePods?.() ?? [])
-      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
-      .map((p) => p.metadata?.uid));
+    const active = new Set(
+      (this.o.activePods?.() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').map((p) => p.metadata?.uid),
+    );
     const gone = [...this.pods.pods()].filter((uid) => !active.has(uid));
     if (gone.length === 0) return;
     this.log.info({ podUIDs: gone }, 'Pods to be removed');

@@ -96,7 +96,9 @@ export class DeviceEndpoint {
     if (!client || this.isStopped()) return;
     const stream = client.ListAndWatch({});
     this.stream = stream;
-    stream.on('data', (r: ListAndWatchResponse__Output) => { if (!this.isStopped()) listener.devices(this, r.devices); });
+    stream.on('data', (r: ListAndWatchResponse__Output) => {
+      if (!this.isStopped()) listener.devices(this, r.devices);
+    });
     let ended = false;
     const end = (why: string) => {
       if (ended) return;
@@ -119,10 +121,14 @@ export class DeviceEndpoint {
     this.client = undefined;
   }
 
-  isStopped(): boolean { return this._stopTime !== undefined; }
+  isStopped(): boolean {
+    return this._stopTime !== undefined;
+  }
 
   /** When the endpoint stopped (ms since epoch), if it did. */
-  get stopTime(): number | undefined { return this._stopTime; }
+  get stopTime(): number | undefined {
+    return this._stopTime;
+  }
 
   /** Upstream `stopGracePeriodExpired`. */
   graceExpired(graceMs: number, now = Date.now()): boolean {

@@ -59,8 +59,11 @@ export interface DevicePlugins {
 export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePluginsDeps, log: Logger): Promise<DevicePlugins> {
   const dlog = log.child({ component: 'devicemanager' });
   const manager = new DeviceManager({
-    dir: o.devicePluginsDir, log: dlog, graceMs: o.deviceEndpointGracePeriodMs,
-    activePods: () => deps.activePods(), sourcesReady: deps.sourcesReady ? () => deps.sourcesReady!() : undefined,
+    dir: o.devicePluginsDir,
+    log: dlog,
+    graceMs: o.deviceEndpointGracePeriodMs,
+    activePods: () => deps.activePods(),
+    sourcesReady: deps.sourcesReady ? () => deps.sourcesReady!() : undefined,
   });
   manager.start();
   const registration = new RegistrationServer(o.devicePluginsDir, manager, dlog);
@@ -68,7 +71,11 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
   const handler = createDevicePluginHandler(manager, o.devicePluginsDir, dlog);
   let podResources: PodResourcesServer;
   try {
-    podResources = await startPodResourcesServer(join(o.podResourcesDir, POD_RESOURCES_SOCKET_NAME), { activePods: () => deps.activePods(), devices: manager }, log.child({ component: 'podresources' }));
+    podResources = await startPodResourcesServer(
+      join(o.podResourcesDir, POD_RESOURCES_SOCKET_NAME),
+      { activePods: () => deps.activePods(), devices: manager },
+      log.child({ component: 'podresources' }),
+    );
   } catch (e) {
     await registration.stop();
     manager.stop();

@@ -19,9 +19,17 @@ export interface ResourceAllocation {
 }
 
 /** A mount from a device plugin's allocate response. */
-export interface DeviceMount { containerPath: string; hostPath: string; readOnly: boolean }
+export interface DeviceMount {
+  containerPath: string;
+  hostPath: string;
+  readOnly: boolean;
+}
 /** A device node from a device plugin's allocate response. */
-export interface DeviceNode { containerPath: string; hostPath: string; permissions: string }
+export interface DeviceNode {
+  containerPath: string;
+  hostPath: string;
+  permissions: string;
+}
 
 /** What the runtime must apply to a container (upstream `DeviceRunContainerOptions`). */
 export interface ContainerDeviceConfig {
@@ -58,9 +66,13 @@ export class PodDevices {
     for (const uid of podUIDs) this._pods.delete(uid);
   }
 
-  pods(): Set<string> { return new Set(this._pods.keys()); }
+  pods(): Set<string> {
+    return new Set(this._pods.keys());
+  }
 
-  hasPod(podUID: string): boolean { return this._pods.has(podUID); }
+  hasPod(podUID: string): boolean {
+    return this._pods.has(podUID);
+  }
 
   /** The devices of `resource` a container holds, or undefined when it has none recorded. */
   containerDevices(podUID: string, container: string, resource: string): Set<string> | undefined {
@@ -112,7 +124,13 @@ export class PodDevices {
         for (const [resource, a] of resources) {
           const ids: Record<string, string[]> = {};
           for (const [numa, list] of [...a.deviceIds].sort((x, y) => x[0] - y[0])) ids[String(numa)] = [...list].sort();
-          out.push({ PodUID: podUID, ContainerName: container, ResourceName: resource, DeviceIDs: ids, AllocResp: encodeContainerAllocateResponse(a.allocResp).toString('base64') });
+          out.push({
+            PodUID: podUID,
+            ContainerName: container,
+            ResourceName: resource,
+            DeviceIDs: ids,
+            AllocResp: encodeContainerAllocateResponse(a.allocResp).toString('base64'),
+          });
         }
       }
     }
@@ -144,17 +162,27 @@ export class PodDevices {
       mergeMap(cfg.annotations, r.annotations, `annotation`, resource, cfg.conflicts);
       for (const d of r.devices) {
         const seen = devs.get(d.container_path);
-        if (seen !== undefined) { if (seen !== d.host_path) cfg.conflicts.push(`device ${d.container_path}: ${resource} maps ${d.host_path}, already ${seen}`); continue; }
+        if (seen !== undefined) {
+          if (seen !== d.host_path) cfg.conflicts.push(`device ${d.container_path}: ${resource} maps ${d.host_path}, already ${seen}`);
+          continue;
+        }
         devs.set(d.container_path, d.host_path);
         cfg.devices.push({ containerPath: d.container_path, hostPath: d.host_path, permissions: d.permissions });
       }
       for (const m of r.mounts) {
         const seen = mounts.get(m.container_path);
-        if (seen !== undefined) { if (seen !== m.host_path) cfg.conflicts.push(`mount ${m.container_path}: ${resource} maps ${m.host_path}, already ${seen}`); continue; }
+        if (seen !== undefined) {
+          if (seen !== m.host_path) cfg.conflicts.push(`mount ${m.container_path}: ${resource} maps ${m.host_path}, already ${seen}`);
+          continue;
+        }
         mounts.set(m.container_path, m.host_path);
         cfg.mounts.push({ containerPath: m.container_path, hostPath: m.host_path, readOnly: m.read_only });
       }
-      for (const c of r.cdi_devices) if (!cdi.has(c.name)) { cdi.add(c.name); cfg.cdiDevices.push(c.name); }
+      for (const c of r.cdi_devices)
+        if (!cdi.has(c.name)) {
+          cdi.add(c.name);
+          cfg.cdiDevices.push(c.name);
+        }
     }
     return cfg;
   }
@@ -162,7 +190,10 @@ export class PodDevices {
 
 function mergeMap(into: Record<string, string>, from: Record<string, string>, what: string, resource: string, conflicts: string[]): void {
   for (const [k, v] of Object.entries(from)) {
-    if (Object.hasOwn(into, k)) { if (into[k] !== v) conflicts.push(`${what} ${k}: ${resource} sets ${JSON.stringify(v)}, already ${JSON.stringify(into[k])}`); continue; }
+    if (Object.hasOwn(into, k)) {
+      if (into[k] !== v) conflicts.push(`${what} ${k}: ${resource} sets ${JSON.stringify(v)}, already ${JSON.stringify(into[k])}`);
+      continue;
+    }
     into[k] = v;
   }
 }

@@ -39,7 +39,11 @@ function containers(pod: V1Pod): V1Container[] {
 export function podResources(pod: V1Pod, source: PodResourcesSource): PodResources {
   const uid = pod.metadata?.uid ?? '';
   const list: ContainerResources[] = containers(pod).map((c) => ({
-    name: c.name, devices: source.devices.containerDevices(uid, c.name).map(toWire), cpu_ids: [], memory: [], dynamic_resources: [],
+    name: c.name,
+    devices: source.devices.containerDevices(uid, c.name).map(toWire),
+    cpu_ids: [],
+    memory: [],
+    dynamic_resources: [],
   }));
   return { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', containers: list };
 }
@@ -76,7 +80,8 @@ export async function startPodResourcesServer(socketPath: string, source: PodRes
   const server = new grpc.Server();
   server.addService(loadPodResources().PodResourcesLister.service, podResourcesHandlers(source));
   await new Promise<void>((resolve, reject) =>
-    server.bindAsync(unixTarget(socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+    server.bindAsync(unixTarget(socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   log.info({ socket: socketPath }, 'Starting pod resources API server');
   return {
     socketPath,

@@ -63,10 +63,16 @@ export function removeSockets(dir: string, log: Logger): void {
 export class RegistrationServer {
   private server?: grpc.Server;
 
-  constructor(private readonly dir: string, private readonly manager: DeviceManager, private readonly log: Logger) {}
+  constructor(
+    private readonly dir: string,
+    private readonly manager: DeviceManager,
+    private readonly log: Logger,
+  ) {}
 
   /** The socket path. */
-  get socketPath(): string { return join(this.dir, KUBELET_SOCKET_NAME); }
+  get socketPath(): string {
+    return join(this.dir, KUBELET_SOCKET_NAME);
+  }
 
   /** Cleans the directory of sockets and listens on kubelet.sock. */
   async start(): Promise<void> {
@@ -75,11 +81,15 @@ export class RegistrationServer {
     const server = new grpc.Server();
     server.addService(loadDevicePlugin().Registration.service, {
       Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
-        this.register(call.request).then(() => cb(null, {}), (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }));
+        this.register(call.request).then(
+          () => cb(null, {}),
+          (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }),
+        );
       },
     });
     await new Promise<void>((resolve, reject) =>
-      server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+      server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
     this.server = server;
     this.log.info({ socket: this.socketPath }, 'Starting device plugin registration server');
   }

@@ -33,14 +33,23 @@ function eventName(objectName: string): string {
   return `${objectName}.${(BigInt(Date.now()) * 1_000_000n + seq).toString(16)}`;
 }
 
-interface Seen { name: string; namespace: string; count: number; last: number }
+interface Seen {
+  name: string;
+  namespace: string;
+  count: number;
+  last: number;
+}
 
 /** Records events through the API. */
 export class EventRecorder implements Events {
   private readonly seen = new Map<string, Seen>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly clients: KubeClients, private readonly nodeName: string, private readonly log: Logger) {}
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly nodeName: string,
+    private readonly log: Logger,
+  ) {}
 
   emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
     this.log.info({ object: `${regarding.namespace}/${regarding.name}`, type, reason }, note);
@@ -49,7 +58,8 @@ export class EventRecorder implements Events {
     const prev = this.seen.get(key);
     const now = Date.now();
     if (prev && now - prev.last < SERIES_WINDOW_MS) {
-      prev.count++; prev.last = now;
+      prev.count++;
+      prev.last = now;
       void this.patchSeries(prev);
       return;
     }
@@ -75,11 +85,17 @@ export class EventRecorder implements Events {
 
   private async create(key: string, r: Regarding, type: string, reason: string, note: string, action: string): Promise<void> {
     const body: EventsV1Event = {
-      apiVersion: 'events.k8s.io/v1', kind: 'Event',
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
       metadata: { name: eventName(r.name), namespace: r.namespace },
-      eventTime: new V1MicroTime(), type, reason, note: note.slice(0, 1024), action,
+      eventTime: new V1MicroTime(),
+      type,
+      reason,
+      note: note.slice(0, 1024),
+      action,
       regarding: { apiVersion: r.apiVersion ?? 'v1', kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, fieldPath: r.fieldPath },
-      reportingController: 'kubelet', reportingInstance: this.nodeName,
+      reportingController: 'kubelet',
+      reportingInstance: this.nodeName,
     };
     try {
       const ev = await this.clients.events.createNamespacedEvent({ namespace: r.namespace, body });

@@ -32,8 +32,11 @@ const formatError = (detail: string) => nodeletError('NDL_IMAGE_FORMAT', detail)
 
 /** True for an OCI image manifest with an image config and only tar / tar+gzip layers. */
 export function isCompatImage(m: ParsedManifest & { kind: 'manifest' }): boolean {
-  return m.config?.mediaType === OCI_IMAGE_CONFIG && m.layers.length > 0
-    && m.layers.every((l) => l.mediaType === OCI_LAYER_TAR || l.mediaType === OCI_LAYER_TAR_GZIP);
+  return (
+    m.config?.mediaType === OCI_IMAGE_CONFIG &&
+    m.layers.length > 0 &&
+    m.layers.every((l) => l.mediaType === OCI_LAYER_TAR || l.mediaType === OCI_LAYER_TAR_GZIP)
+  );
 }
 
 /** The module path of an image config: `config.Entrypoint[0]`, else `config.Cmd[0]`. */
@@ -73,7 +76,12 @@ export async function readSmall(body: ReadableStream<Uint8Array> | null, max = M
 function writable(s: Writable): Promise<void> {
   if (s.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    const done = () => { s.off('drain', done); s.off('close', done); s.off('error', done); resolve(); };
+    const done = () => {
+      s.off('drain', done);
+      s.off('close', done);
+      s.off('error', done);
+      resolve();
+    };
     s.once('drain', done);
     s.once('close', done);
     s.once('error', done);
@@ -86,7 +94,13 @@ function writable(s: Writable): Promise<void> {
  * tampered blob is reported as a digest mismatch rather than as bad gzip.
  * The file counts only once the whole layer has been verified.
  */
-export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8Array> | null, wanted: string, spoolDir: string, signal?: AbortSignal): Promise<TarFind> {
+export async function findInLayer(
+  layer: Descriptor,
+  body: ReadableStream<Uint8Array> | null,
+  wanted: string,
+  spoolDir: string,
+  signal?: AbortSignal,
+): Promise<TarFind> {
   if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${layer.digest} has an empty response`);
   const hash = createHash('sha256');
   let size = 0;
@@ -94,13 +108,15 @@ export async function findInLayer(layer: Descriptor, body: ReadableStream<Uint8A
   const finder = new TarFileFinder(wanted, MAX_MODULE_BYTES, spoolDir);
   const gunzip = layer.mediaType === OCI_LAYER_TAR_GZIP ? createGunzip() : undefined;
   // The gunzip output feeds the tar reader with back-pressure; a gzip error stops only the decoding.
-  const decoded = gunzip && (async () => {
-    try {
-      for await (const c of gunzip) await finder.push(c as Buffer);
-    } catch (e) {
-      decodeError ??= e;
-    }
-  })();
+  const decoded =
+    gunzip &&
+    (async () => {
+      try {
+        for await (const c of gunzip) await finder.push(c as Buffer);
+      } catch (e) {
+        decodeError ??= e;
+      }
+    })();
   for await (const c of Readable.fromWeb(body as WebReadableStream<Uint8Array>, { signal })) {
     const chunk = c as Buffer;
     size += chunk.length;
@@ -157,8 +173,11 @@ async function head(path: string, n: number): Promise<Buffer> {
  * Fails naming the entrypoint when it is absent or not Wasm.
  */
 export async function extractModule(
-  layers: readonly Descriptor[], entrypoint: string,
-  open: (d: Descriptor) => Promise<ReadableStream<Uint8Array> | null>, spoolDir: string, signal?: AbortSignal,
+  layers: readonly Descriptor[],
+  entrypoint: string,
+  open: (d: Descriptor) => Promise<ReadableStream<Uint8Array> | null>,
+  spoolDir: string,
+  signal?: AbortSignal,
 ): Promise<ExtractedModule> {
   let reason = `"${entrypoint}" is not in any layer`;
   for (const layer of [...layers].reverse()) {

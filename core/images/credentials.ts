@@ -12,7 +12,10 @@ const DOCKER_HUB_ALIASES = new Set(['index.docker.io', 'registry-1.docker.io', '
 
 /** Splits a credential's `registry` into a normalised host and an optional path prefix. */
 function normalise(registry: string): { host: string; path: string } {
-  const bare = registry.trim().replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
+  const bare = registry
+    .trim()
+    .replace(/^[a-z]+:\/\//i, '')
+    .replace(/\/+$/, '');
   const slash = bare.indexOf('/');
   const rawHost = (slash < 0 ? bare : bare.slice(0, slash)).toLowerCase();
   let path = slash < 0 ? '' : bare.slice(slash + 1);

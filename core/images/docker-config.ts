@@ -31,5 +31,7 @@ export async function dockerConfigCredentials(env: NodeJS.ProcessEnv = process.e
   } catch (e) {
     throw nodeletError('NDL_IMAGE_PULL', `${path} is not valid JSON: ${(e as Error).message}`);
   }
-  return Object.entries(auths ?? {}).filter(([, a]) => typeof a === 'object' && a !== null).map(([k, a]) => toCredential(k, a));
+  return Object.entries(auths ?? {})
+    .filter(([, a]) => typeof a === 'object' && a !== null)
+    .map(([k, a]) => toCredential(k, a));
 }

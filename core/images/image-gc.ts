@@ -64,8 +64,12 @@ export function usagePercent(u: DiskUsage): number {
  * Blobs in `inUse` and those used within `minAgeMs` of `now` are kept.
  */
 export async function collect(
-  usage: DiskUsage, policy: ImageGcPolicy, blobs: readonly GcCandidate[], inUse: ReadonlySet<string>,
-  remove: (digest: string) => Promise<number>, now = Date.now(),
+  usage: DiskUsage,
+  policy: ImageGcPolicy,
+  blobs: readonly GcCandidate[],
+  inUse: ReadonlySet<string>,
+  remove: (digest: string) => Promise<number>,
+  now = Date.now(),
 ): Promise<ImageGcResult> {
   const percent = usagePercent(usage);
   if (percent < policy.highThresholdPercent) return { usagePercent: percent, amountToFree: 0, freedBytes: 0, removed: [] };
@@ -79,23 +83,30 @@ export async function collect(
     freedBytes += await remove(c.digest);
     removed.push(c.digest);
   }
-  const failure = freedBytes < amountToFree
-    ? `Failed to garbage collect required amount of images. Attempted to free ${amountToFree} bytes, but only found ${freedBytes} bytes eligible to free.`
-    : undefined;
+  const failure =
+    freedBytes < amountToFree
+      ? `Failed to garbage collect required amount of images. Attempted to free ${amountToFree} bytes, but only found ${freedBytes} bytes eligible to free.`
+      : undefined;
   return { usagePercent: percent, amountToFree, freedBytes, removed, ...(failure && { failure }) };
 }
 
 /** Runs GC passes every `periodMs` (upstream ImageGCPeriod: 5 minutes) until stopped. */
-export function startPeriodicGc(pass: () => Promise<ImageGcResult>, opts: {
-  periodMs?: number; log: Logger; onFailure?: (message: string) => void;
-}): () => void {
+export function startPeriodicGc(
+  pass: () => Promise<ImageGcResult>,
+  opts: {
+    periodMs?: number;
+    log: Logger;
+    onFailure?: (message: string) => void;
+  },
+): () => void {
   let running = false;
   const tick = async () => {
     if (running) return;
     running = true;
     try {
       const r = await pass();
-      if (r.removed.length > 0) opts.log.info({ freedBytes: r.freedBytes, removed: r.removed.length, usagePercent: r.usagePercent }, 'image garbage collection freed space');
+      if (r.removed.length > 0)
+        opts.log.info({ freedBytes: r.freedBytes, removed: r.removed.length, usagePercent: r.usagePercent }, 'image garbage collection freed space');
       if (r.failure) {
         opts.log.warn({ usagePercent: r.usagePercent }, r.failure);
         opts.onFailure?.(r.failure);

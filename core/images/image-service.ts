@@ -53,18 +53,28 @@ export interface BlobProgress {
 }
 
 /** `body` passed through unchanged, reporting the bytes received so far (at most every 1%, and at the end). */
-function counted(body: ReadableStream<Uint8Array> | null, digest: string, totalBytes: number, report: (p: BlobProgress) => void): ReadableStream<Uint8Array> | null {
+function counted(
+  body: ReadableStream<Uint8Array> | null,
+  digest: string,
+  totalBytes: number,
+  report: (p: BlobProgress) => void,
+): ReadableStream<Uint8Array> | null {
   if (!body) return body;
   let receivedBytes = 0;
   let reported = -1;
-  return body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, out) {
-      receivedBytes += chunk.byteLength;
-      const pct = totalBytes > 0 ? Math.floor((receivedBytes * 100) / totalBytes) : 100;
-      if (pct > reported) { reported = pct; report({ digest, receivedBytes, totalBytes }); }
-      out.enqueue(chunk);
-    },
-  }));
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        receivedBytes += chunk.byteLength;
+        const pct = totalBytes > 0 ? Math.floor((receivedBytes * 100) / totalBytes) : 100;
+        if (pct > reported) {
+          reported = pct;
+          report({ digest, receivedBytes, totalBytes });
+        }
+        out.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** One image for the node's `status.images`. */
@@ -84,7 +94,11 @@ export class OciImageService implements ImageService {
   private readonly pulls = new SingleFlight<Fetched & { credential?: RegistryCredential }>();
   private readonly access = new PullAccess();
 
-  private constructor(private readonly store: ImageStore, private readonly client: RegistryClient, private readonly onProgress?: (p: BlobProgress) => void) {}
+  private constructor(
+    private readonly store: ImageStore,
+    private readonly client: RegistryClient,
+    private readonly onProgress?: (p: BlobProgress) => void,
+  ) {}
 
   /** Opens the store (reading its index once) and returns the service. */
   static async open(opts: OciImageServiceOptions): Promise<OciImageService> {
@@ -147,8 +161,15 @@ export class OciImageService implements ImageService {
   private blobsInUse(names: Iterable<string>): Set<string> {
     const wanted = new Set<string>();
     for (const name of names) {
-      if (/^sha256:[0-9a-f]{64}$/.test(name)) { wanted.add(name); continue; }
-      try { wanted.add(formatReference(parseReference(name))); } catch { /* not a reference: nothing to keep */ }
+      if (/^sha256:[0-9a-f]{64}$/.test(name)) {
+        wanted.add(name);
+        continue;
+      }
+      try {
+        wanted.add(formatReference(parseReference(name)));
+      } catch {
+        /* not a reference: nothing to keep */
+      }
     }
     const used = new Set<string>();
     for (const [key, entry] of this.store.entries()) {
@@ -176,7 +197,13 @@ export class OciImageService implements ImageService {
   }
 
   /** Tries each candidate credential in turn; moves on only when one is refused. */
-  private async fetchAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], req: ImageRequest, signal: AbortSignal): Promise<Fetched & { credential?: RegistryCredential }> {
+  private async fetchAs(
+    ref: ImageReference,
+    key: string,
+    candidates: (RegistryCredential | undefined)[],
+    req: ImageRequest,
+    signal: AbortSignal,
+  ): Promise<Fetched & { credential?: RegistryCredential }> {
     for (let i = 0; ; i++) {
       const target: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: candidates[i], signal };
       try {
@@ -205,10 +232,15 @@ export class OciImageService implements ImageService {
     const compat = isCompatImage(manifest) && accept.includes(EXTRACTED_MODULE_TYPE);
     const layer = compat ? await this.extractCompat(manifest, target) : selectLayer(manifest, accept);
     const present = this.store.hasBlob(layer.digest);
-    await this.store.ensureBlob(layer.digest, layer.size, async (sig) => {
-      const body = (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body;
-      return this.onProgress ? counted(body, layer.digest, layer.size, this.onProgress) : body;
-    }, target.signal);
+    await this.store.ensureBlob(
+      layer.digest,
+      layer.size,
+      async (sig) => {
+        const body = (await this.client.getBlob({ ...target, signal: sig }, layer.digest)).body;
+        return this.onProgress ? counted(body, layer.digest, layer.size, this.onProgress) : body;
+      },
+      target.signal,
+    );
     const entry: ImageEntry = { repository, digest: top.digest, layerDigest: layer.digest, layerMediaType: layer.mediaType, size: layer.size };
     await this.store.record([key, `${repository}@${top.digest}`], entry);
     return { entry, cached: present && !compat };

@@ -49,10 +49,16 @@ async function localPull(image: string, allowedRoot: string | undefined): Promis
     path = await realpath(fileURLToPath(image));
     root = await realpath(allowedRoot);
     if ((await stat(root)).isFile()) root = dirname(root);
-  } catch { throw fail('no such file'); }
+  } catch {
+    throw fail('no such file');
+  }
   if (!path.startsWith(root + sep)) throw fail(`file:// images must be inside the pod manifest directory ${root}`);
   let fh;
-  try { fh = await openRegularFile(path, 'NDL_IMAGE_PULL'); } catch (e) { throw fail(isNodeletError(e) ? 'not a regular file' : 'no such file'); }
+  try {
+    fh = await openRegularFile(path, 'NDL_IMAGE_PULL');
+  } catch (e) {
+    throw fail(isNodeletError(e) ? 'not a regular file' : 'no such file');
+  }
   try {
     const hash = createHash('sha256');
     let size = 0;

@@ -41,8 +41,15 @@ const formatError = (detail: string) => nodeletError('NDL_IMAGE_FORMAT', detail)
 
 function isDescriptor(d: unknown): d is Descriptor {
   const o = d as Record<string, unknown> | null;
-  return typeof o === 'object' && o !== null && typeof o.mediaType === 'string' && typeof o.digest === 'string'
-    && /^sha256:[0-9a-f]{64}$/.test(o.digest) && Number.isSafeInteger(o.size) && (o.size as number) >= 0;
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.mediaType === 'string' &&
+    typeof o.digest === 'string' &&
+    /^sha256:[0-9a-f]{64}$/.test(o.digest) &&
+    Number.isSafeInteger(o.size) &&
+    (o.size as number) >= 0
+  );
 }
 
 function descriptors(list: unknown, what: string): Descriptor[] {
@@ -64,7 +71,7 @@ export function parseManifest(bytes: Uint8Array, contentType?: string): ParsedMa
   if (typeof body !== 'object' || body === null) throw formatError('manifest is not a JSON object');
   const declared = contentType?.split(';')[0]?.trim();
   const bodyType = typeof body.mediaType === 'string' ? body.mediaType : undefined;
-  const mediaType = declared && declared !== 'application/json' ? declared : bodyType ?? (body.manifests ? OCI_INDEX : OCI_MANIFEST);
+  const mediaType = declared && declared !== 'application/json' ? declared : (bodyType ?? (body.manifests ? OCI_INDEX : OCI_MANIFEST));
   if (mediaType === OCI_INDEX || mediaType === DOCKER_MANIFEST_LIST) {
     return { kind: 'index', mediaType, manifests: descriptors(body.manifests, 'manifests') };
   }

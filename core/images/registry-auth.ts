@@ -29,7 +29,7 @@ export function parseChallenge(header: string | null): Challenge | undefined {
   let p: RegExpExecArray | null;
   const rest = m[2] ?? '';
   while ((p = re.exec(rest)) !== null) {
-    params[p[1]!.toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, '$1') : p[3] ?? '';
+    params[p[1]!.toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, '$1') : (p[3] ?? '');
   }
   return { scheme: m[1]!.toLowerCase(), params };
 }
@@ -48,7 +48,10 @@ export class RegistryAuth {
   private readonly schemes = new Map<string, 'basic' | 'bearer'>();
   private readonly tokens = new Map<string, { header: string; expiresAt: number }>();
 
-  constructor(private readonly fetchFn: typeof fetch, private readonly userAgent: string) {}
+  constructor(
+    private readonly fetchFn: typeof fetch,
+    private readonly userAgent: string,
+  ) {}
 
   /** The header to send before any challenge, from what the host asked for last time. */
   upFront(host: string, scope: string, cred: RegistryCredential | undefined): string | undefined {
@@ -90,7 +93,11 @@ export class RegistryAuth {
     if (!res.ok) throw await registryErrorFrom(res, 'GET token');
     const text = (await readCapped(res.body, MAX_TOKEN_BYTES, `token response of ${url.origin}${url.pathname}`)).toString('utf8');
     let body: { token?: unknown; access_token?: unknown; expires_in?: unknown } = {};
-    try { body = JSON.parse(text) ?? {}; } catch { /* not JSON: reported as no token below */ }
+    try {
+      body = JSON.parse(text) ?? {};
+    } catch {
+      /* not JSON: reported as no token below */
+    }
     const token = typeof body.token === 'string' ? body.token : typeof body.access_token === 'string' ? body.access_token : undefined;
     if (!token) throw new RegistryError(res.status, undefined, `token endpoint ${url.origin}${url.pathname} returned no token`);
     const ttl = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : 60_000;

@@ -157,7 +157,12 @@ export class RegistryClient {
    * A request for pushing: `pathOrUrl` is relative to `/v2/<repo>/` or an absolute
    * upload `Location`; authenticates with the `push,pull` scope.
    */
-  pushRequest(t: RepositoryTarget, method: string, pathOrUrl: string, init: { headers?: Record<string, string>; body?: Uint8Array; okStatus?: number[] } = {}): Promise<Response> {
+  pushRequest(
+    t: RepositoryTarget,
+    method: string,
+    pathOrUrl: string,
+    init: { headers?: Record<string, string>; body?: Uint8Array; okStatus?: number[] } = {},
+  ): Promise<Response> {
     return this.send(t, method, pathOrUrl, '*/*', { ...init, push: true });
   }
 }

@@ -55,7 +55,11 @@ const sha256 = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).diges
 
 class Pusher {
   readonly skipped: string[] = [];
-  constructor(private readonly client: RegistryClient, private readonly t: RepositoryTarget, private readonly opts: PushOptions) {}
+  constructor(
+    private readonly client: RegistryClient,
+    private readonly t: RepositoryTarget,
+    private readonly opts: PushOptions,
+  ) {}
 
   /** Uploads a blob unless the registry has it; returns its descriptor. */
   async blob(mediaType: string, bytes: Uint8Array): Promise<{ mediaType: string; digest: string; size: number }> {
@@ -79,7 +83,8 @@ class Pusher {
       for (let sent = 0; sent < bytes.length; sent += chunk) {
         const part = bytes.subarray(sent, Math.min(sent + chunk, bytes.length));
         const res = await this.client.pushRequest(this.t, 'PATCH', location.href, {
-          body: part, headers: { 'Content-Type': 'application/octet-stream', 'Content-Range': `${sent}-${sent + part.length - 1}` },
+          body: part,
+          headers: { 'Content-Type': 'application/octet-stream', 'Content-Range': `${sent}-${sent + part.length - 1}` },
         });
         await res.arrayBuffer();
         location = this.location(res);
@@ -112,10 +117,16 @@ export async function pushWasmModule(ref: ImageReference, module: Uint8Array, op
   const config = Buffer.from(JSON.stringify({ architecture: 'wasm', os: 'wasip1', layerDigests: [sha256(module)] }));
   const configDesc = await pusher.blob(WASM_CONFIG_TYPE, config);
   const layer = await pusher.blob(WASM_LAYER_TYPE, module);
-  const manifest = Buffer.from(JSON.stringify({
-    schemaVersion: 2, mediaType: OCI_MANIFEST, artifactType: WASM_CONFIG_TYPE, config: configDesc, layers: [layer],
-    ...(opts.annotations && { annotations: opts.annotations }),
-  }));
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      artifactType: WASM_CONFIG_TYPE,
+      config: configDesc,
+      layers: [layer],
+      ...(opts.annotations && { annotations: opts.annotations }),
+    }),
+  );
   const digest = sha256(manifest);
   if (ref.digest && ref.digest !== digest) {
     throw nodeletError('NDL_IMAGE_DIGEST', `${formatReference(ref)}: the manifest to push has digest ${digest}`);

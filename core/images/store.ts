@@ -48,8 +48,16 @@ function hexOf(digest: string): string {
 
 function isEntry(e: unknown): e is ImageEntry {
   const o = e as Record<string, unknown> | null;
-  return typeof o === 'object' && o !== null && typeof o.repository === 'string' && typeof o.digest === 'string'
-    && typeof o.layerDigest === 'string' && /^sha256:[0-9a-f]{64}$/.test(o.layerDigest) && typeof o.layerMediaType === 'string' && typeof o.size === 'number';
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.repository === 'string' &&
+    typeof o.digest === 'string' &&
+    typeof o.layerDigest === 'string' &&
+    /^sha256:[0-9a-f]{64}$/.test(o.layerDigest) &&
+    typeof o.layerMediaType === 'string' &&
+    typeof o.size === 'number'
+  );
 }
 
 /** Counts and hashes bytes passing through; fails as soon as more than `limit` arrive. */
@@ -149,15 +157,24 @@ export class ImageStore {
    * Makes sure a blob is present: concurrent callers for one digest share one
    * download. `open` gives the body to stream; the result is the blob's path.
    */
-  ensureBlob(digest: string, size: number | undefined, open: (signal: AbortSignal) => Promise<ReadableStream<Uint8Array> | null>, signal?: AbortSignal): Promise<string> {
+  ensureBlob(
+    digest: string,
+    size: number | undefined,
+    open: (signal: AbortSignal) => Promise<ReadableStream<Uint8Array> | null>,
+    signal?: AbortSignal,
+  ): Promise<string> {
     const path = this.blobPath(digest);
     if (this.blobs.has(digest)) return Promise.resolve(path);
-    return this.downloads.do(digest, async (sig) => {
-      const body = await open(sig);
-      if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${digest} has an empty response`);
-      await this.writeBlob(digest, size, Readable.fromWeb(body as WebReadableStream<Uint8Array>), sig);
-      return path;
-    }, signal);
+    return this.downloads.do(
+      digest,
+      async (sig) => {
+        const body = await open(sig);
+        if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${digest} has an empty response`);
+        await this.writeBlob(digest, size, Readable.fromWeb(body as WebReadableStream<Uint8Array>), sig);
+        return path;
+      },
+      signal,
+    );
   }
 
   /** Streams `source` into the store, verifying digest and (when given) size. */

@@ -79,7 +79,11 @@ export class TarFileFinder {
   /** The entry being read, for a "truncated" reason. */
   private current?: { name: string; size: number };
 
-  constructor(wanted: string, private readonly maxBytes: number, private readonly spoolDir: string) {
+  constructor(
+    wanted: string,
+    private readonly maxBytes: number,
+    private readonly spoolDir: string,
+  ) {
     this.wanted = normaliseTarPath(wanted) ?? '';
     const slash = this.wanted.lastIndexOf('/');
     this.whiteout = `${this.wanted.slice(0, slash + 1)}.wh.${this.wanted.slice(slash + 1)}`;
@@ -147,7 +151,10 @@ export class TarFileFinder {
     }
     if (!keep) {
       body.resume();
-      body.on('end', () => { this.current = undefined; next(); });
+      body.on('end', () => {
+        this.current = undefined;
+        next();
+      });
       return;
     }
     this.spool(body, next);
@@ -161,9 +168,14 @@ export class TarFileFinder {
     const hash = createHash('sha256');
     let size = 0;
     let ended = false;
-    out.on('error', (e) => { this.fail(e); this.x.destroy(); });
+    out.on('error', (e) => {
+      this.fail(e);
+      this.x.destroy();
+    });
     // A body cut short (the archive failed or ended) closes the file at once.
-    body.on('close', () => { if (!ended) out.destroy(); });
+    body.on('close', () => {
+      if (!ended) out.destroy();
+    });
     body.on('data', (c) => {
       const chunk = c as Buffer;
       hash.update(chunk);
@@ -202,8 +214,14 @@ export class TarFileFinder {
       this.problem = undefined;
       return true;
     }
-    const kind = h.type === 'symlink' ? `a symlink to "${h.linkname ?? ''}"` : h.type === 'link' ? `a hard link to "${h.linkname ?? ''}"`
-      : h.type === 'directory' ? 'a directory' : `a tar entry of type "${h.type ?? 'unknown'}"`;
+    const kind =
+      h.type === 'symlink'
+        ? `a symlink to "${h.linkname ?? ''}"`
+        : h.type === 'link'
+          ? `a hard link to "${h.linkname ?? ''}"`
+          : h.type === 'directory'
+            ? 'a directory'
+            : `a tar entry of type "${h.type ?? 'unknown'}"`;
     this.found = undefined;
     this.problem = `"${this.wanted}" is ${kind}, not a regular file`;
     return false;

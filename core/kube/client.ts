@@ -88,16 +88,27 @@ export class SharedConnectionKubeConfig extends k8s.KubeConfig {
 
   /** A keep-alive dispatcher like client-node's, with `creds` as the client certificate. */
   private dispatcherWith(cluster: k8s.Cluster, tls: https.RequestOptions, creds: { cert: string; key: string }): Dispatcher {
-    const o = this.createDispatcherOptions(cluster, { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername, cert: creds.cert, key: creds.key });
+    const o = this.createDispatcherOptions(cluster, {
+      ca: tls.ca,
+      rejectUnauthorized: tls.rejectUnauthorized,
+      servername: tls.servername,
+      cert: creds.cert,
+      key: creds.key,
+    });
     if (o.type !== 'agent') throw new Error(`client certificate override needs a direct TLS connection (got ${o.type})`);
     return new UndiciAgent({ connect: o.connect }) as unknown as Dispatcher;
   }
 
   /** How many connection pools exist (one per apiserver, user and certificate in use). */
-  get poolCount(): number { return this.pools.size; }
+  get poolCount(): number {
+    return this.pools.size;
+  }
 }
 
-interface UndiciRequest { origin?: string; method?: string }
+interface UndiciRequest {
+  origin?: string;
+  method?: string;
+}
 const apiOrigins = new Set<string>();
 let subscribed = false;
 const counted = new WeakSet<object>();
@@ -117,7 +128,11 @@ function count(request: UndiciRequest, code: string): void {
  */
 export function countRequestsTo(server: string): void {
   let origin: string;
-  try { origin = new URL(server).origin; } catch { return; }
+  try {
+    origin = new URL(server).origin;
+  } catch {
+    return;
+  }
   apiOrigins.add(origin);
   if (subscribed) return;
   subscribed = true;
@@ -160,7 +175,12 @@ export const isApiConflict = (e: unknown): boolean => apiStatus(e) === 409;
 export function apiMessage(e: unknown): string {
   const body = (e as { body?: unknown })?.body;
   if (typeof body === 'string') {
-    try { const s = JSON.parse(body) as { message?: string }; if (s.message) return s.message; } catch { /* not JSON */ }
+    try {
+      const s = JSON.parse(body) as { message?: string };
+      if (s.message) return s.message;
+    } catch {
+      /* not JSON */
+    }
   }
   // Some responses come back with the Status already parsed.
   if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') return (body as { message: string }).message;

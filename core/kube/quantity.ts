@@ -52,7 +52,11 @@ export function quantityMilliValue(q: Quantity): bigint {
 
 function lenient(q: string | number | undefined): Quantity | undefined {
   if (q === undefined) return undefined;
-  try { return parseQuantity(String(q)); } catch { return undefined; }
+  try {
+    return parseQuantity(String(q));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A quantity (`128Mi`, `1.5`, `1e3`) in whole base units (rounded up); 0 when absent, NaN when invalid. */

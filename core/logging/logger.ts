@@ -38,7 +38,7 @@ export function createLogger(opts: LoggerOptions): Logger {
   const format = opts.format ?? (opts.destination ? 'json' : defaultLogFormat());
   return pino(
     { level: opts.level, ...(opts.name ? { name: opts.name } : {}), base: { pid: process.pid } },
-    format === 'text' ? textDestination(out) as DestinationStream : out,
+    format === 'text' ? (textDestination(out) as DestinationStream) : out,
   );
 }
 

@@ -39,7 +39,10 @@ export function formatTextLine(json: string): string {
     return json.endsWith('\n') ? json : `${json}\n`;
   }
   const who = [rec.name, rec.component].filter((x) => typeof x === 'string' && x).join('/') || 'nodelet';
-  const fields = Object.entries(rec).filter(([k]) => !OMIT.has(k)).map(([k, v]) => ` ${k}=${value(v)}`).join('');
+  const fields = Object.entries(rec)
+    .filter(([k]) => !OMIT.has(k))
+    .map(([k, v]) => ` ${k}=${value(v)}`)
+    .join('');
   return `${header(Number(rec.level ?? 30), Number(rec.time ?? Date.now()), rec.pid, who)} ${JSON.stringify(String(rec.msg ?? ''))}${fields}\n`;
 }
 

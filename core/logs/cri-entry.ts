@@ -72,5 +72,5 @@ export function isPartialHeader(head: Buffer): boolean {
   if (s1 <= 0) return false;
   const s2 = head.indexOf(SPACE, s1 + 1);
   if (s2 < 0) return false;
-  return head[s2 + 1] === 0x50 /* P */ && (head.length === s2 + 2 || head[s2 + 2] === SPACE || head[s2 + 2] === 0x3a /* : */);
+  return head[s2 + 1] === 0x50 /* P */ && (head.length === s2 + 2 || head[s2 + 2] === SPACE || head[s2 + 2] === 0x3a) /* : */;
 }

@@ -86,9 +86,7 @@ async function detectChange(file: string, fh: FileHandle, offset: number): Promi
   return 'none';
 }
 
-async function* produce(
-  file: string, first: FileHandle, start: number, opts: ReadLogOptions, signal: AbortSignal,
-): AsyncGenerator<Buffer> {
+async function* produce(file: string, first: FileHandle, start: number, opts: ReadLogOptions, signal: AbortSignal): AsyncGenerator<Buffer> {
   let fh = first;
   let offset = start;
   const fmt = new LogFormatter(opts);
@@ -98,7 +96,10 @@ async function* produce(
   const take = () => (out.length ? Buffer.concat(out.splice(0)) : undefined);
   const waker = opts.follow ? new LogWaker(path.dirname(file), opts.pollMs ?? 1000, signal, opts.finished) : undefined;
   let finished = false;
-  opts.finished?.then(() => (finished = true), () => (finished = true));
+  opts.finished?.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
   let lastLook = false; // one more read after the writer finished
   let rotated = false; // drain the old file once more, then reopen
   const buf = Buffer.alloc(CHUNK);
@@ -126,9 +127,18 @@ async function* produce(
         }
       }
       const change = await detectChange(file, fh, offset);
-      if (change === 'rotated') { rotated = true; continue; }
-      if (change === 'truncated') { offset = 0; continue; }
-      if (finished || (opts.isWriting && !(await opts.isWriting()))) { lastLook = true; continue; }
+      if (change === 'rotated') {
+        rotated = true;
+        continue;
+      }
+      if (change === 'truncated') {
+        offset = 0;
+        continue;
+      }
+      if (finished || (opts.isWriting && !(await opts.isWriting()))) {
+        lastLook = true;
+        continue;
+      }
       await waker.wait();
     }
     if (signal.aborted) return;
@@ -145,7 +155,10 @@ async function* produce(
 class GeneratorReadable extends Readable {
   private pumping = false;
 
-  constructor(private readonly gen: AsyncGenerator<Buffer>, private readonly ac: AbortController) {
+  constructor(
+    private readonly gen: AsyncGenerator<Buffer>,
+    private readonly ac: AbortController,
+  ) {
     super();
   }
 

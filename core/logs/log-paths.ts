@@ -100,8 +100,9 @@ export function containerLogPath(rootDir: string, pod: PodLogIdentity, container
 /** `YYYYMMDD-HHMMSS` in UTC, the suffix of a rotated log file. */
 export function rotationStamp(at: Date): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${p(at.getUTCFullYear(), 4)}${p(at.getUTCMonth() + 1)}${p(at.getUTCDate())}-` +
-    `${p(at.getUTCHours())}${p(at.getUTCMinutes())}${p(at.getUTCSeconds())}`;
+  return (
+    `${p(at.getUTCFullYear(), 4)}${p(at.getUTCMonth() + 1)}${p(at.getUTCDate())}-` + `${p(at.getUTCHours())}${p(at.getUTCMinutes())}${p(at.getUTCSeconds())}`
+  );
 }
 
 /** `<containerLogDir>/<restartCount>.log.<YYYYMMDD-HHMMSS>`. */

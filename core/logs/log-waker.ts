@@ -17,7 +17,12 @@ export class LogWaker {
     wake?.();
   };
 
-  constructor(dir: string, private readonly pollMs: number, signal?: AbortSignal, finished?: Promise<unknown>) {
+  constructor(
+    dir: string,
+    private readonly pollMs: number,
+    signal?: AbortSignal,
+    finished?: Promise<unknown>,
+  ) {
     try {
       this.watcher = watch(dir, { persistent: false }, this.poke);
       this.watcher.on('error', () => this.closeWatcher());

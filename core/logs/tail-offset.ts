@@ -44,7 +44,10 @@ async function endsWithNewline(fh: FileHandle, size: number): Promise<boolean> {
 
 /** Walks a file backwards, yielding the start offset (and first bytes) of each line. */
 class BackwardScan {
-  constructor(private readonly fh: FileHandle, private readonly size: number) {}
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly size: number,
+  ) {}
 
   async *lineStarts(): AsyncGenerator<{ start: number; head: Buffer }> {
     let carry = Buffer.alloc(0); // the first bytes at `blockEnd`

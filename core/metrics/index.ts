@@ -1,5 +1,14 @@
 /** The face of core/metrics: what other folders may use; everything else in the folder is private to it. */
-export { imagePulls, metricsText, nodeName, podStartDuration, podWorkerDuration, registeredPlugins, restClientRequests, type RunningCounts } from './kubelet-metrics.ts';
+export {
+  imagePulls,
+  metricsText,
+  nodeName,
+  podStartDuration,
+  podWorkerDuration,
+  registeredPlugins,
+  restClientRequests,
+  type RunningCounts,
+} from './kubelet-metrics.ts';
 export { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from './resource-metrics.ts';
 export type { ContainerUsage, PodUsage, StatsSnapshot } from './stats-types.ts';
 export { summaryOf } from './summary.ts';

@@ -36,26 +36,42 @@ export interface RunningCounts {
 
 export const runningPods = new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] });
 export const runningContainers = new Gauge({
-  name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'], registers: [registry],
+  name: 'kubelet_running_containers',
+  help: 'Number of containers currently running',
+  labelNames: ['container_state'],
+  registers: [registry],
 });
 export const providerPods = new Gauge({ name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry] });
 export const podStartDuration = new Histogram({
-  name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
-  buckets: POD_START_BUCKETS, registers: [registry],
+  name: 'kubelet_pod_start_duration_seconds',
+  help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+  buckets: POD_START_BUCKETS,
+  registers: [registry],
 });
 export const podWorkerDuration = new Histogram({
-  name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-  labelNames: ['operation_type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+  name: 'kubelet_pod_worker_duration_seconds',
+  help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+  labelNames: ['operation_type'],
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
 });
 export const restClientRequests = new Counter({
-  name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.',
-  labelNames: ['code', 'host', 'method'], registers: [registry],
+  name: 'rest_client_requests_total',
+  help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'host', 'method'],
+  registers: [registry],
 });
 export const imagePulls = new Counter({
-  name: 'nodelet_image_pulls_total', help: 'Image pulls by result (success, failure)', labelNames: ['result'], registers: [registry],
+  name: 'nodelet_image_pulls_total',
+  help: 'Image pulls by result (success, failure)',
+  labelNames: ['result'],
+  registers: [registry],
 });
 export const registeredPlugins = new Gauge({
-  name: 'nodelet_registered_plugins', help: 'Plugins registered through the plugins_registry directory, by type', labelNames: ['type'], registers: [registry],
+  name: 'nodelet_registered_plugins',
+  help: 'Plugins registered through the plugins_registry directory, by type',
+  labelNames: ['type'],
+  registers: [registry],
 });
 
 /** The `/metrics` text and its content type; the running pod/container gauges are set from `counts` (the caller's pods) first. */

@@ -14,13 +14,26 @@ export const RESOURCE_METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset
 const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
 function labels(l: Record<string, string>): string {
-  const parts = Object.keys(l).sort().map((k) => `${k}="${escapeLabel(l[k]!)}"`);
+  const parts = Object.keys(l)
+    .sort()
+    .map((k) => `${k}="${escapeLabel(l[k]!)}"`);
   return parts.length ? `{${parts.join(',')}}` : '';
 }
 
-const num = (v: number): string => (Number.isInteger(v) ? String(v) : v.toPrecision(17).replace(/\.?0+$/, '').replace(/\.?0+e/, 'e'));
+const num = (v: number): string =>
+  Number.isInteger(v)
+    ? String(v)
+    : v
+        .toPrecision(17)
+        .replace(/\.?0+$/, '')
+        .replace(/\.?0+e/, 'e');
 
-interface Family { name: string; help: string; type: 'counter' | 'gauge'; samples: string[] }
+interface Family {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  samples: string[];
+}
 
 /** Renders a snapshot as upstream's resource metrics. */
 export function renderResourceMetrics(s: StatsSnapshot): string {
@@ -40,12 +53,24 @@ export function renderResourceMetrics(s: StatsSnapshot): string {
   add(nMem, {}, s.node.workingSetBytes, s.node.timestamp);
   for (const p of s.pods) {
     const pl = { namespace: p.namespace, pod: p.name };
-    let cpu = 0; let mem = 0; let cpuKnown = false; let memKnown = false; let at: Date | undefined;
+    let cpu = 0;
+    let mem = 0;
+    let cpuKnown = false;
+    let memKnown = false;
+    let at: Date | undefined;
     for (const c of p.containers) {
       const cl = { ...pl, container: c.name };
       add(cStart, cl, c.startTime.getTime() / 1000, c.timestamp);
-      if (c.cpuNs !== undefined) { add(cCpu, cl, c.cpuNs / 1e9, c.timestamp); cpu += c.cpuNs; cpuKnown = true; }
-      if (c.workingSetBytes !== undefined) { add(cMem, cl, c.workingSetBytes, c.timestamp); mem += c.workingSetBytes; memKnown = true; }
+      if (c.cpuNs !== undefined) {
+        add(cCpu, cl, c.cpuNs / 1e9, c.timestamp);
+        cpu += c.cpuNs;
+        cpuKnown = true;
+      }
+      if (c.workingSetBytes !== undefined) {
+        add(cMem, cl, c.workingSetBytes, c.timestamp);
+        mem += c.workingSetBytes;
+        memKnown = true;
+      }
       if (!at || c.timestamp > at) at = c.timestamp;
     }
     if (cpuKnown) add(pCpu, pl, cpu / 1e9, at);
@@ -53,7 +78,9 @@ export function renderResourceMetrics(s: StatsSnapshot): string {
   }
   add(rErr, {}, s.scrapeError ? 1 : 0);
   add(sErr, {}, s.scrapeError ? 1 : 0);
-  return [cCpu, cMem, cStart, nCpu, nMem, pCpu, pMem, rErr, sErr]
-    .map((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`, ...f.samples].join('\n'))
-    .join('\n') + '\n';
+  return (
+    [cCpu, cMem, cStart, nCpu, nMem, pCpu, pMem, rErr, sErr]
+      .map((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`, ...f.samples].join('\n'))
+      .join('\n') + '\n'
+  );
 }

@@ -10,9 +10,19 @@ import type { ContainerUsage, StatsSnapshot } from './stats-types.ts';
 const t = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** CPUStats. */
-export interface CpuStats { time: string; usageNanoCores?: number; usageCoreNanoSeconds?: number }
+export interface CpuStats {
+  time: string;
+  usageNanoCores?: number;
+  usageCoreNanoSeconds?: number;
+}
 /** MemoryStats. */
-export interface MemoryStats { time: string; availableBytes?: number; usageBytes?: number; workingSetBytes?: number; rssBytes?: number }
+export interface MemoryStats {
+  time: string;
+  availableBytes?: number;
+  usageBytes?: number;
+  workingSetBytes?: number;
+  rssBytes?: number;
+}
 
 function cpu(time: Date, ns: number | undefined, nanoCores: number | undefined): CpuStats | undefined {
   if (ns === undefined) return undefined;
@@ -37,7 +47,10 @@ export function summaryOf(s: StatsSnapshot): Record<string, unknown> {
       nodeName: n.nodeName,
       startTime: t(n.startTime),
       cpu: cpu(n.timestamp, n.cpuNs, n.nanoCores),
-      memory: memory(n.timestamp, n.workingSetBytes, n.usageBytes, { ...(n.availableBytes !== undefined ? { availableBytes: n.availableBytes } : {}), rssBytes: n.rssBytes }),
+      memory: memory(n.timestamp, n.workingSetBytes, n.usageBytes, {
+        ...(n.availableBytes !== undefined ? { availableBytes: n.availableBytes } : {}),
+        rssBytes: n.rssBytes,
+      }),
     },
     pods: s.pods.map((p) => {
       const at = p.containers.reduce<Date | undefined>((a, c) => (!a || c.timestamp > a ? c.timestamp : a), undefined) ?? n.timestamp;
@@ -50,8 +63,16 @@ export function summaryOf(s: StatsSnapshot): Record<string, unknown> {
           cpu: cpu(c.timestamp, c.cpuNs, c.nanoCores),
           memory: memory(c.timestamp, c.workingSetBytes, c.usageBytes),
         })),
-        cpu: cpu(at, sum(p.containers, (c) => c.cpuNs), sum(p.containers, (c) => c.nanoCores)),
-        memory: memory(at, sum(p.containers, (c) => c.workingSetBytes), sum(p.containers, (c) => c.usageBytes ?? c.workingSetBytes)),
+        cpu: cpu(
+          at,
+          sum(p.containers, (c) => c.cpuNs),
+          sum(p.containers, (c) => c.nanoCores),
+        ),
+        memory: memory(
+          at,
+          sum(p.containers, (c) => c.workingSetBytes),
+          sum(p.containers, (c) => c.usageBytes ?? c.workingSetBytes),
+        ),
       };
     }),
   };

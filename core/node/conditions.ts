@@ -29,15 +29,24 @@ export function computeConditions(p: Pressure, notReady: string[]): Cond[] {
     notReady.length
       ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: aggregate(notReady) }
       : { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
-    cond('MemoryPressure', p.memoryAvailableBytes < MEMORY_THRESHOLD,
+    cond(
+      'MemoryPressure',
+      p.memoryAvailableBytes < MEMORY_THRESHOLD,
       ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],
-      ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available']),
-    cond('DiskPressure', p.diskAvailableFraction < DISK_THRESHOLD,
+      ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
+    ),
+    cond(
+      'DiskPressure',
+      p.diskAvailableFraction < DISK_THRESHOLD,
       ['KubeletHasDiskPressure', 'kubelet has disk pressure'],
-      ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure']),
-    cond('PIDPressure', p.pidsAvailableFraction < PID_THRESHOLD,
+      ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
+    ),
+    cond(
+      'PIDPressure',
+      p.pidsAvailableFraction < PID_THRESHOLD,
       ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'],
-      ['KubeletHasSufficientPID', 'kubelet has sufficient PID available']),
+      ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
+    ),
   ];
 }
 

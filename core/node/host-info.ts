@@ -17,7 +17,11 @@ export interface HostInfo {
 }
 
 function readTrimmed(path: string): string {
-  try { return readFileSync(path, 'utf8').trim(); } catch { return ''; }
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** The PRETTY_NAME of /etc/os-release, like upstream's osImage. */

@@ -26,13 +26,21 @@ export class LeaseController {
   /** 100 ms doubling to 7 s, from the start again after a success. */
   private readonly backoff = new Backoff(100, 7000, Date.now, { resetAfterMs: Infinity });
 
-  constructor(private readonly clients: KubeClients, private readonly o: LeaseOptions) {}
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly o: LeaseOptions,
+  ) {}
 
   /** Starts renewing; the first renewal happens at once. */
-  start(): void { void this.tick(); }
+  start(): void {
+    void this.tick();
+  }
 
   /** Stops renewing (the Lease object stays, as upstream). */
-  stop(): void { this.stopped = true; if (this.timer) clearTimeout(this.timer); }
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
 
   private schedule(ms: number): void {
     if (!this.stopped) this.timer = setTimeout(() => void this.tick(), ms);
@@ -80,9 +88,12 @@ export class LeaseController {
   }
 
   private newLease(): V1Lease {
-    const ownerReferences = this.o.nodeUID
-      ? [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: this.o.nodeUID }]
-      : undefined;
-    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.nodeName, namespace: NAMESPACE, ownerReferences }, spec: this.spec() };
+    const ownerReferences = this.o.nodeUID ? [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: this.o.nodeUID }] : undefined;
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: this.o.nodeName, namespace: NAMESPACE, ownerReferences },
+      spec: this.spec(),
+    };
   }
 }

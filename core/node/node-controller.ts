@@ -53,18 +53,26 @@ export class NodeController {
   private chain: Promise<void> = Promise.resolve();
   private stopped = false;
 
-  constructor(private readonly clients: KubeClients, private readonly o: NodeControllerOptions) {
+  constructor(
+    private readonly clients: KubeClients,
+    private readonly o: NodeControllerOptions,
+  ) {
     this.host = o.host ?? readHostInfo(o.rootDir);
   }
 
   /** The registered node's UID (after {@link register}). */
-  get uid(): string | undefined { return this.node?.metadata?.uid; }
+  get uid(): string | undefined {
+    return this.node?.metadata?.uid;
+  }
 
   /** Creates the Node (or adopts an existing one), retrying until it succeeds or `signal` aborts. */
   async register(signal?: AbortSignal): Promise<void> {
     let delay = 500;
     while (!signal?.aborted) {
-      try { this.node = await this.createOrAdopt(); break; } catch (e) {
+      try {
+        this.node = await this.createOrAdopt();
+        break;
+      } catch (e) {
         this.o.log.warn({ err: apiMessage(e) }, 'unable to register node with API server, retrying');
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 7000);
@@ -89,7 +97,11 @@ export class NodeController {
   /** Starts the periodic status loop. */
   start(): void {
     const loop = async (): Promise<void> => {
-      try { await this.serialSync(false); } catch (e) { this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry'); }
+      try {
+        await this.serialSync(false);
+      } catch (e) {
+        this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry');
+      }
       if (!this.stopped) this.timer = setTimeout(() => void loop(), this.o.updateMs);
     };
     this.timer = setTimeout(() => void loop(), this.o.updateMs);
@@ -141,7 +153,10 @@ export class NodeController {
   private desiredStatus(): V1NodeStatus {
     const base = nodeStatusBase(this.o.shape, this.host);
     const extra = this.o.extraResources?.();
-    if (extra) { Object.assign(base.capacity!, extra.capacity); Object.assign(base.allocatable!, extra.allocatable); }
+    if (extra) {
+      Object.assign(base.capacity!, extra.capacity);
+      Object.assign(base.allocatable!, extra.allocatable);
+    }
     base.images = this.o.images?.() ?? [];
     return base;
   }

@@ -29,7 +29,13 @@ export function nodeTaints(s: NodeShape): V1Taint[] {
   if (s.defaultTaint) all.push({ key: 'kubernetes.io/arch', value: s.architecture, effect: 'NoSchedule' });
   for (const c of s.contributions) all.push(...(c.taints ?? []));
   const seen = new Set<string>();
-  return all.filter((t) => { const k = `${t.key}:${t.effect}`; if (seen.has(k)) return false; seen.add(k); return true; })
+  return all
+    .filter((t) => {
+      const k = `${t.key}:${t.effect}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    })
     .map((t) => ({ key: t.key, value: t.value, effect: t.effect }));
 }
 
@@ -66,7 +72,10 @@ export function nodeResources(s: NodeShape, host: HostInfo): { capacity: Record<
 export function nodeStatusBase(s: NodeShape, host: HostInfo): V1NodeStatus {
   return {
     ...nodeResources(s, host),
-    addresses: [{ type: 'InternalIP', address: s.nodeIP }, { type: 'Hostname', address: s.nodeName }],
+    addresses: [
+      { type: 'InternalIP', address: s.nodeIP },
+      { type: 'Hostname', address: s.nodeName },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: s.kubeletPort } },
     nodeInfo: {
       machineID: host.machineID,

@@ -83,9 +83,7 @@ export function highestSupportedVersion(versions: readonly string[]): GenericVer
     if (highest === undefined || highest.lessThan(v)) highest = v;
   }
   if (highest === undefined) {
-    throw new Error(
-      `could not find a highest supported version from versions (${goList(versions)}) reported: ${lastErr?.message ?? '<nil>'}`,
-    );
+    throw new Error(`could not find a highest supported version from versions (${goList(versions)}) reported: ${lastErr?.message ?? '<nil>'}`);
   }
   if (highest.major !== 1n) throw new Error(`highest supported version reported is ${highest}, must be v1.x`);
   return highest;
@@ -97,12 +95,7 @@ export function highestSupportedVersion(versions: readonly string[]): GenericVer
  * registered driver with the same name, if any. `callerName` is
  * "ValidatePlugin" or "RegisterPlugin".
  */
-export function validateCsiVersions(
-  callerName: string,
-  pluginName: string,
-  versions: readonly string[],
-  registered?: GenericVersion,
-): GenericVersion {
+export function validateCsiVersions(callerName: string, pluginName: string, versions: readonly string[], registered?: GenericVersion): GenericVersion {
   const prefix = `${CSI_PLUGIN_NAME}: ${callerName} for CSI driver ${goQuote(pluginName)} failed.`;
   if (versions.length === 0) {
     throw nodeletError('NDL_PLUGIN_VERSION', `${prefix} Plugin returned an empty list for supported versions`);
@@ -111,10 +104,7 @@ export function validateCsiVersions(
   try {
     highest = highestSupportedVersion(versions);
   } catch (e) {
-    throw nodeletError(
-      'NDL_PLUGIN_VERSION',
-      `${prefix} None of the versions specified ${goQuotedList(versions)} are supported. err=${(e as Error).message}`,
-    );
+    throw nodeletError('NDL_PLUGIN_VERSION', `${prefix} None of the versions specified ${goQuotedList(versions)} are supported. err=${(e as Error).message}`);
   }
   if (registered !== undefined && !registered.lessThan(highest)) {
     throw nodeletError(
@@ -126,12 +116,7 @@ export function validateCsiVersions(
 }
 
 /** Upstream `RegistrationHandler.ValidatePlugin` for CSI: {@link validateCsiVersions} with its wrapping message. */
-export function validateCsiPlugin(
-  pluginName: string,
-  endpoint: string,
-  versions: readonly string[],
-  registered?: GenericVersion,
-): GenericVersion {
+export function validateCsiPlugin(pluginName: string, endpoint: string, versions: readonly string[], registered?: GenericVersion): GenericVersion {
   try {
     return validateCsiVersions('ValidatePlugin', pluginName, versions, registered);
   } catch (e) {

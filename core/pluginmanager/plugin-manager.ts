@@ -65,8 +65,7 @@ export class PluginManager {
     this.log = options.log;
     this.watcher = new PluginWatcher(dir, this.desired, options.log);
     const operations = new OperationMap({
-      onError: (socketPath, err, backoffMs) =>
-        this.log.error({ socketPath, err, retryInMs: backoffMs }, `operation for "${socketPath}" failed`),
+      onError: (socketPath, err, backoffMs) => this.log.error({ socketPath, err, retryInMs: backoffMs }, `operation for "${socketPath}" failed`),
     });
     this.reconciler = new Reconciler({
       desired: this.desired,

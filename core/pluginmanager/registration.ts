@@ -11,11 +11,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { isNodeletError, nodeletError, type ErrorCode } from '../errors/index.ts';
 import { clientOn, deadlineIn, dialUnix, grpcErrorText } from '../../sockets/dial.ts';
-import {
-  loadPluginRegistration,
-  type PluginInfo__Output,
-  type RegistrationClient,
-} from '../../sockets/pluginregistration.ts';
+import { loadPluginRegistration, type PluginInfo__Output, type RegistrationClient } from '../../sockets/pluginregistration.ts';
 import type { ActualStateOfWorld, RegisteredPlugin } from './actual-state.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { PluginHandler } from './plugin-handler.ts';
@@ -62,7 +58,11 @@ async function registerWith(client: RegistrationClient, req: RegisterRequest): P
   try {
     info = await getInfo(client);
   } catch (e) {
-    throw nodeletError('NDL_PLUGIN_INFO', `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socketPath}, err: ${grpcErrorText(e)}`, e);
+    throw nodeletError(
+      'NDL_PLUGIN_INFO',
+      `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socketPath}, err: ${grpcErrorText(e)}`,
+      e,
+    );
   }
   const handler = req.handlers.get(info.type);
   if (handler === undefined) {
@@ -97,7 +97,11 @@ async function reject(client: RegistrationClient, socketPath: string, code: Erro
   try {
     await notify(client, false, reason);
   } catch (e) {
-    throw nodeletError('NDL_PLUGIN_NOTIFY', `RegisterPlugin error -- failed to send error at socket ${socketPath}, err: ${reason}: ${grpcErrorText(e)}`, cause ?? e);
+    throw nodeletError(
+      'NDL_PLUGIN_NOTIFY',
+      `RegisterPlugin error -- failed to send error at socket ${socketPath}, err: ${reason}: ${grpcErrorText(e)}`,
+      cause ?? e,
+    );
   }
   throw nodeletError(code, reason, cause);
 }
@@ -125,10 +129,8 @@ function getInfo(client: RegistrationClient): Promise<PluginInfo__Output> {
 
 function notify(client: RegistrationClient, registered: boolean, error: string): Promise<void> {
   return new Promise((resolve, fail) => {
-    client.NotifyRegistrationStatus(
-      { plugin_registered: registered, error },
-      { deadline: deadlineIn(NOTIFY_TIMEOUT_MS) },
-      (err) => (err ? fail(err) : resolve()),
+    client.NotifyRegistrationStatus({ plugin_registered: registered, error }, { deadline: deadlineIn(NOTIFY_TIMEOUT_MS) }, (err) =>
+      err ? fail(err) : resolve(),
     );
   });
 }

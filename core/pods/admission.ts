@@ -37,7 +37,11 @@ function requestedResources(pod: V1Pod, allocatable: Record<string, string>): st
 function fitResources(pod: V1Pod, ctx: AdmitContext): AdmitResult {
   const podCap = Number(ctx.allocatable.pods ?? '110');
   if (ctx.admitted.length + 1 > podCap) {
-    return { admit: false, reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${ctx.admitted.length}, capacity: ${podCap}` };
+    return {
+      admit: false,
+      reason: 'OutOfpods',
+      message: `Node didn't have enough resource: pods, requested: 1, used: ${ctx.admitted.length}, capacity: ${podCap}`,
+    };
   }
   for (const r of requestedResources(pod, ctx.allocatable)) {
     const want = podRequest(pod, r);
@@ -57,13 +61,20 @@ const isInt = (v: string | undefined): v is string => v !== undefined && /^[+-]?
 function matchRequirement(r: V1NodeSelectorRequirement, labels: Record<string, string>): boolean {
   const v = labels[r.key];
   switch (r.operator) {
-    case 'In': return v !== undefined && (r.values ?? []).includes(v);
-    case 'NotIn': return v === undefined || !(r.values ?? []).includes(v);
-    case 'Exists': return v !== undefined;
-    case 'DoesNotExist': return v === undefined;
-    case 'Gt': return isInt(v) && isInt(r.values?.[0]) && Number(v) > Number(r.values[0]);
-    case 'Lt': return isInt(v) && isInt(r.values?.[0]) && Number(v) < Number(r.values[0]);
-    default: return false;
+    case 'In':
+      return v !== undefined && (r.values ?? []).includes(v);
+    case 'NotIn':
+      return v === undefined || !(r.values ?? []).includes(v);
+    case 'Exists':
+      return v !== undefined;
+    case 'DoesNotExist':
+      return v === undefined;
+    case 'Gt':
+      return isInt(v) && isInt(r.values?.[0]) && Number(v) > Number(r.values[0]);
+    case 'Lt':
+      return isInt(v) && isInt(r.values?.[0]) && Number(v) < Number(r.values[0]);
+    default:
+      return false;
   }
 }
 
@@ -71,8 +82,9 @@ function matchTerm(t: V1NodeSelectorTerm, labels: Record<string, string>, nodeNa
   const exprs = t.matchExpressions ?? [];
   const fields = t.matchFields ?? [];
   if (exprs.length === 0 && fields.length === 0) return false;
-  return exprs.every((r) => matchRequirement(r, labels))
-    && fields.every((r) => r.key === 'metadata.name' && matchRequirement({ ...r, key: 'n' }, { n: nodeName }));
+  return (
+    exprs.every((r) => matchRequirement(r, labels)) && fields.every((r) => r.key === 'metadata.name' && matchRequirement({ ...r, key: 'n' }, { n: nodeName }))
+  );
 }
 
 function fitAffinity(pod: V1Pod, ctx: AdmitContext): boolean {

@@ -48,7 +48,10 @@ export interface ContainerOptionsContributor {
 
 /** The container's env: the contributors' (in order) under `own()`, which wins. */
 export async function contributedEnv(
-  contributors: readonly ContainerOptionsContributor[], pod: V1Pod, container: V1Container, own: () => Promise<Record<string, string>>,
+  contributors: readonly ContainerOptionsContributor[],
+  pod: V1Pod,
+  container: V1Container,
+  own: () => Promise<Record<string, string>>,
 ): Promise<Record<string, string>> {
   const extra: Record<string, string> = {};
   for (const c of contributors) if (c.env) Object.assign(extra, await c.env(pod, container));
@@ -60,8 +63,12 @@ export async function contributedEnv(
 
 /** `own` mounts with every contributor's mounts appended; `warn` gets each warning. */
 export async function contributedMounts(
-  contributors: readonly ContainerOptionsContributor[], pod: V1Pod, container: V1Container, podDir: string,
-  own: readonly Mount[], warn: (w: ContainerWarning) => void,
+  contributors: readonly ContainerOptionsContributor[],
+  pod: V1Pod,
+  container: V1Container,
+  podDir: string,
+  own: readonly Mount[],
+  warn: (w: ContainerWarning) => void,
 ): Promise<Mount[]> {
   const out = [...own];
   for (const c of contributors) {

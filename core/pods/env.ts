@@ -99,7 +99,10 @@ function configError(detail: string, cause?: unknown) {
 class Objects {
   private readonly cms = new Map<string, V1ConfigMap | undefined>();
   private readonly secrets = new Map<string, V1Secret | undefined>();
-  constructor(readonly source: ObjectSource, readonly ns: string) {}
+  constructor(
+    readonly source: ObjectSource,
+    readonly ns: string,
+  ) {}
 
   async configMap(name: string): Promise<V1ConfigMap | undefined> {
     if (!this.cms.has(name)) this.cms.set(name, await this.source.getConfigMap(this.ns, name));

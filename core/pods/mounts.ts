@@ -45,7 +45,11 @@ async function subPathHost(vol: PreparedVolume, m: V1VolumeMount, subPath: strin
     return await resolveInRoot(vol.hostPath, owner, subPath, { what: 'subPath', allowRoot: true, createMode: rootMode });
   } catch (e) {
     if (isNodeletError(e)) throw e;
-    throw nodeletError('NDL_CONTAINER_CONFIG', `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, e);
+    throw nodeletError(
+      'NDL_CONTAINER_CONFIG',
+      `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      e,
+    );
   }
 }
 
@@ -70,7 +74,10 @@ export async function resolveMounts(
       throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: mountPath ${JSON.stringify(m.mountPath)} must be an absolute path`);
     }
     if (m.subPath && m.subPathExpr) {
-      throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: volumeMount ${JSON.stringify(m.name)}: subPath and subPathExpr are mutually exclusive`);
+      throw nodeletError(
+        'NDL_POD_INVALID',
+        `container ${JSON.stringify(container.name)}: volumeMount ${JSON.stringify(m.name)}: subPath and subPathExpr are mutually exclusive`,
+      );
     }
     const subPath = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, env) : (m.subPath ?? '');
     // Always a real path: providers and the termination message reader check at access time that it still is one.

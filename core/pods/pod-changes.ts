@@ -11,15 +11,22 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
  */
 export function mutableFingerprint(pod: V1Pod): string {
   const images = (cs?: V1Container[]) => cs?.map((c) => [c.name, c.image ?? '']);
-  return JSON.stringify([pod.metadata?.labels ?? {}, pod.metadata?.annotations ?? {}, pod.spec?.activeDeadlineSeconds ?? null,
-    images(pod.spec?.initContainers) ?? [], images(pod.spec?.containers) ?? []]);
+  return JSON.stringify([
+    pod.metadata?.labels ?? {},
+    pod.metadata?.annotations ?? {},
+    pod.spec?.activeDeadlineSeconds ?? null,
+    images(pod.spec?.initContainers) ?? [],
+    images(pod.spec?.containers) ?? [],
+  ]);
 }
 
 /** True when `next` differs from `prev` in anything but status and bookkeeping metadata. */
 export function needsSync(prev: V1Pod, next: V1Pod): boolean {
   const m = (p: V1Pod) => p.metadata ?? {};
-  return m(prev).uid !== m(next).uid
-    || String(m(prev).deletionTimestamp ?? '') !== String(m(next).deletionTimestamp ?? '')
-    || m(prev).deletionGracePeriodSeconds !== m(next).deletionGracePeriodSeconds
-    || mutableFingerprint(prev) !== mutableFingerprint(next);
+  return (
+    m(prev).uid !== m(next).uid ||
+    String(m(prev).deletionTimestamp ?? '') !== String(m(next).deletionTimestamp ?? '') ||
+    m(prev).deletionGracePeriodSeconds !== m(next).deletionGracePeriodSeconds ||
+    mutableFingerprint(prev) !== mutableFingerprint(next)
+  );
 }

@@ -59,7 +59,12 @@ export interface PodControllerOptions {
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
 
 interface Entry {
-  uid: string; worker?: PodRunner; rejected?: boolean; posted?: string; deleting?: boolean; posting?: Promise<void>;
+  uid: string;
+  worker?: PodRunner;
+  rejected?: boolean;
+  posted?: string;
+  deleting?: boolean;
+  posting?: Promise<void>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
 }
@@ -89,7 +94,9 @@ export class PodController {
 
   /** Starts periodic resyncs. */
   start(): void {
-    this.resync = setInterval(() => { for (const k of this.desired.keys()) this.queue.add(k); }, this.o.resyncMs);
+    this.resync = setInterval(() => {
+      for (const k of this.desired.keys()) this.queue.add(k);
+    }, this.o.resyncMs);
     this.resync.unref();
   }
 
@@ -133,7 +140,9 @@ export class PodController {
   }
 
   /** All pods this node knows about. */
-  pods(): V1Pod[] { return [...this.desired.values()]; }
+  pods(): V1Pod[] {
+    return [...this.desired.values()];
+  }
 
   /** One sync, observed as kubelet_pod_worker_duration_seconds (operation_type create for a pod's first sync). */
   private async timedSync(key: string): Promise<void> {
@@ -162,7 +171,11 @@ export class PodController {
     if (!entry.worker.finished(pod)) {
       const worker = entry.worker;
       const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
-      try { await worker.reconcile(pod); } finally { clearTimeout(interim); }
+      try {
+        await worker.reconcile(pod);
+      } finally {
+        clearTimeout(interim);
+      }
     }
     await this.post(pod, entry, entry.worker.status(pod));
   }
@@ -170,7 +183,10 @@ export class PodController {
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
   private admitSerially(key: string, pod: V1Pod): Promise<Entry> {
     const run = this.admitting.then(() => this.admit(key, pod));
-    this.admitting = run.then(() => undefined, () => undefined);
+    this.admitting = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
@@ -184,7 +200,10 @@ export class PodController {
   private async admit(key: string, pod: V1Pod): Promise<Entry> {
     const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
     this.entries.set(key, entry);
-    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') { entry.rejected = true; return entry; }
+    if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+      entry.rejected = true;
+      return entry;
+    }
     const { routed, verdict } = await this.verdict(pod);
     if ('retryAfterMs' in routed) {
       this.entries.delete(key);
@@ -201,7 +220,8 @@ export class PodController {
     }
     const provider = (routed as { provider: AnyProvider }).provider;
     const deps = {
-      setup: this.o.setup, hostIP: this.o.hostIP,
+      setup: this.o.setup,
+      hostIP: this.o.hostIP,
       requeue: (ms: number) => this.queue.addAfter(key, ms),
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
@@ -271,7 +291,9 @@ export class PodController {
       this.queue.addAfter(key, 2000);
       return;
     }
-    try { await this.o.sink.deletePod(pod); } catch (e) {
+    try {
+      await this.o.sink.deletePod(pod);
+    } catch (e) {
       this.o.log.warn({ pod: key, err: String(e) }, 'failed to delete pod object, will retry');
       if (entry) entry.deleting = false;
       this.queue.addAfter(key, 2000);
@@ -292,10 +314,12 @@ export class PodController {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
     await this.queue.shutdown();
-    await Promise.all([...this.entries.entries()].map(([k, e]) => {
-      const pod = this.desired.get(k);
-      return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
-    }));
+    await Promise.all(
+      [...this.entries.entries()].map(([k, e]) => {
+        const pod = this.desired.get(k);
+        return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
+      }),
+    );
   }
 }
 

@@ -6,7 +6,11 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { PodContainerSpec, PodObject } from '@nodelet/plugin-api/v1';
 
 const container = (c: V1Container): PodContainerSpec => ({
-  name: c.name, image: c.image, command: c.command, args: c.args, workingDir: c.workingDir,
+  name: c.name,
+  image: c.image,
+  command: c.command,
+  args: c.args,
+  workingDir: c.workingDir,
 });
 
 /** Converts a core/v1 Pod into the plugin API's {@link PodObject}. */

@@ -15,8 +15,19 @@
  */
 import type { V1Container, V1ContainerStateTerminated, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import {
-  isImagePull, isInvalidArgument, isInvalidImage, isNotFound, isNotSupported, isProviderError, providerError,
-  type ContainerStatusReport, type PodContext, type PodLifecycleContext, type PodProvider, type PodStatusReport, type ResolvedContainer,
+  isImagePull,
+  isInvalidArgument,
+  isInvalidImage,
+  isNotFound,
+  isNotSupported,
+  isProviderError,
+  providerError,
+  type ContainerStatusReport,
+  type PodContext,
+  type PodLifecycleContext,
+  type PodProvider,
+  type PodStatusReport,
+  type ResolvedContainer,
 } from '@nodelet/plugin-api/v1';
 import type { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
@@ -74,23 +85,38 @@ export class PodProviderWorker implements PodRunner {
   private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
   private readonly startTime: Date;
 
-  constructor(pod: V1Pod, private readonly d: PodProviderWorkerDeps) {
+  constructor(
+    pod: V1Pod,
+    private readonly d: PodProviderWorkerDeps,
+  ) {
     this.pod = pod;
     this.startTime = pod.status?.startTime ? new Date(pod.status.startTime) : new Date();
-    this.volumes = new PodVolumes({ setup: d.setup, backoff: d.volumeBackoff ?? d.backoff, requeue: (ms) => d.requeue(ms), event: (t, r, n) => d.event(t, r, n) });
+    this.volumes = new PodVolumes({
+      setup: d.setup,
+      backoff: d.volumeBackoff ?? d.backoff,
+      requeue: (ms) => d.requeue(ms),
+      event: (t, r, n) => d.event(t, r, n),
+    });
   }
 
   /** The provider running this pod. */
-  get provider(): PodProvider { return this.d.provider; }
+  get provider(): PodProvider {
+    return this.d.provider;
+  }
 
-  private get uid(): string { return this.pod.metadata!.uid!; }
+  private get uid(): string {
+    return this.pod.metadata!.uid!;
+  }
 
   /** Prepares volumes, creates the pod once, forwards spec changes. Returns quickly. */
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating || this.verdict?.failed) return;
     this.pod = pod;
     this.ctx ??= this.context(pod);
-    if (this.created && this.statusOnly) { this.statusOnly = false; return this.update(pod); }
+    if (this.created && this.statusOnly) {
+      this.statusOnly = false;
+      return this.update(pod);
+    }
     if (!(await this.volumes.sync(pod))) return;
     if (!this.created) return this.create(pod);
     return this.update(pod);
@@ -164,13 +190,19 @@ export class PodProviderWorker implements PodRunner {
     const fp = mutableFingerprint(pod);
     if (fp === this.fingerprint) return;
     const updatePod = this.provider.pods.updatePod?.bind(this.provider.pods);
-    if (!updatePod) { this.fingerprint = fp; return; }
+    if (!updatePod) {
+      this.fingerprint = fp;
+      return;
+    }
     try {
       await updatePod(toPodObject(pod), this.ctx!);
       this.fingerprint = fp;
       this.d.backoff.reset(`${this.uid}/update`);
     } catch (e) {
-      if (isNotSupported(e)) { this.fingerprint = fp; return; }
+      if (isNotSupported(e)) {
+        this.fingerprint = fp;
+        return;
+      }
       this.d.event('Warning', 'FailedUpdate', `Failed to update the pod on provider "${this.provider.name}": ${msg(e)}`);
       this.d.requeue(this.d.backoff.next(`${this.uid}/update`));
     }
@@ -200,7 +232,8 @@ export class PodProviderWorker implements PodRunner {
 
   private logPath(name: string, restartCount: number): string {
     if (!this.specOf(name)) throw providerError('NotFound', `pod ${this.pod.metadata!.name} has no container "${name}"`);
-    if (!Number.isInteger(restartCount) || restartCount < 0) throw providerError('InvalidArgument', `restartCount must be a non-negative integer, got ${restartCount}`);
+    if (!Number.isInteger(restartCount) || restartCount < 0)
+      throw providerError('InvalidArgument', `restartCount must be a non-negative integer, got ${restartCount}`);
     return this.d.setup.logPath(this.pod, name, restartCount);
   }
 
@@ -219,10 +252,16 @@ export class PodProviderWorker implements PodRunner {
       return this.last;
     }
     const problem = reportProblem(r);
-    if (problem) { this.complain(problem); return this.last; }
+    if (problem) {
+      this.complain(problem);
+      return this.last;
+    }
     this.badReport = undefined;
     this.last = r as PodStatusReport;
-    for (const [init, list] of [[true, this.last.initContainers], [false, this.last.containers]] as const) {
+    for (const [init, list] of [
+      [true, this.last.initContainers],
+      [false, this.last.containers],
+    ] as const) {
       for (const c of list ?? []) this.remember(init, c);
     }
     return this.last;
@@ -252,10 +291,14 @@ export class PodProviderWorker implements PodRunner {
   status(pod: V1Pod): V1PodStatus {
     const r = this.report();
     const v = this.verdict;
-    const report: PodStatusReport = v?.failed ? { phase: 'Failed', reason: v.reason, message: v.message } : r ?? { phase: 'Pending' };
+    const report: PodStatusReport = v?.failed ? { phase: 'Failed', reason: v.reason, message: v.message } : (r ?? { phase: 'Pending' });
     return statusFromReport({
-      pod: pod.spec?.containers?.length ? pod : this.pod, report, hostIP: this.d.hostIP, startTime: this.startTime,
-      sandboxReady: this.created && this.volumes.isReady, now: new Date(),
+      pod: pod.spec?.containers?.length ? pod : this.pod,
+      report,
+      hostIP: this.d.hostIP,
+      startTime: this.startTime,
+      sandboxReady: this.created && this.volumes.isReady,
+      now: new Date(),
       unreported: v ? { reason: v.reason, message: v.message } : undefined,
       lastTermination: (name, init, cur) => this.lastTermination(name, init, cur),
     });
@@ -299,11 +342,15 @@ export class PodProviderWorker implements PodRunner {
     const slack = this.d.killSlackMs ?? 10_000;
     let kill: NodeJS.Timeout | undefined, giveUp: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      kill = setTimeout(() => { this.abort.abort(); giveUp = setTimeout(() => resolve('timeout'), slack); }, graceMs);
+      kill = setTimeout(() => {
+        this.abort.abort();
+        giveUp = setTimeout(() => resolve('timeout'), slack);
+      }, graceMs);
     });
     try {
       const r = await Promise.race([this.provider.pods.deletePod(toPodObject(pod), this.ctx!, graceMs).then(() => 'done' as const), timedOut]);
-      if (r === 'timeout') this.d.event('Warning', 'FailedKillPod', `error killing pod: provider "${this.provider.name}" did not delete the pod within ${graceMs + slack}ms`);
+      if (r === 'timeout')
+        this.d.event('Warning', 'FailedKillPod', `error killing pod: provider "${this.provider.name}" did not delete the pod within ${graceMs + slack}ms`);
     } catch (e) {
       if (!isNotFound(e)) this.d.event('Warning', 'FailedKillPod', `error killing pod: ${msg(e)}`);
     } finally {
@@ -312,4 +359,3 @@ export class PodProviderWorker implements PodRunner {
     }
   }
 }
-

@@ -15,7 +15,18 @@ import type { NodeletOptions } from '../config/index.ts';
 import type { KubeClients } from '../kube/index.ts';
 import type { Events } from '../events/index.ts';
 import { containerLogPath } from '../logs/index.ts';
-import { createApiObjectSource, failedMountMessage, prepareVolumes, teardownVolumes, volumeFailures, withTokenCache, type ObjectSource, type PreparedVolume, type VolumePluginRegistry, withObjectCache } from '../volumes/index.ts';
+import {
+  createApiObjectSource,
+  failedMountMessage,
+  prepareVolumes,
+  teardownVolumes,
+  volumeFailures,
+  withTokenCache,
+  type ObjectSource,
+  type PreparedVolume,
+  type VolumePluginRegistry,
+  withObjectCache,
+} from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
 import { resolveEnv } from './env.ts';
 import { resolveMounts } from './mounts.ts';
@@ -28,7 +39,9 @@ import { removeTreeNoFollow } from '../paths/index.ts';
 const noApi: ObjectSource = {
   getConfigMap: async () => undefined,
   getSecret: async () => undefined,
-  requestServiceAccountToken: async () => { throw new Error('service account tokens need an API server (standalone mode has none)'); },
+  requestServiceAccountToken: async () => {
+    throw new Error('service account tokens need an API server (standalone mode has none)');
+  },
 };
 
 const UID = /^[0-9a-f-]{36}$/;
@@ -45,7 +58,11 @@ export interface PodSetupExtensions {
 
 /** Builds the pod setup for this node. */
 export function createPodSetup(
-  o: NodeletOptions, clients: KubeClients | undefined, hostIP: string, log: Logger, ext: PodSetupExtensions,
+  o: NodeletOptions,
+  clients: KubeClients | undefined,
+  hostIP: string,
+  log: Logger,
+  ext: PodSetupExtensions,
 ): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
   const plugins = ext.volumePlugins;
   const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
@@ -73,7 +90,8 @@ export function createPodSetup(
       const regarding = { kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` };
       return contributedMounts(ext.containerOptions, pod, container, podDir(pod), own, (w) => ext.events.emit(regarding, 'Warning', w.reason, w.message));
     },
-    env: (pod, container) => contributedEnv(ext.containerOptions, pod, container, () => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] })),
+    env: (pod, container) =>
+      contributedEnv(ext.containerOptions, pod, container, () => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] })),
     argv: (container, env) => resolveArgv(container, env),
     logPath(pod, container, restartCount) {
       const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);

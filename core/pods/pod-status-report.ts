@@ -60,7 +60,16 @@ export function containerState(r: ContainerStatusReport): V1ContainerState {
   if ('waiting' in s && s.waiting) return { waiting: { reason: s.waiting.reason, message: s.waiting.message } };
   if ('running' in s && s.running) return { running: { startedAt: date(s.running.startedAt) } };
   const t = (s as Extract<typeof s, { terminated: unknown }>).terminated;
-  return { terminated: { exitCode: t.exitCode, reason: t.reason, message: t.message, startedAt: date(t.startedAt), finishedAt: date(t.finishedAt), containerID: r.containerID } };
+  return {
+    terminated: {
+      exitCode: t.exitCode,
+      reason: t.reason,
+      message: t.message,
+      startedAt: date(t.startedAt),
+      finishedAt: date(t.finishedAt),
+      containerID: r.containerID,
+    },
+  };
 }
 
 function containerStatus(i: ReportStatusInput, spec: V1Container, init: boolean, r: ContainerStatusReport | undefined): V1ContainerStatus {
@@ -69,10 +78,15 @@ function containerStatus(i: ReportStatusInput, spec: V1Container, init: boolean,
   const state = containerState(r);
   const last = i.lastTermination?.(spec.name, init, r);
   const s: V1ContainerStatus = {
-    name: spec.name, image: spec.image ?? '', imageID: r.imageID ?? '', restartCount: r.restartCount ?? 0,
+    name: spec.name,
+    image: spec.image ?? '',
+    imageID: r.imageID ?? '',
+    restartCount: r.restartCount ?? 0,
     // An app container is ready only while it runs; an init container once it exited 0 (upstream prober rules).
     ready: init ? state.terminated?.exitCode === 0 : !!state.running && r.ready === true,
-    started: !!state.running, state, lastState: last ? { terminated: last } : {},
+    started: !!state.running,
+    state,
+    lastState: last ? { terminated: last } : {},
   };
   if (r.containerID) s.containerID = r.containerID;
   return s;

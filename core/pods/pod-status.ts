@@ -13,11 +13,16 @@ export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerReco
     if (c.terminated && policy === 'Never') return 'Failed';
     return 'Pending';
   }
-  let running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
   for (const c of app) {
     if (c.running) running++;
-    else if (c.terminated && !c.waiting) { stopped++; if (c.terminated.exitCode === 0) succeeded++; }
-    else if (c.last || c.terminated) stopped++;
+    else if (c.terminated && !c.waiting) {
+      stopped++;
+      if (c.terminated.exitCode === 0) succeeded++;
+    } else if (c.last || c.terminated) stopped++;
     else waiting++;
   }
   if (waiting > 0) return 'Pending';
@@ -33,9 +38,15 @@ export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerReco
 
 function toStatus(c: ContainerRecord, image: string): V1ContainerStatus {
   const s: V1ContainerStatus = {
-    name: c.name, image, imageID: c.image?.imageID ?? '', restartCount: c.restartCount,
+    name: c.name,
+    image,
+    imageID: c.image?.imageID ?? '',
+    restartCount: c.restartCount,
     // upstream prober: an init container is ready once it exited 0; an app container while it runs.
-    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : !!c.running, started: !!c.running, state: {}, lastState: {},
+    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : !!c.running,
+    started: !!c.running,
+    state: {},
+    lastState: {},
   };
   if (c.containerID) s.containerID = c.containerID;
   if (c.running) s.state = { running: { startedAt: c.startedAt } };
@@ -67,9 +78,13 @@ export function podConditions(phase: string, uninit: string[], unready: string[]
   const done = phase === 'Succeeded' || phase === 'Failed';
   const notReady = (type: string, reason: string, msg: string): Cond => ({ type, status: 'False', reason, message: msg });
   const conds: Cond[] = [{ type: 'PodReadyToStartContainers', status: sandboxReady && !done ? 'True' : 'False' }];
-  conds.push(phase === 'Succeeded' ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
-    : uninit.length === 0 ? { type: 'Initialized', status: 'True' }
-      : notReady('Initialized', 'ContainersNotInitialized', `containers with incomplete status: [${uninit.join(' ')}]`));
+  conds.push(
+    phase === 'Succeeded'
+      ? { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
+      : uninit.length === 0
+        ? { type: 'Initialized', status: 'True' }
+        : notReady('Initialized', 'ContainersNotInitialized', `containers with incomplete status: [${uninit.join(' ')}]`),
+  );
   if (done) {
     const reason = phase === 'Failed' ? 'PodFailed' : 'PodCompleted';
     conds.push(notReady('ContainersReady', reason, ''), notReady('Ready', reason, ''));

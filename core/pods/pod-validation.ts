@@ -11,8 +11,10 @@ import { labelKeyError, labelValueError } from '../config/index.ts';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LABEL_MSG = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const SUBDOMAIN_MSG = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
 const show = (v: unknown) => JSON.stringify(v);
 
@@ -81,18 +83,47 @@ export function validatePodCreate(pod: V1Pod): string[] {
 }
 
 /** Volume sources that need no API object (upstream `HasAPIObjectReference`'s allow list). */
-const LOCAL_VOLUMES = ['awsElasticBlockStore', 'azureDisk', 'cephfs', 'cinder', 'downwardAPI', 'emptyDir', 'fc', 'flexVolume', 'flocker',
-  'gcePersistentDisk', 'gitRepo', 'hostPath', 'image', 'iscsi', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte', 'rbd',
-  'scaleIO', 'storageos', 'vsphereVolume'];
+const LOCAL_VOLUMES = [
+  'awsElasticBlockStore',
+  'azureDisk',
+  'cephfs',
+  'cinder',
+  'downwardAPI',
+  'emptyDir',
+  'fc',
+  'flexVolume',
+  'flocker',
+  'gcePersistentDisk',
+  'gitRepo',
+  'hostPath',
+  'image',
+  'iscsi',
+  'nfs',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'quobyte',
+  'rbd',
+  'scaleIO',
+  'storageos',
+  'vsphereVolume',
+];
 /** Volume sources that reference an API object, with the resource upstream names. */
 const API_VOLUMES: Record<string, string> = {
-  configMap: 'configmaps (via configmap volumes)', secret: 'secrets (via secret volumes)', csi: 'csidrivers (via CSI volumes)',
-  glusterfs: 'endpoints (via glusterFS volumes)', persistentVolumeClaim: 'persistentvolumeclaims',
-  ephemeral: 'persistentvolumeclaims (via ephemeral volumes)', azureFile: 'secrets (via azureFile volumes)',
+  configMap: 'configmaps (via configmap volumes)',
+  secret: 'secrets (via secret volumes)',
+  csi: 'csidrivers (via CSI volumes)',
+  glusterfs: 'endpoints (via glusterFS volumes)',
+  persistentVolumeClaim: 'persistentvolumeclaims',
+  ephemeral: 'persistentvolumeclaims (via ephemeral volumes)',
+  azureFile: 'secrets (via azureFile volumes)',
 };
 const PROJECTED: Record<string, string | undefined> = {
-  configMap: 'configmaps (via projected volumes)', secret: 'secrets (via projected volumes)', serviceAccountToken: 'serviceaccounts (via projected volumes)',
-  clusterTrustBundle: 'clustertrustbundles', podCertificate: 'podcertificates', downwardAPI: undefined,
+  configMap: 'configmaps (via projected volumes)',
+  secret: 'secrets (via projected volumes)',
+  serviceAccountToken: 'serviceaccounts (via projected volumes)',
+  clusterTrustBundle: 'clustertrustbundles',
+  podCertificate: 'podcertificates',
+  downwardAPI: undefined,
 };
 
 /**
@@ -109,11 +140,21 @@ export function staticPodApiReference(pod: V1Pod): string | undefined {
   const env = containers.flatMap((c) => c.env ?? []);
   const envFrom = containers.flatMap((c) => c.envFrom ?? []);
   const volumes = spec.volumes ?? [];
-  const secretVolume = volumes.some((v) => v.secret || v.azureFile || v.projected?.sources?.some((s) => s.secret)
-    || [v.cephfs, v.cinder, v.flexVolume, v.iscsi, v.rbd, v.scaleIO, v.storageos].some((x) => (x as { secretRef?: unknown } | undefined)?.secretRef)
-    || v.csi?.nodePublishSecretRef);
-  if ((spec.imagePullSecrets?.length ?? 0) > 0 || env.some((e) => e.valueFrom?.secretKeyRef) || envFrom.some((e) => e.secretRef) || secretVolume) return refuse('secrets');
-  if (env.some((e) => e.valueFrom?.configMapKeyRef) || envFrom.some((e) => e.configMapRef) || volumes.some((v) => v.configMap || v.projected?.sources?.some((s) => s.configMap))) {
+  const secretVolume = volumes.some(
+    (v) =>
+      v.secret ||
+      v.azureFile ||
+      v.projected?.sources?.some((s) => s.secret) ||
+      [v.cephfs, v.cinder, v.flexVolume, v.iscsi, v.rbd, v.scaleIO, v.storageos].some((x) => (x as { secretRef?: unknown } | undefined)?.secretRef) ||
+      v.csi?.nodePublishSecretRef,
+  );
+  if ((spec.imagePullSecrets?.length ?? 0) > 0 || env.some((e) => e.valueFrom?.secretKeyRef) || envFrom.some((e) => e.secretRef) || secretVolume)
+    return refuse('secrets');
+  if (
+    env.some((e) => e.valueFrom?.configMapKeyRef) ||
+    envFrom.some((e) => e.configMapRef) ||
+    volumes.some((v) => v.configMap || v.projected?.sources?.some((s) => s.configMap))
+  ) {
     return refuse('configmaps');
   }
   if (((spec as { resourceClaims?: unknown[] }).resourceClaims?.length ?? 0) > 0) return refuse('resourceclaims');

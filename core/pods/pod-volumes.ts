@@ -48,10 +48,14 @@ export class PodVolumes {
   constructor(private readonly d: PodVolumesDeps) {}
 
   /** What `PodSetup.prepare` returned last (undefined until the first success). */
-  get prepared(): PreparedPod | undefined { return this.value; }
+  get prepared(): PreparedPod | undefined {
+    return this.value;
+  }
 
   /** True once the volumes were set up (the sandbox is ready). */
-  get isReady(): boolean { return this.ready; }
+  get isReady(): boolean {
+    return this.ready;
+  }
 
   /** Sets up or re-syncs the volumes when due; false when they failed (events and re-queue done). */
   async sync(pod: V1Pod): Promise<boolean> {

@@ -52,25 +52,47 @@ export class PodWorker implements PodRunner {
   private ctx?: PodContext;
   terminating = false;
 
-  constructor(pod: V1Pod, private readonly d: WorkerDeps) {
+  constructor(
+    pod: V1Pod,
+    private readonly d: WorkerDeps,
+  ) {
     const st = pod.status;
     this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
     this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
     if (st?.startTime) this.startTime = new Date(st.startTime);
-    this.volumes = new PodVolumes({ setup: d.setup, backoff: d.volumeBackoff ?? d.pullBackoff, requeue: (ms) => d.requeue(ms), event: (t, r, n) => d.event(t, r, n) });
+    this.volumes = new PodVolumes({
+      setup: d.setup,
+      backoff: d.volumeBackoff ?? d.pullBackoff,
+      requeue: (ms) => d.requeue(ms),
+      event: (t, r, n) => d.event(t, r, n),
+    });
   }
 
   /** The provider running this pod. */
-  get provider(): Provider { return this.d.provider; }
+  get provider(): Provider {
+    return this.d.provider;
+  }
 
   /** A container's log view (see {@link PodRunner.container}). */
-  container(name: string): RunnerContainer | undefined { return recordView([...this.init, ...this.app].find((c) => c.name === name)); }
+  container(name: string): RunnerContainer | undefined {
+    return recordView([...this.init, ...this.app].find((c) => c.name === name));
+  }
 
-  private key(c: ContainerRecord, pod: V1Pod): string { return `${pod.metadata!.uid}/${c.name}`; }
+  private key(c: ContainerRecord, pod: V1Pod): string {
+    return `${pod.metadata!.uid}/${c.name}`;
+  }
 
   /** The pod status to post. */
   status(pod: V1Pod): V1PodStatus {
-    return computePodStatus({ pod, init: this.init, app: this.app, hostIP: this.d.hostIP, startTime: this.startTime, sandboxReady: this.volumes.isReady, now: new Date() });
+    return computePodStatus({
+      pod,
+      init: this.init,
+      app: this.app,
+      hostIP: this.d.hostIP,
+      startTime: this.startTime,
+      sandboxReady: this.volumes.isReady,
+      now: new Date(),
+    });
   }
 
   /** True when every container has finished for good. */
@@ -98,12 +120,14 @@ export class PodWorker implements PodRunner {
       await this.maybeStart(pod, spec, rec);
       return;
     }
-    await Promise.all(this.app.map((rec) => {
-      const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
-      if (rec.running || rec.starting) return undefined;
-      if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
-      return this.maybeStart(pod, spec, rec);
-    }));
+    await Promise.all(
+      this.app.map((rec) => {
+        const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
+        if (rec.running || rec.starting) return undefined;
+        if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
+        return this.maybeStart(pod, spec, rec);
+      }),
+    );
   }
 
   private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
@@ -128,14 +152,18 @@ export class PodWorker implements PodRunner {
       this.d.restartBackoff.next(key);
     }
     rec.starting = true;
-    try { await this.start(pod, spec, rec); } finally { rec.starting = false; }
+    try {
+      await this.start(pod, spec, rec);
+    } finally {
+      rec.starting = false;
+    }
   }
 
   private async pull(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<boolean> {
     const image = spec.image ?? '';
     const key = `${this.key(rec, pod)}/image`;
-    const left = rec.waiting?.reason === 'ErrImagePull' || rec.waiting?.reason === 'ImagePullBackOff'
-      ? this.d.pullBackoff.remaining(key, rec.pullFailedAt ?? 0) : 0;
+    const left =
+      rec.waiting?.reason === 'ErrImagePull' || rec.waiting?.reason === 'ImagePullBackOff' ? this.d.pullBackoff.remaining(key, rec.pullFailedAt ?? 0) : 0;
     if (left > 0) {
       rec.waiting = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}": ${rec.pullError ?? ''}` };
       this.d.event('Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath(rec));
@@ -143,16 +171,22 @@ export class PodWorker implements PodRunner {
       this.d.requeue(left);
       return false;
     }
-    const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as 'Always' | 'IfNotPresent' | 'Never';
+    const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as
+      'Always' | 'IfNotPresent' | 'Never';
     const t0 = Date.now();
     try {
       if (!rec.image || policy === 'Always') this.d.event('Normal', 'Pulling', `Pulling image "${image}"`, fieldPath(rec));
       const credentials = await this.d.setup.credentials(pod);
       rec.image = await this.d.provider.pullImage(image, { pullPolicy: policy, credentials }, this.ctx!);
       const secs = ((Date.now() - t0) / 1000).toFixed(3);
-      this.d.event('Normal', 'Pulled', rec.image.cached
-        ? `Container image "${image}" already present on machine`
-        : `Successfully pulled image "${image}" in ${secs}s. Image size: ${rec.image.size} bytes.`, fieldPath(rec));
+      this.d.event(
+        'Normal',
+        'Pulled',
+        rec.image.cached
+          ? `Container image "${image}" already present on machine`
+          : `Successfully pulled image "${image}" in ${secs}s. Image size: ${rec.image.size} bytes.`,
+        fieldPath(rec),
+      );
       this.d.pullBackoff.reset(key);
       return true;
     } catch (e) {
@@ -185,11 +219,20 @@ export class PodWorker implements PodRunner {
     const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
     const logPath = this.d.setup.logPath(pod, rec.name, restartCount);
     try {
-      const running = await this.d.provider.startContainer({
-        id, pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
-        name: rec.name, image: rec.image!, ...config, workingDir: spec.workingDir, restartCount,
-        limits: containerLimits(spec), logPath,
-      }, this.ctx!);
+      const running = await this.d.provider.startContainer(
+        {
+          id,
+          pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+          name: rec.name,
+          image: rec.image!,
+          ...config,
+          workingDir: spec.workingDir,
+          restartCount,
+          limits: containerLimits(spec),
+          logPath,
+        },
+        this.ctx!,
+      );
       this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
       this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
       this.onStarted(pod, rec, running, restartCount, { spec, mounts: config.mounts, logPath });
@@ -206,8 +249,13 @@ export class PodWorker implements PodRunner {
     this.d.requeue(this.d.restartBackoff.next(`${this.key(rec, pod)}/create`));
   }
 
-  private onStarted(_pod: V1Pod, rec: ContainerRecord, running: import('@nodelet/plugin-api/v1').RunningContainer, restartCount: number,
-    run: { spec: V1Container; mounts: Mount[]; logPath: string }): void {
+  private onStarted(
+    _pod: V1Pod,
+    rec: ContainerRecord,
+    running: import('@nodelet/plugin-api/v1').RunningContainer,
+    restartCount: number,
+    run: { spec: V1Container; mounts: Mount[]; logPath: string },
+  ): void {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;
     rec.waiting = undefined;
@@ -227,10 +275,12 @@ export class PodWorker implements PodRunner {
   async terminate(pod: V1Pod, graceMs: number): Promise<void> {
     this.terminating = true;
     const live = [...this.init, ...this.app].filter((r) => r.running);
-    await Promise.all(live.map(async (rec) => {
-      this.d.event('Normal', 'Killing', `Stopping container ${rec.name}`, fieldPath(rec));
-      await rec.running!.stop(graceMs);
-    }));
+    await Promise.all(
+      live.map(async (rec) => {
+        this.d.event('Normal', 'Killing', `Stopping container ${rec.name}`, fieldPath(rec));
+        await rec.running!.stop(graceMs);
+      }),
+    );
     this.abort.abort();
     this.d.restartBackoff.resetPrefix(`${pod.metadata!.uid}/`);
     this.d.pullBackoff.resetPrefix(`${pod.metadata!.uid}/`);
@@ -241,7 +291,9 @@ export class PodWorker implements PodRunner {
 function goDuration(ms: number): string {
   if (ms <= 0) return '0s';
   if (ms < 1000) return `${ms}ms`;
-  const h = Math.floor(ms / 3_600_000), m = Math.floor((ms % 3_600_000) / 60_000), s = (ms % 60_000) / 1000;
+  const h = Math.floor(ms / 3_600_000),
+    m = Math.floor((ms % 3_600_000) / 60_000),
+    s = (ms % 60_000) / 1000;
   return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
 
@@ -259,10 +311,24 @@ function resume(rec: ContainerRecord, statuses?: import('@kubernetes/client-node
   const containerID = s.containerID ?? '';
   const t = s.state?.terminated;
   if (t) {
-    rec.terminated = { exitCode: t.exitCode, reason: t.reason ?? 'Error', message: t.message, startedAt: new Date(t.startedAt ?? 0), finishedAt: new Date(t.finishedAt ?? 0), containerID };
+    rec.terminated = {
+      exitCode: t.exitCode,
+      reason: t.reason ?? 'Error',
+      message: t.message,
+      startedAt: new Date(t.startedAt ?? 0),
+      finishedAt: new Date(t.finishedAt ?? 0),
+      containerID,
+    };
   } else if (s.state?.running) {
     const startedAt = new Date(s.state.running.startedAt ?? 0);
-    rec.terminated = { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container stopped when nodelet restarted', startedAt, finishedAt: new Date(), containerID };
+    rec.terminated = {
+      exitCode: 137,
+      reason: 'ContainerStatusUnknown',
+      message: 'The container stopped when nodelet restarted',
+      startedAt,
+      finishedAt: new Date(),
+      containerID,
+    };
   } else {
     return rec;
   }

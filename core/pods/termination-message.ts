@@ -104,7 +104,12 @@ async function fromFile(spec: V1Container, mounts: readonly Mount[], fallback: b
  * The message for a finished container: the runtime's `message` joined with the
  * termination message file or, under FallbackToLogsOnError after a failure, the log tail.
  */
-export async function terminationMessage(spec: V1Container, exit: { exitCode: number; message?: string }, mounts: readonly Mount[], logPath: string): Promise<string | undefined> {
+export async function terminationMessage(
+  spec: V1Container,
+  exit: { exitCode: number; message?: string },
+  mounts: readonly Mount[],
+  logPath: string,
+): Promise<string | undefined> {
   const fallback = spec.terminationMessagePolicy === 'FallbackToLogsOnError' && exit.exitCode !== 0;
   let [text, checkLogs] = await fromFile(spec, mounts, fallback);
   if (checkLogs) text = await logTail(logPath).catch(() => '');

@@ -13,12 +13,18 @@ export class WorkQueue {
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly handler: (key: string) => Promise<void>, private readonly concurrency = 8) {}
+  constructor(
+    private readonly handler: (key: string) => Promise<void>,
+    private readonly concurrency = 8,
+  ) {}
 
   /** Queues `key` now. */
   add(key: string): void {
     if (this.stopped) return;
-    if (this.active.has(key)) { this.dirty.add(key); return; }
+    if (this.active.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.queue.push(key);
@@ -32,7 +38,10 @@ export class WorkQueue {
     const prev = this.timers.get(key);
     if (prev && prev.at <= at) return;
     if (prev) clearTimeout(prev.t);
-    const t = setTimeout(() => { this.timers.delete(key); this.add(key); }, ms);
+    const t = setTimeout(() => {
+      this.timers.delete(key);
+      this.add(key);
+    }, ms);
     t.unref();
     this.timers.set(key, { at, t });
   }
@@ -59,7 +68,9 @@ export class WorkQueue {
       this.queued.delete(key);
       this.active.add(key);
       this.running++;
-      void this.handler(key).catch(() => undefined).finally(() => this.done(key));
+      void this.handler(key)
+        .catch(() => undefined)
+        .finally(() => this.done(key));
     }
   }
 

@@ -12,13 +12,15 @@ import type { ProviderManifest } from './manifest.ts';
 export type ApiAdapter = (provider: unknown, manifest: ProviderManifest) => unknown;
 
 /** The API versions this nodelet accepts, with their adapters. */
-export const API_ADAPTERS: ReadonlyMap<string, ApiAdapter> = new Map<string, ApiAdapter>([
-  [API_VERSION, (p) => p],
-]);
+export const API_ADAPTERS: ReadonlyMap<string, ApiAdapter> = new Map<string, ApiAdapter>([[API_VERSION, (p) => p]]);
 
 /** The adapter for `manifest.apiVersion`; throws NDL_PROVIDER_API_VERSION when there is none. */
 export function adapterFor(manifest: ProviderManifest, adapters: ReadonlyMap<string, ApiAdapter> = API_ADAPTERS): ApiAdapter {
   const a = adapters.get(manifest.apiVersion);
-  if (!a) throw nodeletError('NDL_PROVIDER_API_VERSION', `${manifest.packageName} declares apiVersion "${manifest.apiVersion}"; this nodelet supports ${[...adapters.keys()].join(', ')}`);
+  if (!a)
+    throw nodeletError(
+      'NDL_PROVIDER_API_VERSION',
+      `${manifest.packageName} declares apiVersion "${manifest.apiVersion}"; this nodelet supports ${[...adapters.keys()].join(', ')}`,
+    );
   return a;
 }

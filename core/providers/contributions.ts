@@ -26,8 +26,15 @@ export function mergeContributions(providers: readonly AnyProvider[]): { contrib
   const conditions = new Map<string, [string, NodeConditionContribution]>();
   for (const p of providers) {
     let c: NodeContribution;
-    try { c = p.node?.() ?? {}; } catch (e) {
-      conflicts.push({ field: 'node()', key: p.name, kept: { provider: p.name, value: '' }, dropped: { provider: p.name, value: (e as Error)?.message ?? String(e) } });
+    try {
+      c = p.node?.() ?? {};
+    } catch (e) {
+      conflicts.push({
+        field: 'node()',
+        key: p.name,
+        kept: { provider: p.name, value: '' },
+        dropped: { provider: p.name, value: (e as Error)?.message ?? String(e) },
+      });
       continue;
     }
     for (const f of ['labels', 'capacity', 'allocatable'] as const) {
@@ -38,16 +45,30 @@ export function mergeContributions(providers: readonly AnyProvider[]): { contrib
   }
   const obj = (m: Map<string, [string, string]>) => Object.fromEntries([...m].map(([k, [, v]]) => [k, v]));
   const contribution: NodeContribution = {
-    labels: obj(maps.labels), capacity: obj(maps.capacity), allocatable: obj(maps.allocatable),
-    taints: [...taints.values()].map(([, t]) => t), conditions: [...conditions.values()].map(([, c]) => c),
+    labels: obj(maps.labels),
+    capacity: obj(maps.capacity),
+    allocatable: obj(maps.allocatable),
+    taints: [...taints.values()].map(([, t]) => t),
+    conditions: [...conditions.values()].map(([, c]) => c),
   };
   return { contribution, conflicts };
 }
 
-function put<T>(m: Map<string, [string, T]>, field: ContributionConflict['field'], key: string, value: T, text: string, provider: string,
-  conflicts: ContributionConflict[], show: (v: T) => string = (v) => String(v)): void {
+function put<T>(
+  m: Map<string, [string, T]>,
+  field: ContributionConflict['field'],
+  key: string,
+  value: T,
+  text: string,
+  provider: string,
+  conflicts: ContributionConflict[],
+  show: (v: T) => string = (v) => String(v),
+): void {
   const had = m.get(key);
-  if (!had) { m.set(key, [provider, value]); return; }
+  if (!had) {
+    m.set(key, [provider, value]);
+    return;
+  }
   if (show(had[1]) === text) return;
   conflicts.push({ field, key, kept: { provider: had[0], value: show(had[1]) }, dropped: { provider, value: text } });
 }

@@ -30,7 +30,13 @@ export interface HostedProviders {
 }
 
 /** Loads the providers and builds the router; throws only when no container provider loaded at all. */
-export async function startProviders(o: NodeletOptions, log: Logger, images: NodeImageService, signal: AbortSignal, clients?: KubeClients): Promise<HostedProviders> {
+export async function startProviders(
+  o: NodeletOptions,
+  log: Logger,
+  images: NodeImageService,
+  signal: AbortSignal,
+  clients?: KubeClients,
+): Promise<HostedProviders> {
   const plog = log.child({ component: 'providers' });
   const set = await loadProviders({ dirs: o.providersDir, dataRoot: join(o.rootDir, 'providers-data'), images, signal, log: plog });
   const providers = set.providers.map((p) => p.provider);
@@ -40,16 +46,24 @@ export async function startProviders(o: NodeletOptions, log: Logger, images: Nod
     const why = set.failures.map((f) => f.reason).join('; ') || `no provider packages in ${o.providersDir.join(', ')}`;
     throw nodeletError('NDL_PROVIDER_INIT', `no provider could be loaded: ${why}`);
   }
-  if (primary.name !== o.defaultProvider) plog.warn({ defaultProvider: o.defaultProvider, using: primary.name }, 'default provider not loaded: pods without a RuntimeClass will be rejected');
+  if (primary.name !== o.defaultProvider)
+    plog.warn({ defaultProvider: o.defaultProvider, using: primary.name }, 'default provider not loaded: pods without a RuntimeClass will be rejected');
   const merged = mergeContributions(providers);
   for (const c of merged.conflicts) plog.warn({ field: c.field, key: c.key }, `conflicting node contribution: ${describeConflict(c)}`);
   const classes = clients ? await watchRuntimeClasses(clients, plog) : standaloneRuntimeClasses();
   const route = controllerRouter(createRuntimeClassRouter({ providers, defaultProvider: o.defaultProvider, classes }));
   return {
-    providers, primary, route, contribution: merged.contribution, conflicts: merged.conflicts, failures: set.failures,
+    providers,
+    primary,
+    route,
+    contribution: merged.contribution,
+    conflicts: merged.conflicts,
+    failures: set.failures,
     async stop() {
       classes.stop();
-      await Promise.all(providers.map((p) => Promise.resolve(p.shutdown?.()).catch((e) => plog.warn({ provider: p.name, err: String(e) }, 'provider shutdown failed'))));
+      await Promise.all(
+        providers.map((p) => Promise.resolve(p.shutdown?.()).catch((e) => plog.warn({ provider: p.name, err: String(e) }, 'provider shutdown failed'))),
+      );
     },
   };
 }

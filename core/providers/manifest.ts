@@ -61,8 +61,12 @@ function validate(dir: string, file: string, p: Record<string, unknown>): Provid
   else for (const h of handlers) if (typeof h !== 'string' || !HANDLER_PATTERN.test(h)) problems.push(`handler ${JSON.stringify(h)} is not a DNS label`);
   if (problems.length) throw invalid(file, problems.join('; '));
   return {
-    dir, packageName: p.name as string, version: typeof p.version === 'string' ? p.version : undefined,
-    apiVersion: n.apiVersion as string, entry: n.entry as string, handlers: [...(handlers as string[])],
+    dir,
+    packageName: p.name as string,
+    version: typeof p.version === 'string' ? p.version : undefined,
+    apiVersion: n.apiVersion as string,
+    entry: n.entry as string,
+    handlers: [...(handlers as string[])],
   };
 }
 

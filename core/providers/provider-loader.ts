@@ -72,7 +72,11 @@ export interface ProviderSet {
   readonly shadowed: { readonly dir: string; readonly by: string }[];
 }
 
-interface Candidate { manifest: ProviderManifest; entry: string; provider: AnyProvider }
+interface Candidate {
+  manifest: ProviderManifest;
+  entry: string;
+  provider: AnyProvider;
+}
 
 /** Loads every provider package under `o.dirs`; never throws for a bad package. */
 export async function loadProviders(o: ProviderLoadOptions): Promise<ProviderSet> {
@@ -98,15 +102,17 @@ export async function loadProviders(o: ProviderLoadOptions): Promise<ProviderSet
       fail(set, o.log, dir, manifest?.packageName, e);
     }
   }
-  await Promise.all(ready.map(async (c) => {
-    try {
-      await initialise(c, o);
-      set.providers.push({ provider: c.provider, manifest: c.manifest, entry: c.entry });
-      o.log.info({ provider: c.provider.name, handlers: c.provider.handlers, dir: c.manifest.dir }, 'provider loaded');
-    } catch (e) {
-      fail(set, o.log, c.manifest.dir, c.manifest.packageName, e);
-    }
-  }));
+  await Promise.all(
+    ready.map(async (c) => {
+      try {
+        await initialise(c, o);
+        set.providers.push({ provider: c.provider, manifest: c.manifest, entry: c.entry });
+        o.log.info({ provider: c.provider.name, handlers: c.provider.handlers, dir: c.manifest.dir }, 'provider loaded');
+      } catch (e) {
+        fail(set, o.log, c.manifest.dir, c.manifest.packageName, e);
+      }
+    }),
+  );
   set.providers.sort((a, b) => ready.findIndex((c) => c.provider === a.provider) - ready.findIndex((c) => c.provider === b.provider));
   return set;
 }
@@ -115,11 +121,20 @@ function packageDirs(dirs: readonly string[], log: Logger): string[] {
   const out: string[] = [];
   for (const root of dirs) {
     let names: string[];
-    try { names = readdirSync(root).sort(); } catch { log.debug({ dir: root }, 'providers directory not found, skipped'); continue; }
+    try {
+      names = readdirSync(root).sort();
+    } catch {
+      log.debug({ dir: root }, 'providers directory not found, skipped');
+      continue;
+    }
     for (const n of names) {
       const dir = join(root, n);
       if (n.startsWith('.') || n === 'node_modules') continue;
-      try { if (statSync(dir).isDirectory()) out.push(dir); } catch { /* vanished */ }
+      try {
+        if (statSync(dir).isDirectory()) out.push(dir);
+      } catch {
+        /* vanished */
+      }
     }
   }
   return out;
@@ -130,7 +145,7 @@ async function prepare(manifest: ProviderManifest, adapters: ReadonlyMap<string,
   const entry = resolveEntry(manifest);
   let mod: Record<string, unknown>;
   try {
-    mod = await import(pathToFileURL(entry).href) as Record<string, unknown>;
+    mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
   } catch (e) {
     throw nodeletError('NDL_PROVIDER_IMPORT', `${manifest.packageName}: ${firstLine(e)}`, e);
   }

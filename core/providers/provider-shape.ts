@@ -24,7 +24,10 @@ async function instantiate(mod: Record<string, unknown>, m: ProviderManifest): P
   const factory = typeof mod.default === 'function' ? mod.default : typeof mod.createProvider === 'function' ? mod.createProvider : undefined;
   if (!factory) {
     if (typeof mod.default === 'object' && mod.default !== null) return mod.default;
-    throw nodeletError('NDL_PROVIDER_SHAPE', `${m.packageName}: the entry exports no default factory, no createProvider function and no default provider object`);
+    throw nodeletError(
+      'NDL_PROVIDER_SHAPE',
+      `${m.packageName}: the entry exports no default factory, no createProvider function and no default provider object`,
+    );
   }
   try {
     return await (factory as () => unknown)();
@@ -42,8 +45,10 @@ export function shapeProblems(p: unknown, m: ProviderManifest): string[] {
   if (o.apiVersion !== API_VERSION) out.push(`apiVersion is ${JSON.stringify(o.apiVersion)}, expected "${API_VERSION}"`);
   for (const k of IDENTITY) if (typeof o[k] !== 'string' || o[k] === '') out.push(`${k} must be a non-empty string`);
   const handlers = o.handlers;
-  if (!Array.isArray(handlers) || handlers.length === 0 || handlers.some((h) => typeof h !== 'string')) out.push('handlers must be a non-empty list of strings');
-  else if ([...handlers].sort().join(',') !== [...m.handlers].sort().join(',')) out.push(`handlers [${handlers.join(', ')}] differ from the manifest's [${m.handlers.join(', ')}]`);
+  if (!Array.isArray(handlers) || handlers.length === 0 || handlers.some((h) => typeof h !== 'string'))
+    out.push('handlers must be a non-empty list of strings');
+  else if ([...handlers].sort().join(',') !== [...m.handlers].sort().join(','))
+    out.push(`handlers [${handlers.join(', ')}] differ from the manifest's [${m.handlers.join(', ')}]`);
   for (const k of OPTIONAL_METHODS) if (o[k] !== undefined && typeof o[k] !== 'function') out.push(`${k} must be a function when present`);
   out.push(...runtimeProblems(o));
   return out;
@@ -51,7 +56,9 @@ export function shapeProblems(p: unknown, m: ProviderManifest): string[] {
 
 function runtimeProblems(o: Record<string, unknown>): string[] {
   if (o.pods === undefined) {
-    return (['pullImage', 'startContainer'] as const).filter((k) => typeof o[k] !== 'function').map((k) => `${k} is not a function (and there is no "pods" lifecycle)`);
+    return (['pullImage', 'startContainer'] as const)
+      .filter((k) => typeof o[k] !== 'function')
+      .map((k) => `${k} is not a function (and there is no "pods" lifecycle)`);
   }
   const pods = o.pods as Record<string, unknown> | null;
   if (typeof pods !== 'object' || pods === null) return ['pods must be an object'];

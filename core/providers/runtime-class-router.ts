@@ -48,7 +48,8 @@ export function createRuntimeClassRouter(o: RouterOptions): (pod: V1Pod) => Rout
     }
     const found = o.classes.handlerFor(name);
     if (found.kind === 'notFound') return reject(`runtimeclass.node.k8s.io "${name}" not found`);
-    if (found.kind === 'unavailable') return { retryAfterMs: o.retryMs ?? UNSYNCED_RETRY_MS, message: `cannot resolve RuntimeClass "${name}": ${found.message}` };
+    if (found.kind === 'unavailable')
+      return { retryAfterMs: o.retryMs ?? UNSYNCED_RETRY_MS, message: `cannot resolve RuntimeClass "${name}": ${found.message}` };
     const p = byHandler.get(found.handler);
     if (!p) return reject(`RuntimeClass "${name}" has handler "${found.handler}", which no provider on this node serves (handlers served: ${served()})`);
     return { provider: p, handler: found.handler };
@@ -67,4 +68,3 @@ export function controllerRouter(route: (pod: V1Pod) => Route): ProviderRouter {
     return 'provider' in r ? { provider: r.provider } : r;
   };
 }
-

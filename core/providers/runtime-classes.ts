@@ -44,14 +44,20 @@ export async function watchRuntimeClasses(clients: KubeClients, log: Logger, ret
   let timer: NodeJS.Timeout | undefined;
   const synced = () => informer.latestResourceVersion() !== '';
   const begin = async () => {
-    try { await informer.start(); } catch (e) { onError(e); }
+    try {
+      await informer.start();
+    } catch (e) {
+      onError(e);
+    }
   };
   const onError = (e: unknown) => {
     if (stopped) return;
     lastError = apiMessage(e);
     log.warn({ err: lastError }, 'RuntimeClass list/watch failed, restarting');
     clearTimeout(timer);
-    timer = setTimeout(() => { if (!stopped) void begin(); }, retryMs);
+    timer = setTimeout(() => {
+      if (!stopped) void begin();
+    }, retryMs);
     timer.unref();
   };
   informer.on('error', onError);
@@ -62,6 +68,10 @@ export async function watchRuntimeClasses(clients: KubeClients, log: Logger, ret
       if (rc) return { kind: 'found', handler: rc.handler };
       return synced() ? { kind: 'notFound' } : { kind: 'unavailable', message: `RuntimeClasses not listed yet: ${lastError}` };
     },
-    stop() { stopped = true; clearTimeout(timer); void informer.stop(); },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      void informer.stop();
+    },
   };
 }

@@ -48,10 +48,17 @@ export const alwaysAllow: Authorizer = () => ({ allowed: true });
 const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 const ONLY: Array<[string, string]> = [
-  ['/stats', 'stats'], ['/metrics', 'metrics'], ['/logs', 'log'], ['/spec', 'spec'], ['/checkpoint', 'checkpoint'],
+  ['/stats', 'stats'],
+  ['/metrics', 'metrics'],
+  ['/logs', 'log'],
+  ['/spec', 'spec'],
+  ['/checkpoint', 'checkpoint'],
 ];
 const WITH_PROXY_FALLBACK: Array<[string, string]> = [
-  ['/pods', 'pods'], ['/runningPods', 'pods'], ['/healthz', 'healthz'], ['/configz', 'configz'],
+  ['/pods', 'pods'],
+  ['/runningPods', 'pods'],
+  ['/healthz', 'healthz'],
+  ['/configz', 'configz'],
 ];
 
 /** True if `p` is `root` or below it (upstream's isSubpath). */
@@ -70,7 +77,13 @@ export function subresourcesFor(p: string): string[] {
 export function requestAttributes(user: UserInfo, method: string, p: string, nodeName: string): RequestAttributes[] {
   const verb = VERBS[method.toUpperCase()] ?? '';
   return subresourcesFor(p).map((subresource) => ({
-    user, verb, apiVersion: 'v1', resource: 'nodes', subresource, name: nodeName, path: p,
+    user,
+    verb,
+    apiVersion: 'v1',
+    resource: 'nodes',
+    subresource,
+    name: nodeName,
+    path: p,
   }));
 }
 

@@ -48,7 +48,9 @@ export function watchServingCert(o: CertReloaderOptions): () => void {
   const watchers: FSWatcher[] = [];
   for (const dir of new Set([path.dirname(o.certFile), path.dirname(o.keyFile)])) {
     try {
-      const w = watch(dir, (_event, file) => { if (!file || names.has(file.toString())) soon(); });
+      const w = watch(dir, (_event, file) => {
+        if (!file || names.has(file.toString())) soon();
+      });
       w.on('error', () => undefined);
       watchers.push(w);
     } catch (e) {

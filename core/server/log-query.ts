@@ -27,8 +27,7 @@ export interface PodLogQuery {
 
 /** A parse result: options or an HTTP error. */
 export type LogQueryResult =
-  | { readonly ok: true; readonly options: PodLogQuery }
-  | { readonly ok: false; readonly status: 400 | 422; readonly message: string };
+  { readonly ok: true; readonly options: PodLogQuery } | { readonly ok: false; readonly status: 400 | 422; readonly message: string };
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);

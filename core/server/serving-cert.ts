@@ -97,13 +97,23 @@ export async function selfSignedCert(host: string, addresses: readonly string[],
   const notAfter = new Date(notBefore.getTime() + 365 * 24 * 3600_000);
   const unix = Math.floor(now.getTime() / 1000);
   const ca = await createCertificate({
-    subject: { cn: `${host}-ca@${unix}` }, publicKey: caKeys.pair.publicKey, signing: caKeys, ca: true, notBefore, notAfter,
+    subject: { cn: `${host}-ca@${unix}` },
+    publicKey: caKeys.pair.publicKey,
+    signing: caKeys,
+    ca: true,
+    notBefore,
+    notAfter,
     keyUsage: KeyUsage.keyEncipherment | KeyUsage.digitalSignature | KeyUsage.keyCertSign,
   });
   const leaf = await createCertificate({
-    subject: { cn: `${host}@${unix}`, ...splitAddresses([host, ...addresses]) }, publicKey: keys.pair.publicKey,
-    issuer: ca, signing: caKeys, notBefore, notAfter,
-    keyUsage: KeyUsage.keyEncipherment | KeyUsage.digitalSignature, extKeyUsage: ['serverAuth'],
+    subject: { cn: `${host}@${unix}`, ...splitAddresses([host, ...addresses]) },
+    publicKey: keys.pair.publicKey,
+    issuer: ca,
+    signing: caKeys,
+    notBefore,
+    notAfter,
+    keyUsage: KeyUsage.keyEncipherment | KeyUsage.digitalSignature,
+    extKeyUsage: ['serverAuth'],
   });
   return { cert: `${leaf.toString('pem')}\n${ca.toString('pem')}\n`, key: await privateKeyPem(keys) };
 }

@@ -26,12 +26,23 @@ export async function ensureLocalClient(certDir: string): Promise<LocalClient> {
   const notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
   const [caKeys, clientKeys] = await Promise.all([generateKeys('ecdsa'), generateKeys('ecdsa')]);
   const ca = await createCertificate({
-    subject: { cn: 'nodelet-local-client-ca' }, publicKey: caKeys.pair.publicKey, signing: caKeys, ca: true, notBefore, notAfter,
+    subject: { cn: 'nodelet-local-client-ca' },
+    publicKey: caKeys.pair.publicKey,
+    signing: caKeys,
+    ca: true,
+    notBefore,
+    notAfter,
     keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign,
   });
   const client = await createCertificate({
-    subject: { cn: 'nodelet-local-admin' }, publicKey: clientKeys.pair.publicKey, issuer: ca, signing: caKeys, notBefore, notAfter,
-    keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'],
+    subject: { cn: 'nodelet-local-admin' },
+    publicKey: clientKeys.pair.publicKey,
+    issuer: ca,
+    signing: caKeys,
+    notBefore,
+    notAfter,
+    keyUsage: KeyUsage.digitalSignature,
+    extKeyUsage: ['clientAuth'],
   });
   await writeFile(out.keyFile, await privateKeyPem(clientKeys), { mode: 0o600 });
   await writeFile(out.certFile, `${client.toString('pem')}\n`, { mode: 0o600 });

@@ -27,7 +27,13 @@ const CODES: Record<Reason, number> = { BadRequest: 400, NotFound: 404 };
 export function sendStatus(reply: FastifyReply, reason: Reason, message: string): FastifyReply {
   const code = CODES[reason];
   return reply.code(code).type('application/json').send({
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code,
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
   });
 }
 

@@ -38,7 +38,10 @@ export function apiAccessReviewer(kc: k8s.KubeConfig): AccessReviewer {
 export function accessReviewSpec(a: RequestAttributes): k8s.V1SubjectAccessReviewSpec {
   const extra = a.user.extra ? Object.fromEntries(Object.entries(a.user.extra).map(([k, v]) => [k, [...v]])) : undefined;
   return {
-    user: a.user.name, groups: [...a.user.groups], uid: a.user.uid, extra,
+    user: a.user.name,
+    groups: [...a.user.groups],
+    uid: a.user.uid,
+    extra,
     resourceAttributes: { verb: a.verb, group: '', version: a.apiVersion, resource: a.resource, subresource: a.subresource, name: a.name },
   };
 }

@@ -30,20 +30,24 @@ export function createApiObjectSource(api: CoreV1Api): ObjectSource {
     getConfigMap: (namespace, name) => orUndefined(api.readNamespacedConfigMap({ name, namespace })),
     getSecret: (namespace, name) => orUndefined(api.readNamespacedSecret({ name, namespace })),
     async requestServiceAccountToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions): Promise<IssuedToken> {
-      const tr = await api.createNamespacedServiceAccountToken({
-        name: serviceAccount,
-        namespace,
-        body: {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenRequest',
-          spec: {
-            // An empty list makes the API server use its own audiences (as upstream's nil).
-            audiences: opts.audience ? [opts.audience] : [],
-            expirationSeconds: opts.expirationSeconds,
-            boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: opts.podUID },
+      const tr = await api
+        .createNamespacedServiceAccountToken({
+          name: serviceAccount,
+          namespace,
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: {
+              // An empty list makes the API server use its own audiences (as upstream's nil).
+              audiences: opts.audience ? [opts.audience] : [],
+              expirationSeconds: opts.expirationSeconds,
+              boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.podName, uid: opts.podUID },
+            },
           },
-        },
-      }).catch((e: unknown) => { throw readable(e); });
+        })
+        .catch((e: unknown) => {
+          throw readable(e);
+        });
       if (!tr.status?.token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
       if (!tr.status.expirationTimestamp) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no expirationTimestamp`);
       return { token: tr.status.token, expirationTimestamp: new Date(tr.status.expirationTimestamp) };

@@ -7,7 +7,10 @@
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { ObjectSource } from './object-source.ts';
 
-interface Entry<T> { at: number; value: Promise<T | undefined> }
+interface Entry<T> {
+  at: number;
+  value: Promise<T | undefined>;
+}
 
 function cached<T>(ttlMs: number, now: () => number, read: (ns: string, name: string) => Promise<T | undefined>) {
   const entries = new Map<string, Entry<T>>();

@@ -121,13 +121,29 @@ async function saveManifest(file: string, files: Manifest): Promise<void> {
   await writeFileAtomic(file, Buffer.from(JSON.stringify({ version: 1, files })), 0o600);
 }
 
-async function writeFiles(volumeDir: string, owner: string, files: Map<string, FileProjection>, old: Manifest, next: Manifest, written: string[], dirMode: number): Promise<void> {
+async function writeFiles(
+  volumeDir: string,
+  owner: string,
+  files: Map<string, FileProjection>,
+  old: Manifest,
+  next: Manifest,
+  written: string[],
+  dirMode: number,
+): Promise<void> {
   for (const [p, f] of files) {
     const sha256 = createHash('sha256').update(f.data).digest('hex');
     const prev = old[p];
     const target = path.join(volumeDir, p);
     const st = prev ? await lstat(target).catch(() => undefined) : undefined;
-    if (prev && st?.isFile() && prev.sha256 === sha256 && prev.mode === f.mode && st.ino === prev.ino && st.mtimeMs === prev.mtimeMs && st.size === f.data.length) {
+    if (
+      prev &&
+      st?.isFile() &&
+      prev.sha256 === sha256 &&
+      prev.mode === f.mode &&
+      st.ino === prev.ino &&
+      st.mtimeMs === prev.mtimeMs &&
+      st.size === f.data.length
+    ) {
       next[p] = prev;
       continue;
     }

@@ -1,12 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import {
-  complete, createBackoff, defineState, isProviderError, next, podStates, runStateMachine,
-  type PodMachineContext, type State, type StateStatus,
+  complete,
+  createBackoff,
+  defineState,
+  isProviderError,
+  next,
+  podStates,
+  runStateMachine,
+  type PodMachineContext,
+  type State,
+  type StateStatus,
 } from '../v1/index.ts';
 
 type Ctx = { log: string[] };
 const s = (name: string, transitions: string[], go: (c: Ctx) => State<Ctx> | undefined): State<Ctx> =>
-  defineState<Ctx>({ name, transitions, status: () => ({ phase: 'Pending', reason: name }), next: (c) => { c.log.push(name); const t = go(c); return t ? next(t) : complete(); } });
+  defineState<Ctx>({
+    name,
+    transitions,
+    status: () => ({ phase: 'Pending', reason: name }),
+    next: (c) => {
+      c.log.push(name);
+      const t = go(c);
+      return t ? next(t) : complete();
+    },
+  });
 
 describe('runStateMachine', () => {
   it('follows declared transitions, reports each status and completes', async () => {
@@ -33,18 +50,38 @@ describe('runStateMachine', () => {
   it('moves to the onAbort state when the signal aborts, and refuses an undeclared one', async () => {
     const ac = new AbortController();
     const end = s('Terminated', [], () => undefined);
-    const loop: State<Ctx> = defineState<Ctx>({ name: 'Loop', transitions: ['Loop', 'Terminated'], status: () => ({ phase: 'Running' }), next: (c) => { if (c.log.push('Loop') === 3) ac.abort(); return next(loop); } });
+    const loop: State<Ctx> = defineState<Ctx>({
+      name: 'Loop',
+      transitions: ['Loop', 'Terminated'],
+      status: () => ({ phase: 'Running' }),
+      next: (c) => {
+        if (c.log.push('Loop') === 3) ac.abort();
+        return next(loop);
+      },
+    });
     const r = await runStateMachine(loop, { log: [] }, ac.signal, { onAbort: () => end });
     expect(r.aborted).toBe(true);
     expect(r.path.slice(-2)).toEqual(['Loop', 'Terminated']);
     const ac2 = new AbortController();
     ac2.abort();
-    const r2 = await runStateMachine(s('X', [], () => undefined), { log: [] }, ac2.signal, { onAbort: () => end });
+    const r2 = await runStateMachine(
+      s('X', [], () => undefined),
+      { log: [] },
+      ac2.signal,
+      { onAbort: () => end },
+    );
     expect((r2.error as Error).message).toMatch(/X → Terminated/);
   });
 
   it('reports a throwing state as the error and rejects bad declarations', async () => {
-    const boom = defineState<Ctx>({ name: 'Boom', transitions: [], status: () => ({ phase: 'Pending' }), next: () => { throw new Error('kaput'); } });
+    const boom = defineState<Ctx>({
+      name: 'Boom',
+      transitions: [],
+      status: () => ({ phase: 'Pending' }),
+      next: () => {
+        throw new Error('kaput');
+      },
+    });
     expect(((await runStateMachine(boom, { log: [] }, new AbortController().signal)).error as Error).message).toBe('kaput');
     expect(() => defineState<Ctx>({ name: '', transitions: [], status: () => ({ phase: 'Pending' }), next: () => complete() })).toThrow(/non-empty name/);
   });
@@ -54,12 +91,21 @@ function podCtx(over: Partial<PodMachineContext> & { exits?: number[] }): PodMac
   const calls: string[] = [];
   const exits = over.exits ?? [0];
   return {
-    restartPolicy: 'Never', calls,
-    pullImages: async () => { calls.push('pull'); },
-    start: async () => { calls.push('start'); },
+    restartPolicy: 'Never',
+    calls,
+    pullImages: async () => {
+      calls.push('pull');
+    },
+    start: async () => {
+      calls.push('start');
+    },
     wait: async () => ({ exitCode: exits.shift() ?? 0 }),
-    stop: async () => { calls.push('stop'); },
-    backoff: async (k) => { calls.push(`backoff:${k}`); },
+    stop: async () => {
+      calls.push('stop');
+    },
+    backoff: async (k) => {
+      calls.push(`backoff:${k}`);
+    },
     resetBackoff: () => undefined,
     ...over,
   };
@@ -79,7 +125,11 @@ describe('common pod states', () => {
 
   it('backs off a failed pull, then retries it', async () => {
     let n = 0;
-    const c = podCtx({ pullImages: async () => { if (n++ === 0) throw new Error('manifest unknown'); } });
+    const c = podCtx({
+      pullImages: async () => {
+        if (n++ === 0) throw new Error('manifest unknown');
+      },
+    });
     const statuses: StateStatus[] = [];
     const st = podStates();
     await runStateMachine(st.Registered(), c, new AbortController().signal, { onStatus: (x) => statuses.push(x) });
@@ -97,10 +147,17 @@ describe('common pod states', () => {
   });
 
   it('turns a validation failure into Error and lets a provider replace one state', async () => {
-    const r = await run(podCtx({ validate: () => { throw new Error('no containers'); } }));
+    const r = await run(
+      podCtx({
+        validate: () => {
+          throw new Error('no containers');
+        },
+      }),
+    );
     expect(r.status.message).toBe('no containers');
     const st = podStates<PodMachineContext>({
-      Starting: (t) => () => defineState({ name: 'Starting', transitions: ['Completed'], status: () => ({ phase: 'Pending' }), next: () => next(t.Completed()) }),
+      Starting: (t) => () =>
+        defineState({ name: 'Starting', transitions: ['Completed'], status: () => ({ phase: 'Pending' }), next: () => next(t.Completed()) }),
     });
     const r2 = await runStateMachine(st.Registered(), podCtx({}), new AbortController().signal);
     expect(r2.path.slice(-2)).toEqual(['Starting', 'Completed']);
@@ -108,7 +165,14 @@ describe('common pod states', () => {
 
   it('stops the pod in Terminated when deleted while running', async () => {
     const ac = new AbortController();
-    const c = podCtx({ wait: (sig) => { ac.abort(); return new Promise((res) => { if (sig.aborted) res({ exitCode: 137 }); }); } });
+    const c = podCtx({
+      wait: (sig) => {
+        ac.abort();
+        return new Promise((res) => {
+          if (sig.aborted) res({ exitCode: 137 });
+        });
+      },
+    });
     const p = run(c, ac.signal);
     const r = await p;
     expect(r.final.name).toBe('Terminated');

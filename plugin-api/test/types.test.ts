@@ -4,16 +4,22 @@
  * provider must not compile), or the type check fails.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import {
-  API_VERSION, isPodProvider, type AnyProvider, type PodLifecycle, type PodProvider, type Provider, type ProviderFactory,
-} from '../v1/index.ts';
+import { API_VERSION, isPodProvider, type AnyProvider, type PodLifecycle, type PodProvider, type Provider, type ProviderFactory } from '../v1/index.ts';
 
 const identity = { name: 'demo', apiVersion: API_VERSION, handlers: ['demo'], architecture: 'demo', os: 'demo', runtimeVersion: 'demo://1' } as const;
 const lifecycle: PodLifecycle = { createPod: async () => undefined, deletePod: async () => undefined, getPodStatus: () => undefined };
 
 describe('provider types', () => {
   it('accepts a complete container provider and a complete pod provider', () => {
-    const containers: Provider = { ...identity, pullImage: async () => { throw new Error('x'); }, startContainer: async () => { throw new Error('x'); } };
+    const containers: Provider = {
+      ...identity,
+      pullImage: async () => {
+        throw new Error('x');
+      },
+      startContainer: async () => {
+        throw new Error('x');
+      },
+    };
     const pods: PodProvider = { ...identity, pods: lifecycle };
     expectTypeOf(containers).toMatchTypeOf<AnyProvider>();
     expectTypeOf(pods).toMatchTypeOf<AnyProvider>();
@@ -28,7 +34,12 @@ describe('provider types', () => {
 
   it('rejects incomplete providers', () => {
     // @ts-expect-error: startContainer is missing
-    const noStart: Provider = { ...identity, pullImage: async () => { throw new Error('x'); } };
+    const noStart: Provider = {
+      ...identity,
+      pullImage: async () => {
+        throw new Error('x');
+      },
+    };
     // @ts-expect-error: handlers is missing
     const noHandlers: PodProvider = { name: 'x', apiVersion: API_VERSION, architecture: 'a', os: 'o', runtimeVersion: 'r', pods: lifecycle };
     // @ts-expect-error: the apiVersion must be nodelet.dev/v1
@@ -36,7 +47,16 @@ describe('provider types', () => {
     // @ts-expect-error: a pod provider's lifecycle needs deletePod and getPodStatus
     const halfPods: PodProvider = { ...identity, pods: { createPod: async () => undefined } };
     // @ts-expect-error: a provider is either a container runtime or a pod owner, not both
-    const both: AnyProvider = { ...identity, pods: lifecycle, pullImage: async () => { throw new Error('x'); }, startContainer: async () => { throw new Error('x'); } };
+    const both: AnyProvider = {
+      ...identity,
+      pods: lifecycle,
+      pullImage: async () => {
+        throw new Error('x');
+      },
+      startContainer: async () => {
+        throw new Error('x');
+      },
+    };
     // @ts-expect-error: optional capabilities keep their signatures (stats takes a container id)
     const badStats: PodProvider = { ...identity, pods: lifecycle, stats: async (n: number) => ({ timestamp: new Date(n) }) };
     expectTypeOf([noStart, noHandlers, wrongVersion, halfPods, both, badStats]).toBeArray();

@@ -21,7 +21,7 @@ export function criTimestamp(date, nanos) {
     ms = date.getTime();
   }
   const iso = new Date(ms).toISOString(); // 2026-11-29T23:49:01.123Z
-  const ns = nanos !== undefined ? nanos : (ms % 1000 + 1000) % 1000 * 1e6 + subNs;
+  const ns = nanos !== undefined ? nanos : (((ms % 1000) + 1000) % 1000) * 1e6 + subNs;
   const frac = String(ns).padStart(9, '0').replace(/0+$/, '');
   return iso.slice(0, 19) + (frac ? '.' + frac : '') + 'Z';
 }
@@ -84,8 +84,10 @@ function pad(n, w = 2) {
 
 /** UTC `YYYYMMDD-HHMMSS`, the suffix kubelet gives rotated container logs. */
 export function rotationSuffix(date = new Date()) {
-  return `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
-    `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}`;
+  return (
+    `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
+    `${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}`
+  );
 }
 
 /** Synchronous CRI log file writer with size-based rotation (usable in worker threads). */

@@ -8,14 +8,7 @@
 export const PROVIDER_ERROR = Symbol.for('nodelet.dev/v1/ProviderError');
 
 /** Codes core understands; providers may use others (they are treated as `Internal`). */
-export type ProviderErrorCode =
-  | 'NotFound'
-  | 'NotSupported'
-  | 'InvalidArgument'
-  | 'ImagePull'
-  | 'InvalidImage'
-  | 'Unavailable'
-  | 'Internal';
+export type ProviderErrorCode = 'NotFound' | 'NotSupported' | 'InvalidArgument' | 'ImagePull' | 'InvalidImage' | 'Unavailable' | 'Internal';
 
 /** A branded error: `code` says what went wrong, `reason` is the short status reason. */
 export interface ProviderError extends Error {

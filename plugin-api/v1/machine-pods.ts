@@ -18,10 +18,16 @@ export interface PodMachine<C> {
   onAbort?(): State<C>;
 }
 
-interface Run { abort: AbortController; status: PodStatusReport; done: Promise<RunResult<unknown>> }
+interface Run {
+  abort: AbortController;
+  status: PodStatusReport;
+  done: Promise<RunResult<unknown>>;
+}
 
 /** A {@link PodLifecycle} that runs one state machine per pod, built by `build`. */
-export function podLifecycleFromMachine<C>(build: (pod: PodObject, ctx: PodLifecycleContext) => PodMachine<C>): PodLifecycle & { wait(uid: string): Promise<RunResult<unknown>> | undefined } {
+export function podLifecycleFromMachine<C>(
+  build: (pod: PodObject, ctx: PodLifecycleContext) => PodMachine<C>,
+): PodLifecycle & { wait(uid: string): Promise<RunResult<unknown>> | undefined } {
   const runs = new Map<string, Run>();
   return {
     async createPod(pod, ctx) {
@@ -34,7 +40,10 @@ export function podLifecycleFromMachine<C>(build: (pod: PodObject, ctx: PodLifec
       runs.set(pod.metadata.uid, run);
       run.done = runStateMachine(m.initial, m.context, abort.signal, {
         onAbort: m.onAbort,
-        onStatus: (s) => { run.status = { phase: s.phase, reason: s.reason, message: s.message }; ctx.statusChanged(); },
+        onStatus: (s) => {
+          run.status = { phase: s.phase, reason: s.reason, message: s.message };
+          ctx.statusChanged();
+        },
       }).then((r) => {
         ctx.signal.removeEventListener('abort', onPodGone);
         if (r.error !== undefined) {

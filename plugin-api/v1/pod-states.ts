@@ -74,54 +74,127 @@ const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** Builds the table of common pod states, with `overrides` replacing some of them. */
 export function podStates<C extends PodMachineContext>(overrides: PodStateOverrides<C> = {}): PodStates<C> {
   const s = {} as PodStates<C>;
-  const step = (name: string, transitions: string[], work: ((c: C, sig: AbortSignal) => Promise<void> | void) | undefined, then: () => State<C>, reason = name): State<C> =>
+  const step = (
+    name: string,
+    transitions: string[],
+    work: ((c: C, sig: AbortSignal) => Promise<void> | void) | undefined,
+    then: () => State<C>,
+    reason = name,
+  ): State<C> =>
     defineState<C>({
-      name, transitions: [...transitions, T], status: () => ({ phase: 'Pending', reason }),
+      name,
+      transitions: [...transitions, T],
+      status: () => ({ phase: 'Pending', reason }),
       async next(c, sig) {
-        try { await work?.(c, sig); } catch (e) { return next(s.Error(msg(e))); }
+        try {
+          await work?.(c, sig);
+        } catch (e) {
+          return next(s.Error(msg(e)));
+        }
         return next(then());
       },
     });
   const defaults: PodStates<C> = {
-    Registered: () => step('Registered', ['ImagePull', 'Error'], (c) => c.validate?.(), () => s.ImagePull()),
-    ImagePull: () => defineState<C>({
-      name: 'ImagePull', transitions: ['VolumeMount', 'ImagePullBackOff', T], status: () => ({ phase: 'Pending', reason: 'ImagePull' }),
-      async next(c, sig) {
-        try { await c.pullImages(sig); } catch (e) { return next(s.ImagePullBackOff(msg(e))); }
-        c.resetBackoff('ImagePull');
-        return next(s.VolumeMount());
-      },
-    }),
-    ImagePullBackOff: (message) => defineState<C>({
-      name: 'ImagePullBackOff', transitions: ['ImagePull', T], status: () => ({ phase: 'Pending', reason: 'ImagePullBackOff', message }),
-      async next(c, sig) { await c.backoff('ImagePull', sig); return next(s.ImagePull()); },
-    }),
-    VolumeMount: () => step('VolumeMount', ['Initializing', 'Error'], (c, sig) => c.mountVolumes?.(sig), () => s.Initializing()),
-    Initializing: () => step('Initializing', ['Starting', 'Error'], (c, sig) => c.runInitContainers?.(sig), () => s.Starting(), 'PodInitializing'),
-    Starting: () => step('Starting', ['Running', 'Error'], (c, sig) => c.start(sig), () => s.Running(), 'ContainerCreating'),
-    Running: () => defineState<C>({
-      name: 'Running', transitions: ['Completed', 'Error', 'CrashLoopBackOff', T], status: () => ({ phase: 'Running' }),
-      async next(c, sig) {
-        let exit;
-        try { exit = await c.wait(sig); } catch (e) { return next(s.Error(msg(e))); }
-        if (exit.exitCode !== 0) return next(s.Error(exit.message ?? `exited with code ${exit.exitCode}`));
-        return next(c.restartPolicy === 'Always' ? s.CrashLoopBackOff('exited with code 0; restartPolicy is Always') : s.Completed());
-      },
-    }),
-    Completed: () => defineState<C>({ name: 'Completed', transitions: [], status: () => ({ phase: 'Succeeded', reason: 'Completed' }), next: () => complete() }),
-    Error: (message) => defineState<C>({
-      name: 'Error', transitions: ['CrashLoopBackOff', T],
-      status: (c) => ({ phase: c.restartPolicy === 'Never' ? 'Failed' : 'Pending', reason: 'Error', message }),
-      next: (c) => (c.restartPolicy === 'Never' ? complete() : next(s.CrashLoopBackOff(message))),
-    }),
-    CrashLoopBackOff: (message) => defineState<C>({
-      name: 'CrashLoopBackOff', transitions: ['Registered', T], status: () => ({ phase: 'Running', reason: 'CrashLoopBackOff', message }),
-      async next(c, sig) { await c.backoff('CrashLoop', sig); return next(s.Registered()); },
-    }),
-    Terminated: () => defineState<C>({
-      name: T, transitions: [], status: () => ({ phase: 'Succeeded', reason: 'Terminated' }),
-      async next(c) { await c.stop(); return complete(); },
-    }),
+    Registered: () =>
+      step(
+        'Registered',
+        ['ImagePull', 'Error'],
+        (c) => c.validate?.(),
+        () => s.ImagePull(),
+      ),
+    ImagePull: () =>
+      defineState<C>({
+        name: 'ImagePull',
+        transitions: ['VolumeMount', 'ImagePullBackOff', T],
+        status: () => ({ phase: 'Pending', reason: 'ImagePull' }),
+        async next(c, sig) {
+          try {
+            await c.pullImages(sig);
+          } catch (e) {
+            return next(s.ImagePullBackOff(msg(e)));
+          }
+          c.resetBackoff('ImagePull');
+          return next(s.VolumeMount());
+        },
+      }),
+    ImagePullBackOff: (message) =>
+      defineState<C>({
+        name: 'ImagePullBackOff',
+        transitions: ['ImagePull', T],
+        status: () => ({ phase: 'Pending', reason: 'ImagePullBackOff', message }),
+        async next(c, sig) {
+          await c.backoff('ImagePull', sig);
+          return next(s.ImagePull());
+        },
+      }),
+    VolumeMount: () =>
+      step(
+        'VolumeMount',
+        ['Initializing', 'Error'],
+        (c, sig) => c.mountVolumes?.(sig),
+        () => s.Initializing(),
+      ),
+    Initializing: () =>
+      step(
+        'Initializing',
+        ['Starting', 'Error'],
+        (c, sig) => c.runInitContainers?.(sig),
+        () => s.Starting(),
+        'PodInitializing',
+      ),
+    Starting: () =>
+      step(
+        'Starting',
+        ['Running', 'Error'],
+        (c, sig) => c.start(sig),
+        () => s.Running(),
+        'ContainerCreating',
+      ),
+    Running: () =>
+      defineState<C>({
+        name: 'Running',
+        transitions: ['Completed', 'Error', 'CrashLoopBackOff', T],
+        status: () => ({ phase: 'Running' }),
+        async next(c, sig) {
+          let exit;
+          try {
+            exit = await c.wait(sig);
+          } catch (e) {
+            return next(s.Error(msg(e)));
+          }
+          if (exit.exitCode !== 0) return next(s.Error(exit.message ?? `exited with code ${exit.exitCode}`));
+          return next(c.restartPolicy === 'Always' ? s.CrashLoopBackOff('exited with code 0; restartPolicy is Always') : s.Completed());
+        },
+      }),
+    Completed: () =>
+      defineState<C>({ name: 'Completed', transitions: [], status: () => ({ phase: 'Succeeded', reason: 'Completed' }), next: () => complete() }),
+    Error: (message) =>
+      defineState<C>({
+        name: 'Error',
+        transitions: ['CrashLoopBackOff', T],
+        status: (c) => ({ phase: c.restartPolicy === 'Never' ? 'Failed' : 'Pending', reason: 'Error', message }),
+        next: (c) => (c.restartPolicy === 'Never' ? complete() : next(s.CrashLoopBackOff(message))),
+      }),
+    CrashLoopBackOff: (message) =>
+      defineState<C>({
+        name: 'CrashLoopBackOff',
+        transitions: ['Registered', T],
+        status: () => ({ phase: 'Running', reason: 'CrashLoopBackOff', message }),
+        async next(c, sig) {
+          await c.backoff('CrashLoop', sig);
+          return next(s.Registered());
+        },
+      }),
+    Terminated: () =>
+      defineState<C>({
+        name: T,
+        transitions: [],
+        status: () => ({ phase: 'Succeeded', reason: 'Terminated' }),
+        async next(c) {
+          await c.stop();
+          return complete();
+        },
+      }),
   };
   Object.assign(s, defaults);
   for (const [k, f] of Object.entries(overrides)) if (f) (s as unknown as Record<string, unknown>)[k] = (f as (t: PodStates<C>) => unknown)(s);
@@ -141,7 +214,9 @@ export function createBackoff(opts: BackoffOptions = {}): Pick<PodMachineContext
   const current = new Map<BackoffKind, number>();
   return {
     delay: (kind) => current.get(kind) ?? 0,
-    resetBackoff: (kind) => { current.delete(kind); },
+    resetBackoff: (kind) => {
+      current.delete(kind);
+    },
     backoff(kind, signal) {
       const ms = Math.min(max, current.has(kind) ? current.get(kind)! * 2 : initial);
       current.set(kind, ms);
@@ -154,7 +229,11 @@ export function createBackoff(opts: BackoffOptions = {}): Pick<PodMachineContext
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });

@@ -32,9 +32,7 @@ export interface StateStatus {
 }
 
 /** The result of a state's `next`: move to another state, or finish the machine. */
-export type Transition<C> =
-  | { readonly kind: 'next'; readonly state: State<C> }
-  | { readonly kind: 'complete'; readonly error?: unknown };
+export type Transition<C> = { readonly kind: 'next'; readonly state: State<C> } | { readonly kind: 'complete'; readonly error?: unknown };
 
 /** One state of a machine over a context `C`. */
 export interface State<C> {
@@ -106,12 +104,25 @@ export async function runStateMachine<C>(initial: State<C>, ctx: C, signal: Abor
   let status = current.status(ctx);
   const path = [current.name];
   let abortHandled = false;
-  const enter = (s: State<C>) => { current = s; path.push(s.name); status = s.status(ctx); opts.onStatus?.(status, s); };
-  const end = (extra: { aborted?: boolean; error?: unknown }): RunResult<C> => ({ final: current, status, path, aborted: extra.aborted ?? signal.aborted, error: extra.error });
+  const enter = (s: State<C>) => {
+    current = s;
+    path.push(s.name);
+    status = s.status(ctx);
+    opts.onStatus?.(status, s);
+  };
+  const end = (extra: { aborted?: boolean; error?: unknown }): RunResult<C> => ({
+    final: current,
+    status,
+    path,
+    aborted: extra.aborted ?? signal.aborted,
+    error: extra.error,
+  });
   opts.onStatus?.(status, current);
   for (let steps = 0; ; steps++) {
     if (opts.maxTransitions !== undefined && steps >= opts.maxTransitions) {
-      return end({ error: providerError('Internal', `state machine exceeded ${opts.maxTransitions} transitions (at ${current.name})`, { reason: 'TooManyTransitions' }) });
+      return end({
+        error: providerError('Internal', `state machine exceeded ${opts.maxTransitions} transitions (at ${current.name})`, { reason: 'TooManyTransitions' }),
+      });
     }
     if (signal.aborted && !abortHandled) {
       abortHandled = true;

@@ -23,12 +23,20 @@ function printEnv(info: ClusterInfo): void {
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function down(): Promise<void> {
   const info = readState();
-  if (!info) { console.error('no cluster is up'); return; }
+  if (!info) {
+    console.error('no cluster is up');
+    return;
+  }
   for (const pid of Object.values(info.pids).reverse()) if (alive(pid)) process.kill(pid, 'SIGTERM');
   const deadline = Date.now() + 10_000;
   while (Object.values(info.pids).some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
@@ -42,18 +50,41 @@ async function main(cmd = 'up', arg?: string): Promise<number> {
   switch (cmd) {
     case 'node': {
       const s = readState();
-      if (!s) { console.error('no cluster is up: run `npm run cluster -- up`'); return 1; }
-      if (!arg || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(arg)) { console.error('usage: npm run cluster -- node <node-name>'); return 2; }
+      if (!s) {
+        console.error('no cluster is up: run `npm run cluster -- up`');
+        return 1;
+      }
+      if (!arg || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(arg)) {
+        console.error('usage: npm run cluster -- node <node-name>');
+        return 2;
+      }
       const c = issueNodeCredentials(s, arg);
-      console.log(`--kubeconfig=${c.kubeconfig} --hostname-override=${arg} --tls-cert-file=${c.servingCert} --tls-private-key-file=${c.servingKey} --client-ca-file=${s.caCert}`);
+      console.log(
+        `--kubeconfig=${c.kubeconfig} --hostname-override=${arg} --tls-cert-file=${c.servingCert} --tls-private-key-file=${c.servingKey} --client-ca-file=${s.caCert}`,
+      );
       return 0;
     }
-    case 'build': console.log(buildControlPlane()); return 0;
-    case 'env': { const s = readState(); if (!s) { console.error('no cluster is up: run `npm run cluster -- up`'); return 1; } printEnv(s); return 0; }
-    case 'down': await down(); return 0;
+    case 'build':
+      console.log(buildControlPlane());
+      return 0;
+    case 'env': {
+      const s = readState();
+      if (!s) {
+        console.error('no cluster is up: run `npm run cluster -- up`');
+        return 1;
+      }
+      printEnv(s);
+      return 0;
+    }
+    case 'down':
+      await down();
+      return 0;
     case 'up': {
       const s = readState();
-      if (s && Object.values(s.pids).every(alive)) { printEnv(s); return 0; }
+      if (s && Object.values(s.pids).every(alive)) {
+        printEnv(s);
+        return 0;
+      }
       if (s) await down();
       // Like kubeadm: kubelet serving certificates are not verified, so nodes on their defaults
       // (a self-signed kubelet.crt) serve `kubectl logs`.
@@ -63,7 +94,9 @@ async function main(cmd = 'up', arg?: string): Promise<number> {
       printEnv(info);
       return 0;
     }
-    default: console.error(`usage: npm run cluster -- up|down|env|build|node NAME (got "${cmd}")`); return 2;
+    default:
+      console.error(`usage: npm run cluster -- up|down|env|build|node NAME (got "${cmd}")`);
+      return 2;
   }
 }
 

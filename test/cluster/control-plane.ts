@@ -63,34 +63,60 @@ export interface StartOptions {
 function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKubelets: boolean): string[] {
   const f = (n: string) => join(pkiDir, n);
   return [
-    `--etcd-servers=${etcdUrl}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${port}`,
-    `--tls-cert-file=${f('apiserver.crt')}`, `--tls-private-key-file=${f('apiserver.key')}`, `--client-ca-file=${f('ca.crt')}`,
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--tls-cert-file=${f('apiserver.crt')}`,
+    `--tls-private-key-file=${f('apiserver.key')}`,
+    `--client-ca-file=${f('ca.crt')}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${f('sa.pub')}`, `--service-account-signing-key-file=${f('sa.key')}`,
-    '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction', '--enable-bootstrap-token-auth=true',
-    '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true',
-    `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`, `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
-    ...(verifyKubelets ? [`--kubelet-certificate-authority=${f('ca.crt')}`] : []), '--kubelet-preferred-address-types=InternalIP,Hostname',
-    `--requestheader-client-ca-file=${f('ca.crt')}`, '--requestheader-allowed-names=front-proxy-client',
-    '--requestheader-username-headers=X-Remote-User', '--requestheader-group-headers=X-Remote-Group',
+    `--service-account-key-file=${f('sa.pub')}`,
+    `--service-account-signing-key-file=${f('sa.key')}`,
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
+    '--enable-bootstrap-token-auth=true',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    `--kubelet-client-certificate=${f('apiserver-kubelet-client.crt')}`,
+    `--kubelet-client-key=${f('apiserver-kubelet-client.key')}`,
+    ...(verifyKubelets ? [`--kubelet-certificate-authority=${f('ca.crt')}`] : []),
+    '--kubelet-preferred-address-types=InternalIP,Hostname',
+    `--requestheader-client-ca-file=${f('ca.crt')}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
     '--requestheader-extra-headers-prefix=X-Remote-Extra-',
-    `--proxy-client-cert-file=${f('front-proxy-client.crt')}`, `--proxy-client-key-file=${f('front-proxy-client.key')}`, '--enable-aggregator-routing=true',
-    '--profiling=false', '--v=1',
+    `--proxy-client-cert-file=${f('front-proxy-client.crt')}`,
+    `--proxy-client-key-file=${f('front-proxy-client.key')}`,
+    '--enable-aggregator-routing=true',
+    '--profiling=false',
+    '--v=1',
   ];
 }
 
 /** A bootstrap token, its Secret, and upstream's (kubeadm's) bindings for TLS bootstrap and client certificate rotation. */
 function bootstrapManifest(id: string, secret: string): string {
-  const crb = (name: string, role: string, group: string) => [
-    '---', 'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', `metadata: {name: ${name}}`,
-    `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${role}"}`,
-    `subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${group}"}]`,
-  ].join('\n');
+  const crb = (name: string, role: string, group: string) =>
+    [
+      '---',
+      'apiVersion: rbac.authorization.k8s.io/v1',
+      'kind: ClusterRoleBinding',
+      `metadata: {name: ${name}}`,
+      `roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${role}"}`,
+      `subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${group}"}]`,
+    ].join('\n');
   return [
-    'apiVersion: v1', 'kind: Secret', 'type: bootstrap.kubernetes.io/token',
+    'apiVersion: v1',
+    'kind: Secret',
+    'type: bootstrap.kubernetes.io/token',
     `metadata: {name: bootstrap-token-${id}, namespace: kube-system}`,
-    'stringData:', '  description: "nodelet test cluster: TLS bootstrap"', `  token-id: ${JSON.stringify(id)}`, `  token-secret: ${JSON.stringify(secret)}`,
-    '  usage-bootstrap-authentication: "true"', '  usage-bootstrap-signing: "true"',
+    'stringData:',
+    '  description: "nodelet test cluster: TLS bootstrap"',
+    `  token-id: ${JSON.stringify(id)}`,
+    `  token-secret: ${JSON.stringify(secret)}`,
+    '  usage-bootstrap-authentication: "true"',
+    '  usage-bootstrap-signing: "true"',
     crb('kubelet-bootstrap', 'system:node-bootstrapper', 'system:bootstrappers'),
     crb('node-autoapprove-bootstrap', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient', 'system:bootstrappers'),
     crb('node-autoapprove-certificate-rotation', 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', 'system:nodes'),
@@ -100,29 +126,55 @@ function bootstrapManifest(id: string, secret: string): string {
 
 /** Writes a kubeconfig that authenticates with a bearer token. */
 function tokenKubeconfig(path: string, server: string, caCert: string, token: string): string {
-  writeFileSync(path, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: nodelet-test', '  cluster:', `    server: ${server}`, `    certificate-authority: ${caCert}`,
-    'users:', '- name: kubelet-bootstrap', '  user:', `    token: ${token}`,
-    'contexts:', '- name: nodelet-test', '  context:', '    cluster: nodelet-test', '    user: kubelet-bootstrap',
-    'current-context: nodelet-test', '',
-  ].join('\n'), { mode: 0o600 });
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: nodelet-test',
+      '  cluster:',
+      `    server: ${server}`,
+      `    certificate-authority: ${caCert}`,
+      'users:',
+      '- name: kubelet-bootstrap',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: nodelet-test',
+      '  context:',
+      '    cluster: nodelet-test',
+      '    user: kubelet-bootstrap',
+      'current-context: nodelet-test',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   return path;
 }
 
 /** A GET with an optional client certificate or bearer token; resolves to the status code and body. */
-export function httpsGet(url: string, tls: { ca: string; cert?: string; key?: string; token?: string }, timeoutMs = 5000): Promise<{ status: number; body: string }> {
+export function httpsGet(
+  url: string,
+  tls: { ca: string; cert?: string; key?: string; token?: string },
+  timeoutMs = 5000,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, {
-      ca: readFileSync(tls.ca), timeout: timeoutMs,
-      ...(tls.cert && tls.key ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
-      headers: tls.token ? { authorization: `Bearer ${tls.token}` } : {},
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      url,
+      {
+        ca: readFileSync(tls.ca),
+        timeout: timeoutMs,
+        ...(tls.cert && tls.key ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
+        headers: tls.token ? { authorization: `Bearer ${tls.token}` } : {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
@@ -137,12 +189,23 @@ function clientKubeconfig(pki: Pki, server: string, name: string, cn: string, or
 async function startEtcd(binDir: string, dir: string, detached: boolean): Promise<{ peer: Peer; url: string }> {
   const [client, peerPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${client}`;
-  const peer = startPeer('etcd', join(binDir, 'etcd'), [
-    '--name=test', `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
-    `--listen-peer-urls=http://127.0.0.1:${peerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-    `--initial-cluster=test=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync=true', '--log-level=warn',
-  ], join(dir, 'etcd.log'), { detached });
+  const peer = startPeer(
+    'etcd',
+    join(binDir, 'etcd'),
+    [
+      '--name=test',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=test=http://127.0.0.1:${peerPort}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    join(dir, 'etcd.log'),
+    { detached },
+  );
   await waitFor('etcd health', async () => (await fetch(`${url}/health`)).ok, 30_000);
   return { peer, url };
 }
@@ -155,9 +218,13 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const pki = createCa(join(dir, 'pki'));
   const apiPort = await freePort();
   const server = `https://127.0.0.1:${apiPort}`;
-  issue(pki, { name: 'apiserver', cn: 'kube-apiserver', usage: 'server',
+  issue(pki, {
+    name: 'apiserver',
+    cn: 'kube-apiserver',
+    usage: 'server',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-    ips: ['127.0.0.1', '10.0.0.1'] });
+    ips: ['127.0.0.1', '10.0.0.1'],
+  });
   // As kubeadm: the apiserver's kubelet client is no superuser; a ClusterRoleBinding grants it
   // system:kubelet-api-admin (below), which the kubelets' Webhook authorizer checks.
   const kubeletClient = issue(pki, { name: 'apiserver-kubelet-client', cn: KUBELET_CLIENT_USER, usage: 'client' });
@@ -175,32 +242,82 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
     const etcd = await startEtcd(binDir, dir, detached);
     peers.push(etcd.peer);
     etcdUrl = etcd.url;
-    peers.push(startPeer('kube-apiserver', join(binDir, 'kube-apiserver'), apiserverArgs(pki.dir, etcd.url, apiPort, opts.verifyKubelets ?? true),
-      join(dir, 'kube-apiserver.log'), { detached }));
+    peers.push(
+      startPeer(
+        'kube-apiserver',
+        join(binDir, 'kube-apiserver'),
+        apiserverArgs(pki.dir, etcd.url, apiPort, opts.verifyKubelets ?? true),
+        join(dir, 'kube-apiserver.log'),
+        { detached },
+      ),
+    );
     const tls = { ca: pki.caCert, cert: join(pki.dir, 'admin.crt'), key: join(pki.dir, 'admin.key') };
     await waitFor('kube-apiserver /readyz', async () => (await httpsGet(`${server}/readyz`, tls)).status === 200, 120_000, 500);
-    execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${admin}`, 'apply', '-f', '-'], { input: bootstrapManifest(tokenId, tokenSecret), stdio: ['pipe', 'ignore', 'pipe'] });
+    execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${admin}`, 'apply', '-f', '-'], {
+      input: bootstrapManifest(tokenId, tokenSecret),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     await grantKubeletApiAdmin(binDir, admin);
-    peers.push(startPeer('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-      `--kubeconfig=${cm}`, `--authentication-kubeconfig=${cm}`, `--authorization-kubeconfig=${cm}`,
-      '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false',
-      `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`, `--cluster-signing-duration=${signingDuration}`,
-      `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.saKey}`,
-      '--use-service-account-credentials=true', '--controllers=*',
-      `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`, '--node-monitor-period=2s', '--v=1',
-    ], join(dir, 'kube-controller-manager.log'), { detached }));
-    peers.push(startPeer('kube-scheduler', join(binDir, 'kube-scheduler'), [
-      `--kubeconfig=${sched}`, `--authentication-kubeconfig=${sched}`, `--authorization-kubeconfig=${sched}`,
-      '--bind-address=127.0.0.1', `--secure-port=${await freePort()}`, '--leader-elect=false', '--v=1',
-    ], join(dir, 'kube-scheduler.log'), { detached }));
+    peers.push(
+      startPeer(
+        'kube-controller-manager',
+        join(binDir, 'kube-controller-manager'),
+        [
+          `--kubeconfig=${cm}`,
+          `--authentication-kubeconfig=${cm}`,
+          `--authorization-kubeconfig=${cm}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${await freePort()}`,
+          '--leader-elect=false',
+          `--cluster-signing-cert-file=${pki.caCert}`,
+          `--cluster-signing-key-file=${pki.caKey}`,
+          `--cluster-signing-duration=${signingDuration}`,
+          `--root-ca-file=${pki.caCert}`,
+          `--service-account-private-key-file=${pki.saKey}`,
+          '--use-service-account-credentials=true',
+          '--controllers=*',
+          `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`,
+          '--node-monitor-period=2s',
+          '--v=1',
+        ],
+        join(dir, 'kube-controller-manager.log'),
+        { detached },
+      ),
+    );
+    peers.push(
+      startPeer(
+        'kube-scheduler',
+        join(binDir, 'kube-scheduler'),
+        [
+          `--kubeconfig=${sched}`,
+          `--authentication-kubeconfig=${sched}`,
+          `--authorization-kubeconfig=${sched}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${await freePort()}`,
+          '--leader-elect=false',
+          '--v=1',
+        ],
+        join(dir, 'kube-scheduler.log'),
+        { detached },
+      ),
+    );
   } catch (e) {
     await Promise.all(peers.map((p) => p.stop('SIGKILL')));
     throw e;
   }
   const info: ClusterInfo = {
-    dir, binDir, server, adminKubeconfig: admin, caCert: pki.caCert, caKey: pki.caKey,
-    kubeletClientCert: kubeletClient.cert, kubeletClientKey: kubeletClient.key,
-    etcdUrl, bootstrapToken: `${tokenId}.${tokenSecret}`, bootstrapKubeconfig, clusterSigningDuration: signingDuration,
+    dir,
+    binDir,
+    server,
+    adminKubeconfig: admin,
+    caCert: pki.caCert,
+    caKey: pki.caKey,
+    kubeletClientCert: kubeletClient.cert,
+    kubeletClientKey: kubeletClient.key,
+    etcdUrl,
+    bootstrapToken: `${tokenId}.${tokenSecret}`,
+    bootstrapKubeconfig,
+    clusterSigningDuration: signingDuration,
     pids: Object.fromEntries(peers.map((p) => [p.name, p.proc.pid ?? 0])),
   };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(info, null, 2));
@@ -225,13 +342,22 @@ export async function startExtraApiServer(info: ClusterInfo, opts: { verifyKubel
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
   const name = `kube-apiserver-${port}`;
-  const peer = startPeer(name, join(info.binDir, 'kube-apiserver'),
-    [...apiserverArgs(pkiDir, info.etcdUrl, port, opts.verifyKubelets), '--endpoint-reconciler-type=none'], join(info.dir, `${name}.log`));
+  const peer = startPeer(
+    name,
+    join(info.binDir, 'kube-apiserver'),
+    [...apiserverArgs(pkiDir, info.etcdUrl, port, opts.verifyKubelets), '--endpoint-reconciler-type=none'],
+    join(info.dir, `${name}.log`),
+  );
   const client = { cert: join(pkiDir, 'admin.crt'), key: join(pkiDir, 'admin.key') };
   const pki: Pki = { dir: pkiDir, caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
   const adminKubeconfig = writeKubeconfig(join(pkiDir, `admin-${port}.kubeconfig`), server, pki, client, 'kubernetes-admin');
   try {
-    await waitFor(`${name} /readyz`, async () => (await httpsGet(`${server}/readyz`, { ca: info.caCert, ...client }).catch(() => ({ status: 0 }))).status === 200, 120_000, 500);
+    await waitFor(
+      `${name} /readyz`,
+      async () => (await httpsGet(`${server}/readyz`, { ca: info.caCert, ...client }).catch(() => ({ status: 0 }))).status === 200,
+      120_000,
+      500,
+    );
   } catch (e) {
     await peer.stop('SIGKILL');
     throw e;
@@ -244,22 +370,48 @@ export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
 
 /** As kubeadm's `kubeadm:kubelet-api-admin`... binding: the apiserver may use every kubelet API (logs, exec, metrics). */
 async function grantKubeletApiAdmin(binDir: string, adminKubeconfig: string): Promise<void> {
-  await waitFor('ClusterRoleBinding for the apiserver\'s kubelet client', () => {
-    try {
-      execFileSync(join(binDir, 'kubectl'), [`--kubeconfig=${adminKubeconfig}`, 'create', 'clusterrolebinding', 'kube-apiserver-kubelet-api-admin',
-        '--clusterrole=system:kubelet-api-admin', `--user=${KUBELET_CLIENT_USER}`], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-      return true;
-    } catch (e) {
-      return /AlreadyExists/.test(String((e as { stderr?: Buffer }).stderr ?? ''));
-    }
-  }, 60_000, 1000);
+  await waitFor(
+    "ClusterRoleBinding for the apiserver's kubelet client",
+    () => {
+      try {
+        execFileSync(
+          join(binDir, 'kubectl'),
+          [
+            `--kubeconfig=${adminKubeconfig}`,
+            'create',
+            'clusterrolebinding',
+            'kube-apiserver-kubelet-api-admin',
+            '--clusterrole=system:kubelet-api-admin',
+            `--user=${KUBELET_CLIENT_USER}`,
+          ],
+          { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
+        );
+        return true;
+      } catch (e) {
+        return /AlreadyExists/.test(String((e as { stderr?: Buffer }).stderr ?? ''));
+      }
+    },
+    60_000,
+    1000,
+  );
 }
 
 /** Issues a node identity (`system:node:<name>`) and its kubeconfig, plus a serving cert for its kubelet API. */
-export function issueNodeCredentials(info: ClusterInfo, nodeName: string, ips: string[] = ['127.0.0.1']): { kubeconfig: string; servingCert: string; servingKey: string } {
+export function issueNodeCredentials(
+  info: ClusterInfo,
+  nodeName: string,
+  ips: string[] = ['127.0.0.1'],
+): { kubeconfig: string; servingCert: string; servingKey: string } {
   const pki: Pki = { dir: join(info.dir, 'pki'), caCert: info.caCert, caKey: info.caKey, saKey: '', saPub: '' };
   const kubeconfig = clientKubeconfig(pki, info.server, `node-${nodeName}`, `system:node:${nodeName}`, ['system:nodes']);
-  const serving = issue(pki, { name: `node-${nodeName}-serving`, cn: `system:node:${nodeName}`, orgs: ['system:nodes'], usage: 'server', dnsNames: [nodeName, 'localhost'], ips });
+  const serving = issue(pki, {
+    name: `node-${nodeName}-serving`,
+    cn: `system:node:${nodeName}`,
+    orgs: ['system:nodes'],
+    usage: 'server',
+    dnsNames: [nodeName, 'localhost'],
+    ips,
+  });
   return { kubeconfig, servingCert: serving.cert, servingKey: serving.key };
 }
 
@@ -276,4 +428,7 @@ export async function stopControlPlane(info: ClusterInfo, peers: Peer[]): Promis
 }
 
 /** Ensures a directory exists (re-exported for harness users). */
-export function ensureDir(p: string): string { mkdirSync(p, { recursive: true }); return p; }
+export function ensureDir(p: string): string {
+  mkdirSync(p, { recursive: true });
+  return p;
+}

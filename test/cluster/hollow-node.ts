@@ -74,31 +74,55 @@ export async function startHollowNode(info: ClusterInfo, name: string, opts: Hol
   const bin = buildKubemark();
   const dir = mkdtempSync(join(tmpdir(), `nodelet-hollow-${name}-`));
   const { kubeconfig } = issueNodeCredentials(info, name);
-  const labels = Object.entries(opts.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+  const labels = Object.entries(opts.labels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   const args = [
-    '--morph=kubelet', `--name=${name}`, `--kubeconfig=${kubeconfig}`,
-    `--kubelet-port=${await freePort()}`, '--kubelet-read-only-port=0',
-    '--use-host-image-service=false', `--max-pods=${opts.maxPods ?? 110}`,
-    `--kube-api-qps=${opts.qps ?? 50}`, `--kube-api-burst=${opts.burst ?? 100}`,
+    '--morph=kubelet',
+    `--name=${name}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--kubelet-port=${await freePort()}`,
+    '--kubelet-read-only-port=0',
+    '--use-host-image-service=false',
+    `--max-pods=${opts.maxPods ?? 110}`,
+    `--kube-api-qps=${opts.qps ?? 50}`,
+    `--kube-api-burst=${opts.burst ?? 100}`,
     `--register-with-taints=${HOLLOW_TAINT.key}=${HOLLOW_TAINT.value}:${HOLLOW_TAINT.effect}`,
     ...(labels ? [`--node-labels=${labels}`] : []),
-    `--cert-dir=${join(dir, 'certs')}`, '--v=2',
+    `--cert-dir=${join(dir, 'certs')}`,
+    '--v=2',
   ];
   const logFile = join(dir, 'kubemark.log');
   // kubemark makes its kubelet root dir with os.MkdirTemp: keep it inside `dir`.
   const peer = startPeer(`hollow-${name}`, bin, args, logFile, { env: { ...process.env, TMPDIR: dir }, cwd: dir });
-  const logTail = (n = 20) => { try { return readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n'); } catch { return ''; } };
-  const kubectl = (...a: string[]) => execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const logTail = (n = 20) => {
+    try {
+      return readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n');
+    } catch {
+      return '';
+    }
+  };
+  const kubectl = (...a: string[]) =>
+    execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const stop = async () => {
     await peer.stop('SIGTERM', 10_000);
-    try { kubectl('delete', 'node', name, '--ignore-not-found', '--wait=false'); } catch { /* the cluster may be gone */ }
+    try {
+      kubectl('delete', 'node', name, '--ignore-not-found', '--wait=false');
+    } catch {
+      /* the cluster may be gone */
+    }
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const how = await eventually(`hollow node ${name} Ready`, () => {
-      if (peer.proc.exitCode !== null || peer.proc.signalCode !== null) return `exited (${peer.proc.exitCode ?? peer.proc.signalCode})`;
-      return kubectl('get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') === 'True' && 'ready';
-    }, opts.readyTimeoutMs ?? 120_000, 500);
+    const how = await eventually(
+      `hollow node ${name} Ready`,
+      () => {
+        if (peer.proc.exitCode !== null || peer.proc.signalCode !== null) return `exited (${peer.proc.exitCode ?? peer.proc.signalCode})`;
+        return kubectl('get', 'node', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') === 'True' && 'ready';
+      },
+      opts.readyTimeoutMs ?? 120_000,
+      500,
+    );
     if (how !== 'ready') throw new Error(`kubemark ${how} before its Node was Ready`);
   } catch (e) {
     const tail = logTail(30);

@@ -58,39 +58,45 @@ export function issue(pki: Pki, o: LeafOptions): { cert: string; key: string } {
   openssl(['req', '-new', '-key', key, '-subj', subj, '-out', csr], pki.dir);
   const san = [...(o.dnsNames ?? []).map((d) => `DNS:${d}`), ...(o.ips ?? []).map((i) => `IP:${i}`)];
   const eku = o.usage === 'server' ? 'serverAuth' : o.usage === 'client' ? 'clientAuth' : 'serverAuth,clientAuth';
-  writeFileSync(ext, [
-    'basicConstraints=CA:FALSE',
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    `extendedKeyUsage=${eku}`,
-    ...(san.length ? [`subjectAltName=${san.join(',')}`] : []),
-  ].join('\n') + '\n');
-  openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial',
-    '-days', '30', '-extfile', ext, '-out', cert], pki.dir);
+  writeFileSync(
+    ext,
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      `extendedKeyUsage=${eku}`,
+      ...(san.length ? [`subjectAltName=${san.join(',')}`] : []),
+    ].join('\n') + '\n',
+  );
+  openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial', '-days', '30', '-extfile', ext, '-out', cert], pki.dir);
   return { cert, key };
 }
 
 /** Writes a kubeconfig for `user` (a client cert) talking to `server`. */
 export function writeKubeconfig(path: string, server: string, pki: Pki, client: { cert: string; key: string }, user: string): string {
-  writeFileSync(path, [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: nodelet-test',
-    '  cluster:',
-    `    server: ${server}`,
-    `    certificate-authority: ${pki.caCert}`,
-    'users:',
-    `- name: ${user}`,
-    '  user:',
-    `    client-certificate: ${client.cert}`,
-    `    client-key: ${client.key}`,
-    'contexts:',
-    '- name: nodelet-test',
-    '  context:',
-    '    cluster: nodelet-test',
-    `    user: ${user}`,
-    'current-context: nodelet-test',
-    '',
-  ].join('\n'), { mode: 0o600 });
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: nodelet-test',
+      '  cluster:',
+      `    server: ${server}`,
+      `    certificate-authority: ${pki.caCert}`,
+      'users:',
+      `- name: ${user}`,
+      '  user:',
+      `    client-certificate: ${client.cert}`,
+      `    client-key: ${client.key}`,
+      'contexts:',
+      '- name: nodelet-test',
+      '  context:',
+      '    cluster: nodelet-test',
+      `    user: ${user}`,
+      'current-context: nodelet-test',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   return path;
 }

@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
-import { CSI_NODE_PUBLISH, CSI_NODE_STAGE, CSI_NODE_UNPUBLISH, CSI_NODE_UNSTAGE, startCsiMockDriver, type CsiCall, type CsiMockDriver } from '../peers/csi-mock.ts';
+import {
+  CSI_NODE_PUBLISH,
+  CSI_NODE_STAGE,
+  CSI_NODE_UNPUBLISH,
+  CSI_NODE_UNSTAGE,
+  startCsiMockDriver,
+  type CsiCall,
+  type CsiMockDriver,
+} from '../peers/csi-mock.ts';
 import { startNodeDriverRegistrar, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
@@ -38,19 +46,30 @@ describe('CSI with the upstream e2e mock driver', () => {
     nodelet = await startNodelet(info, nodeName);
     ns = await podNamespace(k.core, 'csi-mock');
     await waitNodeReady(k.core, nodeName); // nodelet's plugin watcher has made plugins_registry by then
-    await k.storage.createCSIDriver({
-      body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
-    }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    await k.storage
+      .createCSIDriver({
+        body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+      })
+      .catch((e) => {
+        if ((e as { code?: number }).code !== 409) throw e;
+      });
     const callLog = join(mkdtempSync(join(tmpdir(), 'nodelet-csi-mock-')), 'calls.jsonl');
     mock = await startCsiMockDriver({ rootDir: nodelet.rootDir, driverName: DRIVER, callLog });
     registrar = await startNodeDriverRegistrar({
-      csiAddress: mock.endpointSocket, kubeletRegistrationPath: mock.endpointSocket,
-      pluginRegistrationDir: join(nodelet.rootDir, 'plugins_registry'), driverName: DRIVER,
+      csiAddress: mock.endpointSocket,
+      kubeletRegistrationPath: mock.endpointSocket,
+      pluginRegistrationDir: join(nodelet.rootDir, 'plugins_registry'),
+      driverName: DRIVER,
     });
-    await eventually('CSINode lists the mock', async () => {
-      const c = await k.storage.readCSINode({ name: nodeName }).catch(() => undefined);
-      return c?.spec?.drivers?.some((d) => d.name === DRIVER);
-    }, 60_000, 100);
+    await eventually(
+      'CSINode lists the mock',
+      async () => {
+        const c = await k.storage.readCSINode({ name: nodeName }).catch(() => undefined);
+        return c?.spec?.drivers?.some((d) => d.name === DRIVER);
+      },
+      60_000,
+      100,
+    );
   });
 
   afterAll(async () => {
@@ -61,19 +80,29 @@ describe('CSI with the upstream e2e mock driver', () => {
     await k.storage.deleteCSIDriver({ name: DRIVER }).catch(() => undefined);
   });
 
-  const createPod = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], terminationGracePeriodSeconds: 1, containers: [], ...spec } as V1PodSpec },
-  });
+  const createPod = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], terminationGracePeriodSeconds: 1, containers: [], ...spec } as V1PodSpec },
+    });
   const running = (name: string) => podUntil(k.core, ns, name, 'Running', (p) => p.status?.phase === 'Running', 90_000);
   const deleteAndWait = async (name: string) => {
     await k.core.deleteNamespacedPod({ name, namespace: ns });
-    await eventually(`${name} gone`, async () => k.core.readNamespacedPod({ name, namespace: ns }).then(() => false, () => true), 60_000, 250);
+    await eventually(
+      `${name} gone`,
+      async () =>
+        k.core.readNamespacedPod({ name, namespace: ns }).then(
+          () => false,
+          () => true,
+        ),
+      60_000,
+      250,
+    );
   };
   const callsFor = (pod: V1Pod, method: string): CsiCall[] =>
     mock.calls().filter((c) => c.method === method && (c.request.target_path ?? '').includes(`/pods/${pod.metadata!.uid!}/`));
 
-  it('registers through the registrar: NodeGetInfo answered with the mock\'s node id', async () => {
+  it("registers through the registrar: NodeGetInfo answered with the mock's node id", async () => {
     const csiNode = await k.storage.readCSINode({ name: nodeName });
     expect(csiNode.spec?.drivers?.find((d) => d.name === DRIVER)?.nodeID).toBe(DRIVER);
     expect(mock.calls().map((c) => c.method)).toContain('/csi.v1.Node/NodeGetInfo');
@@ -86,7 +115,15 @@ describe('CSI with the upstream e2e mock driver', () => {
       containers: [{ name: 'main', image: sleep, args: ['3600'] }],
     });
     const pod = await running('inline');
-    const [pub] = await eventually('NodePublishVolume logged', async () => { const c = callsFor(pod, CSI_NODE_PUBLISH); return c.length > 0 && c; }, 30_000, 100);
+    const [pub] = await eventually(
+      'NodePublishVolume logged',
+      async () => {
+        const c = callsFor(pod, CSI_NODE_PUBLISH);
+        return c.length > 0 && c;
+      },
+      30_000,
+      100,
+    );
     expect(pub!.code).toBe('OK');
     expect(pub!.request.volume_context).toEqual({
       size: 'tiny',
@@ -101,23 +138,45 @@ describe('CSI with the upstream e2e mock driver', () => {
     expect(callsFor(pod, CSI_NODE_STAGE)).toEqual([]);
     expect(callsFor(pod, CSI_NODE_UNPUBLISH)).toEqual([]);
     await deleteAndWait('inline');
-    const unpub = await eventually('NodeUnpublishVolume logged', async () => { const c = callsFor(pod, CSI_NODE_UNPUBLISH); return c.length > 0 && c; }, 30_000, 100);
+    const unpub = await eventually(
+      'NodeUnpublishVolume logged',
+      async () => {
+        const c = callsFor(pod, CSI_NODE_UNPUBLISH);
+        return c.length > 0 && c;
+      },
+      30_000,
+      100,
+    );
     expect(unpub.map((c) => [c.request.volume_id, c.request.target_path, c.code])).toEqual([[pub!.request.volume_id, pub!.request.target_path, 'OK']]);
   });
 
   it('a PV of the driver: staged, then published with the pod info (ephemeral "false"); unpublished and unstaged on deletion', async () => {
     const pvName = `csi-mock-pv-${ns}`;
     await k.core.createPersistentVolume({
-      body: { metadata: { name: pvName }, spec: {
-        capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '',
-        csi: { driver: DRIVER, volumeHandle: '1', volumeAttributes: { origin: 'pv' } },
-      } },
+      body: {
+        metadata: { name: pvName },
+        spec: {
+          capacity: { storage: '1Mi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: '',
+          csi: { driver: DRIVER, volumeHandle: '1', volumeAttributes: { origin: 'pv' } },
+        },
+      },
     });
     await k.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } } },
+      body: {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
+      },
     });
-    await eventually('PVC Bound', async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound', 60_000, 250);
+    await eventually(
+      'PVC Bound',
+      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound',
+      60_000,
+      250,
+    );
     await createPod('pv', {
       volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
       containers: [{ name: 'main', image: sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
@@ -139,18 +198,26 @@ describe('CSI with the upstream e2e mock driver', () => {
     expect(pub!.request.staging_target_path).toBe(staged[0]!.request.staging_target_path);
     await deleteAndWait('pv');
     await eventually('NodeUnpublishVolume logged', async () => callsFor(pod, CSI_NODE_UNPUBLISH).length > 0, 30_000, 100);
-    const unstaged = await eventually('NodeUnstageVolume logged', async () => {
-      const c = mock.calls().filter((x) => x.method === CSI_NODE_UNSTAGE && x.request.volume_id === '1');
-      return c.length > 0 && c;
-    }, 30_000, 100);
+    const unstaged = await eventually(
+      'NodeUnstageVolume logged',
+      async () => {
+        const c = mock.calls().filter((x) => x.method === CSI_NODE_UNSTAGE && x.request.volume_id === '1');
+        return c.length > 0 && c;
+      },
+      30_000,
+      100,
+    );
     expect(unstaged.map((c) => [c.request.staging_target_path, c.code])).toEqual([[staged[0]!.request.staging_target_path, 'OK']]);
     const lifecycle = new Set([CSI_NODE_STAGE, CSI_NODE_PUBLISH, CSI_NODE_UNPUBLISH, CSI_NODE_UNSTAGE]);
-    const methods = mock.calls().filter((c) => lifecycle.has(c.method) && c.request.volume_id === '1').map((c) => c.method.split('/').pop());
+    const methods = mock
+      .calls()
+      .filter((c) => lifecycle.has(c.method) && c.request.volume_id === '1')
+      .map((c) => c.method.split('/').pop());
     expect(methods).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
   });
 
   // Upstream (pkg/volume/csi/csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is a publish-time addition.
-  it.fails('NodeStageVolume gets only the PV\'s attributes, no pod info (reason: nodelet adds the podInfoOnMount keys to NodeStage too)', () => {
+  it.fails("NodeStageVolume gets only the PV's attributes, no pod info (reason: nodelet adds the podInfoOnMount keys to NodeStage too)", () => {
     const staged = mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === '1');
     expect(staged.length).toBe(1);
     expect(staged[0]!.request.volume_context).toEqual({ origin: 'pv' });

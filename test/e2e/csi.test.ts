@@ -12,7 +12,14 @@ import type { V1CSINode, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256Hex } from '../../core/volumes/csi/csi-paths.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
-import { HOSTPATH_DRIVER_NAME as DRIVER, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar, type HostpathPlugin, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
+import {
+  HOSTPATH_DRIVER_NAME as DRIVER,
+  HOSTPATH_TOPOLOGY_KEY,
+  startHostpathPlugin,
+  startNodeDriverRegistrar,
+  type HostpathPlugin,
+  type NodeDriverRegistrar,
+} from '../peers/csi-hostpath.ts';
 import { startFakePlugin } from '../unit/pluginmanager/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, freshNamespace, podUntil } from './support/kube.ts';
@@ -45,7 +52,11 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
 
   /** Starts the registrar; returns ms from its socket's creation to the CSINode listing the driver. */
   const startRegistrar = async (): Promise<number> => {
-    registrar = await startNodeDriverRegistrar({ csiAddress: driver.endpointSocket, kubeletRegistrationPath: driver.endpointSocket, pluginRegistrationDir: registryDir });
+    registrar = await startNodeDriverRegistrar({
+      csiAddress: driver.endpointSocket,
+      kubeletRegistrationPath: driver.endpointSocket,
+      pluginRegistrationDir: registryDir,
+    });
     const created = statSync(registrar.registrationSocket).ctimeMs;
     await eventually('CSINode lists the driver', csiNodeDriver, 30_000, 20);
     return Date.now() - created;
@@ -62,9 +73,13 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
       const n = await k.core.readNode({ name: nodeName }).catch(() => undefined);
       return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     });
-    await k.storage.createCSIDriver({
-      body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
-    }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    await k.storage
+      .createCSIDriver({
+        body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+      })
+      .catch((e) => {
+        if ((e as { code?: number }).code !== 409) throw e;
+      });
     const sockDir = join(nodelet.rootDir, 'plugins', DRIVER);
     mkdirSync(sockDir, { recursive: true });
     driver = await startHostpathPlugin({ nodeId: nodeName, stateDir, endpointSocket: join(sockDir, 'csi.sock'), maxVolumesPerNode: 10 });
@@ -93,10 +108,17 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
   it('killing the registrar deregisters the driver; restarting it registers it again', async () => {
     await registrar!.stop();
     await eventually('driver gone from CSINode', async () => (await csiNodeDriver()) === undefined, 30_000, 100);
-    const node = await eventually('annotation and label gone', async () => {
-      const n = await k.core.readNode({ name: nodeName });
-      return n.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] === undefined && n.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY] === undefined ? n : undefined;
-    }, 10_000, 100);
+    const node = await eventually(
+      'annotation and label gone',
+      async () => {
+        const n = await k.core.readNode({ name: nodeName });
+        return n.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] === undefined && n.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY] === undefined
+          ? n
+          : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(node.metadata?.name).toBe(nodeName);
     const ms = await startRegistrar();
     console.log(`[csi] re-registration: socket created → CSINode updated: ${ms} ms`);
@@ -108,7 +130,10 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     const old = await startFakePlugin(join(registryDir, 'old-reg.sock'), { type: 'CSIPlugin', name: 'old.csi.example.com', versions: ['0.3.0'] });
     try {
       const b = await eventually('bogus told', async () => bogus.statuses[0], 20_000, 100);
-      expect(b).toEqual({ plugin_registered: false, error: `RegisterPlugin error -- no handler registered for plugin type: BogusPlugin at socket ${join(registryDir, 'bogus-reg.sock')}` });
+      expect(b).toEqual({
+        plugin_registered: false,
+        error: `RegisterPlugin error -- no handler registered for plugin type: BogusPlugin at socket ${join(registryDir, 'bogus-reg.sock')}`,
+      });
       const o = await eventually('old told', async () => old.statuses[0], 20_000, 100);
       expect(o.plugin_registered).toBe(false);
       expect(o.error).toContain('RegisterPlugin error -- plugin validation failed with err: validation failed for CSI Driver old.csi.example.com');
@@ -120,22 +145,41 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     }
   });
 
-  const createPod = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const createPod = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+    });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const deleteAndWait = async (name: string) => {
     await k.core.deleteNamespacedPod({ name, namespace: ns });
-    await eventually(`${name} gone`, async () => (await k.core.readNamespacedPod({ name, namespace: ns }).then(() => false, () => true)), 60_000, 250);
+    await eventually(
+      `${name} gone`,
+      async () =>
+        await k.core.readNamespacedPod({ name, namespace: ns }).then(
+          () => false,
+          () => true,
+        ),
+      60_000,
+      250,
+    );
   };
   const logs = (name: string, container: string) => k.core.readNamespacedPodLog({ name, namespace: ns, container });
 
   it('an inline ephemeral volume: an init container writes, the main container reads; unmounted after deletion', async () => {
     await createPod('inline', {
       volumes: [{ name: 'scratch', csi: { driver: DRIVER } }],
-      initContainers: [{ name: 'writer', image: img['write-file'], args: ['/data/hello.txt', 'hello from an ephemeral CSI volume'], volumeMounts: [{ name: 'scratch', mountPath: '/data' }] }],
-      containers: [{ name: 'reader', image: img['read-file'], args: ['/data/hello.txt'], volumeMounts: [{ name: 'scratch', mountPath: '/data', readOnly: true }] }],
+      initContainers: [
+        {
+          name: 'writer',
+          image: img['write-file'],
+          args: ['/data/hello.txt', 'hello from an ephemeral CSI volume'],
+          volumeMounts: [{ name: 'scratch', mountPath: '/data' }],
+        },
+      ],
+      containers: [
+        { name: 'reader', image: img['read-file'], args: ['/data/hello.txt'], volumeMounts: [{ name: 'scratch', mountPath: '/data', readOnly: true }] },
+      ],
     });
     const pod = await until('inline', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('inline', 'reader')).toContain('content /data/hello.txt: hello from an ephemeral CSI volume');
@@ -153,24 +197,41 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
       body: {
         metadata: { name: pvName },
         spec: {
-          capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '',
+          capacity: { storage: '1Mi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: '',
           csi: { driver: DRIVER, volumeHandle: `vol-${ns}`, volumeAttributes: { origin: 'e2e' } },
         },
       },
     });
     await k.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } } },
+      body: {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
+      },
     });
-    await eventually('PVC Bound', async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound', 60_000, 250);
+    await eventually(
+      'PVC Bound',
+      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound',
+      60_000,
+      250,
+    );
     const vol = [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }];
-    await createPod('writer', { volumes: vol, containers: [{ name: 'w', image: img['write-file'], args: ['/d/kept.txt', 'persistent bytes'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }] });
+    await createPod('writer', {
+      volumes: vol,
+      containers: [{ name: 'w', image: img['write-file'], args: ['/d/kept.txt', 'persistent bytes'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
     const w = await until('writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('writer', 'w')).toContain('wrote /d/kept.txt');
     expect(mountsUnder(nodelet.rootDir)).toContain(join(nodelet.rootDir, 'pods', w.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount'));
     await deleteAndWait('writer');
     await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
-    await createPod('reader', { volumes: vol, containers: [{ name: 'r', image: img['read-file'], args: ['/d/kept.txt'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }] });
+    await createPod('reader', {
+      volumes: vol,
+      containers: [{ name: 'r', image: img['read-file'], args: ['/d/kept.txt'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
     await until('reader', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('reader', 'r')).toContain('content /d/kept.txt: persistent bytes');
     await deleteAndWait('reader');
@@ -186,12 +247,19 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
       volumes: [{ name: 'x', csi: { driver: 'missing.csi.example.com' } }],
       containers: [{ name: 'm', image: img['read-file'], args: ['/x/f'], volumeMounts: [{ name: 'x', mountPath: '/x' }] }],
     });
-    const ev = await eventually('FailedMount event', async () => {
-      const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nodriver' });
-      return list.items.find((e) => e.reason === 'FailedMount');
-    }, 60_000, 250);
+    const ev = await eventually(
+      'FailedMount event',
+      async () => {
+        const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nodriver' });
+        return list.items.find((e) => e.reason === 'FailedMount');
+      },
+      60_000,
+      250,
+    );
     expect(ev.type).toBe('Warning');
-    expect(ev.message).toBe('MountVolume.SetUp failed for volume "x" : kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name missing.csi.example.com not found in the list of registered CSI drivers');
+    expect(ev.message).toBe(
+      'MountVolume.SetUp failed for volume "x" : kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name missing.csi.example.com not found in the list of registered CSI drivers',
+    );
     const p = await until('nodriver', 'ContainerCreating', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');
     expect(p.status?.phase).toBe('Pending');
     await deleteAndWait('nodriver');
@@ -201,15 +269,34 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     const pvName = `csi-pv2-${ns}`;
     const handle = `vol2-${ns}`;
     await k.core.createPersistentVolume({
-      body: { metadata: { name: pvName }, spec: { capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '', csi: { driver: DRIVER, volumeHandle: handle } } },
+      body: {
+        metadata: { name: pvName },
+        spec: {
+          capacity: { storage: '1Mi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          storageClassName: '',
+          csi: { driver: DRIVER, volumeHandle: handle },
+        },
+      },
     });
     await k.core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: 'data2' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } } },
+      body: {
+        metadata: { name: 'data2' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
+      },
     });
-    await eventually('PVC Bound', async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data2', namespace: ns })).status?.phase === 'Bound', 60_000, 250);
+    await eventually(
+      'PVC Bound',
+      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data2', namespace: ns })).status?.phase === 'Bound',
+      60_000,
+      250,
+    );
     await createPod('long', {
-      restartPolicy: 'Always', terminationGracePeriodSeconds: 1, volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data2' } }],
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 1,
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data2' } }],
       containers: [{ name: 's', image: img.sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
     });
     const pod = await until('long', 'Running', (p) => p.status?.phase === 'Running');

@@ -69,30 +69,44 @@ describe('device plugins on nodelet', () => {
     expect(plugin.log()).toMatch(/Deprecation file found. Skip registration/);
   });
 
-  const devicePod = (name: string) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: {
-      metadata: { name },
-      spec: {
-        tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName },
-        initContainers: [{ name: 'show', image: img.hello, args: ['--ls=/tmp'], resources: { limits: { [R]: '1' } } }],
-        containers: [{ name: 'main', image: img.sleep, resources: { limits: { [R]: '1' } } }],
+  const devicePod = (name: string) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name },
+        spec: {
+          tolerations: [WASM_TOLERATION],
+          nodeSelector: { 'kubernetes.io/hostname': nodeName },
+          initContainers: [{ name: 'show', image: img.hello, args: ['--ls=/tmp'], resources: { limits: { [R]: '1' } } }],
+          containers: [{ name: 'main', image: img.sleep, resources: { limits: { [R]: '1' } } }],
+        },
       },
-    },
-  });
+    });
   const read = (name: string) => k.core.readNamespacedPod({ name, namespace: ns });
   const podUntil = async (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => {
     let last: V1Pod | undefined;
     try {
-      return await eventually(`${name}: ${what}`, async () => { last = await read(name); return ok(last) ? last : undefined; }, ms, 250);
+      return await eventually(
+        `${name}: ${what}`,
+        async () => {
+          last = await read(name);
+          return ok(last) ? last : undefined;
+        },
+        ms,
+        250,
+      );
     } catch (e) {
       throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}`);
     }
   };
   const running = (p: V1Pod) => p.status?.phase === 'Running' && !!p.status.containerStatuses?.[0]?.state?.running;
   /** The device files the pod's init container saw in /tmp. */
-  const seenDevices = (name: string) => kubectl(info, ['logs', '-n', ns, name, '-c', 'show']).stdout.split('\n')
-    .filter((l) => l.startsWith('file /tmp/')).map((l) => l.slice('file /tmp/'.length)).sort();
+  const seenDevices = (name: string) =>
+    kubectl(info, ['logs', '-n', ns, name, '-c', 'show'])
+      .stdout.split('\n')
+      .filter((l) => l.startsWith('file /tmp/'))
+      .map((l) => l.slice('file /tmp/'.length))
+      .sort();
 
   async function podResourcesClient(): Promise<PodResourcesListerClient> {
     const sock = join(nodelet.rootDir, 'pod-resources', 'kubelet.sock');
@@ -103,7 +117,9 @@ describe('device plugins on nodelet', () => {
   async function allocatableDevices(): Promise<string[]> {
     const client = await podResourcesClient();
     try {
-      const r = await new Promise<{ devices: Array<{ device_ids: string[] }> }>((resolve, reject) => client.GetAllocatableResources({}, (err, x) => (err ? reject(err) : resolve(x as never))));
+      const r = await new Promise<{ devices: Array<{ device_ids: string[] }> }>((resolve, reject) =>
+        client.GetAllocatableResources({}, (err, x) => (err ? reject(err) : resolve(x as never))),
+      );
       return r.devices.flatMap((d) => d.device_ids).sort();
     } finally {
       client.close();
@@ -113,11 +129,22 @@ describe('device plugins on nodelet', () => {
   async function listPodResources(): Promise<Map<string, string[]>> {
     const client = await podResourcesClient();
     try {
-      const resp = await new Promise<{ pod_resources: Array<{ name: string; namespace: string; containers: Array<{ name: string; devices: Array<{ resource_name: string; device_ids: string[] }> }> }> }>(
-        (resolve, reject) => client.List({}, (err, r) => (err ? reject(err) : resolve(r as never))));
+      const resp = await new Promise<{
+        pod_resources: Array<{
+          name: string;
+          namespace: string;
+          containers: Array<{ name: string; devices: Array<{ resource_name: string; device_ids: string[] }> }>;
+        }>;
+      }>((resolve, reject) => client.List({}, (err, r) => (err ? reject(err) : resolve(r as never))));
       const out = new Map<string, string[]>();
       for (const p of resp.pod_resources.filter((x) => x.namespace === ns)) {
-        out.set(p.name, p.containers.find((c) => c.name === 'main')!.devices.filter((d) => d.resource_name === R).flatMap((d) => d.device_ids));
+        out.set(
+          p.name,
+          p.containers
+            .find((c) => c.name === 'main')!
+            .devices.filter((d) => d.resource_name === R)
+            .flatMap((d) => d.device_ids),
+        );
       }
       return out;
     } finally {
@@ -130,11 +157,16 @@ describe('device plugins on nodelet', () => {
   it('three pods asking for one device each: two run with different devices, the third stays Pending', async () => {
     for (const n of ['d1', 'd2', 'd3']) await devicePod(n);
     const placed: string[] = [];
-    await eventually('two pods Running', async () => {
-      const ps = await Promise.all(['d1', 'd2', 'd3'].map(read));
-      placed.splice(0, placed.length, ...ps.filter(running).map((p) => p.metadata!.name!));
-      return placed.length === 2;
-    }, 120_000, 500);
+    await eventually(
+      'two pods Running',
+      async () => {
+        const ps = await Promise.all(['d1', 'd2', 'd3'].map(read));
+        placed.splice(0, placed.length, ...ps.filter(running).map((p) => p.metadata!.name!));
+        return placed.length === 2;
+      },
+      120_000,
+      500,
+    );
     const pending = ['d1', 'd2', 'd3'].find((n) => !placed.includes(n))!;
     const p3 = await read(pending);
     expect(p3.status?.phase).toBe('Pending');
@@ -143,7 +175,10 @@ describe('device plugins on nodelet', () => {
     expect(scheduled?.status).toBe('False');
     expect(scheduled?.message).toContain(`Insufficient ${R}`);
     for (const n of placed) {
-      held[n] = await eventually(`${n} init output`, async () => { const d = seenDevices(n); return d.length ? d : undefined; });
+      held[n] = await eventually(`${n} init output`, async () => {
+        const d = seenDevices(n);
+        return d.length ? d : undefined;
+      });
       expect(held[n]).toHaveLength(1);
     }
     expect(new Set(placed.flatMap((n) => held[n]!))).toEqual(new Set(['Dev-1', 'Dev-2']));
@@ -163,10 +198,15 @@ describe('device plugins on nodelet', () => {
     await nodelet.restart();
     const [a, b] = Object.keys(held).filter((n) => n !== 'pending') as [string, string];
     // The apiserver still shows the pre-restart state for a while: ask the restarted nodelet itself.
-    const listed = await eventually('both pods listed by the restarted nodelet', async () => {
-      const l = await listPodResources().catch(() => undefined);
-      return l?.has(a) && l.has(b) ? l : undefined;
-    }, 60_000, 250);
+    const listed = await eventually(
+      'both pods listed by the restarted nodelet',
+      async () => {
+        const l = await listPodResources().catch(() => undefined);
+        return l?.has(a) && l.has(b) ? l : undefined;
+      },
+      60_000,
+      250,
+    );
     await eventually('plugin re-registered after restart', async () => (await allocatableDevices().catch(() => [])).length === 2, 60_000, 250);
     for (const n of [a, b]) await podUntil(n, 'Running after restart', running);
     expect(listed.get(a)).toEqual(held[a]);
@@ -175,7 +215,10 @@ describe('device plugins on nodelet', () => {
     await k.core.deleteNamespacedPod({ name: a, namespace: ns });
     const pending = held.pending![0]!;
     await podUntil(pending, 'Running with the freed device', running, 120_000);
-    const got = await eventually(`${pending} init output`, async () => { const d = seenDevices(pending); return d.length ? d : undefined; });
+    const got = await eventually(`${pending} init output`, async () => {
+      const d = seenDevices(pending);
+      return d.length ? d : undefined;
+    });
     expect(got).toEqual(held[a]);
     expect((await listPodResources()).get(pending)).toEqual(held[a]);
   });

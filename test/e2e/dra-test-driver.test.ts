@@ -23,8 +23,8 @@ describe('DRA test driver peer', () => {
   let root: string;
   let driver: DraTestDriver | undefined;
 
-  const slices = async () => (await resource.listResourceSlice({ fieldSelector: `spec.nodeName=${nodeName}` })).items
-    .filter((s) => s.spec.driver === DRA_TEST_DRIVER_NAME);
+  const slices = async () =>
+    (await resource.listResourceSlice({ fieldSelector: `spec.nodeName=${nodeName}` })).items.filter((s) => s.spec.driver === DRA_TEST_DRIVER_NAME);
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'nodelet-dra-smoke-'));
@@ -46,7 +46,15 @@ describe('DRA test driver peer', () => {
   it('publishes a ResourceSlice owned by the Node once the Node exists', async () => {
     expect(await slices()).toEqual([]);
     const node = await k.core.createNode({ body: { metadata: { name: nodeName, labels: { 'kubernetes.io/hostname': nodeName } } } });
-    const [slice] = await eventually('ResourceSlice for the node', async () => { const s = await slices(); return s.length > 0 && s; }, 60_000, 250);
+    const [slice] = await eventually(
+      'ResourceSlice for the node',
+      async () => {
+        const s = await slices();
+        return s.length > 0 && s;
+      },
+      60_000,
+      250,
+    );
     expect(slice!.metadata?.ownerReferences).toEqual([expect.objectContaining({ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: node.metadata!.uid })]);
     expect(slice!.spec.nodeName).toBe(nodeName);
     expect(slice!.spec.devices?.map((d) => d.name)).toEqual(['device-00', 'device-01', 'device-02', 'device-03']);

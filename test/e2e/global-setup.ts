@@ -17,5 +17,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // tls-bootstrap.test.ts sees client and serving certificates rotate; no other test uses CSRs.
   const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '20s', clusterSigningDuration: '2m' });
   project.provide('cluster', info);
-  return async () => { await stopControlPlane(info, peers); };
+  return async () => {
+    await stopControlPlane(info, peers);
+  };
 }

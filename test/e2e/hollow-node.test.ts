@@ -21,7 +21,9 @@ describe('kubemark hollow node', () => {
     hollow = await startHollowNode(info, nodeName, { labels: { 'nodelet.dev/peer': 'hollow' } });
     ns = await podNamespace(k.core, 'hollow');
   });
-  afterAll(async () => { await hollow?.stop(); });
+  afterAll(async () => {
+    await hollow?.stop();
+  });
 
   const spec = (placement: Partial<V1PodSpec>): V1PodSpec => ({
     tolerations: [{ ...HOLLOW_TAINT, operator: 'Equal' }],
@@ -39,7 +41,10 @@ describe('kubemark hollow node', () => {
   });
 
   it('runs a pod the scheduler places on it through a nodeSelector', async () => {
-    await k.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'scheduled' }, spec: spec({ nodeSelector: { 'kubernetes.io/hostname': nodeName } }) } });
+    await k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name: 'scheduled' }, spec: spec({ nodeSelector: { 'kubernetes.io/hostname': nodeName } }) },
+    });
     const pod = await podUntil(k.core, ns, 'scheduled', 'Running', (p) => p.status?.phase === 'Running', 60_000);
     expect(pod.spec?.nodeName).toBe(nodeName);
     expect(pod.status?.containerStatuses?.[0]).toMatchObject({ name: 'main', ready: true, state: { running: expect.anything() } });
@@ -49,7 +54,11 @@ describe('kubemark hollow node', () => {
     await k.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'bound' }, spec: spec({ nodeName }) } });
     await podUntil(k.core, ns, 'bound', 'Running', (p) => p.status?.phase === 'Running', 60_000);
     await k.core.deleteNamespacedPod({ namespace: ns, name: 'bound' });
-    const gone = async () => k.core.readNamespacedPod({ namespace: ns, name: 'bound' }).then(() => false, () => true);
+    const gone = async () =>
+      k.core.readNamespacedPod({ namespace: ns, name: 'bound' }).then(
+        () => false,
+        () => true,
+      );
     expect(await eventually('bound pod deleted', gone, 60_000)).toBe(true);
   });
 });

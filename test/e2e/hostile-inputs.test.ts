@@ -71,7 +71,8 @@ describe('hostile inputs', () => {
     const config = Buffer.from('{}');
     const digest = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
     const manifest = JSON.stringify({
-      schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
       config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: digest(config), size: config.length },
       layers: [{ mediaType: 'application/wasm', digest: digest(mod), size: mod.length }],
     });
@@ -103,28 +104,42 @@ describe('hostile inputs', () => {
 
   describe('static pods (20.5)', () => {
     it('runs the good manifest beside a FIFO, a 50 MiB file and an invalid name, and reports each refused one as a Node event', async () => {
-      const good = await eventually('good mirror pod Succeeded', async () => {
-        const p = await mirror(`good-${dirNode}`);
-        return p?.status?.phase === 'Succeeded' ? p : undefined;
-      }, 90_000);
+      const good = await eventually(
+        'good mirror pod Succeeded',
+        async () => {
+          const p = await mirror(`good-${dirNode}`);
+          return p?.status?.phase === 'Succeeded' ? p : undefined;
+        },
+        90_000,
+      );
       expect(good.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
-      const events = await eventually('FailedValidation events', async () => {
-        const list = await k.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${dirNode},reason=FailedValidation` });
-        return list.items.length >= 3 ? list.items : undefined;
-      }, 30_000);
+      const events = await eventually(
+        'FailedValidation events',
+        async () => {
+          const list = await k.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${dirNode},reason=FailedValidation` });
+          return list.items.length >= 3 ? list.items : undefined;
+        },
+        30_000,
+      );
       const notes = events.map((e) => e.message ?? '').sort();
       expect(notes).toHaveLength(3);
-      expect(notes.find((n) => n.includes('bad-name.yaml'))).toMatch(/invalid pod: \[metadata\.name: Invalid value: "Bad_Name-hostile-dir": a lowercase RFC 1123 subdomain/);
+      expect(notes.find((n) => n.includes('bad-name.yaml'))).toMatch(
+        /invalid pod: \[metadata\.name: Invalid value: "Bad_Name-hostile-dir": a lowercase RFC 1123 subdomain/,
+      );
       expect(notes.find((n) => n.includes('pipe.yaml'))).toMatch(/pipe\.yaml: not a regular file$/);
       expect(notes.find((n) => n.includes('huge.yaml'))).toMatch(/huge\.yaml: 52428800 bytes exceeds the 10485760 byte limit$/);
       expect(events.every((e) => e.type === 'Warning' && e.involvedObject.kind === 'Node')).toBe(true);
     });
 
     it('accepts a single manifest file as --pod-manifest-path and runs only that pod', async () => {
-      const only = await eventually('only mirror pod Succeeded', async () => {
-        const p = await mirror(`only-${fileNode}`);
-        return p?.status?.phase === 'Succeeded' ? p : undefined;
-      }, 90_000);
+      const only = await eventually(
+        'only mirror pod Succeeded',
+        async () => {
+          const p = await mirror(`only-${fileNode}`);
+          return p?.status?.phase === 'Succeeded' ? p : undefined;
+        },
+        90_000,
+      );
       expect(only.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Node', name: fileNode });
       expect(await mirror(`neighbour-${fileNode}`)).toBeUndefined();
     });
@@ -134,13 +149,20 @@ describe('hostile inputs', () => {
   const pullFailed = async (name: string, image: string) => {
     await k.core.createNamespacedPod({
       namespace: ns,
-      body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': fileNode }, containers: [{ name: 'main', image }] } },
+      body: {
+        metadata: { name },
+        spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': fileNode }, containers: [{ name: 'main', image }] },
+      },
     });
     // ErrImagePull after each attempt, ImagePullBackOff between attempts; both carry the pull error.
-    return eventually(`${name} ErrImagePull`, async () => {
-      const p = await k.core.readNamespacedPod({ name, namespace: ns });
-      return ['ErrImagePull', 'ImagePullBackOff'].includes(waiting(p)?.reason ?? '') ? p : undefined;
-    }, 90_000);
+    return eventually(
+      `${name} ErrImagePull`,
+      async () => {
+        const p = await k.core.readNamespacedPod({ name, namespace: ns });
+        return ['ErrImagePull', 'ImagePullBackOff'].includes(waiting(p)?.reason ?? '') ? p : undefined;
+      },
+      90_000,
+    );
   };
 
   describe('registries (20.3, 21.3)', () => {
@@ -156,7 +178,12 @@ describe('hostile inputs', () => {
     });
 
     it('compat layers with a bad checksum or a base-256 size end in ErrImagePull naming the problem', async () => {
-      await pushRawCompatImage(reg.host, 'hostile/tar', 'checksum', Buffer.concat([rawTarEntry('app.wasm', tinyModule(), { badChecksum: true }), Buffer.alloc(4 << 20, 0x5a)]));
+      await pushRawCompatImage(
+        reg.host,
+        'hostile/tar',
+        'checksum',
+        Buffer.concat([rawTarEntry('app.wasm', tinyModule(), { badChecksum: true }), Buffer.alloc(4 << 20, 0x5a)]),
+      );
       await pushRawCompatImage(reg.host, 'hostile/tar', 'b256', rawTarEntry('app.wasm', Buffer.alloc(4 << 20), { base256: 1n << 72n }), { gzip: true });
       const bad = await pullFailed('bad-checksum', `${reg.host}/hostile/tar:checksum`);
       expect(waiting(bad)!.message).toContain('layer is not a tar archive (bad header checksum)');
@@ -169,7 +196,8 @@ describe('hostile inputs', () => {
     it('100 devices flipping every 10 ms: a bounded number of Node writes and the right final allocatable', async () => {
       const R = 'example.com/flap';
       const sock = join(fileNodelet.rootDir, 'device-plugins', 'flap.sock');
-      const devices = (healthy: boolean): FakeDevice[] => Array.from({ length: 100 }, (_, i) => ({ ID: `flap-${i}`, health: healthy ? 'Healthy' : 'Unhealthy' }));
+      const devices = (healthy: boolean): FakeDevice[] =>
+        Array.from({ length: 100 }, (_, i) => ({ ID: `flap-${i}`, health: healthy ? 'Healthy' : 'Unhealthy' }));
       const plugin = new FakeDevicePlugin(sock, { devices: devices(true) });
       await plugin.start();
       const node = () => k.core.readNode({ name: fileNode });
@@ -182,19 +210,27 @@ describe('hostile inputs', () => {
         let writes = 0;
         let deviceWrites = 0;
         let seen = '100';
-        const watch = await new k8s.Watch(k.kc).watch('/api/v1/nodes', { fieldSelector: `metadata.name=${fileNode}` }, (type, obj: V1Node) => {
-          if (type !== 'MODIFIED') return;
-          writes++;
-          const now = obj.status?.allocatable?.[R] ?? '';
-          if (now !== seen) deviceWrites++;
-          seen = now;
-        }, () => undefined);
+        const watch = await new k8s.Watch(k.kc).watch(
+          '/api/v1/nodes',
+          { fieldSelector: `metadata.name=${fileNode}` },
+          (type, obj: V1Node) => {
+            if (type !== 'MODIFIED') return;
+            writes++;
+            const now = obj.status?.allocatable?.[R] ?? '';
+            if (now !== seen) deviceWrites++;
+            seen = now;
+          },
+          () => undefined,
+        );
         const started = Date.now();
         let flips = 0;
         await new Promise<void>((done) => {
           const t = setInterval(() => {
             plugin.update(devices(flips % 2 === 1));
-            if (++flips === 500) { clearInterval(t); done(); }
+            if (++flips === 500) {
+              clearInterval(t);
+              done();
+            }
           }, 10);
         });
         const last = devices(true);

@@ -28,7 +28,16 @@ const AUTH = { username: 'puller', password: 's3cr3t' };
 
 /** `mod` plus a custom section, so each test gets a module with its own digest. */
 function variant(mod: Buffer, tag: string): Buffer {
-  const leb = (n: number) => { const out: number[] = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return Buffer.from(out); };
+  const leb = (n: number) => {
+    const out: number[] = [];
+    do {
+      let b = n & 0x7f;
+      n >>>= 7;
+      if (n) b |= 0x80;
+      out.push(b);
+    } while (n);
+    return Buffer.from(out);
+  };
   const name = Buffer.from('nodelet-test');
   const content = Buffer.concat([leb(name.length), name, Buffer.from(tag)]);
   return Buffer.concat([mod, Buffer.from([0]), leb(content.length), content]);
@@ -53,14 +62,22 @@ describe('images on nodelet', () => {
     ns = await podNamespace(k.core, 'images');
     await waitNodeReady(k.core, nodeName);
     const dockerconfig = { auths: { [secured.host]: { auth: Buffer.from(`${AUTH.username}:${AUTH.password}`).toString('base64') } } };
-    await k.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', stringData: { '.dockerconfigjson': JSON.stringify(dockerconfig) } } });
+    await k.core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', stringData: { '.dockerconfigjson': JSON.stringify(dockerconfig) } },
+    });
   });
-  afterAll(async () => { await nodelet?.dispose(); await reg?.stop(); await secured?.stop(); });
+  afterAll(async () => {
+    await nodelet?.dispose();
+    await reg?.stop();
+    await secured?.stop();
+  });
 
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+    });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => podUntil(k.core, ns, name, what, ok, ms);
   const succeeded = (name: string) => until(name, 'Succeeded', (p) => p.status?.phase === 'Succeeded');
   const logs = (name: string) => kubectl(info, ['logs', '-n', ns, name]).stdout;
@@ -71,7 +88,8 @@ describe('images on nodelet', () => {
     const w2o = await pushWasmArtifact(reg.host, 'formats/wasm-to-oci', 'v1', hello, { format: 'wasm-to-oci' });
     const compat = await pushCompatImage(reg.host, 'formats/compat', 'v1', hello, { entrypoint: '/bin/hello.wasm', extraFiles: { 'etc/readme': 'x' } });
     const pushed = { cncf, 'wasm-to-oci': w2o, compat };
-    for (const f of Object.keys(pushed)) await create(`fmt-${f}`, { containers: [{ name: 'main', image: `${reg.host}/formats/${f}:v1`, args: [`format-${f}`] }] });
+    for (const f of Object.keys(pushed))
+      await create(`fmt-${f}`, { containers: [{ name: 'main', image: `${reg.host}/formats/${f}:v1`, args: [`format-${f}`] }] });
     for (const [f, p] of Object.entries(pushed)) {
       const pod = await succeeded(`fmt-${f}`);
       expect(pod.status!.containerStatuses![0]!.imageID).toBe(`${reg.host}/formats/${f}@${p.digest}`);
@@ -82,8 +100,9 @@ describe('images on nodelet', () => {
   it('picks the wasip1/wasm entry of a multi-platform image index', async () => {
     const wasm = await pushWasmArtifact(reg.host, 'multi', 'wasm', hello);
     const linux = await pushCompatImage(reg.host, 'multi', 'linux', Buffer.from('\x7fELF not wasm'), { entrypoint: '/bin/app' });
-    const arm = await pushImage(reg.host, 'multi', 'arm', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{"arm":1}') },
-      [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', bytes: Buffer.from('not a tarball') }]);
+    const arm = await pushImage(reg.host, 'multi', 'arm', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{"arm":1}') }, [
+      { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', bytes: Buffer.from('not a tarball') },
+    ]);
     const index = await pushIndex(reg.host, 'multi', 'v1', [
       { digest: linux.digest, size: linux.manifest.length, os: 'linux', architecture: 'amd64' },
       { digest: arm.digest, size: arm.manifest.length, os: 'linux', architecture: 'arm64' },
@@ -140,20 +159,39 @@ describe('images on nodelet', () => {
       body: {
         metadata: { name: 'replicas' },
         spec: {
-          replicas: 50, selector: { matchLabels: labels },
-          template: { metadata: { labels }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: `${reg.host}/replicas:v1`, args: ['3600'] }] } },
+          replicas: 50,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              tolerations: [WASM_TOLERATION],
+              nodeSelector: { 'kubernetes.io/hostname': nodeName },
+              terminationGracePeriodSeconds: 1,
+              containers: [{ name: 'main', image: `${reg.host}/replicas:v1`, args: ['3600'] }],
+            },
+          },
         },
       },
     });
-    const running = await eventually('50 replicas Running', async () => {
-      const pods = await k.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=replicas' });
-      const n = pods.items.filter((p) => p.status?.containerStatuses?.[0]?.state?.running).length;
-      return n === 50 ? pods.items : undefined;
-    }, 170_000, 1000);
+    const running = await eventually(
+      '50 replicas Running',
+      async () => {
+        const pods = await k.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=replicas' });
+        const n = pods.items.filter((p) => p.status?.containerStatuses?.[0]?.state?.running).length;
+        return n === 50 ? pods.items : undefined;
+      },
+      170_000,
+      1000,
+    );
     expect(new Set(running.map((p) => p.status!.containerStatuses![0]!.imageID)).size).toBe(1);
     expect(await reg.blobGets('replicas')).toBe(1);
     await k.apps.deleteNamespacedDeployment({ name: 'replicas', namespace: ns });
-    await eventually('replicas gone', async () => (await k.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=replicas' })).items.length === 0, 120_000, 1000);
+    await eventually(
+      'replicas gone',
+      async () => (await k.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=replicas' })).items.length === 0,
+      120_000,
+      1000,
+    );
   }, 300_000);
 
   it('a module published with `nodelet push` runs', async () => {

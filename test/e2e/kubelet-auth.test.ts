@@ -23,7 +23,11 @@ describe('kubelet API authn/authz (Webhook)', () => {
   let reg: TestRegistry;
   let ns: string;
   const get = (path: string, who: Caller = {}) => kubeletGet(nodelet.port, path, info.caCert, who);
-  const ok = (what: string) => { const r = kubectl(info, what.split(' ')); if (r.status !== 0) throw new Error(`kubectl ${what}: ${r.stderr}`); return r.stdout; };
+  const ok = (what: string) => {
+    const r = kubectl(info, what.split(' '));
+    if (r.status !== 0) throw new Error(`kubectl ${what}: ${r.stderr}`);
+    return r.stdout;
+  };
 
   beforeAll(async () => {
     reg = await startRegistry();
@@ -31,10 +35,17 @@ describe('kubelet API authn/authz (Webhook)', () => {
     nodelet = await startNodelet(info, nodeName, ['--authorization-webhook-cache-unauthorized-ttl=2s']);
     ns = await podNamespace(k.core, 'authz');
     await waitNodeReady(k.core, nodeName);
-    await k.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'sleeper' }, spec: {
-      tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName },
-      containers: [{ name: 'main', image, args: ['3600'] }],
-    } as V1PodSpec } });
+    await k.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'sleeper' },
+        spec: {
+          tolerations: [WASM_TOLERATION],
+          nodeSelector: { 'kubernetes.io/hostname': nodeName },
+          containers: [{ name: 'main', image, args: ['3600'] }],
+        } as V1PodSpec,
+      },
+    });
     await podUntil(k.core, ns, 'sleeper', 'Running', (p) => p.status?.phase === 'Running');
   });
   afterAll(async () => {
@@ -52,7 +63,15 @@ describe('kubelet API authn/authz (Webhook)', () => {
     ok('create clusterrole authz-e2e-node-proxy --verb=get --resource=nodes/proxy');
     ok('create clusterrolebinding authz-e2e-eve --clusterrole=authz-e2e-node-proxy --group=auditors');
     // The denial was cached for 2 s (--authorization-webhook-cache-unauthorized-ttl); RBAC itself is eventually consistent.
-    const pods = await eventually('eve reads /pods', async () => { const r = await get('/pods', eve); return r.status === 200 ? r : undefined; }, 30_000, 500);
+    const pods = await eventually(
+      'eve reads /pods',
+      async () => {
+        const r = await get('/pods', eve);
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(JSON.parse(pods.body).items.map((p: { metadata: { name: string } }) => p.metadata.name)).toContain('sleeper');
     const logs = await get(logsPath, eve);
     expect(logs.status).toBe(200);
@@ -69,7 +88,15 @@ describe('kubelet API authn/authz (Webhook)', () => {
     expect(await get('/stats/summary', { token })).toEqual({ status: 403, body: `Forbidden (user=${user}, verb=get, resource=nodes, subresource=stats)` });
     ok('create clusterrole authz-e2e-node-stats --verb=get --resource=nodes/stats,nodes/metrics');
     ok(`create clusterrolebinding authz-e2e-sa --clusterrole=authz-e2e-node-stats --serviceaccount=${ns}:scraper`);
-    const summary = await eventually('the token reads /stats/summary', async () => { const r = await get('/stats/summary', { token }); return r.status === 200 ? r : undefined; }, 30_000, 500);
+    const summary = await eventually(
+      'the token reads /stats/summary',
+      async () => {
+        const r = await get('/stats/summary', { token });
+        return r.status === 200 ? r : undefined;
+      },
+      30_000,
+      500,
+    );
     const s = JSON.parse(summary.body);
     expect(s.node.nodeName).toBe(nodeName);
     expect(s.pods.map((p: { podRef: { name: string } }) => p.podRef.name)).toContain('sleeper');
@@ -95,7 +122,15 @@ describe('kubelet API authn/authz (Webhook)', () => {
   });
 
   it('the apiserver reaches the kubelet API with its own client certificate (kubectl logs)', async () => {
-    const out = await eventually('kubectl logs', () => { const r = kubectl(info, ['-n', ns, 'logs', 'sleeper']); return r.status === 0 ? r.stdout : undefined; }, 30_000, 500);
+    const out = await eventually(
+      'kubectl logs',
+      () => {
+        const r = kubectl(info, ['-n', ns, 'logs', 'sleeper']);
+        return r.status === 0 ? r.stdout : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(out).toContain('sleeping 3600');
   });
 });

@@ -41,7 +41,11 @@ describe('metrics and kubectl top', () => {
   let reg: TestRegistry;
   let ms: RunningMetricsServer;
   let ns: string;
-  const ok = (args: string[]) => { const r = kubectl(info, args); if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`); return r.stdout; };
+  const ok = (args: string[]) => {
+    const r = kubectl(info, args);
+    if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
 
   beforeAll(async () => {
     reg = await startRegistry();
@@ -50,9 +54,18 @@ describe('metrics and kubectl top', () => {
     nodelet = await startNodelet(info, nodeName);
     ns = await podNamespace(k.core, 'metrics');
     await waitNodeReady(k.core, nodeName);
-    const pod = (name: string, image: string, args: string[]) => k.core.createNamespacedPod({ namespace: ns, body: { metadata: { name }, spec: {
-      tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [{ name: 'main', image, args }],
-    } as V1PodSpec } });
+    const pod = (name: string, image: string, args: string[]) =>
+      k.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          spec: {
+            tolerations: [WASM_TOLERATION],
+            nodeSelector: { 'kubernetes.io/hostname': nodeName },
+            containers: [{ name: 'main', image, args }],
+          } as V1PodSpec,
+        },
+      });
     await pod('busy', img.loop, []);
     await pod('idle', img.sleep, ['3600']);
     await pod('grower', img.grow, ['48']);
@@ -71,12 +84,25 @@ describe('metrics and kubectl top', () => {
     ok(['create', 'clusterrole', 'metrics-e2e-prom', '--verb=get', '--resource=nodes/metrics']);
     ok(['create', 'clusterrolebinding', 'metrics-e2e-prom', '--clusterrole=metrics-e2e-prom', `--serviceaccount=${ns}:prom`]);
     const token = ok(['-n', ns, 'create', 'token', 'prom', '--duration=10m']).trim();
-    const text = await eventually('/metrics with the token', async () => {
-      const r = await kubeletGet(nodelet.port, '/metrics', info.caCert, { token });
-      return r.status === 200 ? r.body : undefined;
-    }, 30_000, 500);
-    for (const name of ['kubelet_running_pods', 'kubelet_running_containers', 'kubelet_pod_start_duration_seconds_bucket',
-      'kubelet_pod_worker_duration_seconds_bucket', 'kubelet_node_name', 'rest_client_requests_total', 'nodelet_image_pulls_total', 'process_cpu_seconds_total']) {
+    const text = await eventually(
+      '/metrics with the token',
+      async () => {
+        const r = await kubeletGet(nodelet.port, '/metrics', info.caCert, { token });
+        return r.status === 200 ? r.body : undefined;
+      },
+      30_000,
+      500,
+    );
+    for (const name of [
+      'kubelet_running_pods',
+      'kubelet_running_containers',
+      'kubelet_pod_start_duration_seconds_bucket',
+      'kubelet_pod_worker_duration_seconds_bucket',
+      'kubelet_node_name',
+      'rest_client_requests_total',
+      'nodelet_image_pulls_total',
+      'process_cpu_seconds_total',
+    ]) {
       expect(text, name).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
     }
     const running = (await k.core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length;
@@ -90,20 +116,30 @@ describe('metrics and kubectl top', () => {
     expect((await kubeletGet(nodelet.port, '/stats/summary', info.caCert, { token })).status).toBe(403);
   });
 
-  it('kubectl top node and kubectl top pod show nodelet\'s figures through metrics-server', async () => {
-    const node = await eventually('kubectl top node', () => {
-      const r = kubectl(info, ['top', 'node', nodeName]);
-      if (r.status !== 0) throw new Error(r.stderr.trim());
-      return topRows(r.stdout).get(nodeName);
-    }, 120_000, 2000);
+  it("kubectl top node and kubectl top pod show nodelet's figures through metrics-server", async () => {
+    const node = await eventually(
+      'kubectl top node',
+      () => {
+        const r = kubectl(info, ['top', 'node', nodeName]);
+        if (r.status !== 0) throw new Error(r.stderr.trim());
+        return topRows(r.stdout).get(nodeName);
+      },
+      120_000,
+      2000,
+    );
     expect(node[0]).toBeGreaterThan(0);
     expect(node[1]).toBeGreaterThan(10 * 1024 ** 2); // nodelet's resident set
-    const pods = await eventually('kubectl top pod (all three)', () => {
-      const r = kubectl(info, ['-n', ns, 'top', 'pod']);
-      if (r.status !== 0) throw new Error(r.stderr.trim());
-      const rows = topRows(r.stdout);
-      return ['busy', 'idle', 'grower'].every((p) => rows.has(p)) ? rows : undefined;
-    }, 120_000, 2000);
+    const pods = await eventually(
+      'kubectl top pod (all three)',
+      () => {
+        const r = kubectl(info, ['-n', ns, 'top', 'pod']);
+        if (r.status !== 0) throw new Error(r.stderr.trim());
+        const rows = topRows(r.stdout);
+        return ['busy', 'idle', 'grower'].every((p) => rows.has(p)) ? rows : undefined;
+      },
+      120_000,
+      2000,
+    );
     console.info(`kubectl top: node ${JSON.stringify(node)}; pods ${JSON.stringify([...pods])} ([millicores, bytes])`);
     const [busyCpu] = pods.get('busy')!;
     const [idleCpu, idleMem] = pods.get('idle')!;
@@ -128,8 +164,14 @@ describe('metrics and kubectl top', () => {
     const busy = summary.pods.find((p: { podRef: { name: string } }) => p.podRef.name === 'busy');
     expect(busy).toMatchObject({ podRef: { namespace: ns }, containers: [{ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) } }] });
     expect(busy.containers[0].cpu.usageCoreNanoSeconds).toBeGreaterThan(1e9); // it has spun for well over a second
-    expect(await raw('/metrics/resource')).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="main",namespace="${ns}",pod="busy"\\} [0-9.e+]+ \\d{13}$`, 'm'));
+    expect(await raw('/metrics/resource')).toMatch(
+      new RegExp(`^container_cpu_usage_seconds_total\\{container="main",namespace="${ns}",pod="busy"\\} [0-9.e+]+ \\d{13}$`, 'm'),
+    );
     const configz = JSON.parse(await raw('/configz'));
-    expect(configz.kubeletconfig).toMatchObject({ kind: 'KubeletConfiguration', authorization: { mode: 'Webhook' }, authentication: { webhook: { enabled: true }, anonymous: { enabled: false } } });
+    expect(configz.kubeletconfig).toMatchObject({
+      kind: 'KubeletConfiguration',
+      authorization: { mode: 'Webhook' },
+      authentication: { webhook: { enabled: true }, anonymous: { enabled: false } },
+    });
   });
 });

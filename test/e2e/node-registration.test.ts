@@ -16,8 +16,12 @@ describe('node registration', () => {
   const nodeName = 'reg-n1';
   let nodelet: NodeletProcess;
 
-  beforeAll(async () => { nodelet = await startNodelet(info, nodeName); });
-  afterAll(async () => { await nodelet?.dispose(); });
+  beforeAll(async () => {
+    nodelet = await startNodelet(info, nodeName);
+  });
+  afterAll(async () => {
+    await nodelet?.dispose();
+  });
 
   it('registers the Node and reports Ready=True', async () => {
     const node = await eventually('node Ready', async () => {
@@ -44,15 +48,25 @@ describe('node registration', () => {
 
   it('exits 0 on SIGTERM, is marked NotReady by the controller-manager, and is Ready again after restart', async () => {
     expect(await nodelet.stop()).toBe(0);
-    const down = await eventually('node NotReady/Unknown', async () => {
-      const n = await k.core.readNode({ name: nodeName });
-      return condition(n, 'Ready')?.status !== 'True' ? n : undefined;
-    }, 90_000, 1000);
+    const down = await eventually(
+      'node NotReady/Unknown',
+      async () => {
+        const n = await k.core.readNode({ name: nodeName });
+        return condition(n, 'Ready')?.status !== 'True' ? n : undefined;
+      },
+      90_000,
+      1000,
+    );
     expect(condition(down, 'Ready')?.reason).toBe('NodeStatusUnknown');
     await nodelet.restart();
-    await eventually('node Ready again', async () => {
-      const n = await k.core.readNode({ name: nodeName });
-      return condition(n, 'Ready')?.status === 'True';
-    }, 60_000, 500);
+    await eventually(
+      'node Ready again',
+      async () => {
+        const n = await k.core.readNode({ name: nodeName });
+        return condition(n, 'Ready')?.status === 'True';
+      },
+      60_000,
+      500,
+    );
   });
 });

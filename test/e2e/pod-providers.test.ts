@@ -59,10 +59,14 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     if (providersDir) rmSync(providersDir, { recursive: true, force: true });
   });
 
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, runtimeClassName: rc, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name },
+        spec: { nodeName, runtimeClassName: rc, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec,
+      },
+    });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
@@ -96,7 +100,8 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     expect(fails.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
     const refused = await until('probe-refused', 'finished', finished);
     expect(refused.status).toMatchObject({
-      phase: 'Failed', reason: 'UnsupportedPodSpec',
+      phase: 'Failed',
+      reason: 'UnsupportedPodSpec',
       message: 'provider "http-probe" cannot run this pod: container "x": image "busybox:1.36" is not an http(s) URL',
     });
     const events = await eventually('UnsupportedPodSpec event', async () => {
@@ -110,17 +115,27 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     await create('probe-forever', { restartPolicy: 'Always', containers: [{ name: 'watch', image: `${base}/broken`, args: ['--interval=100ms'] }] });
     await until('probe-forever', 'Running', (p) => p.status?.phase === 'Running');
     await k.core.deleteNamespacedPod({ name: 'probe-forever', namespace: ns, gracePeriodSeconds: 5 });
-    await eventually('probe-forever deleted', async () => {
-      const gone = await k.core.readNamespacedPod({ name: 'probe-forever', namespace: ns }).then(() => false, () => true);
-      return gone;
-    }, 60_000);
+    await eventually(
+      'probe-forever deleted',
+      async () => {
+        const gone = await k.core.readNamespacedPod({ name: 'probe-forever', namespace: ns }).then(
+          () => false,
+          () => true,
+        );
+        return gone;
+      },
+      60_000,
+    );
     const seen = hits.get('/broken') ?? 0;
     await new Promise((r) => setTimeout(r, 500));
     expect(hits.get('/broken') ?? 0).toBe(seen);
   });
 
   it('logged no unusable provider status and no failed pod sync', () => {
-    const msgs = readFileSync(nodelet.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { msg?: string }).msg ?? '');
+    const msgs = readFileSync(nodelet.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => (JSON.parse(l) as { msg?: string }).msg ?? '');
     expect(msgs.filter((m) => m.startsWith('provider status unusable') || m === 'pod sync failed')).toEqual([]);
     expect(msgs).toContain('http-probe provider ready');
   });

@@ -31,13 +31,20 @@ describe('Wasm pods on nodelet', () => {
     ns = await podNamespace(k.core, 'pods');
     await waitNodeReady(k.core, nodeName);
   });
-  afterAll(async () => { await nodelet?.dispose(); await reg?.stop(); });
-
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    // No nodeName: the real scheduler binds the pod; the selector keeps it off other test files' nodes.
-    body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [], ...spec } as V1PodSpec },
+  afterAll(async () => {
+    await nodelet?.dispose();
+    await reg?.stop();
   });
+
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      // No nodeName: the real scheduler binds the pod; the selector keeps it off other test files' nodes.
+      body: {
+        metadata: { name },
+        spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [], ...spec } as V1PodSpec,
+      },
+    });
   const read = (name: string) => k.core.readNamespacedPod({ name, namespace: ns });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 60_000) => podUntil(k.core, ns, name, what, ok, ms);
 
@@ -109,7 +116,15 @@ describe('Wasm pods on nodelet', () => {
     await k.core.deleteNamespacedPod({ name: 'sleeper', namespace: ns });
     await k.core.deleteNamespacedPod({ name: 'spinner', namespace: ns });
     for (const name of ['sleeper', 'spinner']) {
-      await eventually(`${name} gone`, async () => (await read(name).then(() => false, (e) => (e as { code?: number }).code === 404)), 15_000);
+      await eventually(
+        `${name} gone`,
+        async () =>
+          await read(name).then(
+            () => false,
+            (e) => (e as { code?: number }).code === 404,
+          ),
+        15_000,
+      );
     }
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
@@ -119,17 +134,30 @@ describe('Wasm pods on nodelet', () => {
     await k.core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'sec' }, stringData: { password: 's3cret' } } });
     await create('vols', {
       restartPolicy: 'Never',
-      volumes: [{ name: 'cfg', configMap: { name: 'cfg' } }, { name: 'sec', secret: { secretName: 'sec' } }],
+      volumes: [
+        { name: 'cfg', configMap: { name: 'cfg' } },
+        { name: 'sec', secret: { secretName: 'sec' } },
+      ],
       containers: [
-        { name: 'files', image: img['read-file'], args: ['/etc/cfg/color', '/etc/sec/password'],
-          volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'sec', mountPath: '/etc/sec', readOnly: true }] },
-        { name: 'env', image: img.hello,
+        {
+          name: 'files',
+          image: img['read-file'],
+          args: ['/etc/cfg/color', '/etc/sec/password'],
+          volumeMounts: [
+            { name: 'cfg', mountPath: '/etc/cfg' },
+            { name: 'sec', mountPath: '/etc/sec', readOnly: true },
+          ],
+        },
+        {
+          name: 'env',
+          image: img.hello,
           env: [
             { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'color' } } },
             { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'sec', key: 'password' } } },
             { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
           ],
-          envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'CFG_' }] },
+          envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'CFG_' }],
+        },
       ],
     });
     await until('vols', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
@@ -141,8 +169,12 @@ describe('Wasm pods on nodelet', () => {
   });
 
   it('paths with .. are refused by the apiserver, and a subPath symlink out of its volume is refused by nodelet', async () => {
-    await expect(create('dotdot', { volumes: [{ name: 'd', emptyDir: {} }], containers: [{ name: 'm', image: img.hello, volumeMounts: [{ name: 'd', mountPath: '/d', subPath: '../../etc' }] }] }))
-      .rejects.toMatchObject({ code: 422 });
+    await expect(
+      create('dotdot', {
+        volumes: [{ name: 'd', emptyDir: {} }],
+        containers: [{ name: 'm', image: img.hello, volumeMounts: [{ name: 'd', mountPath: '/d', subPath: '../../etc' }] }],
+      }),
+    ).rejects.toMatchObject({ code: 422 });
     // The classic subPath attack (CVE-2017-1002101): the volume holds a symlink that points out of it.
     const dir = mkdtempSync(join(tmpdir(), 'nodelet-escape-'));
     symlinkSync('/etc', join(dir, 'link'));
@@ -151,7 +183,11 @@ describe('Wasm pods on nodelet', () => {
       volumes: [{ name: 'd', hostPath: { path: dir, type: 'Directory' } }],
       containers: [{ name: 'm', image: img.hello, volumeMounts: [{ name: 'd', mountPath: '/x', subPath: 'link' }] }],
     });
-    const p = await until('escape', 'CreateContainerConfigError', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
+    const p = await until(
+      'escape',
+      'CreateContainerConfigError',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError',
+    );
     expect(p.status!.containerStatuses![0]!.state!.waiting!.message).toMatch(/link/);
     const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=escape' });
     expect(events.items.some((e) => e.reason === 'Failed' && /link/.test(e.message ?? ''))).toBe(true);
@@ -159,7 +195,10 @@ describe('Wasm pods on nodelet', () => {
 
   it('the kubelet API answers an anonymous request with 401', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: nodelet.port, path: '/pods', rejectUnauthorized: false }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      const req = request({ host: '127.0.0.1', port: nodelet.port, path: '/pods', rejectUnauthorized: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
       req.on('error', reject);
       req.end();
     });
@@ -176,7 +215,7 @@ describe('Wasm pods on nodelet', () => {
     expect(await nodelet.stop()).toBe(0);
     await k.core.deleteNamespacedPod({ name: 'gone', namespace: ns, gracePeriodSeconds: 0 });
     await nodelet.restart();
-    await eventually('the deleted pod\'s directory removed', async () => !existsSync(goneDir), 30_000);
+    await eventually("the deleted pod's directory removed", async () => !existsSync(goneDir), 30_000);
     const p = await until('stays', 'running again', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && p.status?.phase === 'Running');
     expect(p.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
   });

@@ -42,17 +42,28 @@ describe('drop-in providers routed by RuntimeClass', () => {
   beforeAll(async () => {
     reg = await startRegistry();
     img.hello = await pushModule(reg, 'hello');
-    await pushImage(reg.host, 'js-hello', 'v1', { mediaType: 'application/vnd.oci.empty.v1+json', bytes: Buffer.from('{}') },
-      [{ mediaType: 'text/javascript', bytes: Buffer.from(JS_MODULE) }], { artifactType: 'application/vnd.nodelet.js.v1' });
+    await pushImage(
+      reg.host,
+      'js-hello',
+      'v1',
+      { mediaType: 'application/vnd.oci.empty.v1+json', bytes: Buffer.from('{}') },
+      [{ mediaType: 'text/javascript', bytes: Buffer.from(JS_MODULE) }],
+      { artifactType: 'application/vnd.nodelet.js.v1' },
+    );
     img.js = `${reg.host}/js-hello:v1`;
     providersDir = mkdtempSync(join(tmpdir(), 'nodelet-providers-'));
     symlinkSync(join(REPO, 'providers', 'wasi'), join(providersDir, 'wasi'));
     symlinkSync(join(REPO, 'examples', 'provider-js'), join(providersDir, 'js'));
-    const manifest = (name: string, apiVersion = 'nodelet.dev/v1') => JSON.stringify({ name, nodelet: { apiVersion, entry: './index.mjs', handlers: [name.replace(/^@bad\//, '')] } });
+    const manifest = (name: string, apiVersion = 'nodelet.dev/v1') =>
+      JSON.stringify({ name, nodelet: { apiVersion, entry: './index.mjs', handlers: [name.replace(/^@bad\//, '')] } });
     badProvider(providersDir, 'old-api', { 'package.json': manifest('@bad/old-api', 'nodelet.dev/v0'), 'index.mjs': 'export default () => ({});' });
     badProvider(providersDir, 'throws', { 'package.json': manifest('@bad/throws'), 'index.mjs': 'throw new Error("cannot load me");' });
     badProvider(providersDir, 'bad-json', { 'package.json': '{ "name": "@bad/bad-json", "nodelet": {', 'index.mjs': '' });
-    for (const [name, handler] of [[rc.wasi, 'wasi'], [rc.js, 'js'], [rc.none, 'runsc']] as const) {
+    for (const [name, handler] of [
+      [rc.wasi, 'wasi'],
+      [rc.js, 'js'],
+      [rc.none, 'runsc'],
+    ] as const) {
       await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler } });
     }
     nodelet = await startNodelet(info, nodeName, [`--providers-dir=${providersDir}`]);
@@ -67,25 +78,30 @@ describe('drop-in providers routed by RuntimeClass', () => {
     if (providersDir) rmSync(providersDir, { recursive: true, force: true });
   });
 
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+    });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 90_000) => podUntil(k.core, ns, name, what, ok, ms);
   const finished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
   it('reports each broken provider package with its catalogued code, in the log and as Node events', async () => {
     const msgs = await eventually('provider failures logged', async () => {
-      const lines = readFileSync(nodelet.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+      const lines = readFileSync(nodelet.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'));
       const all = lines.map((l) => (JSON.parse(l) as { msg?: string }).msg ?? '');
       return all.some((m) => m === 'provider loaded') ? all.filter((m) => m.startsWith('provider skipped: ')) : undefined;
     });
     expect(msgs).toHaveLength(3);
-    expect(msgs).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^provider skipped: NDL_PROVIDER_API_VERSION: .*@bad\/old-api declares apiVersion "nodelet.dev\/v0"/),
-      expect.stringMatching(/^provider skipped: NDL_PROVIDER_IMPORT: .*@bad\/throws: cannot load me$/),
-      expect.stringMatching(/^provider skipped: NDL_PROVIDER_MANIFEST_INVALID: .*bad-json\/package.json is not valid JSON/),
-    ]));
+    expect(msgs).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^provider skipped: NDL_PROVIDER_API_VERSION: .*@bad\/old-api declares apiVersion "nodelet.dev\/v0"/),
+        expect.stringMatching(/^provider skipped: NDL_PROVIDER_IMPORT: .*@bad\/throws: cannot load me$/),
+        expect.stringMatching(/^provider skipped: NDL_PROVIDER_MANIFEST_INVALID: .*bad-json\/package.json is not valid JSON/),
+      ]),
+    );
     const events = await eventually('ProviderLoadFailed events', async () => {
       const list = await k.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${nodeName},reason=ProviderLoadFailed` });
       return list.items.length >= 3 ? list.items : undefined;
@@ -111,7 +127,9 @@ describe('drop-in providers routed by RuntimeClass', () => {
     const out = await k.core.readNamespacedPodLog({ name: 'js', namespace: ns });
     expect(out).toBe('js says hello as a worker\n');
     // nodelet runs on Node 24 and logs each field once (the kubelet API's request lines included).
-    const lines = readFileSync(nodelet.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{'));
+    const lines = readFileSync(nodelet.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(JSON.parse(lines.find((l) => l.includes('"starting nodelet"'))!)).toMatchObject({ nodeVersion: expect.stringMatching(/^v24\./) });
     const api = lines.filter((l) => l.includes('"component":"kubelet-api"'));
     expect(api.length).toBeGreaterThan(0);
@@ -122,6 +140,8 @@ describe('drop-in providers routed by RuntimeClass', () => {
     await create('nowhere', { runtimeClassName: rc.none, containers: [{ name: 'main', image: img.hello }] });
     const p = await until('nowhere', 'Failed', (p) => p.status?.phase === 'Failed');
     expect(p.status?.reason).toBe('UnsupportedRuntimeClass');
-    expect(p.status?.message).toBe(`Pod was rejected: RuntimeClass "${rc.none}" has handler "runsc", which no provider on this node serves (handlers served: js, wasi)`);
+    expect(p.status?.message).toBe(
+      `Pod was rejected: RuntimeClass "${rc.none}" has handler "runsc", which no provider on this node serves (handlers served: js, wasi)`,
+    );
   });
 });

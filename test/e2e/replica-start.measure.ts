@@ -45,13 +45,21 @@ try {
   }
   const r1 = (v: number) => Math.round(v * 100) / 100;
   const pick = (i: number) => ({ pullMs: r1(ms[i]!.pull), startMs: r1(ms[i]!.start), totalMs: r1(ms[i]!.total) });
-  const rest = ms.slice(1).map((m) => m.total).sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    module: name, moduleBytes: bytes.length, replicas,
-    first: pick(0), last: pick(replicas - 1),
-    medianOfOthersMs: r1(rest[Math.floor(rest.length / 2)] ?? NaN),
-    registryBlobGets: await reg.blobGets(`measure/${name}`),
-  }));
+  const rest = ms
+    .slice(1)
+    .map((m) => m.total)
+    .sort((a, b) => a - b);
+  console.log(
+    JSON.stringify({
+      module: name,
+      moduleBytes: bytes.length,
+      replicas,
+      first: pick(0),
+      last: pick(replicas - 1),
+      medianOfOthersMs: r1(rest[Math.floor(rest.length / 2)] ?? NaN),
+      registryBlobGets: await reg.blobGets(`measure/${name}`),
+    }),
+  );
   await provider.shutdown();
 } finally {
   await reg.stop();

@@ -31,7 +31,11 @@ describe('npm start (standalone mode)', () => {
   afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
 
   it('runs the bundled static pod to completion without a cluster and exits 0 on SIGTERM', async () => {
-    const p = spawn('npm', ['start', '--', `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=standalone'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const p = spawn('npm', ['start', '--', `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=standalone'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let out = '';
     p.stdout.on('data', (c) => (out += c));
     p.stderr.on('data', (c) => (out += c));
@@ -44,14 +48,19 @@ describe('npm start (standalone mode)', () => {
       expect(log).toMatch(/^\S+Z stdout F Hello from WebAssembly on nodelet!$/m);
       expect(log).toContain('stdout F done');
       const pki = join(rootDir, 'pki');
-      const tls = { ca: readFileSync(join(pki, 'kubelet.crt')), cert: readFileSync(join(pki, 'local-client.crt')), key: readFileSync(join(pki, 'local-client.key')) };
+      const tls = {
+        ca: readFileSync(join(pki, 'kubelet.crt')),
+        cert: readFileSync(join(pki, 'local-client.crt')),
+        key: readFileSync(join(pki, 'local-client.key')),
+      };
       const logs = await get(port, '/containerLogs/default/hello-wasi-standalone/hello?tailLines=1', tls);
       expect(logs).toEqual({ status: 200, body: 'done\n' });
       expect((await get(port, '/pods', {})).status).toBe(401);
     } finally {
       // SIGTERM to nodelet itself (its pid is on every log line); npm then exits with nodelet's code.
       const pid = Number(/"pid":(\d+)/.exec(out)?.[1]);
-      if (pid) process.kill(pid, 'SIGTERM'); else process.kill(-p.pid!, 'SIGKILL');
+      if (pid) process.kill(pid, 'SIGTERM');
+      else process.kill(-p.pid!, 'SIGKILL');
     }
     expect(await exited).toBe(0);
     expect(out).toContain('"msg":"stopped"');

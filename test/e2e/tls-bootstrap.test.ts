@@ -42,13 +42,22 @@ beforeAll(async () => {
   sleepImage = await pushModule(reg, 'sleep');
   ns = await podNamespace(k.core, 'certs');
 }, 120_000);
-afterAll(async () => { await reg?.stop(); });
+afterAll(async () => {
+  await reg?.stop();
+});
 
 /** A pod printing `tick <n>` every second, pinned to `nodeName`; resolves when Running. */
 async function ticker(nodeName: string, name: string): Promise<void> {
   await k.core.createNamespacedPod({
     namespace: ns,
-    body: { metadata: { name }, spec: { tolerations: [WASM_TOLERATION], nodeSelector: { 'kubernetes.io/hostname': nodeName }, containers: [{ name: 'main', image: sleepImage, args: ['3600'] }] } },
+    body: {
+      metadata: { name },
+      spec: {
+        tolerations: [WASM_TOLERATION],
+        nodeSelector: { 'kubernetes.io/hostname': nodeName },
+        containers: [{ name: 'main', image: sleepImage, args: ['3600'] }],
+      },
+    },
   });
   await podUntil(k.core, ns, name, 'Running', (p) => p.status?.phase === 'Running', 90_000);
 }
@@ -59,7 +68,8 @@ function servedCertificate(port: number): Promise<X509Certificate> {
     const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
       const c = s.getPeerX509Certificate();
       s.destroy();
-      if (c) resolve(c); else reject(new Error('no peer certificate'));
+      if (c) resolve(c);
+      else reject(new Error('no peer certificate'));
     });
     s.on('error', reject);
   });
@@ -76,7 +86,10 @@ describe("a node on nodelet's defaults (only --kubeconfig)", () => {
     [plain, nodelet] = await Promise.all([startExtraApiServer(info, { verifyKubelets: false }), startNodelet(info, nodeName, [], 'defaults')]);
     await waitNodeReady(k.core, nodeName, 90_000);
   }, 180_000);
-  afterAll(async () => { await nodelet?.dispose(); await plain?.peer.stop(); });
+  afterAll(async () => {
+    await nodelet?.dispose();
+    await plain?.peer.stop();
+  });
 
   it('serves a self-signed kubelet.crt that Go parses: kubectl logs and logs -f work through an apiserver that does not verify kubelet certificates', async () => {
     const crt = join(nodelet.rootDir, 'pki', 'kubelet.crt');
@@ -86,10 +99,15 @@ describe("a node on nodelet's defaults (only --kubeconfig)", () => {
     expect((await servedCertificate(nodelet.port)).fingerprint256).toBe(leaf.fingerprint256);
 
     await ticker(nodeName, 'defaults-ticker');
-    const once = await eventually('kubectl logs through the non-verifying apiserver', () => {
-      const r = kubectl(info, ['logs', '-n', ns, 'defaults-ticker'], plain.adminKubeconfig);
-      return r.status === 0 && r.stdout.startsWith('sleeping 3600') ? r : undefined;
-    }, 30_000, 1000);
+    const once = await eventually(
+      'kubectl logs through the non-verifying apiserver',
+      () => {
+        const r = kubectl(info, ['logs', '-n', ns, 'defaults-ticker'], plain.adminKubeconfig);
+        return r.status === 0 && r.stdout.startsWith('sleeping 3600') ? r : undefined;
+      },
+      30_000,
+      1000,
+    );
     expect(once.stderr).toBe('');
     const follow = kubectlStream(info, ['logs', '-f', '-n', ns, 'defaults-ticker'], plain.adminKubeconfig);
     try {
@@ -114,9 +132,16 @@ describe('a node joined with only a bootstrap token', () => {
   let approver: NodeJS.Timeout | undefined;
   const approved: string[] = [];
   const pki = () => join(nodelet.rootDir, 'pki');
-  const pems = (prefix: string) => readdirSync(pki()).filter((f) => new RegExp(`^${prefix}-\\d{4}(-\\d{2}){5}\\.pem$`).test(f)).sort();
-  const nodeCsrs = async (signer: string) => (await csrApi.listCertificateSigningRequest()).items
-    .filter((c) => c.spec.signerName === signer && new Pkcs10CertificateRequest(Buffer.from(c.spec.request, 'base64').toString()).subject === `O=system:nodes, CN=system:node:${nodeName}`);
+  const pems = (prefix: string) =>
+    readdirSync(pki())
+      .filter((f) => new RegExp(`^${prefix}-\\d{4}(-\\d{2}){5}\\.pem$`).test(f))
+      .sort();
+  const nodeCsrs = async (signer: string) =>
+    (await csrApi.listCertificateSigningRequest()).items.filter(
+      (c) =>
+        c.spec.signerName === signer &&
+        new Pkcs10CertificateRequest(Buffer.from(c.spec.request, 'base64').toString()).subject === `O=system:nodes, CN=system:node:${nodeName}`,
+    );
 
   beforeAll(async () => {
     nodelet = await startNodelet(info, nodeName, ['--rotate-certificates', '--rotate-server-certificates'], 'bootstrap');
@@ -131,20 +156,37 @@ describe('a node joined with only a bootstrap token', () => {
           await promisify(execFile)(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'certificate', 'approve', c.metadata!.name!]);
           approved.push(c.metadata!.name!);
         }
-      })().catch(() => undefined).finally(() => { busy = false; });
+      })()
+        .catch(() => undefined)
+        .finally(() => {
+          busy = false;
+        });
     }, 1000);
     await waitNodeReady(k.core, nodeName, 90_000);
   }, 120_000);
-  afterAll(async () => { clearInterval(approver); await nodelet?.dispose(); });
+  afterAll(async () => {
+    clearInterval(approver);
+    await nodelet?.dispose();
+  });
 
-  it('a wrong bootstrap token stops nodelet at start with the apiserver\'s reason, writing no credentials', () => {
+  it("a wrong bootstrap token stops nodelet at start with the apiserver's reason, writing no credentials", () => {
     const root = mkdtempSync(join(tmpdir(), 'certs-badtoken-'));
     try {
       const bad = join(root, 'bootstrap.kubeconfig');
       writeFileSync(bad, readFileSync(info.bootstrapKubeconfig, 'utf8').replace(info.bootstrapToken, `${tokenId}.0000000000000000`));
-      const r = spawnSync(nodeBinary(), [join(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs'), `--bootstrap-kubeconfig=${bad}`,
-        `--kubeconfig=${join(root, 'kubelet.conf')}`, `--root-dir=${root}`, '--hostname-override=certs-badtoken', '--port=0', '--healthz-port=0'],
-      { encoding: 'utf8', timeout: 60_000 });
+      const r = spawnSync(
+        nodeBinary(),
+        [
+          join(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs'),
+          `--bootstrap-kubeconfig=${bad}`,
+          `--kubeconfig=${join(root, 'kubelet.conf')}`,
+          `--root-dir=${root}`,
+          '--hostname-override=certs-badtoken',
+          '--port=0',
+          '--healthz-port=0',
+        ],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
       expect(r.status).toBe(1);
       expect(r.stdout + r.stderr).toContain('TLS bootstrap failed: cannot create CertificateSigningRequest: Unauthorized');
       expect(existsSync(join(root, 'kubelet.conf'))).toBe(false);
@@ -180,25 +222,40 @@ describe('a node joined with only a bootstrap token', () => {
   });
 
   it('its serving certificate comes from an approved kubelet-serving CSR, and the verifying apiserver serves kubectl logs (logs -f: next test)', async () => {
-    const [serving] = await eventually('an approved serving CSR', async () => {
-      const l = (await nodeCsrs('kubernetes.io/kubelet-serving')).filter((c) => c.status?.certificate);
-      return l.length ? l : undefined;
-    }, 30_000, 500);
+    const [serving] = await eventually(
+      'an approved serving CSR',
+      async () => {
+        const l = (await nodeCsrs('kubernetes.io/kubelet-serving')).filter((c) => c.status?.certificate);
+        return l.length ? l : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(serving!.spec.username).toBe(`system:node:${nodeName}`);
     expect(serving!.spec.usages).toEqual(['digital signature', 'server auth']);
     expect(serving!.status?.conditions?.find((c) => c.type === 'Approved')?.reason).toBe('KubectlApprove');
-    const served = await eventually('the issued serving certificate on the kubelet API', async () => {
-      const c = await servedCertificate(nodelet.port).catch(() => undefined);
-      return c?.checkIssued(new X509Certificate(readFileSync(info.caCert))) ? c : undefined;
-    }, 30_000, 500);
+    const served = await eventually(
+      'the issued serving certificate on the kubelet API',
+      async () => {
+        const c = await servedCertificate(nodelet.port).catch(() => undefined);
+        return c?.checkIssued(new X509Certificate(readFileSync(info.caCert))) ? c : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(served.subject).toBe(`O=system:nodes\nCN=system:node:${nodeName}`);
     expect(served.subjectAltName).toContain('IP Address:127.0.0.1');
 
     await ticker(nodeName, 'boot-ticker');
-    const once = await eventually('kubectl logs through the verifying apiserver', () => {
-      const r = kubectl(info, ['logs', '-n', ns, 'boot-ticker']);
-      return r.status === 0 && r.stdout.startsWith('sleeping 3600') ? r : undefined;
-    }, 30_000, 1000);
+    const once = await eventually(
+      'kubectl logs through the verifying apiserver',
+      () => {
+        const r = kubectl(info, ['logs', '-n', ns, 'boot-ticker']);
+        return r.status === 0 && r.stdout.startsWith('sleeping 3600') ? r : undefined;
+      },
+      30_000,
+      1000,
+    );
     expect(once.stderr).toBe('');
   });
 
@@ -213,12 +270,22 @@ describe('a node joined with only a bootstrap token', () => {
       // after notBefore, i.e. at most 78 s after it was issued.
       expect(lifetime(firstClient)).toBe(7 * 60_000);
 
-      await eventually('a rotated client and serving certificate', () => pems('kubelet-client').length >= 2 && pems('kubelet-server').length >= 2, 150_000, 1000);
+      await eventually(
+        'a rotated client and serving certificate',
+        () => pems('kubelet-client').length >= 2 && pems('kubelet-server').length >= 2,
+        150_000,
+        1000,
+      );
       const all = (await csrApi.listCertificateSigningRequest()).items;
-      for (const [prefix, first] of [['kubelet-client', firstClient], ['kubelet-server', firstServing]] as const) {
+      for (const [prefix, first] of [
+        ['kubelet-client', firstClient],
+        ['kubelet-server', firstServing],
+      ] as const) {
         const second = new X509Certificate(readFileSync(join(pki(), pems(prefix)[1]!)));
         // When nodelet asked for the second certificate: the creation time of the CSR it was issued for.
-        const csr = all.find((c) => c.status?.certificate && new X509Certificate(Buffer.from(c.status.certificate, 'base64')).fingerprint256 === second.fingerprint256);
+        const csr = all.find(
+          (c) => c.status?.certificate && new X509Certificate(Buffer.from(c.status.certificate, 'base64')).fingerprint256 === second.fingerprint256,
+        );
         const requestedAt = Date.parse(String(csr!.metadata!.creationTimestamp));
         const fraction = (requestedAt - Date.parse(first.validFrom)) / lifetime(first);
         // 70-90 %, or at once when the jittered deadline had already passed when the first was issued (the

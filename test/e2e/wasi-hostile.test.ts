@@ -32,7 +32,9 @@ function threadTicks(pid: number): Map<string, number> {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(tid, Number(f[11]) + Number(f[12])); // utime + stime (fields 14 and 15)
-    } catch { /* the thread ended */ }
+    } catch {
+      /* the thread ended */
+    }
   }
   return out;
 }
@@ -67,21 +69,26 @@ describe('hostile WASI pods', () => {
     if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   });
 
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+    });
   const logs = (name: string) => kubectl(info, ['logs', '-n', ns, name]).stdout;
   const finished = (name: string) => podUntil(k.core, ns, name, 'finished', (p) => ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
   const gone = async (name: string, withinMs: number) => {
-    await eventually(`${name} deleted`, async () => {
-      try {
-        await k.core.readNamespacedPod({ name, namespace: ns });
-        return false;
-      } catch (e) {
-        return (e as { code?: number }).code === 404;
-      }
-    }, withinMs);
+    await eventually(
+      `${name} deleted`,
+      async () => {
+        try {
+          await k.core.readNamespacedPod({ name, namespace: ns });
+          return false;
+        } catch (e) {
+          return (e as { code?: number }).code === 404;
+        }
+      },
+      withinMs,
+    );
   };
 
   /** A volume dir holding `s/secret`, `d/termination-log` and symlinks `l`, `dir-link` to a host dir beside it. */
@@ -103,45 +110,65 @@ describe('hostile WASI pods', () => {
     const { vol, host } = hostileVolume('subpath');
     await create('subpath-rename', {
       volumes: [{ name: 'hp', hostPath: { path: vol, type: 'Directory' } }],
-      containers: [{
-        name: 'main', image: img['fs-steps'],
-        args: ['read=/s/secret', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'read=/s/secret', 'write=/s/planted', 'ls=/s'],
-        volumeMounts: [{ name: 'hp', mountPath: '/hp' }, { name: 'hp', mountPath: '/s', subPath: 's' }],
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: img['fs-steps'],
+          args: ['read=/s/secret', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'read=/s/secret', 'write=/s/planted', 'ls=/s'],
+          volumeMounts: [
+            { name: 'hp', mountPath: '/hp' },
+            { name: 'hp', mountPath: '/s', subPath: 's' },
+          ],
+        },
+      ],
     });
     const pod = await finished('subpath-rename');
     const out = logs('subpath-rename');
-    expect(out).toBe([
-      'ok read=/s/secret: volume file',
-      'ok rename=/hp/s=/hp/away',
-      'ok rename=/hp/l=/hp/s',
-      'fail read=/s/secret: Capabilities insufficient',
-      'fail write=/s/planted: Capabilities insufficient',
-      'fail ls=/s: Capabilities insufficient',
-      '',
-    ].join('\n'));
+    expect(out).toBe(
+      [
+        'ok read=/s/secret: volume file',
+        'ok rename=/hp/s=/hp/away',
+        'ok rename=/hp/l=/hp/s',
+        'fail read=/s/secret: Capabilities insufficient',
+        'fail write=/s/planted: Capabilities insufficient',
+        'fail ls=/s: Capabilities insufficient',
+        '',
+      ].join('\n'),
+    );
     expect(pod.status?.phase).toBe('Failed');
     expect(pod.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(readdirSync(host).sort()).toEqual(['secret', 'termination-log']);
     expect(readFileSync(join(host, 'secret'), 'utf8')).toBe('HOST SECRET');
     expect(readdirSync(join(vol, 'away'))).toEqual(['secret']);
-    const ev = await eventually('VolumeReplaced event', async () => {
-      const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=subpath-rename' });
-      return list.items.find((e) => e.reason === 'VolumeReplaced');
-    }, 15_000);
+    const ev = await eventually(
+      'VolumeReplaced event',
+      async () => {
+        const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=subpath-rename' });
+        return list.items.find((e) => e.reason === 'VolumeReplaced');
+      },
+      15_000,
+    );
     expect(ev.type).toBe('Warning');
-    expect(ev.message).toBe('container main: volume hp mounted at /s: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused');
+    expect(ev.message).toBe(
+      'container main: volume hp mounted at /s: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused',
+    );
   });
 
   it('21.2: a termination message subPath renamed over by a symlink does not read the host file', async () => {
     const { vol, host } = hostileVolume('termlog');
     await create('termlog-rename', {
       volumes: [{ name: 'hp', hostPath: { path: vol, type: 'Directory' } }],
-      containers: [{
-        name: 'main', image: img['fs-steps'],
-        args: ['write=/dev/termination-log', 'rename=/hp/d=/hp/away', 'rename=/hp/dir-link=/hp/d'],
-        volumeMounts: [{ name: 'hp', mountPath: '/hp' }, { name: 'hp', mountPath: '/dev', subPath: 'd' }],
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: img['fs-steps'],
+          args: ['write=/dev/termination-log', 'rename=/hp/d=/hp/away', 'rename=/hp/dir-link=/hp/d'],
+          volumeMounts: [
+            { name: 'hp', mountPath: '/hp' },
+            { name: 'hp', mountPath: '/dev', subPath: 'd' },
+          ],
+        },
+      ],
     });
     const pod = await finished('termlog-rename');
     expect(logs('termlog-rename')).toBe('ok write=/dev/termination-log\nok rename=/hp/d=/hp/away\nok rename=/hp/dir-link=/hp/d\n');
@@ -157,10 +184,14 @@ describe('hostile WASI pods', () => {
     const grace = 5;
     await create('loop-deleted', { terminationGracePeriodSeconds: grace, containers: [{ name: 'main', image: img['start-loop'] }] });
     // Instantiating: the start was asked for (Pulled) and has not ended (no Failed event yet).
-    await eventually('loop-deleted instantiating', async () => {
-      const ev = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=loop-deleted' });
-      return ev.items.some((e) => e.reason === 'Pulled') && !ev.items.some((e) => e.reason === 'Failed');
-    }, 30_000);
+    await eventually(
+      'loop-deleted instantiating',
+      async () => {
+        const ev = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=loop-deleted' });
+        return ev.items.some((e) => e.reason === 'Pulled') && !ev.items.some((e) => e.reason === 'Failed');
+      },
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 1_000));
     await k.core.deleteNamespacedPod({ name: 'loop-deleted', namespace: ns });
     // Well before the 20 s start timeout would have ended the start.
@@ -174,15 +205,21 @@ describe('hostile WASI pods', () => {
     mkdirSync(data);
     writeFileSync(join(data, 'f'), 'x');
     const grace = 30;
-    const hog = (name: string, mode: string) => create(name, {
-      terminationGracePeriodSeconds: grace,
-      restartPolicy: 'Always',
-      volumes: [{ name: 'data', hostPath: { path: data, type: 'Directory' } }],
-      containers: [{
-        name: 'main', image: img['fd-hog'], args: [mode, '/data/f'], terminationMessagePolicy: 'FallbackToLogsOnError',
-        volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
-      }],
-    });
+    const hog = (name: string, mode: string) =>
+      create(name, {
+        terminationGracePeriodSeconds: grace,
+        restartPolicy: 'Always',
+        volumes: [{ name: 'data', hostPath: { path: data, type: 'Directory' } }],
+        containers: [
+          {
+            name: 'main',
+            image: img['fd-hog'],
+            args: [mode, '/data/f'],
+            terminationMessagePolicy: 'FallbackToLogsOnError',
+            volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }],
+          },
+        ],
+      });
     // One holds its descriptors until deleted; one fails at once, again and again (restartPolicy Always).
     const pid = nodelet.peer.proc.pid!;
     const nodeletFds = () => readdirSync(`/proc/${pid}/fd`).length;
@@ -204,7 +241,7 @@ describe('hostile WASI pods', () => {
       expect(await res.text()).toBe('ok');
       const lease = await coordination.readNamespacedLease({ name: nodeName, namespace: 'kube-node-lease' });
       const age = Date.now() - new Date(lease.spec!.renewTime!).getTime();
-      expect(age, 'lease age (ms)').toBeLessThan(lease.spec!.leaseDurationSeconds! * 1000 / 2);
+      expect(age, 'lease age (ms)').toBeLessThan((lease.spec!.leaseDurationSeconds! * 1000) / 2);
       const loop = await k.core.readNamespacedPod({ name: 'start-loop', namespace: ns });
       const w = loop.status?.containerStatuses?.[0]?.state?.waiting;
       if (w?.reason && w.message) loopWaiting.add(`${w.reason}: ${w.message}`);
@@ -214,7 +251,9 @@ describe('hostile WASI pods', () => {
     expect(checks).toBeGreaterThan(10);
     // The hogs hold at most their budgets (1024 each): nodelet keeps the rest of its descriptors.
     const fdsDuring = nodeletFds();
-    console.log(`nodelet descriptors: ${fdsBefore} before the pods, ${fdsDuring} at the end of the soak (hog-1 holding its budget; hog-2 failing and restarting)`);
+    console.log(
+      `nodelet descriptors: ${fdsBefore} before the pods, ${fdsDuring} at the end of the soak (hog-1 holding its budget; hog-2 failing and restarting)`,
+    );
     expect(fdsDuring - fdsBefore).toBeLessThan(2 * 1024 + 300);
 
     // The 10 normal pods started and run.
@@ -235,7 +274,9 @@ describe('hostile WASI pods', () => {
     const lastRun = hog2Status.lastState?.terminated ?? hog2Status.state?.terminated;
     expect(lastRun).toMatchObject({ exitCode: 1, reason: 'Error', message: opened });
     const image = img['start-loop'];
-    expect([...loopWaiting]).toContain(`CreateContainerError: the module of image ${image} did not finish instantiating within ${START_TIMEOUT_S}s: its start function (run before _start) does not return; its thread was terminated`);
+    expect([...loopWaiting]).toContain(
+      `CreateContainerError: the module of image ${image} did not finish instantiating within ${START_TIMEOUT_S}s: its start function (run before _start) does not return; its thread was terminated`,
+    );
     const loopPod = await k.core.readNamespacedPod({ name: 'start-loop', namespace: ns });
     expect(loopPod.status?.phase).toBe('Pending');
 
@@ -245,13 +286,18 @@ describe('hostile WASI pods', () => {
 
     // No nodelet thread keeps computing once they are gone (a looping module's thread
     // would add ~100 ticks per second). Wait for one quiet window.
-    await eventually('nodelet threads idle', async () => {
-      const before = threadTicks(pid);
-      await new Promise((r) => setTimeout(r, 3_000));
-      const after = threadTicks(pid);
-      const busiest = Math.max(0, ...[...after].map(([tid, t]) => t - (before.get(tid) ?? t)));
-      return busiest < 60; // < 0.6 s of CPU in 3 s for every thread
-    }, 30_000, 0);
+    await eventually(
+      'nodelet threads idle',
+      async () => {
+        const before = threadTicks(pid);
+        await new Promise((r) => setTimeout(r, 3_000));
+        const after = threadTicks(pid);
+        const busiest = Math.max(0, ...[...after].map(([tid, t]) => t - (before.get(tid) ?? t)));
+        return busiest < 60; // < 0.6 s of CPU in 3 s for every thread
+      },
+      30_000,
+      0,
+    );
     for (const name of normal) await k.core.deleteNamespacedPod({ name, namespace: ns });
   }, 240_000);
 });

@@ -47,10 +47,11 @@ describe('WASI limits and isolation', () => {
     if (hostDir) rmSync(hostDir, { recursive: true, force: true });
   });
 
-  const create = (name: string, spec: Partial<V1PodSpec>) => k.core.createNamespacedPod({
-    namespace: ns,
-    body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
-  });
+  const create = (name: string, spec: Partial<V1PodSpec>) =>
+    k.core.createNamespacedPod({
+      namespace: ns,
+      body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
+    });
   const finished = async (name: string): Promise<{ pod: V1Pod; t: V1ContainerStateTerminated }> => {
     let last: V1Pod | undefined;
     try {
@@ -93,7 +94,8 @@ describe('WASI limits and isolation', () => {
       'esc-own': ['/data/own-link', join(hostDir, 'outside-secret'), '/data/own-link'],
       'esc-dotdot': ['/data/../outside-secret'],
     };
-    for (const [name, args] of Object.entries(cases)) await create(name, { volumes, containers: [{ name: 'main', image: img.escape, args, volumeMounts: mount }] });
+    for (const [name, args] of Object.entries(cases))
+      await create(name, { volumes, containers: [{ name: 'main', image: img.escape, args, volumeMounts: mount }] });
     for (const [name, args] of Object.entries(cases)) {
       const { pod, t } = await finished(name);
       const out = logs(name);
@@ -107,8 +109,16 @@ describe('WASI limits and isolation', () => {
 
   it('a readOnly volume cannot be written; the same volume read-write can', async () => {
     const volumes = [{ name: 'scratch', emptyDir: {} }];
-    await create('ro', { volumes, containers: [{ name: 'main', image: img['write-file'], args: ['/data/x', 'hi'], volumeMounts: [{ name: 'scratch', mountPath: '/data', readOnly: true }] }] });
-    await create('rw', { volumes, containers: [{ name: 'main', image: img['write-file'], args: ['/data/x', 'hi'], volumeMounts: [{ name: 'scratch', mountPath: '/data' }] }] });
+    await create('ro', {
+      volumes,
+      containers: [
+        { name: 'main', image: img['write-file'], args: ['/data/x', 'hi'], volumeMounts: [{ name: 'scratch', mountPath: '/data', readOnly: true }] },
+      ],
+    });
+    await create('rw', {
+      volumes,
+      containers: [{ name: 'main', image: img['write-file'], args: ['/data/x', 'hi'], volumeMounts: [{ name: 'scratch', mountPath: '/data' }] }],
+    });
     const ro = await finished('ro');
     expect(logs('ro')).toMatch(/^cannot write \/data\/x: /m);
     expect(ro.pod.status?.phase).toBe('Failed');
@@ -127,7 +137,15 @@ describe('WASI limits and isolation', () => {
     });
     await create('term-custom', {
       volumes: [{ name: 'term', emptyDir: {} }],
-      containers: [{ name: 'main', image: img['write-file'], args: ['/term/why', 'custom path'], terminationMessagePath: '/term/why', volumeMounts: [{ name: 'term', mountPath: '/term' }] }],
+      containers: [
+        {
+          name: 'main',
+          image: img['write-file'],
+          args: ['/term/why', 'custom path'],
+          terminationMessagePath: '/term/why',
+          volumeMounts: [{ name: 'term', mountPath: '/term' }],
+        },
+      ],
     });
     await create('term-logs', { containers: [{ name: 'main', image: img['exit-code'], args: ['3'], terminationMessagePolicy: 'FallbackToLogsOnError' }] });
     await create('term-trap', { containers: [{ name: 'main', image: img.trap, terminationMessagePolicy: 'FallbackToLogsOnError' }] });

@@ -56,7 +56,9 @@ export async function pushCompatImage(host: string, repo: string, tag: string, m
   const tars = [...(opts.lowerLayers ?? []), { ...opts.extraFiles, [entrypoint.replace(/^\/+/, '')]: module }].map((f) => makeTar(f, opts.format));
   const gzip = opts.gzip ?? true;
   const config = {
-    created: '2026-01-01T00:00:00Z', architecture: 'wasm', os: 'wasip1',
+    created: '2026-01-01T00:00:00Z',
+    architecture: 'wasm',
+    os: 'wasip1',
     config: opts.imageConfig ?? { Entrypoint: [entrypoint] },
     rootfs: { type: 'layers', diff_ids: tars.map((t) => `sha256:${createHash('sha256').update(t).digest('hex')}`) },
   };
@@ -87,7 +89,10 @@ export function rawTarEntry(name: string, body: Uint8Array = Buffer.alloc(0), o:
   if (o.base256 !== undefined) {
     h[124] = 0x80;
     let v = o.base256;
-    for (let i = 135; i > 124; i--) { h[i] = Number(v & 0xffn); v >>= 8n; }
+    for (let i = 135; i > 124; i--) {
+      h[i] = Number(v & 0xffn);
+      v >>= 8n;
+    }
   } else h.write(`${(o.size ?? body.length).toString(8).padStart(11, '0')}\0`, 124, 'ascii');
   h.write('00000000000\0', 136, 'ascii');
   h.write(o.type ?? '0', 156, 'ascii');
@@ -104,10 +109,18 @@ export function rawTarEntry(name: string, body: Uint8Array = Buffer.alloc(0), o:
 }
 
 /** Pushes a compat image whose single layer is `tar` as given (optionally gzipped). */
-export async function pushRawCompatImage(host: string, repo: string, tag: string, tar: Buffer, opts: { gzip?: boolean; entrypoint?: string } = {}): Promise<Pushed> {
+export async function pushRawCompatImage(
+  host: string,
+  repo: string,
+  tag: string,
+  tar: Buffer,
+  opts: { gzip?: boolean; entrypoint?: string } = {},
+): Promise<Pushed> {
   const gzip = opts.gzip ?? false;
   const config = {
-    created: '2026-01-01T00:00:00Z', architecture: 'wasm', os: 'wasip1',
+    created: '2026-01-01T00:00:00Z',
+    architecture: 'wasm',
+    os: 'wasip1',
     config: { Entrypoint: [opts.entrypoint ?? '/app.wasm'] },
     rootfs: { type: 'layers', diff_ids: [`sha256:${createHash('sha256').update(tar).digest('hex')}`] },
   };

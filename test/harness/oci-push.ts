@@ -59,7 +59,11 @@ export async function pushBlob(registryHost: string, repo: string, blob: Blob, a
   const location = new URL(start.headers.get('location')!, base);
   const digest = sha256(blob.bytes);
   location.searchParams.set('digest', digest);
-  const put = await fetch(location, { method: 'PUT', body: Buffer.from(blob.bytes) as unknown as BodyInit, headers: headers(auth, { 'Content-Type': 'application/octet-stream' }) });
+  const put = await fetch(location, {
+    method: 'PUT',
+    body: Buffer.from(blob.bytes) as unknown as BodyInit,
+    headers: headers(auth, { 'Content-Type': 'application/octet-stream' }),
+  });
   await (await check(put, `PUT blob ${digest}`)).arrayBuffer();
   return { mediaType: blob.mediaType, digest, size: blob.bytes.length };
 }
@@ -74,18 +78,37 @@ export async function pushManifest(registryHost: string, repo: string, reference
 }
 
 /** Pushes an image manifest with a config blob and arbitrary layers (for unsupported-format tests). */
-export async function pushImage(registryHost: string, repo: string, tag: string, config: Blob, layers: Blob[], opts: { auth?: PushAuth; manifestMediaType?: string; artifactType?: string; omitMediaType?: boolean } = {}): Promise<Pushed> {
+export async function pushImage(
+  registryHost: string,
+  repo: string,
+  tag: string,
+  config: Blob,
+  layers: Blob[],
+  opts: { auth?: PushAuth; manifestMediaType?: string; artifactType?: string; omitMediaType?: boolean } = {},
+): Promise<Pushed> {
   const configDesc = await pushBlob(registryHost, repo, config, opts.auth);
   const layerDescs = [];
   for (const l of layers) layerDescs.push(await pushBlob(registryHost, repo, l, opts.auth));
   const mediaType = opts.manifestMediaType ?? OCI_MANIFEST;
-  const body = { schemaVersion: 2, ...(!opts.omitMediaType && { mediaType }), ...(opts.artifactType && { artifactType: opts.artifactType }), config: configDesc, layers: layerDescs };
+  const body = {
+    schemaVersion: 2,
+    ...(!opts.omitMediaType && { mediaType }),
+    ...(opts.artifactType && { artifactType: opts.artifactType }),
+    config: configDesc,
+    layers: layerDescs,
+  };
   const { digest, manifest } = await pushManifest(registryHost, repo, tag, body, mediaType, opts.auth);
   return { digest, manifest, layers: layerDescs };
 }
 
 /** Pushes a single-layer Wasm artifact in one of the two formats; returns the manifest digest and layers. */
-export async function pushWasmArtifact(registryHost: string, repo: string, tag: string, wasmBytes: Uint8Array, opts: { format?: keyof typeof FORMATS; auth?: PushAuth } = {}): Promise<Pushed> {
+export async function pushWasmArtifact(
+  registryHost: string,
+  repo: string,
+  tag: string,
+  wasmBytes: Uint8Array,
+  opts: { format?: keyof typeof FORMATS; auth?: PushAuth } = {},
+): Promise<Pushed> {
   const format = FORMATS[opts.format ?? 'cncf'];
   const config = { mediaType: format.config, bytes: Buffer.from(JSON.stringify({ created: '2026-01-01T00:00:00Z', architecture: 'wasm', os: 'wasip1' })) };
   return pushImage(registryHost, repo, tag, config, [{ mediaType: format.layer, bytes: wasmBytes }], {
@@ -110,7 +133,12 @@ export async function pushIndex(registryHost: string, repo: string, tag: string,
   const body = {
     schemaVersion: 2,
     mediaType: OCI_INDEX,
-    manifests: entries.map((e) => ({ mediaType: e.mediaType ?? OCI_MANIFEST, digest: e.digest, size: e.size, platform: { os: e.os, architecture: e.architecture } })),
+    manifests: entries.map((e) => ({
+      mediaType: e.mediaType ?? OCI_MANIFEST,
+      digest: e.digest,
+      size: e.size,
+      platform: { os: e.os, architecture: e.architecture },
+    })),
   };
   const { digest, manifest } = await pushManifest(registryHost, repo, tag, body, OCI_INDEX, auth);
   return { digest, manifest, layers: [] };

@@ -11,7 +11,13 @@ export interface Peer {
 }
 
 /** Starts `cmd args` with stdout+stderr appended to `logFile`. `detached` peers outlive this process. */
-export function startPeer(name: string, cmd: string, args: string[], logFile: string, opts: { detached?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Peer {
+export function startPeer(
+  name: string,
+  cmd: string,
+  args: string[],
+  logFile: string,
+  opts: { detached?: boolean; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Peer {
   const fd = openSync(logFile, 'a');
   const proc = spawn(cmd, args, { stdio: ['ignore', fd, fd], detached: opts.detached ?? false, env: opts.env ?? process.env, cwd: opts.cwd });
   closeSync(fd);
@@ -24,17 +30,30 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     proc.kill(signal);
   });
 }
 
 /** Polls `fn` until it returns a truthy value and returns it; throws naming `what` (and the last error) after `timeoutMs`. */
-export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
-    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);

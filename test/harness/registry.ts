@@ -64,7 +64,13 @@ async function htpasswdLine(username: string, password: string): Promise<string>
 }
 
 function tokenYaml(t: NonNullable<RegistryOptions['token']>): string[] {
-  return ['auth:', '  token:', ...Object.entries({ realm: t.realm, service: t.service, issuer: t.issuer, rootcertbundle: t.rootCertBundle }).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`)];
+  return [
+    'auth:',
+    '  token:',
+    ...Object.entries({ realm: t.realm, service: t.service, issuer: t.issuer, rootcertbundle: t.rootCertBundle }).map(
+      ([k, v]) => `    ${k}: ${JSON.stringify(v)}`,
+    ),
+  ];
 }
 
 function configYaml(dir: string, port: number, htpasswdPath?: string, token?: RegistryOptions['token']): string {
@@ -108,7 +114,10 @@ async function waitReady(url: string, child: ChildProcess, timeoutMs: number, er
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`docker-registry exited with ${child.exitCode}: ${errors.join('')}`);
-    const ok = await fetch(`${url}/v2/`).then((r) => r.status === 200 || r.status === 401, () => false);
+    const ok = await fetch(`${url}/v2/`).then(
+      (r) => r.status === 200 || r.status === 401,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -136,16 +145,17 @@ async function flushLog(url: string, log: AccessLogEntry[], child: ChildProcess)
 
 function stopper(child: ChildProcess, dir: string): () => Promise<void> {
   let stopped: Promise<void> | undefined;
-  return () => (stopped ??= (async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  })());
+  return () =>
+    (stopped ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(dir, { recursive: true, force: true });
+    })());
 }
 
 /** Starts a docker-registry and waits until `/v2/` answers. */
@@ -182,7 +192,9 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
     host: `127.0.0.1:${port}`,
     storageDir,
     requests,
-    blobGets: async (repo) => (await requests()).filter((e) => e.method === 'GET' && e.path.startsWith(repo ? `/v2/${repo}/blobs/` : '/v2/') && e.path.includes('/blobs/sha256:')).length,
+    blobGets: async (repo) =>
+      (await requests()).filter((e) => e.method === 'GET' && e.path.startsWith(repo ? `/v2/${repo}/blobs/` : '/v2/') && e.path.includes('/blobs/sha256:'))
+        .length,
     blobDataPath: (digest) => {
       const hex = digest.replace(/^sha256:/, '');
       return join(storageDir, 'docker', 'registry', 'v2', 'blobs', 'sha256', hex.slice(0, 2), hex, 'data');

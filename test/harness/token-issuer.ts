@@ -94,8 +94,27 @@ function base32(bytes: Buffer): string {
 function makeSigningKey(dir: string): { key: KeyObject; certPath: string; certDer: Buffer } {
   const keyPath = join(dir, 'key.pem');
   const certPath = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', keyPath, '-out', certPath, '-days', '2', '-subj', '/CN=nodelet-test-token-issuer'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=nodelet-test-token-issuer',
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: createPrivateKey(readFileSync(keyPath)), certPath, certDer: new X509Certificate(readFileSync(certPath)).raw };
 }
 
@@ -106,7 +125,14 @@ function parseScopes(scopes: string[]): TokenAccess[] {
     const last = s.lastIndexOf(':');
     const first = s.indexOf(':');
     if (first < 0 || last <= first) continue;
-    out.push({ type: s.slice(0, first), name: s.slice(first + 1, last), actions: s.slice(last + 1).split(',').filter(Boolean) });
+    out.push({
+      type: s.slice(0, first),
+      name: s.slice(first + 1, last),
+      actions: s
+        .slice(last + 1)
+        .split(',')
+        .filter(Boolean),
+    });
   }
   return out;
 }
@@ -147,7 +173,10 @@ export async function startTokenIssuer(opts: TokenIssuerOptions): Promise<TokenI
     const scopes = url.searchParams.getAll('scope');
     const who = basicUser(req);
     const record = (status: number) => requests.push({ user: who?.user ?? '', scopes, status });
-    if (url.pathname !== '/token') { record(404); return send(res, 404, { errors: [{ code: 'NOT_FOUND', message: 'no such endpoint' }] }); }
+    if (url.pathname !== '/token') {
+      record(404);
+      return send(res, 404, { errors: [{ code: 'NOT_FOUND', message: 'no such endpoint' }] });
+    }
     if (who && opts.users[who.user] !== who.password) {
       record(401);
       return send(res, 401, { errors: [{ code: 'UNAUTHORIZED', message: `invalid username or password for "${who.user}"` }] });
@@ -155,7 +184,16 @@ export async function startTokenIssuer(opts: TokenIssuerOptions): Promise<TokenI
     const user = who?.user ?? '';
     const access = parseScopes(scopes).map((a) => ({ ...a, actions: a.type === 'repository' ? grant(user, a.name, a.actions) : [] }));
     const now = Math.floor(Date.now() / 1000);
-    const token = jwt({ iss: issuerName, sub: user, aud: url.searchParams.get('service') ?? service, exp: now + ttl, nbf: now - 1, iat: now, jti: randomUUID(), access });
+    const token = jwt({
+      iss: issuerName,
+      sub: user,
+      aud: url.searchParams.get('service') ?? service,
+      exp: now + ttl,
+      nbf: now - 1,
+      iat: now,
+      jti: randomUUID(),
+      access,
+    });
     record(200);
     send(res, 200, { token, access_token: token, expires_in: ttl, issued_at: new Date(now * 1000).toISOString() });
   });

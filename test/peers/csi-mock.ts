@@ -71,7 +71,11 @@ export function parseCallLog(text: string): CsiCall[] {
   const out: CsiCall[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    try { out.push(JSON.parse(line) as CsiCall); } catch { /* a line still being written */ }
+    try {
+      out.push(JSON.parse(line) as CsiCall);
+    } catch {
+      /* a line still being written */
+    }
   }
   return out;
 }

@@ -58,9 +58,15 @@ export async function startDraTestDriver(info: ClusterInfo, opts: DraTestDriverO
   for (const d of [registryDir, dataDir, opts.cdiDir]) mkdirSync(d, { recursive: true });
   const registrationSocket = join(registryDir, `${driverName}-reg.sock`);
   const args = [
-    `--kubeconfig=${opts.kubeconfig ?? info.adminKubeconfig}`, `--drivername=${driverName}`, '-v=5',
-    'kubelet-plugin', `--node-name=${opts.nodeName}`, `--plugin-registration-path=${registryDir}`,
-    `--datadir=${pluginsDir}`, `--cdi-dir=${opts.cdiDir}`, `--num-devices=${opts.numDevices ?? 4}`,
+    `--kubeconfig=${opts.kubeconfig ?? info.adminKubeconfig}`,
+    `--drivername=${driverName}`,
+    '-v=5',
+    'kubelet-plugin',
+    `--node-name=${opts.nodeName}`,
+    `--plugin-registration-path=${registryDir}`,
+    `--datadir=${pluginsDir}`,
+    `--cdi-dir=${opts.cdiDir}`,
+    `--num-devices=${opts.numDevices ?? 4}`,
   ];
   const appeared = newSocketAt(registrationSocket);
   const p = runPeer('dra-test-driver', buildPeers()['dra-test-driver'], args, { logFile: opts.logFile });

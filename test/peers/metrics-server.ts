@@ -25,7 +25,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** Builds (or finds cached) the metrics-server binary; returns its path. */
 export function buildMetricsServer(): string {
-  return execFileSync('bash', [join(here, 'build-metrics-server.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }).trim().split('\n').pop()!;
+  return execFileSync('bash', [join(here, 'build-metrics-server.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!;
 }
 
 /** The first non-internal IPv4 address of this host. */
@@ -131,48 +134,92 @@ export interface RunningMetricsServer {
 /** Installs the RBAC and registration, then starts metrics-server as a process. */
 export async function startMetricsServer(info: ClusterInfo, o: MetricsServerOptions = {}): Promise<RunningMetricsServer> {
   const bin = buildMetricsServer();
-  const kubectl = (args: string[], input?: string) => execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...args],
-    { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+  const kubectl = (args: string[], input?: string) =>
+    execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, ...args], {
+      input,
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
   kubectl(['apply', '-f', '-'], RBAC);
   const token = kubectl(['-n', 'kube-system', 'create', 'token', 'metrics-server', '--duration=2h']).trim();
   const dir = join(info.dir, 'metrics-server');
   mkdirSync(dir, { recursive: true });
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters:', '- name: c', '  cluster:', `    server: ${info.server}`, `    certificate-authority: ${info.caCert}`,
-    'users:', '- name: metrics-server', '  user:', `    token: ${token}`,
-    'contexts:', '- name: c', '  context: {cluster: c, user: metrics-server}', 'current-context: c', '',
-  ].join('\n'), { mode: 0o600 });
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: c',
+      '  cluster:',
+      `    server: ${info.server}`,
+      `    certificate-authority: ${info.caCert}`,
+      'users:',
+      '- name: metrics-server',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: c',
+      '  context: {cluster: c, user: metrics-server}',
+      'current-context: c',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   const ip = hostIPv4();
   const port = await freePort();
-  const peer = startPeer('metrics-server', bin, [
-    `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    `--bind-address=${ip}`, `--secure-port=${port}`, `--cert-dir=${join(dir, 'pki')}`,
-    '--kubelet-preferred-address-types=InternalIP', '--kubelet-use-node-status-port',
-    // metrics-server panics unless the resolution is longer than the request timeout (default 10s).
-    `--metric-resolution=${o.resolution ?? '10s'}`, '--kubelet-request-timeout=5s',
-    ...(o.verifyKubeletCa ? [`--kubelet-certificate-authority=${info.caCert}`] : ['--kubelet-insecure-tls']),
-    '--v=2',
-  ], join(dir, 'metrics-server.log'));
+  const peer = startPeer(
+    'metrics-server',
+    bin,
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      `--bind-address=${ip}`,
+      `--secure-port=${port}`,
+      `--cert-dir=${join(dir, 'pki')}`,
+      '--kubelet-preferred-address-types=InternalIP',
+      '--kubelet-use-node-status-port',
+      // metrics-server panics unless the resolution is longer than the request timeout (default 10s).
+      `--metric-resolution=${o.resolution ?? '10s'}`,
+      '--kubelet-request-timeout=5s',
+      ...(o.verifyKubeletCa ? [`--kubelet-certificate-authority=${info.caCert}`] : ['--kubelet-insecure-tls']),
+      '--v=2',
+    ],
+    join(dir, 'metrics-server.log'),
+  );
   kubectl(['apply', '-f', '-'], registration(ip, port));
-  await waitFor('APIService v1beta1.metrics.k8s.io Available', () => {
-    if (peer.proc.exitCode !== null) {
-      throw new Error(`metrics-server exited (${peer.proc.exitCode}): ${readFileSync(peer.logFile, 'utf8').split('\n').slice(-5).join(' | ')}`);
-    }
-    try {
-      return kubectl(['get', 'apiservice', 'v1beta1.metrics.k8s.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']) === 'True';
-    } catch { return false; }
-  }, 90_000, 1000);
+  await waitFor(
+    'APIService v1beta1.metrics.k8s.io Available',
+    () => {
+      if (peer.proc.exitCode !== null) {
+        throw new Error(`metrics-server exited (${peer.proc.exitCode}): ${readFileSync(peer.logFile, 'utf8').split('\n').slice(-5).join(' | ')}`);
+      }
+      try {
+        return kubectl(['get', 'apiservice', 'v1beta1.metrics.k8s.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']) === 'True';
+      } catch {
+        return false;
+      }
+    },
+    90_000,
+    1000,
+  );
   return {
-    peer, port,
+    peer,
+    port,
     async stop() {
       await peer.stop('SIGTERM', 10_000);
       // Keep the log for post-mortems (test/.cache is git-ignored; the cluster dir is removed).
       const keep = join(here, '..', '.cache', 'e2e-logs');
       mkdirSync(keep, { recursive: true });
       copyFileSync(peer.logFile, join(keep, `metrics-server-${Date.now()}.log`));
-      try { kubectl(['delete', 'apiservice', 'v1beta1.metrics.k8s.io', '--ignore-not-found']); } catch { /* cluster going away */ }
+      try {
+        kubectl(['delete', 'apiservice', 'v1beta1.metrics.k8s.io', '--ignore-not-found']);
+      } catch {
+        /* cluster going away */
+      }
     },
   };
 }

@@ -72,9 +72,7 @@ export async function waitForPeer(p: RunningPeer, what: string, found: () => boo
   const deadline = Date.now() + timeoutMs;
   while (!found()) {
     if (exited() || Date.now() > deadline) {
-      const how = exited()
-        ? `it exited (${p.peer.proc.exitCode ?? p.peer.proc.signalCode})`
-        : `timed out after ${timeoutMs} ms`;
+      const how = exited() ? `it exited (${p.peer.proc.exitCode ?? p.peer.proc.signalCode})` : `timed out after ${timeoutMs} ms`;
       await p.stop(2_000);
       const tail = p.log().split('\n').slice(-15).join('\n');
       throw new Error(`${p.peer.name}: no ${what}: ${how}; log ${p.logFile}:\n${tail}`);

@@ -22,17 +22,31 @@ export async function startApiPodSource(clients: KubeClients, nodeName: string, 
   const informer = new k8s.ListWatch<V1Pod>('/api/v1/pods', new k8s.Watch(clients.kc), listFn, false, undefined, fieldSelector);
   const key = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
   // Mirror pods reflect static pods that already run from their manifests.
-  informer.on('add', (p) => { if (!isMirrorPod(p)) handler.upsert(p); });
-  informer.on('update', (p) => { if (!isMirrorPod(p)) handler.upsert(p); });
-  informer.on('delete', (p) => { if (!isMirrorPod(p)) handler.remove(key(p)); });
+  informer.on('add', (p) => {
+    if (!isMirrorPod(p)) handler.upsert(p);
+  });
+  informer.on('update', (p) => {
+    if (!isMirrorPod(p)) handler.upsert(p);
+  });
+  informer.on('delete', (p) => {
+    if (!isMirrorPod(p)) handler.remove(key(p));
+  });
   let stopped = false;
   informer.on('error', (e) => {
     if (stopped) return;
     log.warn({ err: String(e) }, 'pod watch failed, restarting in 1s');
-    setTimeout(() => { if (!stopped) void informer.start().catch(() => undefined); }, 1000);
+    setTimeout(() => {
+      if (!stopped) void informer.start().catch(() => undefined);
+    }, 1000);
   });
   await informer.start();
-  return { stop: () => { stopped = true; void informer.stop(); }, pods: [...informer.list()] };
+  return {
+    stop: () => {
+      stopped = true;
+      void informer.stop();
+    },
+    pods: [...informer.list()],
+  };
 }
 
 /** Writes pod status and deletes finished pods through the API server. */
@@ -45,7 +59,9 @@ export function apiStatusSink(clients: KubeClients): StatusSink {
     async deletePod(pod: V1Pod) {
       try {
         await clients.core.deleteNamespacedPod({
-          name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0,
+          name: pod.metadata!.name!,
+          namespace: pod.metadata!.namespace!,
+          gracePeriodSeconds: 0,
           body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata!.uid } },
         });
       } catch (e) {

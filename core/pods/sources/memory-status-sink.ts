@@ -12,11 +12,15 @@ export function memoryStatusSink(log: Logger): StatusSink {
   return {
     async patchStatus(pod: V1Pod, status: V1PodStatus) {
       const key = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
-      const states = (status.containerStatuses ?? []).map((c) => `${c.name}=${Object.keys(c.state ?? {})[0] ?? '?'}${c.state?.terminated ? `(${c.state.terminated.exitCode})` : ''}`).join(',');
+      const states = (status.containerStatuses ?? [])
+        .map((c) => `${c.name}=${Object.keys(c.state ?? {})[0] ?? '?'}${c.state?.terminated ? `(${c.state.terminated.exitCode})` : ''}`)
+        .join(',');
       const summary = `${status.phase} ${states}`;
       if (last.get(key) !== summary) log.info({ pod: key, phase: status.phase, containers: states, reason: status.reason }, `pod ${key} is ${status.phase}`);
       last.set(key, summary);
     },
-    async deletePod() { /* static pods are not API objects */ },
+    async deletePod() {
+      /* static pods are not API objects */
+    },
   };
 }

@@ -23,8 +23,15 @@ function mirrorOf(pod: V1Pod, node: { name: string; uid: string }): V1Pod {
   const m = pod.metadata!;
   const annotations = { ...m.annotations, [MIRROR]: m.annotations?.[HASH] ?? '' };
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: m.name, namespace: m.namespace, labels: m.labels, annotations, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: m.name,
+      namespace: m.namespace,
+      labels: m.labels,
+      annotations,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }],
+    },
     spec: pod.spec,
   };
 }
@@ -40,7 +47,9 @@ export async function ensureMirrorPod(clients: KubeClients, pod: V1Pod, node: { 
   try {
     await create().catch(async (e) => {
       if (!isApiConflict(e)) throw e;
-      await clients.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch((d) => { if (!isApiNotFound(d)) throw d; });
+      await clients.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }).catch((d) => {
+        if (!isApiNotFound(d)) throw d;
+      });
       await create();
     });
     log.info({ pod: `${namespace}/${name}` }, 'created mirror pod');

@@ -77,7 +77,10 @@ async function manifestFiles(path: string): Promise<string[]> {
   const st = await stat(path);
   if (st.isFile()) return [path];
   if (!st.isDirectory()) throw nodeletError('NDL_POD_INVALID', `${path}: path is not a directory or file`);
-  return (await readdir(path)).filter((n) => !n.startsWith('.') && /\.(ya?ml|json)$/.test(n)).sort().map((n) => join(path, n));
+  return (await readdir(path))
+    .filter((n) => !n.startsWith('.') && /\.(ya?ml|json)$/.test(n))
+    .sort()
+    .map((n) => join(path, n));
 }
 
 /**

@@ -31,11 +31,7 @@ export function rpcError(e: unknown): Error {
   return new Error(grpcErrorText(e), { cause: e });
 }
 
-function unary<Req, Res>(
-  call: (req: Req, opts: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown,
-  req: Req,
-  timeoutMs: number,
-): Promise<Res> {
+function unary<Req, Res>(call: (req: Req, opts: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown, req: Req, timeoutMs: number): Promise<Res> {
   return new Promise((resolve, reject) => {
     call(req, { deadline: deadlineIn(timeoutMs) }, (err, res) => {
       if (err) reject(rpcError(err));

@@ -79,7 +79,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     const target = publishTargetPath(ctx.volumeDir);
     const data = await loadVolData(ctx.volumeDir);
     if (!data) {
-      if (await isMountPoint(target)) throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${target} is mounted but ${ctx.volumeDir} has no volume data`));
+      if (await isMountPoint(target))
+        throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${target} is mounted but ${ctx.volumeDir} has no volume data`));
       return;
     }
     await this.locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
@@ -93,12 +94,14 @@ export class CsiVolumePlugin implements VolumePlugin {
   /** Unstages staged volumes of `driver` that no pod uses (after a restart); errors are logged. */
   async unstageOrphans(driver: string): Promise<void> {
     for (const v of this.o.refs.orphans(driver)) {
-      await this.locks.run(lockKey(v.driver, v.volumeHandle), async () => {
-        if (this.o.refs.users(v.stagingPath) > 0 || !this.o.refs.isStaged(v.stagingPath)) return; // re-used or unstaged meanwhile
-        const client = this.o.drivers.nodeClient(driver);
-        await unstageVolume(client, this.o.refs, this.o.pluginsDir, v.driver, v.volumeHandle);
-        this.o.log.info({ driver, volumeHandle: v.volumeHandle }, 'unstaged an orphaned CSI volume');
-      }).catch((e) => this.o.log.error({ err: e, driver, volumeHandle: v.volumeHandle }, 'unstaging an orphaned CSI volume failed'));
+      await this.locks
+        .run(lockKey(v.driver, v.volumeHandle), async () => {
+          if (this.o.refs.users(v.stagingPath) > 0 || !this.o.refs.isStaged(v.stagingPath)) return; // re-used or unstaged meanwhile
+          const client = this.o.drivers.nodeClient(driver);
+          await unstageVolume(client, this.o.refs, this.o.pluginsDir, v.driver, v.volumeHandle);
+          this.o.log.info({ driver, volumeHandle: v.volumeHandle }, 'unstaged an orphaned CSI volume');
+        })
+        .catch((e) => this.o.log.error({ err: e, driver, volumeHandle: v.volumeHandle }, 'unstaging an orphaned CSI volume failed'));
     }
   }
 
@@ -116,22 +119,43 @@ export class CsiVolumePlugin implements VolumePlugin {
     const attributes = csiDriver?.spec?.podInfoOnMount ? { ...spec.attributes, ...podInfoAttributes(ctx.pod, spec.mode) } : { ...spec.attributes };
     await mkdir(volumeDir, { recursive: true, mode: 0o750 });
     await saveVolData(volumeDir, {
-      specVolID: spec.specName, volumeHandle: spec.volumeHandle, driverName: spec.driver, nodeName: this.o.nodeName,
-      attachmentID: attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName), volumeLifecycleMode: spec.mode,
+      specVolID: spec.specName,
+      volumeHandle: spec.volumeHandle,
+      driverName: spec.driver,
+      nodeName: this.o.nodeName,
+      attachmentID: attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName),
+      volumeLifecycleMode: spec.mode,
     });
     let staging = '';
     if (spec.mode === 'Persistent' && caps.has('STAGE_UNSTAGE_VOLUME')) {
       staging = stagingTargetPath(this.o.pluginsDir, spec.driver, spec.volumeHandle);
       this.o.refs.addUser(staging, target);
       const secrets = await secretsOf(ctx, spec.stageSecretRef, 'NodeStageSecretRef');
-      await stageVolume(client, this.o.refs, { pluginsDir: this.o.pluginsDir, driver: spec.driver, volumeHandle: spec.volumeHandle, capability, publishContext, secrets, volumeContext: attributes })
-        .catch((e) => { throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e); });
+      await stageVolume(client, this.o.refs, {
+        pluginsDir: this.o.pluginsDir,
+        driver: spec.driver,
+        volumeHandle: spec.volumeHandle,
+        capability,
+        publishContext,
+        secrets,
+        volumeContext: attributes,
+      }).catch((e) => {
+        throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e);
+      });
     }
     const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
     await nodePublishVolume(client, {
-      volume_id: spec.volumeHandle, publish_context: publishContext, staging_target_path: staging, target_path: target,
-      volume_capability: capability, readonly: spec.readOnly, secrets, volume_context: attributes,
-    }).catch((e) => { throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e); });
+      volume_id: spec.volumeHandle,
+      publish_context: publishContext,
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: capability,
+      readonly: spec.readOnly,
+      secrets,
+      volume_context: attributes,
+    }).catch((e) => {
+      throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e);
+    });
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
   }
 

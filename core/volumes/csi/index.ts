@@ -50,11 +50,16 @@ export async function startCsi(o: StartCsiOptions): Promise<Csi> {
   const refs = new StageRefs();
   await refs.recover(o.options.podsDir, o.options.pluginsDir, (where, err) => log.warn({ where, err: String(err) }, 'unreadable CSI volume data, skipped'));
   const volumePlugin = new CsiVolumePlugin({
-    drivers, refs, pluginsDir: o.options.pluginsDir, nodeName: o.nodeName, log,
+    drivers,
+    refs,
+    pluginsDir: o.options.pluginsDir,
+    nodeName: o.nodeName,
+    log,
     api: o.clients ? csiVolumeApi(o.clients) : undefined,
   });
   const handler = csiPluginHandler({
-    drivers, log,
+    drivers,
+    log,
     nodeInfo: o.clients ? new NodeInfoManager(nodeInfoApi(o.clients), o.nodeName) : undefined,
     onRegistered: (driver) => void volumePlugin.unstageOrphans(driver),
   });

@@ -19,7 +19,10 @@ export function checkLifecycleMode(spec: CsiVolumeSpec, csiDriver: V1CSIDriver |
   }
   const modes = csiDriver.spec?.volumeLifecycleModes ?? ['Persistent'];
   if (!modes.includes(spec.mode)) {
-    throw nodeletError('NDL_CSI_VOLUME', csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (only supports [${modes.map(q).join(' ')}])`));
+    throw nodeletError(
+      'NDL_CSI_VOLUME',
+      csiLog(`${prefix}volume mode ${q(spec.mode)} not supported by driver ${spec.driver} (only supports [${modes.map(q).join(' ')}])`),
+    );
   }
 }
 
@@ -34,7 +37,10 @@ export function volumeCapability(spec: CsiVolumeSpec, singleNodeMultiWriter: boo
 export async function secretsOf(ctx: VolumeContext, ref: SecretRef | undefined, what: string): Promise<Record<string, string>> {
   if (!ref) return {};
   const fail = (why: string): never => {
-    throw nodeletError('NDL_VOLUME_SOURCE', `fetching ${what} ${ref.namespace}/${ref.name} failed: failed to find the secret ${ref.name} in the namespace ${ref.namespace} with error: ${why}`);
+    throw nodeletError(
+      'NDL_VOLUME_SOURCE',
+      `fetching ${what} ${ref.namespace}/${ref.name} failed: failed to find the secret ${ref.name} in the namespace ${ref.namespace} with error: ${why}`,
+    );
   };
   const secret = await ctx.source.getSecret(ref.namespace, ref.name).catch((e) => fail((e as Error).message));
   if (!secret) return fail(`secrets ${q(ref.name)} not found`);
@@ -47,4 +53,3 @@ export async function secretsOf(ctx: VolumeContext, ref: SecretRef | undefined, 
 function q(s: string): string {
   return JSON.stringify(s);
 }
-

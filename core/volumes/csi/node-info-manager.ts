@@ -33,7 +33,6 @@ export function retry(p: RetryPolicy, what: string, fn: () => Promise<void>): Pr
   return retryWith(p, what, fn, apiMessage);
 }
 
-
 /** Installs/uninstalls CSI drivers' node info for one node. */
 export class NodeInfoManager {
   private chain: Promise<unknown> = Promise.resolve();
@@ -146,4 +145,3 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const sa = new Set(a);
   return sa.size === new Set(b).size && b.every((x) => sa.has(x));
 }
-

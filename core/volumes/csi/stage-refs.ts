@@ -90,7 +90,8 @@ export class StageRefs {
         const dir = path.join(globalRoot, driver, sha);
         try {
           const d = await loadVolData(dir);
-          if (d) this.markStaged({ driver: d.driverName, volumeHandle: d.volumeHandle, stagingPath: stagingTargetPath(pluginsDir, d.driverName, d.volumeHandle) });
+          if (d)
+            this.markStaged({ driver: d.driverName, volumeHandle: d.volumeHandle, stagingPath: stagingTargetPath(pluginsDir, d.driverName, d.volumeHandle) });
         } catch (e) {
           onError?.(dir, e);
         }

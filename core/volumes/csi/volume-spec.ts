@@ -65,7 +65,10 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
   }
   const pvName = pvc.spec?.volumeName ?? '';
   if (pvc.status?.phase !== 'Bound' || pvName === '') {
-    throw nodeletError('NDL_VOLUME_SOURCE', `PVC ${ns}/${claimName} has non-bound phase (${q(pvc.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${q(pvName)})`);
+    throw nodeletError(
+      'NDL_VOLUME_SOURCE',
+      `PVC ${ns}/${claimName} has non-bound phase (${q(pvc.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${q(pvName)})`,
+    );
   }
   const pv = await api.readPV(pvName).catch((e) => fail(`failed to fetch PV ${pvName} from API server: ${(e as Error).message}`, e));
   const claimRef = pv.spec?.claimRef;
@@ -75,10 +78,16 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
   }
   const csi = pv.spec?.csi;
   if (!csi) {
-    throw nodeletError('NDL_VOLUME_UNSUPPORTED', `volume ${q(volume.name)}: PV ${pvName} bound to PVC ${ns}/${claimName} is not a CSI volume; only CSI persistent volumes are supported on this node`);
+    throw nodeletError(
+      'NDL_VOLUME_UNSUPPORTED',
+      `volume ${q(volume.name)}: PV ${pvName} bound to PVC ${ns}/${claimName} is not a CSI volume; only CSI persistent volumes are supported on this node`,
+    );
   }
   if (pv.spec?.volumeMode === 'Block') {
-    throw nodeletError('NDL_VOLUME_UNSUPPORTED', `volume ${q(volume.name)}: PV ${pvName} has volumeMode Block; only Filesystem volumes are supported on this node`);
+    throw nodeletError(
+      'NDL_VOLUME_UNSUPPORTED',
+      `volume ${q(volume.name)}: PV ${pvName} has volumeMode Block; only Filesystem volumes are supported on this node`,
+    );
   }
   return {
     mode: 'Persistent',

@@ -14,9 +14,20 @@ export interface PodRuntimeFacts {
 }
 
 const SUPPORTED = new Set([
-  'metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid',
-  'spec.nodeName', 'spec.restartPolicy', 'spec.serviceAccountName', 'spec.schedulerName',
-  'status.phase', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs',
+  'metadata.annotations',
+  'metadata.labels',
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.restartPolicy',
+  'spec.serviceAccountName',
+  'spec.schedulerName',
+  'status.phase',
+  'status.hostIP',
+  'status.hostIPs',
+  'status.podIP',
+  'status.podIPs',
 ]);
 
 /** Go's `strconv.Quote` (the `%q` verb), used by {@link formatMap}. */
@@ -25,15 +36,33 @@ export function goQuote(s: string): string {
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
     switch (ch) {
-      case '"': out += '\\"'; continue;
-      case '\\': out += '\\\\'; continue;
-      case '\x07': out += '\\a'; continue;
-      case '\b': out += '\\b'; continue;
-      case '\f': out += '\\f'; continue;
-      case '\n': out += '\\n'; continue;
-      case '\r': out += '\\r'; continue;
-      case '\t': out += '\\t'; continue;
-      case '\v': out += '\\v'; continue;
+      case '"':
+        out += '\\"';
+        continue;
+      case '\\':
+        out += '\\\\';
+        continue;
+      case '\x07':
+        out += '\\a';
+        continue;
+      case '\b':
+        out += '\\b';
+        continue;
+      case '\f':
+        out += '\\f';
+        continue;
+      case '\n':
+        out += '\\n';
+        continue;
+      case '\r':
+        out += '\\r';
+        continue;
+      case '\t':
+        out += '\\t';
+        continue;
+      case '\v':
+        out += '\\v';
+        continue;
     }
     if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
     else if (cp < 0x7f || /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch)) out += ch;
@@ -87,11 +116,16 @@ export function extractMetadataField(pod: V1Pod, fieldPath: string): string {
     throw new Error(`fieldPath ${JSON.stringify(fieldPath)} does not support subscript`);
   }
   switch (fieldPath) {
-    case 'metadata.annotations': return formatMap(meta.annotations);
-    case 'metadata.labels': return formatMap(meta.labels);
-    case 'metadata.name': return meta.name ?? '';
-    case 'metadata.namespace': return meta.namespace ?? '';
-    case 'metadata.uid': return meta.uid ?? '';
+    case 'metadata.annotations':
+      return formatMap(meta.annotations);
+    case 'metadata.labels':
+      return formatMap(meta.labels);
+    case 'metadata.name':
+      return meta.name ?? '';
+    case 'metadata.namespace':
+      return meta.namespace ?? '';
+    case 'metadata.uid':
+      return meta.uid ?? '';
   }
   throw new Error(`unsupported fieldPath: ${fieldPath}`);
 }
@@ -117,16 +151,20 @@ export function convertFieldLabel(apiVersion: string | undefined, fieldPath: str
 export function podFieldValue(pod: V1Pod, ref: V1ObjectFieldSelector, facts: PodRuntimeFacts): string {
   const fieldPath = convertFieldLabel(ref.apiVersion, ref.fieldPath);
   switch (fieldPath) {
-    case 'spec.nodeName': return pod.spec?.nodeName ?? '';
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
+    case 'spec.nodeName':
+      return pod.spec?.nodeName ?? '';
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? '';
     case 'status.hostIP':
       if (facts.hostIPs.length === 0) throw new Error('no host IPs known for this node');
       return facts.hostIPs[0]!;
     case 'status.hostIPs':
       if (facts.hostIPs.length === 0) throw new Error('no host IPs known for this node');
       return facts.hostIPs.join(',');
-    case 'status.podIP': return facts.podIPs[0] ?? '';
-    case 'status.podIPs': return facts.podIPs.join(',');
+    case 'status.podIP':
+      return facts.podIPs[0] ?? '';
+    case 'status.podIPs':
+      return facts.podIPs.join(',');
   }
   return extractMetadataField(pod, fieldPath);
 }

@@ -48,10 +48,17 @@ export const hostPathPlugin: VolumePlugin = {
   canSupport: (v: V1Volume) => v.hostPath != null,
   async setUp(volume, ctx) {
     const p = volume.hostPath!.path;
-    if (!path.isAbsolute(p)) throw nodeletError('NDL_POD_INVALID', `volume ${JSON.stringify(volume.name)}: hostPath ${JSON.stringify(p)} must be an absolute path`);
+    if (!path.isAbsolute(p))
+      throw nodeletError('NDL_POD_INVALID', `volume ${JSON.stringify(volume.name)}: hostPath ${JSON.stringify(p)} must be an absolute path`);
     if (p.split('/').includes('..')) throw nodeletError('NDL_PATH_ESCAPE', `${volume.name}: path ${JSON.stringify(p)} must not contain '..'`);
     await checkHostPathType(p, volume.hostPath!.type ?? '');
     ctx.log.debug({ volume: volume.name, path: p }, 'hostPath volume uses a host directory as is');
-    return { name: volume.name, hostPath: path.normalize(p), readOnly: false, kind: 'hostPath', notes: [`hostPath ${p} is the node's own path, shared with the host`] };
+    return {
+      name: volume.name,
+      hostPath: path.normalize(p),
+      readOnly: false,
+      kind: 'hostPath',
+      notes: [`hostPath ${p} is the node's own path, shared with the host`],
+    };
   },
 };

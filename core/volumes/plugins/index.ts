@@ -7,4 +7,3 @@ import { projectedPlugin } from './projected.ts';
 import { secretPlugin } from './secret.ts';
 
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin };
-

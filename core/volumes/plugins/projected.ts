@@ -23,7 +23,9 @@ interface Collected {
 }
 
 async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeContext, out: Collected): Promise<void> {
-  const add = (p: Payload) => { for (const [k, v] of p) out.payload.set(k, v); };
+  const add = (p: Payload) => {
+    for (const [k, v] of p) out.payload.set(k, v);
+  };
   if (src.configMap) {
     const optional = src.configMap.optional === true;
     add(configMapPayload(await fetchConfigMap(ctx, src.configMap.name ?? '', optional), src.configMap.items, mode, optional));

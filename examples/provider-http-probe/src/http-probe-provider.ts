@@ -7,10 +7,7 @@
  * Pods run on the plugin API's state machine toolkit (`podStates`), so
  * restart policies, back-off and deletion behave as for any pod.
  */
-import {
-  API_VERSION, podLifecycleFromMachine, podStates, providerError,
-  type PodObject, type PodProvider, type ProviderContext,
-} from '@nodelet/plugin-api/v1';
+import { API_VERSION, podLifecycleFromMachine, podStates, providerError, type PodObject, type PodProvider, type ProviderContext } from '@nodelet/plugin-api/v1';
 import { ProbePod, type ProbePodOptions } from './probe-pod.ts';
 import { parseProbeArgs, parseProbeUrl } from './probe-spec.ts';
 
@@ -23,7 +20,8 @@ export const HTTP_PROBE_HANDLER = 'http-probe';
 /** Refuses, before anything runs, a pod this provider can never run (core fails it as UnsupportedPodSpec). */
 export function validateProbePod(pod: PodObject, allowHosts?: readonly string[]): void {
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-    if (c.command?.length) throw providerError('InvalidArgument', `container "${c.name}": http-probe containers take no command (the image is the URL, args are flags)`);
+    if (c.command?.length)
+      throw providerError('InvalidArgument', `container "${c.name}": http-probe containers take no command (the image is the URL, args are flags)`);
     parseProbeUrl(c.name, c.image, allowHosts);
     // Args with $(VAR) references are checked once core has expanded them.
     if (!(c.args ?? []).some((a) => a.includes('$('))) parseProbeArgs(c.name, c.args ?? []);

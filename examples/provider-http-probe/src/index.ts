@@ -14,7 +14,12 @@ export { parseDuration, parseProbeArgs, parseProbeUrl, statusMatches, PROBE_DEFA
 /** Allowed hosts from the environment, or undefined for any. */
 function allowHostsFromEnv(): string[] | undefined {
   const v = process.env.NODELET_HTTP_PROBE_ALLOW_HOSTS;
-  return v === undefined ? undefined : v.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean);
 }
 
 /** Creates the `http-probe` provider (options override the environment). */

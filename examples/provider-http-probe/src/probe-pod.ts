@@ -11,8 +11,14 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import {
-  createBackoff, CriLogWriter, type BackoffOptions, type ContainerStatusReport, type PodLifecycleContext,
-  type PodMachineContext, type PodObject, type PodStatusReport,
+  createBackoff,
+  CriLogWriter,
+  type BackoffOptions,
+  type ContainerStatusReport,
+  type PodLifecycleContext,
+  type PodMachineContext,
+  type PodObject,
+  type PodStatusReport,
 } from '@nodelet/plugin-api/v1';
 import { runProbe, type ProbeExit } from './probe.ts';
 import { parseProbeArgs, parseProbeUrl } from './probe-spec.ts';
@@ -26,7 +32,13 @@ export interface ProbePodOptions {
   readonly fetch?: typeof fetch;
 }
 
-interface Run { restartCount: number; state: ContainerStatusReport['state']; containerID?: string; ran: boolean; done?: Promise<ProbeExit> }
+interface Run {
+  restartCount: number;
+  state: ContainerStatusReport['state'];
+  containerID?: string;
+  ran: boolean;
+  done?: Promise<ProbeExit>;
+}
 
 /** Waiting reasons for containers that have not run, by the pod state's reason. */
 const WAITING: Record<string, string> = { ImagePullBackOff: 'ImagePullBackOff', PodInitializing: 'PodInitializing', Error: 'CreateContainerError' };
@@ -40,24 +52,37 @@ export class ProbePod implements PodMachineContext {
   readonly backoff: PodMachineContext['backoff'];
   readonly resetBackoff: PodMachineContext['resetBackoff'];
 
-  constructor(private readonly pod: PodObject, private readonly ctx: PodLifecycleContext, private readonly o: ProbePodOptions = {}) {
+  constructor(
+    private readonly pod: PodObject,
+    private readonly ctx: PodLifecycleContext,
+    private readonly o: ProbePodOptions = {},
+  ) {
     this.restartPolicy = pod.spec.restartPolicy ?? 'Always';
     this.back = createBackoff(o.backoff);
     this.backoff = (kind, signal) => this.back.backoff(kind, signal);
     this.resetBackoff = (kind) => this.back.resetBackoff(kind);
-    for (const [init, list] of [[true, pod.spec.initContainers ?? []], [false, pod.spec.containers]] as const) {
+    for (const [init, list] of [
+      [true, pod.spec.initContainers ?? []],
+      [false, pod.spec.containers],
+    ] as const) {
       for (const c of list) this.runs.set(key(init, c.name), { restartCount: 0, ran: false, state: { waiting: { reason: 'ContainerCreating' } } });
     }
   }
 
-  private specs(init: boolean) { return (init ? this.pod.spec.initContainers : this.pod.spec.containers) ?? []; }
+  private specs(init: boolean) {
+    return (init ? this.pod.spec.initContainers : this.pod.spec.containers) ?? [];
+  }
 
   async pullImages(signal: AbortSignal): Promise<void> {
-    const hosts = new Set([...this.specs(true), ...this.specs(false)].map((c) => parseProbeUrl(c.name, c.image, this.o.allowHosts).hostname.replace(/^\[|\]$/g, '')));
+    const hosts = new Set(
+      [...this.specs(true), ...this.specs(false)].map((c) => parseProbeUrl(c.name, c.image, this.o.allowHosts).hostname.replace(/^\[|\]$/g, '')),
+    );
     for (const host of hosts) {
       if (signal.aborted) return;
       if (isIP(host)) continue;
-      try { await (this.o.resolveHost ?? lookup)(host); } catch (e) {
+      try {
+        await (this.o.resolveHost ?? lookup)(host);
+      } catch (e) {
         throw new Error(`cannot resolve host "${host}": ${(e as { code?: string }).code ?? (e as Error).message}`);
       }
     }
@@ -77,7 +102,9 @@ export class ProbePod implements PodMachineContext {
   async wait(): Promise<{ exitCode: number; message?: string }> {
     const exits = await Promise.all(this.specs(false).map(async (c) => ({ name: c.name, exit: await this.runs.get(key(false, c.name))!.done! })));
     const failed = exits.find((x) => x.exit.exitCode !== 0);
-    return failed ? { exitCode: failed.exit.exitCode, message: `container "${failed.name}": ${failed.exit.message ?? `exit code ${failed.exit.exitCode}`}` } : { exitCode: 0 };
+    return failed
+      ? { exitCode: failed.exit.exitCode, message: `container "${failed.name}": ${failed.exit.message ?? `exit code ${failed.exit.exitCode}`}` }
+      : { exitCode: 0 };
   }
 
   async stop(): Promise<void> {
@@ -93,7 +120,12 @@ export class ProbePod implements PodMachineContext {
     const restartCount = run.ran ? run.restartCount + 1 : 0;
     const log = new CriLogWriter(this.ctx.logPath(name, restartCount));
     const startedAt = new Date();
-    Object.assign(run, { ran: true, restartCount, containerID: `http-probe://${this.pod.metadata.uid.slice(0, 8)}-${name}-${restartCount}`, state: { running: { startedAt } } });
+    Object.assign(run, {
+      ran: true,
+      restartCount,
+      containerID: `http-probe://${this.pod.metadata.uid.slice(0, 8)}-${name}-${restartCount}`,
+      state: { running: { startedAt } },
+    });
     this.ctx.statusChanged();
     run.done = runProbe(spec, log, AbortSignal.any([signal, this.stopping.signal]), this.o.fetch).then((exit) => {
       log.close();
@@ -111,7 +143,8 @@ export class ProbePod implements PodMachineContext {
       const r = this.runs.get(key(init, name))!;
       let state = r.state;
       if (!r.ran && waiting) state = { waiting: { reason: waiting, message: machine.message } };
-      else if (r.ran && machine.reason === 'CrashLoopBackOff' && 'terminated' in state) state = { waiting: { reason: 'CrashLoopBackOff', message: machine.message } };
+      else if (r.ran && machine.reason === 'CrashLoopBackOff' && 'terminated' in state)
+        state = { waiting: { reason: 'CrashLoopBackOff', message: machine.message } };
       return { name, state, ready: init ? false : 'running' in state, restartCount: r.restartCount, containerID: r.containerID };
     };
     const init = this.specs(true).map((c) => status(true, c.name));

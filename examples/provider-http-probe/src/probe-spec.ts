@@ -45,7 +45,11 @@ export function statusMatches(expect: string, status: number): boolean {
 /** Checks a container's image is an http(s) URL on an allowed host. */
 export function parseProbeUrl(container: string, image: string | undefined, allowHosts?: readonly string[]): URL {
   let url: URL;
-  try { url = new URL(image ?? ''); } catch { throw bad(container, `image ${JSON.stringify(image ?? '')} is not a URL (an http-probe image is the URL to GET)`); }
+  try {
+    url = new URL(image ?? '');
+  } catch {
+    throw bad(container, `image ${JSON.stringify(image ?? '')} is not a URL (an http-probe image is the URL to GET)`);
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad(container, `image ${JSON.stringify(image)} is not an http(s) URL`);
   if (url.username || url.password) throw bad(container, 'the image URL must not carry credentials');
   if (allowHosts && !allowHosts.includes(url.hostname.toLowerCase())) {
@@ -71,14 +75,21 @@ export function parseProbeArgs(container: string, args: readonly string[]): Omit
         if (!/^(\d{3}|\dxx)(,(\d{3}|\dxx))*$/.test(value)) throw bad(container, `--expect=${value} is not a list of status codes (e.g. 200,204 or 2xx)`);
         out.expect = value;
         break;
-      case 'interval': out.intervalMs = duration(); break;
-      case 'timeout': out.timeoutMs = duration(); break;
+      case 'interval':
+        out.intervalMs = duration();
+        break;
+      case 'timeout':
+        out.timeoutMs = duration();
+        break;
       case 'attempts':
         if (!/^\d+$/.test(value)) throw bad(container, `--attempts=${value} is not a whole number`);
         out.attempts = Number(value);
         break;
-      case 'contains': out.contains = value; break;
-      default: throw bad(container, `unknown flag --${flag} (known: --expect, --interval, --attempts, --timeout, --contains)`);
+      case 'contains':
+        out.contains = value;
+        break;
+      default:
+        throw bad(container, `unknown flag --${flag} (known: --expect, --interval, --attempts, --timeout, --contains)`);
     }
   }
   return out;

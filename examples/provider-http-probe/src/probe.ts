@@ -52,7 +52,11 @@ async function attempt(spec: ProbeSpec, signal: AbortSignal, fetchImpl: typeof f
   const head = `GET ${spec.url.href} →`;
   try {
     // Redirects are answers, not followed: a probe never leaves the host it names.
-    const res = await fetchImpl(spec.url, { redirect: 'manual', signal: AbortSignal.any([signal, timeout]), headers: { 'user-agent': 'nodelet-http-probe/0.1' } });
+    const res = await fetchImpl(spec.url, {
+      redirect: 'manual',
+      signal: AbortSignal.any([signal, timeout]),
+      headers: { 'user-agent': 'nodelet-http-probe/0.1' },
+    });
     const body = spec.contains === undefined ? (await res.body?.cancel(), '') : await readCapped(res, MAX_BODY_BYTES);
     const ms = Math.round(performance.now() - t0);
     const lacks = spec.contains !== undefined && !body.includes(spec.contains);
@@ -66,11 +70,20 @@ async function attempt(spec: ProbeSpec, signal: AbortSignal, fetchImpl: typeof f
 
 /** Runs the probe until it ends; never rejects. */
 export async function runProbe(spec: ProbeSpec, log: ProbeLog, signal: AbortSignal, fetchImpl: typeof fetch = fetch): Promise<ProbeExit> {
-  const end = (exitCode: number, message?: string): ProbeExit => ({ exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', message, finishedAt: new Date() });
+  const end = (exitCode: number, message?: string): ProbeExit => ({
+    exitCode,
+    reason: exitCode === 0 ? 'Completed' : 'Error',
+    message,
+    finishedAt: new Date(),
+  });
   for (let n = 1; ; n++) {
     if (signal.aborted) return end(STOPPED_EXIT_CODE, 'stopped: the pod was deleted');
     let r: { ok: boolean; line: string };
-    try { r = await attempt(spec, signal, fetchImpl); } catch { return end(STOPPED_EXIT_CODE, 'stopped: the pod was deleted'); }
+    try {
+      r = await attempt(spec, signal, fetchImpl);
+    } catch {
+      return end(STOPPED_EXIT_CODE, 'stopped: the pod was deleted');
+    }
     log.write(r.ok ? 'stdout' : 'stderr', `${r.line}\n`);
     if (r.ok) return end(0);
     if (spec.attempts > 0 && n >= spec.attempts) return end(1, `no answer matching ${spec.expect} after ${n} attempt${n > 1 ? 's' : ''}; last: ${r.line}`);

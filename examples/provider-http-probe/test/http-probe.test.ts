@@ -29,14 +29,27 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); rmSync(root, { recursive: true, force: true }); });
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  rmSync(root, { recursive: true, force: true });
+});
 
 let n = 0;
-interface C { name: string; image: string; args?: string[]; command?: string[] }
+interface C {
+  name: string;
+  image: string;
+  args?: string[];
+  command?: string[];
+}
 
 function pod(containers: C[], o: { init?: C[]; restartPolicy?: 'Always' | 'OnFailure' | 'Never' } = {}): PodObject {
   const uid = `0000000${++n}-aaaa-bbbb-cccc-dddddddddddd`;
-  return { metadata: { namespace: 'default', name: `p${n}`, uid }, spec: { containers, initContainers: o.init, restartPolicy: o.restartPolicy ?? 'Never' }, raw: {} };
+  return {
+    metadata: { namespace: 'default', name: `p${n}`, uid },
+    spec: { containers, initContainers: o.init, restartPolicy: o.restartPolicy ?? 'Never' },
+    raw: {},
+  };
 }
 
 function context(p: PodObject, env: Record<string, string> = {}, onChange?: () => void) {
@@ -44,24 +57,40 @@ function context(p: PodObject, env: Record<string, string> = {}, onChange?: () =
   const changes = { n: 0 };
   const all = [...(p.spec.initContainers ?? []), ...p.spec.containers];
   const ctx: PodLifecycleContext = {
-    log, event: () => undefined, signal: abort.signal, podDir: join(root, p.metadata.uid),
+    log,
+    event: () => undefined,
+    signal: abort.signal,
+    podDir: join(root, p.metadata.uid),
     async resolveContainer(name) {
       const c = all.find((x) => x.name === name)!;
       const args = (c.args ?? []).map((a) => a.replace(/\$\((\w+)\)/g, (_, v: string) => env[v] ?? ''));
       return { name, image: c.image!, argv: [name, ...args], env, mounts: [], limits: {} };
     },
     logPath: (name, restartCount) => join(root, p.metadata.uid, name, `${restartCount}.log`),
-    statusChanged: () => { changes.n++; onChange?.(); },
+    statusChanged: () => {
+      changes.n++;
+      onChange?.();
+    },
   };
   return { ctx, abort, changes };
 }
 
 const lines = (p: PodObject, name: string, restartCount = 0) =>
-  readFileSync(join(root, p.metadata.uid, name, `${restartCount}.log`), 'utf8').trim().split('\n').map((l) => parseCriLine(l)!).map((l) => `${l.stream} ${l.content}`);
+  readFileSync(join(root, p.metadata.uid, name, `${restartCount}.log`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => parseCriLine(l)!)
+    .map((l) => `${l.stream} ${l.content}`);
 
 async function until(provider: ReturnType<typeof createProvider>, p: PodObject, ok: (s: PodStatusReport) => boolean): Promise<PodStatusReport> {
   let last: PodStatusReport | undefined;
-  await vi.waitFor(() => { last = provider.pods.getPodStatus(p.metadata); if (!last || !ok(last)) throw new Error(`not yet: ${JSON.stringify(last)}`); }, { timeout: 10_000, interval: 10 });
+  await vi.waitFor(
+    () => {
+      last = provider.pods.getPodStatus(p.metadata);
+      if (!last || !ok(last)) throw new Error(`not yet: ${JSON.stringify(last)}`);
+    },
+    { timeout: 10_000, interval: 10 },
+  );
   return last!;
 }
 const done = (s: PodStatusReport) => s.phase === 'Succeeded' || s.phase === 'Failed';
@@ -70,13 +99,20 @@ const fast = (o: HttpProbeProviderOptions = {}) => createHttpProbeProvider({ bac
 describe('http-probe provider', () => {
   it('runs init then app probes to Succeeded, retrying until the answer matches, with every attempt in the log', async () => {
     const provider = fast();
-    const p = pod([{ name: 'web', image: `${base}/flaky-a`, args: ['--interval=20ms', '--contains=ready'] }], { init: [{ name: 'wait', image: `${base}/ok` }] });
+    const p = pod([{ name: 'web', image: `${base}/flaky-a`, args: ['--interval=20ms', '--contains=ready'] }], {
+      init: [{ name: 'wait', image: `${base}/ok` }],
+    });
     const { ctx, changes } = context(p);
     await provider.pods.createPod(p, ctx);
     const s = await until(provider, p, done);
     expect(s).toMatchObject({ phase: 'Succeeded', reason: 'Completed' });
     expect(s.initContainers![0]).toMatchObject({ name: 'wait', restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } });
-    expect(s.containers![0]).toMatchObject({ name: 'web', ready: false, containerID: expect.stringMatching(/^http-probe:\/\/00000001-web-0$/), state: { terminated: { exitCode: 0, reason: 'Completed' } } });
+    expect(s.containers![0]).toMatchObject({
+      name: 'web',
+      ready: false,
+      containerID: expect.stringMatching(/^http-probe:\/\/00000001-web-0$/),
+      state: { terminated: { exitCode: 0, reason: 'Completed' } },
+    });
     expect(lines(p, 'wait')).toEqual([expect.stringMatching(new RegExp(`^stdout GET ${base}/ok → 200 OK \\(\\d+ ms\\)$`))]);
     expect(lines(p, 'web')).toEqual([
       expect.stringMatching(/^stderr GET .*\/flaky-a → 503 Service Unavailable \(\d+ ms\); body lacks "ready"$/),
@@ -99,7 +135,10 @@ describe('http-probe provider', () => {
 
   it('does not follow redirects: a 302 is the answer (and matches --expect=302)', async () => {
     const provider = fast();
-    const p = pod([{ name: 'a', image: `${base}/moved`, args: ['--attempts=1'] }, { name: 'b', image: `${base}/moved`, args: ['--expect=301,302'] }]);
+    const p = pod([
+      { name: 'a', image: `${base}/moved`, args: ['--attempts=1'] },
+      { name: 'b', image: `${base}/moved`, args: ['--expect=301,302'] },
+    ]);
     await provider.pods.createPod(p, context(p).ctx);
     const s = await until(provider, p, done);
     expect(s.containers!.map((c) => ('terminated' in c.state ? c.state.terminated.exitCode : -1))).toEqual([1, 0]);
@@ -119,9 +158,17 @@ describe('http-probe provider', () => {
 
   it('stops running probes when the pod is deleted (exit 143) and forgets the pod', async () => {
     const provider = fast();
-    const p = pod([{ name: 'forever', image: `${base}/broken`, args: ['--interval=10ms'] }, { name: 'stuck', image: `${base}/hang` }], { restartPolicy: 'Always' });
+    const p = pod(
+      [
+        { name: 'forever', image: `${base}/broken`, args: ['--interval=10ms'] },
+        { name: 'stuck', image: `${base}/hang` },
+      ],
+      { restartPolicy: 'Always' },
+    );
     let seen: PodStatusReport | undefined;
-    const { ctx } = context(p, {}, () => { seen = provider.pods.getPodStatus(p.metadata) ?? seen; });
+    const { ctx } = context(p, {}, () => {
+      seen = provider.pods.getPodStatus(p.metadata) ?? seen;
+    });
     await provider.pods.createPod(p, ctx);
     await until(provider, p, (s) => s.phase === 'Running' && s.containers!.every((c) => 'running' in c.state && c.ready));
     await vi.waitFor(() => expect(lines(p, 'forever').length).toBeGreaterThan(1), { timeout: 5000, interval: 10 });
@@ -138,7 +185,12 @@ describe('http-probe provider', () => {
 
   it('reports a host it cannot resolve as ImagePullBackOff and keeps retrying', async () => {
     const asked: string[] = [];
-    const provider = fast({ resolveHost: async (h) => { asked.push(h); throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' }); } });
+    const provider = fast({
+      resolveHost: async (h) => {
+        asked.push(h);
+        throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
+      },
+    });
     const p = pod([{ name: 'x', image: 'http://svc.example.invalid/healthz' }]);
     const { ctx } = context(p);
     await provider.pods.createPod(p, ctx);
@@ -153,12 +205,19 @@ describe('http-probe provider', () => {
     const provider = createProvider({ allowHosts: ['127.0.0.1'] });
     const refuse = (c: C) => {
       const p = pod([c]);
-      return provider.pods.createPod(p, context(p).ctx).then(() => 'created', (e: { code?: string; message: string }) => `${e.code}: ${e.message}`);
+      return provider.pods.createPod(p, context(p).ctx).then(
+        () => 'created',
+        (e: { code?: string; message: string }) => `${e.code}: ${e.message}`,
+      );
     };
     expect(await refuse({ name: 'a', image: 'ftp://127.0.0.1/x' })).toBe('InvalidArgument: container "a": image "ftp://127.0.0.1/x" is not an http(s) URL');
     expect(await refuse({ name: 'b', image: 'busybox:1.36' })).toMatch(/^InvalidArgument: container "b": image "busybox:1.36" is not an http\(s\) URL/);
-    expect(await refuse({ name: 'c', image: 'http://10.0.0.1/' })).toBe('InvalidArgument: container "c": host "10.0.0.1" is not allowed on this node (allowed: 127.0.0.1)');
-    expect(await refuse({ name: 'd', image: `${base}/ok`, command: ['curl'] })).toMatch(/^InvalidArgument: container "d": http-probe containers take no command/);
+    expect(await refuse({ name: 'c', image: 'http://10.0.0.1/' })).toBe(
+      'InvalidArgument: container "c": host "10.0.0.1" is not allowed on this node (allowed: 127.0.0.1)',
+    );
+    expect(await refuse({ name: 'd', image: `${base}/ok`, command: ['curl'] })).toMatch(
+      /^InvalidArgument: container "d": http-probe containers take no command/,
+    );
     expect(await refuse({ name: 'e', image: `${base}/ok`, args: ['--retries=3'] })).toMatch(/^InvalidArgument: container "e": unknown flag --retries/);
     expect(await refuse({ name: 'f', image: 'http://u:pw@127.0.0.1/' })).toBe('InvalidArgument: container "f": the image URL must not carry credentials');
   });
@@ -173,7 +232,13 @@ describe('http-probe provider', () => {
   });
 
   it('parses flags and status patterns', () => {
-    expect(parseProbeArgs('c', ['--expect=200,3xx', '--interval=1.5s', '--timeout=250ms', '--attempts=4', '--contains=a=b'])).toEqual({ expect: '200,3xx', intervalMs: 1500, timeoutMs: 250, attempts: 4, contains: 'a=b' });
+    expect(parseProbeArgs('c', ['--expect=200,3xx', '--interval=1.5s', '--timeout=250ms', '--attempts=4', '--contains=a=b'])).toEqual({
+      expect: '200,3xx',
+      intervalMs: 1500,
+      timeoutMs: 250,
+      attempts: 4,
+      contains: 'a=b',
+    });
     expect(() => parseProbeArgs('c', ['--expect=ok'])).toThrow(/not a list of status codes/);
     expect(() => parseProbeArgs('c', ['plain'])).toThrow(/is not a --flag=value/);
     expect([200, 204, 302, 404].map((s) => statusMatches('204,3xx', s))).toEqual([false, true, true, false]);

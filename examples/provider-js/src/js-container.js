@@ -29,7 +29,10 @@ export function startJsContainer(spec, modulePath, log, heapLimitMb) {
   const memoryMb = spec.limits.memoryBytes !== undefined ? Math.max(4, Math.floor(spec.limits.memoryBytes / MIB)) : heapLimitMb;
   const worker = new Worker(WORKER, {
     workerData: { moduleUrl: new URL(`file://${modulePath}`).href, argv: [...spec.argv], mounts: spec.mounts.map((m) => ({ ...m })) },
-    env: { ...spec.env }, stdout: true, stderr: true, execArgv: [],
+    env: { ...spec.env },
+    stdout: true,
+    stderr: true,
+    execArgv: [],
     resourceLimits: memoryMb !== undefined ? { maxOldGenerationSizeMb: memoryMb } : undefined,
     name: `${spec.pod.namespace}/${spec.pod.name}/${spec.name}`,
   });
@@ -38,24 +41,35 @@ export function startJsContainer(spec, modulePath, log, heapLimitMb) {
   /** @type {Error | undefined} */
   let failure;
   let killed = false;
-  worker.on('error', (e) => { failure = e; });
+  worker.on('error', (e) => {
+    failure = e;
+  });
   /** @type {Promise<import('@nodelet/plugin-api/v1').ContainerExit>} */
   const exit = new Promise((resolve) => {
     worker.once('exit', (code) => {
       const oom = /** @type {{ code?: string } | undefined} */ (failure)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
       if (failure && !oom) logFile.write('stderr', `${failure.stack ?? failure.message}\n`);
-      try { logFile.close(); } catch (e) { log.warn({ container: spec.name, err: String(e) }, 'closing the log failed'); }
+      try {
+        logFile.close();
+      } catch (e) {
+        log.warn({ container: spec.name, err: String(e) }, 'closing the log failed');
+      }
       const exitCode = oom || killed ? KILLED_EXIT_CODE : code;
       const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
       resolve({ exitCode, reason, message: failure && !oom ? failure.message : undefined, finishedAt: new Date() });
     });
   });
   return {
-    id: spec.id, startedAt: new Date(), exit,
+    id: spec.id,
+    startedAt: new Date(),
+    exit,
     /** @param {number} gracePeriodMs */
     async stop(gracePeriodMs) {
       worker.postMessage('SIGTERM');
-      const timer = setTimeout(() => { killed = true; void worker.terminate(); }, gracePeriodMs);
+      const timer = setTimeout(() => {
+        killed = true;
+        void worker.terminate();
+      }, gracePeriodMs);
       await exit;
       clearTimeout(timer);
     },

@@ -23,7 +23,10 @@ function resolveMount(containerPath) {
   }
   throw new Error(`${containerPath} is not inside a volume mount`);
 }
-/** @type {any} */ (globalThis).nodelet = Object.freeze({ mounts: Object.freeze(mounts.map((/** @type {Mount} */ m) => Object.freeze({ ...m }))), resolve: resolveMount });
+/** @type {any} */ (globalThis).nodelet = Object.freeze({
+  mounts: Object.freeze(mounts.map((/** @type {Mount} */ m) => Object.freeze({ ...m }))),
+  resolve: resolveMount,
+});
 
 // A stop that arrives while the module is still loading is delivered once its
 // top-level code has run (so the SIGTERM listener it installs is honoured).

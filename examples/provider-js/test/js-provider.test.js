@@ -24,7 +24,9 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'provider-js-'));
   provider = /** @type {import('../src/index.js').JsProvider} */ (createProvider());
   await provider.init({
-    log, rootDir: join(root, 'data'), signal: new AbortController().signal,
+    log,
+    rootDir: join(root, 'data'),
+    signal: new AbortController().signal,
     images: {
       async pull(image, req) {
         requests.push(req);
@@ -38,7 +40,10 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => { await provider.shutdown(); rmSync(root, { recursive: true, force: true }); });
+afterAll(async () => {
+  await provider.shutdown();
+  rmSync(root, { recursive: true, force: true });
+});
 
 let n = 0;
 /** @param {string} code @param {Partial<import('@nodelet/plugin-api/v1').ContainerSpec>} [extra] */
@@ -49,11 +54,24 @@ async function run(code, extra = {}) {
   const logPath = join(root, 'logs', `c${n}`, '0.log');
   /** @type {import('@nodelet/plugin-api/v1').ContainerSpec} */
   const spec = {
-    id: `c${n}`, pod: { namespace: 'ns', name: 'p', uid: 'u' }, name: 'main', image: pulled, argv: ['app.mjs'], env: {}, mounts: [],
-    limits: {}, logPath, restartCount: 0, ...extra,
+    id: `c${n}`,
+    pod: { namespace: 'ns', name: 'p', uid: 'u' },
+    name: 'main',
+    image: pulled,
+    argv: ['app.mjs'],
+    env: {},
+    mounts: [],
+    limits: {},
+    logPath,
+    restartCount: 0,
+    ...extra,
   };
   const running = await provider.startContainer(spec, ctx);
-  const logLines = () => readFileSync(logPath, 'utf8').trim().split('\n').map((l) => /** @type {import('@nodelet/plugin-api/v1').CriLogLine} */ (parseCriLine(l)));
+  const logLines = () =>
+    readFileSync(logPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => /** @type {import('@nodelet/plugin-api/v1').CriLogLine} */ (parseCriLine(l)));
   return { running, logLines };
 }
 
@@ -65,13 +83,18 @@ describe('js provider', () => {
   });
 
   it('runs a module with the container env and argv and writes stdout/stderr to the CRI log', async () => {
-    const { running, logLines } = await run(
-      'console.log(`hello ${process.env.WHO} ${process.argv.slice(1).join(",")}`); console.error("warned");',
-      { env: { WHO: 'world' }, argv: ['app.mjs', '--flag', 'x'] },
-    );
+    const { running, logLines } = await run('console.log(`hello ${process.env.WHO} ${process.argv.slice(1).join(",")}`); console.error("warned");', {
+      env: { WHO: 'world' },
+      argv: ['app.mjs', '--flag', 'x'],
+    });
     expect(await running.exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
     const lines = logLines();
-    expect(lines.map((l) => [l.stream, l.content])).toEqual(expect.arrayContaining([['stdout', 'hello world app.mjs,--flag,x'], ['stderr', 'warned']]));
+    expect(lines.map((l) => [l.stream, l.content])).toEqual(
+      expect.arrayContaining([
+        ['stdout', 'hello world app.mjs,--flag,x'],
+        ['stderr', 'warned'],
+      ]),
+    );
   });
 
   it('reports process.exit codes and uncaught errors', async () => {

@@ -85,12 +85,20 @@ t = performance.now();
 await p.shutdown();
 const stopAll = performance.now() - t;
 const burstMs = burst.map((s) => s.ms);
-console.log(JSON.stringify({
-  limits: resourceLimits, pool: pool ?? 'default', maxBooting: maxBootingWorkers ?? 'default', coldStartMs: r1(first.ms),
-  cachedSpacedMs: { p50: r1(q(spaced, 0.5)), p90: r1(q(spaced, 0.9)) },
-  cachedBackToBackMs: { p50: r1(q(b2b, 0.5)), p90: r1(q(b2b, 0.9)) },
-  burst100Ms: { first: r1(Math.min(...burstMs)), p50: r1(q(burstMs, 0.5)), p90: r1(q(burstMs, 0.9)), last: r1(Math.max(...burstMs)) },
-  idleWorkerMiB, n, perModuleStartMs: r1(startAll / n),
-  rssPerSleepingModuleMiB: +((rssAfter - base) / n / 1048576).toFixed(2), stopAllMs: Math.round(stopAll),
-}));
+console.log(
+  JSON.stringify({
+    limits: resourceLimits,
+    pool: pool ?? 'default',
+    maxBooting: maxBootingWorkers ?? 'default',
+    coldStartMs: r1(first.ms),
+    cachedSpacedMs: { p50: r1(q(spaced, 0.5)), p90: r1(q(spaced, 0.9)) },
+    cachedBackToBackMs: { p50: r1(q(b2b, 0.5)), p90: r1(q(b2b, 0.9)) },
+    burst100Ms: { first: r1(Math.min(...burstMs)), p50: r1(q(burstMs, 0.5)), p90: r1(q(burstMs, 0.9)), last: r1(Math.max(...burstMs)) },
+    idleWorkerMiB,
+    n,
+    perModuleStartMs: r1(startAll / n),
+    rssPerSleepingModuleMiB: +((rssAfter - base) / n / 1048576).toFixed(2),
+    stopAllMs: Math.round(stopAll),
+  }),
+);
 cleanup();

@@ -18,7 +18,13 @@
 import { channel } from 'node:diagnostics_channel';
 import type { Worker } from 'node:worker_threads';
 import {
-  providerError, type ContainerExit, type ContainerSpec, type ContainerStats, type EventRecorder, type Logger, type RunningContainer,
+  providerError,
+  type ContainerExit,
+  type ContainerSpec,
+  type ContainerStats,
+  type EventRecorder,
+  type Logger,
+  type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
@@ -152,7 +158,12 @@ export interface WasiContainer extends RunningContainer {
 }
 
 export async function runContainer(
-  spec: ContainerSpec, loaded: LoadedModule, log: Logger, pool: WorkerPool, opts: RunnerOptions = {}, signal?: AbortSignal,
+  spec: ContainerSpec,
+  loaded: LoadedModule,
+  log: Logger,
+  pool: WorkerPool,
+  opts: RunnerOptions = {},
+  signal?: AbortSignal,
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
@@ -185,11 +196,15 @@ export async function runContainer(
 
   return new Promise<WasiContainer>((resolveStart, rejectStart) => {
     let resolveExit!: (e: ContainerExit) => void;
-    const exit = new Promise<ContainerExit>((r) => { resolveExit = r; });
+    const exit = new Promise<ContainerExit>((r) => {
+      resolveExit = r;
+    });
     const running: WasiContainer = {
       id: spec.id,
       stats: () => moduleStats(worker, tid, control),
-      get startedAt() { return startedAt ?? new Date(); },
+      get startedAt() {
+        return startedAt ?? new Date();
+      },
       exit,
       async stop(_gracePeriodMs: number) {
         // WASI has no signals, so there is nothing polite to ask the module and the grace
@@ -217,11 +232,21 @@ export async function runContainer(
       rejectStart(err);
       void worker.terminate();
     };
-    const timer = setTimeout(() => abortStart(providerError('InvalidImage', instantiating
-      ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated`
-      : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated`,
-    { reason: 'StartTimeout' })), startTimeoutMs);
-    const onAbort = () => abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`));
+    const timer = setTimeout(
+      () =>
+        abortStart(
+          providerError(
+            'InvalidImage',
+            instantiating
+              ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated`
+              : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated`,
+            { reason: 'StartTimeout' },
+          ),
+        ),
+      startTimeoutMs,
+    );
+    const onAbort = () =>
+      abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`));
     function cleanupStart() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -243,7 +268,11 @@ export async function runContainer(
           setImmediate(() => pool.warm()); // replace the worker once the caller has its container
           if (startChannel.hasSubscribers) {
             startChannel.publish({
-              containerId: spec.id, logPath: spec.logPath, threadId: worker.threadId, waitMs, startMs: startedMs - t0,
+              containerId: spec.id,
+              logPath: spec.logPath,
+              threadId: worker.threadId,
+              waitMs,
+              startMs: startedMs - t0,
             } satisfies ContainerStartEvent);
           }
           break;
@@ -251,9 +280,11 @@ export async function runContainer(
           break;
         case 'failed':
           cleanupStart();
-          rejectStart(m.reason === 'mount'
-            ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
-            : providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`));
+          rejectStart(
+            m.reason === 'mount'
+              ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
+              : providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`),
+          );
           break;
         case 'warning':
           log.warn({ container: spec.name }, m.message);
@@ -278,8 +309,10 @@ export async function runContainer(
         setImmediate(() => pool.warm());
       }
       const result: ContainerExit = {
-        ...(outcome ?? (stopping ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
-          : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
+        ...(outcome ??
+          (stopping
+            ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
+            : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
       };
       resolveExit(result);

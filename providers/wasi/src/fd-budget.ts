@@ -30,7 +30,11 @@ export const MAX_CONTAINER_MAX_FDS = 8192;
 export function processFdLimit(limitsText?: string): number | undefined {
   let text = limitsText;
   if (text === undefined) {
-    try { text = readFileSync('/proc/self/limits', 'utf8'); } catch { return undefined; }
+    try {
+      text = readFileSync('/proc/self/limits', 'utf8');
+    } catch {
+      return undefined;
+    }
   }
   const m = /^Max open files\s+(\S+)/m.exec(text);
   if (!m || m[1] === 'unlimited') return undefined;

@@ -8,7 +8,12 @@ import { WasiProvider, type WasiProviderOptions } from './wasi-provider.ts';
 export { WasiProvider, WASM_LAYER_TYPES, DEFAULT_RESOURCE_LIMITS, type WasiProviderOptions } from './wasi-provider.ts';
 export { capModuleMemory, WASM_PAGE, type MemoryDecl } from './memory-cap.ts';
 export {
-  TRAP_EXIT_CODE, KILLED_EXIT_CODE, CONTAINER_START_CHANNEL, CONTAINER_END_CHANNEL, type ContainerStartEvent, type ContainerEndEvent,
+  TRAP_EXIT_CODE,
+  KILLED_EXIT_CODE,
+  CONTAINER_START_CHANNEL,
+  CONTAINER_END_CHANNEL,
+  type ContainerStartEvent,
+  type ContainerEndEvent,
 } from './container-runner.ts';
 export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
 export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';

@@ -37,14 +37,21 @@ export interface CappedModule {
 /** Thrown when a module cannot be parsed or cannot fit the cap. */
 export class MemoryCapError extends Error {
   /** `invalid` (malformed binary) or `too-small` (the minimum exceeds the cap). */
-  constructor(readonly kind: 'invalid' | 'too-small', message: string) {
+  constructor(
+    readonly kind: 'invalid' | 'too-small',
+    message: string,
+  ) {
     super(message);
     this.name = 'MemoryCapError';
   }
 }
 
 class Reader {
-  constructor(readonly b: Uint8Array, public pos = 0, readonly end = b.length) {}
+  constructor(
+    readonly b: Uint8Array,
+    public pos = 0,
+    readonly end = b.length,
+  ) {}
   byte(): number {
     if (this.pos >= this.end) throw new MemoryCapError('invalid', 'unexpected end of module');
     return this.b[this.pos++]!;
@@ -80,7 +87,11 @@ function leb(n: number): number[] {
   return out;
 }
 
-interface Limits { min: number; max?: number; shared: boolean }
+interface Limits {
+  min: number;
+  max?: number;
+  shared: boolean;
+}
 
 function readLimits(r: Reader): Limits {
   const flags = r.byte();
@@ -94,8 +105,10 @@ function readLimits(r: Reader): Limits {
 function capLimits(l: Limits, capPages: number | undefined, what: string): Limits {
   if (capPages === undefined) return l;
   if (l.min > capPages) {
-    throw new MemoryCapError('too-small', `${what} needs at least ${l.min} pages (${l.min * 64} KiB), ` +
-      `more than the memory limit of ${capPages} pages (${capPages * 64} KiB)`);
+    throw new MemoryCapError(
+      'too-small',
+      `${what} needs at least ${l.min} pages (${l.min * 64} KiB), ` + `more than the memory limit of ${capPages} pages (${capPages * 64} KiB)`,
+    );
   }
   return { ...l, max: Math.min(l.max ?? capPages, capPages) };
 }
@@ -130,11 +143,23 @@ function importSection(r: Reader, capPages: number | undefined, mems: MemoryDecl
 
 function skipImportDesc(r: Reader, kind: number): void {
   switch (kind) {
-    case 0x00: r.u32(); return; // func: type index
-    case 0x01: r.byte(); readTableLimits(r); return; // table: reftype + limits
-    case 0x03: r.byte(); r.byte(); return; // global: valtype + mutability
-    case 0x04: r.byte(); r.u32(); return; // tag: attribute + type index
-    default: throw new MemoryCapError('invalid', `unknown import kind 0x${kind.toString(16)}`);
+    case 0x00:
+      r.u32();
+      return; // func: type index
+    case 0x01:
+      r.byte();
+      readTableLimits(r);
+      return; // table: reftype + limits
+    case 0x03:
+      r.byte();
+      r.byte();
+      return; // global: valtype + mutability
+    case 0x04:
+      r.byte();
+      r.u32();
+      return; // tag: attribute + type index
+    default:
+      throw new MemoryCapError('invalid', `unknown import kind 0x${kind.toString(16)}`);
   }
 }
 
@@ -190,7 +215,7 @@ function memorySection(r: Reader, capPages: number | undefined, mems: MemoryDecl
   const count = r.u32();
   const out = [...leb(count)];
   for (let i = 0; i < count; i++) {
-    const l = capLimits(readLimits(r), capPages, 'the module\'s memory');
+    const l = capLimits(readLimits(r), capPages, "the module's memory");
     mems.push(l);
     out.push(...writeLimits(l));
   }

@@ -4,14 +4,52 @@ import { capModuleMemory, MemoryCapError, type MemoryDecl } from './memory-cap.t
 
 /** The WASI preview1 functions node:wasi provides (module `wasi_snapshot_preview1`). */
 export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
-  'args_get', 'args_sizes_get', 'environ_get', 'environ_sizes_get', 'clock_res_get', 'clock_time_get',
-  'fd_advise', 'fd_allocate', 'fd_close', 'fd_datasync', 'fd_fdstat_get', 'fd_fdstat_set_flags',
-  'fd_fdstat_set_rights', 'fd_filestat_get', 'fd_filestat_set_size', 'fd_filestat_set_times', 'fd_pread',
-  'fd_prestat_get', 'fd_prestat_dir_name', 'fd_pwrite', 'fd_read', 'fd_readdir', 'fd_renumber', 'fd_seek',
-  'fd_sync', 'fd_tell', 'fd_write', 'path_create_directory', 'path_filestat_get', 'path_filestat_set_times',
-  'path_link', 'path_open', 'path_readlink', 'path_remove_directory', 'path_rename', 'path_symlink',
-  'path_unlink_file', 'poll_oneoff', 'proc_exit', 'proc_raise', 'sched_yield', 'random_get', 'sock_accept',
-  'sock_recv', 'sock_send', 'sock_shutdown',
+  'args_get',
+  'args_sizes_get',
+  'environ_get',
+  'environ_sizes_get',
+  'clock_res_get',
+  'clock_time_get',
+  'fd_advise',
+  'fd_allocate',
+  'fd_close',
+  'fd_datasync',
+  'fd_fdstat_get',
+  'fd_fdstat_set_flags',
+  'fd_fdstat_set_rights',
+  'fd_filestat_get',
+  'fd_filestat_set_size',
+  'fd_filestat_set_times',
+  'fd_pread',
+  'fd_prestat_get',
+  'fd_prestat_dir_name',
+  'fd_pwrite',
+  'fd_read',
+  'fd_readdir',
+  'fd_renumber',
+  'fd_seek',
+  'fd_sync',
+  'fd_tell',
+  'fd_write',
+  'path_create_directory',
+  'path_filestat_get',
+  'path_filestat_set_times',
+  'path_link',
+  'path_open',
+  'path_readlink',
+  'path_remove_directory',
+  'path_rename',
+  'path_symlink',
+  'path_unlink_file',
+  'poll_oneoff',
+  'proc_exit',
+  'proc_raise',
+  'sched_yield',
+  'random_get',
+  'sock_accept',
+  'sock_recv',
+  'sock_send',
+  'sock_shutdown',
 ]);
 
 /** A compiled, validated module ready to be sent to a worker. */
@@ -60,7 +98,9 @@ export class ModuleCache {
     }
     const p = compile(image, capBytes);
     this.entries.set(key, p);
-    p.catch(() => { if (this.entries.get(key) === p) this.entries.delete(key); });
+    p.catch(() => {
+      if (this.entries.get(key) === p) this.entries.delete(key);
+    });
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return p;
   }

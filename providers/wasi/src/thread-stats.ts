@@ -28,14 +28,18 @@ export function threadCpuNs(tid: number): number | undefined {
     const first = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0];
     const ns = Number(first);
     if (Number.isFinite(ns)) return ns;
-  } catch { /* no schedstat (kernel without CONFIG_SCHED_INFO) */ }
+  } catch {
+    /* no schedstat (kernel without CONFIG_SCHED_INFO) */
+  }
   try {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
     // Fields after the parenthesised comm: state is field 3; utime/stime are 14/15.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(rest[11]) + Number(rest[12]);
     if (Number.isFinite(ticks)) return ticks * TICK_NS;
-  } catch { /* not Linux, or the thread is gone */ }
+  } catch {
+    /* not Linux, or the thread is gone */
+  }
   return undefined;
 }
 

@@ -1,8 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import {
-  API_VERSION, providerError, type ContainerSpec, type ContainerStats, type ImagePullOptions, type PodContext, type Provider,
-  type ProviderContext, type PulledImage, type RunningContainer,
+  API_VERSION,
+  providerError,
+  type ContainerSpec,
+  type ContainerStats,
+  type ImagePullOptions,
+  type PodContext,
+  type Provider,
+  type ProviderContext,
+  type PulledImage,
+  type RunningContainer,
 } from '@nodelet/plugin-api/v1';
 import { runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
@@ -91,7 +99,9 @@ export class WasiProvider implements Provider {
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const running = await runContainer(spec, loaded, ctx.log, this.pool, this.opts, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
-    void running.exit.then(() => { if (this.running.get(spec.id) === running) this.running.delete(spec.id); });
+    void running.exit.then(() => {
+      if (this.running.get(spec.id) === running) this.running.delete(spec.id);
+    });
     return running;
   }
 

@@ -140,7 +140,12 @@ export class WorkerPool {
     this.booting++;
     const boot: WorkerBoot = { criLogUrl: CRI_LOG_MODULE_URL };
     const worker = new Worker(WORKER_URL, {
-      workerData: boot, execArgv: [], argv: [], env: {}, stdin: false, resourceLimits: this.opts.resourceLimits,
+      workerData: boot,
+      execArgv: [],
+      argv: [],
+      env: {},
+      stdin: false,
+      resourceLimits: this.opts.resourceLimits,
     });
     worker.postMessage({ type: 'ping' }); // answered with 'ready' once the worker is up
     let ready = false;

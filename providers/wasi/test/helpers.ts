@@ -3,8 +3,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  parseCriLine, type ContainerSpec, type CriLogLine, type ImageRequest, type ImageService, type Logger,
-  type Mount, type PodContext, type PulledImage, type ProviderContext,
+  parseCriLine,
+  type ContainerSpec,
+  type CriLogLine,
+  type ImageRequest,
+  type ImageService,
+  type Logger,
+  type Mount,
+  type PodContext,
+  type PulledImage,
+  type ProviderContext,
 } from '@nodelet/plugin-api/v1';
 import { buildWasmModule } from '../../../test/harness/wasm-modules.ts';
 
@@ -50,9 +58,17 @@ let seq = 0;
 export function spec(image: PulledImage, dir: string, args: string[] = [], over: Partial<ContainerSpec> = {}): ContainerSpec {
   const id = `c${++seq}-${process.pid}`;
   return {
-    id, pod: { namespace: 'default', name: 'p', uid: 'uid-1' }, name: 'main', image,
-    argv: [image.image, ...args], env: {}, mounts: [] as Mount[], limits: {},
-    logPath: join(dir, 'logs', `${id}.log`), restartCount: 0, ...over,
+    id,
+    pod: { namespace: 'default', name: 'p', uid: 'uid-1' },
+    name: 'main',
+    image,
+    argv: [image.image, ...args],
+    env: {},
+    mounts: [] as Mount[],
+    limits: {},
+    logPath: join(dir, 'logs', `${id}.log`),
+    restartCount: 0,
+    ...over,
   };
 }
 
@@ -68,14 +84,20 @@ export function providerContext(images: ImageService, rootDir = tmpdir()): Provi
 
 /** The records of a CRI log file (throws on a malformed line). */
 export function readLog(path: string): CriLogLine[] {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => {
-    const r = parseCriLine(l);
-    if (!r) throw new Error(`not a CRI line: ${JSON.stringify(l)}`);
-    return r;
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const r = parseCriLine(l);
+      if (!r) throw new Error(`not a CRI line: ${JSON.stringify(l)}`);
+      return r;
+    });
 }
 
 /** The log's content per stream, partial records joined. */
 export function logText(path: string, stream: 'stdout' | 'stderr' = 'stdout'): string {
-  return readLog(path).filter((r) => r.stream === stream).map((r) => r.content + (r.partial ? '' : '\n')).join('');
+  return readLog(path)
+    .filter((r) => r.stream === stream)
+    .map((r) => r.content + (r.partial ? '' : '\n'))
+    .join('');
 }

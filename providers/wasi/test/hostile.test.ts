@@ -63,7 +63,9 @@ describe('descriptor budget (20.1)', () => {
     expect(logText(first.logPath)).toBe('opened 39: No file descriptors available\nholding\n');
     expect(fdsInUse(p.fdBudget)).toBe(40);
     const second = spec(img, tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
-    await (await p.startContainer(second, podContext())).exit;
+    await (
+      await p.startContainer(second, podContext())
+    ).exit;
     expect(logText(second.logPath)).toBe('opened 19: Too many open files in system\n');
     await a.stop(0);
     expect(fdsInUse(p.fdBudget)).toBe(0);
@@ -118,8 +120,11 @@ describe('descriptor budget (20.1)', () => {
   });
 
   it('the NODELET_WASI_* variables configure the budget and the start timeout; bad values are refused', () => {
-    expect(optionsFromEnv({ NODELET_WASI_MAX_OPEN_FILES: '10', NODELET_WASI_NODE_MAX_OPEN_FILES: '99', NODELET_WASI_START_TIMEOUT_MS: '2500' }))
-      .toEqual({ maxOpenFiles: 10, nodeMaxOpenFiles: 99, startTimeoutMs: 2500 });
+    expect(optionsFromEnv({ NODELET_WASI_MAX_OPEN_FILES: '10', NODELET_WASI_NODE_MAX_OPEN_FILES: '99', NODELET_WASI_START_TIMEOUT_MS: '2500' })).toEqual({
+      maxOpenFiles: 10,
+      nodeMaxOpenFiles: 99,
+      startTimeoutMs: 2500,
+    });
     expect(optionsFromEnv({})).toEqual({});
     expect(() => optionsFromEnv({ NODELET_WASI_MAX_OPEN_FILES: '0' })).toThrow(/NODELET_WASI_MAX_OPEN_FILES must be a positive integer/);
     expect(() => new WasiProvider({ maxOpenFiles: -1 })).toThrow(RangeError);
@@ -128,7 +133,8 @@ describe('descriptor budget (20.1)', () => {
   });
 
   // Skipped only where this process may not open 8,300 descriptors at all (Node raises its soft limit to the hard one).
-  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => { // skipped only where this process may not open 9,000 descriptors
+  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => {
+    // skipped only where this process may not open 9,000 descriptors
     const p = await provider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS, nodeMaxOpenFiles: MAX_CONTAINER_MAX_FDS + 100 });
     const v = volume();
     const s = spec(await pulledFixture('fd-hog'), tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
@@ -143,8 +149,10 @@ describe('start functions that never return (20.2)', () => {
     const p = await provider({ startTimeoutMs: 500 });
     const s = spec(pulledFile(await buildStartLoopModule(), 'start-loop'), tmp.dir);
     await expect(p.startContainer(s, podContext())).rejects.toMatchObject({
-      code: 'InvalidImage', reason: 'StartTimeout',
-      message: 'the module of image start-loop did not finish instantiating within 0.5s: its start function (run before _start) does not return; its thread was terminated',
+      code: 'InvalidImage',
+      reason: 'StartTimeout',
+      message:
+        'the module of image start-loop did not finish instantiating within 0.5s: its start function (run before _start) does not return; its thread was terminated',
     });
     expect(p.runningCount).toBe(0);
     // A looping thread would add ~1 s of CPU time per second.
@@ -183,24 +191,36 @@ describe('subPath renamed for a symlink after the start (21.1)', () => {
   it('the swapped subPath mount is refused: nothing is read, listed or written on the host', async () => {
     const p = await provider();
     const { vol, host, mounts } = setUp();
-    const s = spec(await pulledFixture('fs-steps'), tmp.dir, [
-      'read=/s/secret', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'read=/s/secret', 'write=/s/planted', 'ls=/s', 'read=/hp/away/secret',
-    ], { mounts });
+    const s = spec(
+      await pulledFixture('fs-steps'),
+      tmp.dir,
+      ['read=/s/secret', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'read=/s/secret', 'write=/s/planted', 'ls=/s', 'read=/hp/away/secret'],
+      { mounts },
+    );
     const events: string[] = [];
-    const ctx = { ...podContext(), event: (type: string, reason: string, message: string) => { events.push(`${type} ${reason}: ${message}`); } };
+    const ctx = {
+      ...podContext(),
+      event: (type: string, reason: string, message: string) => {
+        events.push(`${type} ${reason}: ${message}`);
+      },
+    };
     const exit = await (await p.startContainer(s, ctx)).exit;
     // Reported once, not at every refused access.
-    expect(events).toEqual(['Warning VolumeReplaced: container main: volume hp mounted at /s: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused']);
-    expect(logText(s.logPath)).toBe([
-      'ok read=/s/secret: volume file',
-      'ok rename=/hp/s=/hp/away',
-      'ok rename=/hp/l=/hp/s',
-      'fail read=/s/secret: Capabilities insufficient',
-      'fail write=/s/planted: Capabilities insufficient',
-      'fail ls=/s: Capabilities insufficient',
-      'ok read=/hp/away/secret: volume file',
-      '',
-    ].join('\n'));
+    expect(events).toEqual([
+      'Warning VolumeReplaced: container main: volume hp mounted at /s: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused',
+    ]);
+    expect(logText(s.logPath)).toBe(
+      [
+        'ok read=/s/secret: volume file',
+        'ok rename=/hp/s=/hp/away',
+        'ok rename=/hp/l=/hp/s',
+        'fail read=/s/secret: Capabilities insufficient',
+        'fail write=/s/planted: Capabilities insufficient',
+        'fail ls=/s: Capabilities insufficient',
+        'ok read=/hp/away/secret: volume file',
+        '',
+      ].join('\n'),
+    );
     expect(exit.exitCode).toBe(3);
     expect(readdirSync(host)).toEqual(['secret']);
     expect(readdirSync(join(vol, 'away')).sort()).toEqual(['d', 'secret']);
@@ -209,9 +229,12 @@ describe('subPath renamed for a symlink after the start (21.1)', () => {
   it('a directory the module opened and then swapped for a symlink is refused, listing included', async () => {
     const p = await provider();
     const { host, mounts } = setUp();
-    const s = spec(await pulledFixture('fs-steps'), tmp.dir, [
-      'opendir=/hp/s', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'readat=secret', 'writeat=planted', 'lsat=.',
-    ], { mounts });
+    const s = spec(
+      await pulledFixture('fs-steps'),
+      tmp.dir,
+      ['opendir=/hp/s', 'rename=/hp/s=/hp/away', 'rename=/hp/l=/hp/s', 'readat=secret', 'writeat=planted', 'lsat=.'],
+      { mounts },
+    );
     const exit = await (await p.startContainer(s, podContext())).exit;
     const out = logText(s.logPath);
     expect(out).not.toContain('HOST SECRET');
@@ -230,7 +253,8 @@ describe('subPath renamed for a symlink after the start (21.1)', () => {
     renameSync(join(vol, 'l'), join(vol, 's'));
     const s = spec(await pulledFixture('fs-steps'), tmp.dir, ['read=/s/secret'], { mounts });
     await expect(p.startContainer(s, podContext())).rejects.toMatchObject({
-      code: 'InvalidArgument', message: expect.stringMatching(/^container main: volume hp: cannot open its host directory: (ELOOP|ENOTDIR)$/),
+      code: 'InvalidArgument',
+      message: expect.stringMatching(/^container main: volume hp: cannot open its host directory: (ELOOP|ENOTDIR)$/),
     });
     // A parent swapped instead of the last component.
     const { mounts: m2, vol: v2 } = setUp();
@@ -238,7 +262,8 @@ describe('subPath renamed for a symlink after the start (21.1)', () => {
     symlinkSync(`${v2}-away`, v2);
     const s2 = spec(await pulledFixture('fs-steps'), tmp.dir, ['read=/s/secret'], { mounts: [m2[1]!] });
     await expect(p.startContainer(s2, podContext())).rejects.toMatchObject({
-      code: 'InvalidArgument', message: 'container main: volume hp: its host directory was replaced before the container started',
+      code: 'InvalidArgument',
+      message: 'container main: volume hp: its host directory was replaced before the container started',
     });
   });
 });

@@ -35,7 +35,12 @@ describe('provider identity', () => {
 describe('pullImage', () => {
   it('delegates to the image service asking for Wasm layers', async () => {
     const events: string[] = [];
-    const ctx = { ...podContext(), event: (_t: string, reason: string) => { events.push(reason); } };
+    const ctx = {
+      ...podContext(),
+      event: (_t: string, reason: string) => {
+        events.push(reason);
+      },
+    };
     const img = await provider.pullImage('fixture:hello', { pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }] }, ctx);
     expect(img.path).toMatch(/hello-[0-9a-f]{16}\.wasm$/);
     const { req } = images.requests.at(-1)!;
@@ -44,8 +49,7 @@ describe('pullImage', () => {
     expect(events).toEqual([]);
   });
   it('fails with a branded error before init', async () => {
-    await expect(createProvider().pullImage('x', { pullPolicy: 'Always', credentials: [] }, podContext()))
-      .rejects.toMatchObject({ code: 'Unavailable' });
+    await expect(createProvider().pullImage('x', { pullPolicy: 'Always', credentials: [] }, podContext())).rejects.toMatchObject({ code: 'Unavailable' });
   });
 });
 
@@ -54,14 +58,16 @@ describe('running modules', () => {
     const { spec: s, exit } = await run('hello', ['first arg', 'x=$y'], { env: { GREETING: 'hi there', EMPTY: '' } });
     expect(exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
     expect(exit.finishedAt).toBeInstanceOf(Date);
-    expect(logText(s.logPath)).toBe(
-      'arg 0 fixture:hello\narg 1 first arg\narg 2 x=$y\nenv GREETING=hi there\nenv EMPTY=\n',
-    );
+    expect(logText(s.logPath)).toBe('arg 0 fixture:hello\narg 1 first arg\narg 2 x=$y\nenv GREETING=hi there\nenv EMPTY=\n');
     expect(logText(s.logPath, 'stderr')).toBe('to stderr\n');
     for (const r of readLog(s.logPath)) expect(r.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/);
   });
 
-  it.each([[0, 'Completed'], [3, 'Error'], [255, 'Error']])('reports proc_exit(%i) as %s', async (code, reason) => {
+  it.each([
+    [0, 'Completed'],
+    [3, 'Error'],
+    [255, 'Error'],
+  ])('reports proc_exit(%i) as %s', async (code, reason) => {
     const { spec: s, exit } = await run('exit-code', [String(code)]);
     expect(exit).toMatchObject({ exitCode: code, reason });
     expect(exit.message).toBeUndefined();
@@ -122,28 +128,91 @@ describe('bad modules', () => {
     const path = join(tmp.dir, 'trunc.wasm');
     const good = await pulledFixture('hello');
     writeFileSync(path, (await import('node:fs')).readFileSync(good.path).subarray(0, 1000));
-    await expect(provider.startContainer(spec(pulledFile(path, 'trunc:1'), tmp.dir), podContext()))
-      .rejects.toMatchObject({ code: 'InvalidImage', message: expect.stringMatching(/trunc:1 is not a valid WebAssembly module/) });
+    await expect(provider.startContainer(spec(pulledFile(path, 'trunc:1'), tmp.dir), podContext())).rejects.toMatchObject({
+      code: 'InvalidImage',
+      message: expect.stringMatching(/trunc:1 is not a valid WebAssembly module/),
+    });
   });
   it('rejects a module without _start and one with foreign imports', async () => {
     // (module (memory (export "memory") 1))
     const reactor = join(tmp.dir, 'reactor.wasm');
     writeFileSync(reactor, Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 3, 1, 0, 1, 7, 10, 1, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0]));
-    await expect(provider.startContainer(spec(pulledFile(reactor, 'r:1'), tmp.dir), podContext()))
-      .rejects.toMatchObject({ code: 'InvalidImage', message: expect.stringMatching(/exports no _start function/) });
+    await expect(provider.startContainer(spec(pulledFile(reactor, 'r:1'), tmp.dir), podContext())).rejects.toMatchObject({
+      code: 'InvalidImage',
+      message: expect.stringMatching(/exports no _start function/),
+    });
     // (module (import "env" "f" (func)) (memory (export "memory") 1) (func (export "_start")))
     const foreign = join(tmp.dir, 'foreign.wasm');
-    writeFileSync(foreign, Uint8Array.from([
-      0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-      1, 4, 1, 0x60, 0, 0, // type: () -> ()
-      2, 9, 1, 3, 0x65, 0x6e, 0x76, 1, 0x66, 0, 0, // import env.f func type 0
-      3, 2, 1, 0, // func section: 1 func of type 0
-      5, 3, 1, 0, 1, // memory min 1
-      7, 19, 2, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, 6, 0x5f, 0x73, 0x74, 0x61, 0x72, 0x74, 0, 1, // exports
-      10, 4, 1, 2, 0, 0x0b, // code
-    ]));
-    await expect(provider.startContainer(spec(pulledFile(foreign, 'f:1'), tmp.dir), podContext()))
-      .rejects.toMatchObject({ code: 'InvalidImage', message: expect.stringMatching(/imports function env\.f/) });
+    writeFileSync(
+      foreign,
+      Uint8Array.from([
+        0,
+        0x61,
+        0x73,
+        0x6d,
+        1,
+        0,
+        0,
+        0,
+        1,
+        4,
+        1,
+        0x60,
+        0,
+        0, // type: () -> ()
+        2,
+        9,
+        1,
+        3,
+        0x65,
+        0x6e,
+        0x76,
+        1,
+        0x66,
+        0,
+        0, // import env.f func type 0
+        3,
+        2,
+        1,
+        0, // func section: 1 func of type 0
+        5,
+        3,
+        1,
+        0,
+        1, // memory min 1
+        7,
+        19,
+        2,
+        6,
+        0x6d,
+        0x65,
+        0x6d,
+        0x6f,
+        0x72,
+        0x79,
+        2,
+        0,
+        6,
+        0x5f,
+        0x73,
+        0x74,
+        0x61,
+        0x72,
+        0x74,
+        0,
+        1, // exports
+        10,
+        4,
+        1,
+        2,
+        0,
+        0x0b, // code
+      ]),
+    );
+    await expect(provider.startContainer(spec(pulledFile(foreign, 'f:1'), tmp.dir), podContext())).rejects.toMatchObject({
+      code: 'InvalidImage',
+      message: expect.stringMatching(/imports function env\.f/),
+    });
   });
 });
 
@@ -155,5 +224,9 @@ async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
   }
 }
 function safe(cond: () => boolean): boolean {
-  try { return cond(); } catch { return false; }
+  try {
+    return cond();
+  } catch {
+    return false;
+  }
 }

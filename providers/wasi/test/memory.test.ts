@@ -21,12 +21,8 @@ afterAll(async () => {
 
 // (module (import "env" "memory" (memory 2 100)) (func (export "_start")))
 const IMPORTED_MEMORY = Uint8Array.from([
-  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
-  1, 4, 1, 0x60, 0, 0,
-  2, 16, 1, 3, 0x65, 0x6e, 0x76, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 1, 2, 100,
-  3, 2, 1, 0,
-  7, 10, 1, 6, 0x5f, 0x73, 0x74, 0x61, 0x72, 0x74, 0, 0,
-  10, 4, 1, 2, 0, 0x0b,
+  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 2, 16, 1, 3, 0x65, 0x6e, 0x76, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 1, 2, 100, 3, 2, 1, 0, 7, 10,
+  1, 6, 0x5f, 0x73, 0x74, 0x61, 0x72, 0x74, 0, 0, 10, 4, 1, 2, 0, 0x0b,
 ]);
 
 describe('capModuleMemory', () => {
@@ -159,7 +155,11 @@ describe('descriptors', () => {
 async function waitFor(cond: () => boolean, ms = 20_000): Promise<void> {
   const until = Date.now() + ms;
   for (;;) {
-    try { if (cond()) return; } catch { /* not yet */ }
+    try {
+      if (cond()) return;
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > until) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -26,7 +26,7 @@ async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 20
 }
 
 describe('wasi container stats', () => {
-  it('reads a thread\'s CPU time from /proc (this thread has used some)', () => {
+  it("reads a thread's CPU time from /proc (this thread has used some)", () => {
     const tid = Number(/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]);
     expect(threadCpuNs(tid)).toBeGreaterThan(0);
     expect(threadCpuNs(2 ** 30)).toBeUndefined();

@@ -41,8 +41,14 @@ async function run(fixture: string, args: string[], m: Mount[] = mounts) {
 }
 
 function snapshot(dir: string): string {
-  return readdirSync(dir, { recursive: true }).map(String).sort()
-    .map((f) => { const st = statSync(join(dir, f)); return `${f}:${st.size}:${st.mtimeMs}`; }).join('\n');
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .sort()
+    .map((f) => {
+      const st = statSync(join(dir, f));
+      return `${f}:${st.size}:${st.mtimeMs}`;
+    })
+    .join('\n');
 }
 
 describe('read-write mounts', () => {

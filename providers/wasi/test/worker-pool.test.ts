@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  CONTAINER_END_CHANNEL, CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, WorkerPool, type ContainerEndEvent, type ContainerStartEvent,
+  CONTAINER_END_CHANNEL,
+  CONTAINER_START_CHANNEL,
+  KILLED_EXIT_CODE,
+  WasiProvider,
+  WorkerPool,
+  type ContainerEndEvent,
+  type ContainerStartEvent,
 } from '../src/index.ts';
 import type { WorkerInput } from '../src/container-runner.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
@@ -22,7 +28,9 @@ async function provider(workerPool: number): Promise<WasiProvider> {
 /** Events published on `name` while `fn` runs. */
 async function published<T>(name: string, fn: () => Promise<void>): Promise<T[]> {
   const events: T[] = [];
-  const onEvent = (m: unknown) => { events.push(m as T); };
+  const onEvent = (m: unknown) => {
+    events.push(m as T);
+  };
   subscribe(name, onEvent);
   try {
     await fn();
@@ -35,7 +43,15 @@ const startEvents = (fn: () => Promise<void>) => published<ContainerStartEvent>(
 
 function runInput(module: WebAssembly.Module, logPath: string, argv: string[]): WorkerInput {
   return {
-    type: 'run', module, importedMemories: [], argv, env: {}, mounts: [], logPath, logOptions: {}, control: new SharedArrayBuffer(4),
+    type: 'run',
+    module,
+    importedMemories: [],
+    argv,
+    env: {},
+    mounts: [],
+    logPath,
+    logOptions: {},
+    control: new SharedArrayBuffer(4),
   };
 }
 
@@ -139,8 +155,10 @@ describe('WorkerPool', () => {
 
     const p = new WasiProvider({ resourceLimits: { maxOldGenerationSizeMb: 4 } });
     await p.init(providerContext(new FakeImages()));
-    await expect(p.startContainer(spec(hello, tmp.dir), podContext()))
-      .rejects.toMatchObject({ code: 'Internal', message: expect.stringMatching(/no worker thread for container main/) });
+    await expect(p.startContainer(spec(hello, tmp.dir), podContext())).rejects.toMatchObject({
+      code: 'Internal',
+      message: expect.stringMatching(/no worker thread for container main/),
+    });
     await p.shutdown();
   });
 

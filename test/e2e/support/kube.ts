@@ -6,7 +6,14 @@ import type { ClusterInfo } from '../../cluster/control-plane.ts';
 export function adminClients(info: ClusterInfo) {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(info.adminKubeconfig);
-  return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), node: kc.makeApiClient(k8s.NodeV1Api), storage: kc.makeApiClient(k8s.StorageV1Api), version: kc.makeApiClient(k8s.VersionApi) };
+  return {
+    kc,
+    core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
+    node: kc.makeApiClient(k8s.NodeV1Api),
+    storage: kc.makeApiClient(k8s.StorageV1Api),
+    version: kc.makeApiClient(k8s.VersionApi),
+  };
 }
 
 export { eventually } from '../../harness/process.ts';
@@ -26,10 +33,14 @@ export function condition(node: k8s.V1Node, type: string): k8s.V1NodeCondition |
 
 /** Waits until the Node `name` reports Ready=True. */
 export async function waitNodeReady(core: k8s.CoreV1Api, name: string, timeoutMs = 60_000): Promise<void> {
-  await eventually(`node ${name} Ready`, async () => {
-    const n = await core.readNode({ name }).catch(() => undefined);
-    return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-  }, timeoutMs);
+  await eventually(
+    `node ${name} Ready`,
+    async () => {
+      const n = await core.readNode({ name }).catch(() => undefined);
+      return n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    },
+    timeoutMs,
+  );
 }
 
 /** A fresh namespace whose `default` service account exists (pods need it to be admitted). */
@@ -43,12 +54,28 @@ export async function podNamespace(core: k8s.CoreV1Api, prefix: string): Promise
  * Polls pod `namespace/name` until `ok`; on timeout the error carries the pod's
  * last status and its events, so a CI failure says what the pod was doing.
  */
-export async function podUntil(core: k8s.CoreV1Api, namespace: string, name: string, what: string, ok: (p: k8s.V1Pod) => boolean, timeoutMs = 60_000): Promise<k8s.V1Pod> {
+export async function podUntil(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  name: string,
+  what: string,
+  ok: (p: k8s.V1Pod) => boolean,
+  timeoutMs = 60_000,
+): Promise<k8s.V1Pod> {
   let last: k8s.V1Pod | undefined;
   try {
-    return await eventually(`${name}: ${what}`, async () => { last = await core.readNamespacedPod({ name, namespace }); return ok(last) ? last : undefined; }, timeoutMs);
+    return await eventually(
+      `${name}: ${what}`,
+      async () => {
+        last = await core.readNamespacedPod({ name, namespace });
+        return ok(last) ? last : undefined;
+      },
+      timeoutMs,
+    );
   } catch (e) {
     const events = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${name}` }).catch(() => undefined);
-    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last?.status)}; events: ${JSON.stringify(events?.items.map((x) => `${x.reason}: ${x.message}`))}`);
+    throw new Error(
+      `${(e as Error).message}; last status: ${JSON.stringify(last?.status)}; events: ${JSON.stringify(events?.items.map((x) => `${x.reason}: ${x.message}`))}`,
+    );
   }
 }

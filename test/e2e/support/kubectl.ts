@@ -10,7 +10,11 @@ export function kubectl(info: ClusterInfo, args: string[], kubeconfig = info.adm
 }
 
 /** Starts `kubectl args` (as admin, or with `kubeconfig`) and collects stdout lines as they arrive. */
-export function kubectlStream(info: ClusterInfo, args: string[], kubeconfig = info.adminKubeconfig): { lines: string[]; done: Promise<number | null>; kill(): void } {
+export function kubectlStream(
+  info: ClusterInfo,
+  args: string[],
+  kubeconfig = info.adminKubeconfig,
+): { lines: string[]; done: Promise<number | null>; kill(): void } {
   const p = spawn(join(info.binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let buf = '';

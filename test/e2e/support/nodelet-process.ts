@@ -41,7 +41,13 @@ export interface NodeletProcess {
 }
 
 /** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added to the environment). */
-export async function startNodelet(info: ClusterInfo, nodeName: string, extraArgs: string[] = [], credentials: NodeCredentials = 'issued', env: NodeJS.ProcessEnv = {}): Promise<NodeletProcess> {
+export async function startNodelet(
+  info: ClusterInfo,
+  nodeName: string,
+  extraArgs: string[] = [],
+  credentials: NodeCredentials = 'issued',
+  env: NodeJS.ProcessEnv = {},
+): Promise<NodeletProcess> {
   const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
   const port = await freePort();
   const healthz = await freePort();
@@ -58,19 +64,38 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
       tlsArgs = [`--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`];
     }
   }
-  const args = [BIN, `--kubeconfig=${kubeconfig}`, `--hostname-override=${nodeName}`, '--node-ip=127.0.0.1',
-    `--root-dir=${rootDir}`, `--port=${port}`, '--address=127.0.0.1', `--healthz-port=${healthz}`,
-    ...tlsArgs, '--v=2', ...extraArgs];
+  const args = [
+    BIN,
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${nodeName}`,
+    '--node-ip=127.0.0.1',
+    `--root-dir=${rootDir}`,
+    `--port=${port}`,
+    '--address=127.0.0.1',
+    `--healthz-port=${healthz}`,
+    ...tlsArgs,
+    '--v=2',
+    ...extraArgs,
+  ];
   const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, Object.keys(env).length ? { env: { ...process.env, ...env } } : {});
   const np: NodeletProcess = {
-    nodeName, rootDir, kubeconfig, port, healthzPort: healthz, logFile, peer: launch(),
+    nodeName,
+    rootDir,
+    kubeconfig,
+    port,
+    healthzPort: healthz,
+    logFile,
+    peer: launch(),
     async stop() {
       const proc = np.peer.proc;
       if (proc.exitCode !== null) return proc.exitCode;
       await np.peer.stop('SIGTERM', 60_000);
       return proc.exitCode;
     },
-    async restart() { await np.stop(); np.peer = launch(); },
+    async restart() {
+      await np.stop();
+      np.peer = launch();
+    },
     async dispose() {
       await np.peer.stop('SIGTERM', 30_000);
       // Keep the log for post-mortems of CI runs (test/.cache is git-ignored).
@@ -79,7 +104,9 @@ export async function startNodelet(info: ClusterInfo, nodeName: string, extraArg
       rmSync(rootDir, { recursive: true, force: true });
       // A stopped node looks Ready until the node-lifecycle grace period ends; remove it so
       // the scheduler cannot bind later test files' pods to it.
-      await adminClients(info).core.deleteNode({ name: nodeName }).catch(() => undefined);
+      await adminClients(info)
+        .core.deleteNode({ name: nodeName })
+        .catch(() => undefined);
     },
   };
   return np;

@@ -31,8 +31,17 @@ describe('probeVolumePlugins', () => {
   }
 
   it('lists the built-in plugins, then the CSI plugin the root passes in', () => {
-    expect(probeVolumePlugins().list().map((p) => p.pluginName)).toEqual([
-      'kubernetes.io/empty-dir', 'kubernetes.io/configmap', 'kubernetes.io/secret', 'kubernetes.io/downward-api', 'kubernetes.io/projected', 'kubernetes.io/host-path',
+    expect(
+      probeVolumePlugins()
+        .list()
+        .map((p) => p.pluginName),
+    ).toEqual([
+      'kubernetes.io/empty-dir',
+      'kubernetes.io/configmap',
+      'kubernetes.io/secret',
+      'kubernetes.io/downward-api',
+      'kubernetes.io/projected',
+      'kubernetes.io/host-path',
     ]);
   });
 
@@ -49,7 +58,11 @@ describe('probeVolumePlugins', () => {
     const extra = { ...probeVolumePlugins().list()[0]!, pluginName: 'example.com/extra', canSupport: () => false };
     ra.register(extra);
     expect(rb.list().map((p) => p.pluginName)).not.toContain('example.com/extra');
-    expect(probeVolumePlugins().list().map((p) => p.pluginName)).not.toContain('example.com/extra');
+    expect(
+      probeVolumePlugins()
+        .list()
+        .map((p) => p.pluginName),
+    ).not.toContain('example.com/extra');
   });
 
   it('does not let a root without CSI set up a CSI volume because another root started CSI', async () => {
@@ -58,9 +71,20 @@ describe('probeVolumePlugins', () => {
     roots.push(dir);
     const podDir = join(dir, 'pods', 'u1');
     await mkdir(podDir, { recursive: true });
-    const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers: [], volumes: [{ name: 'v', csi: { driver: 'x.csi' } }] } } as unknown as V1Pod;
-    const source = { getConfigMap: async () => undefined, getSecret: async () => undefined, requestServiceAccountToken: async () => { throw new Error('no'); } };
-    const err = await prepareVolumes(pod, { podDir, source, nodeName: 'n', hostIP: '127.0.0.1', log: memoryLogger(), plugins: probeVolumePlugins() }).catch((e: unknown) => e);
+    const pod = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u1' },
+      spec: { containers: [], volumes: [{ name: 'v', csi: { driver: 'x.csi' } }] },
+    } as unknown as V1Pod;
+    const source = {
+      getConfigMap: async () => undefined,
+      getSecret: async () => undefined,
+      requestServiceAccountToken: async () => {
+        throw new Error('no');
+      },
+    };
+    const err = await prepareVolumes(pod, { podDir, source, nodeName: 'n', hostIP: '127.0.0.1', log: memoryLogger(), plugins: probeVolumePlugins() }).catch(
+      (e: unknown) => e,
+    );
     expect(isNodeletError(err) && err.code).toBe('NDL_VOLUME_UNSUPPORTED');
   });
 });

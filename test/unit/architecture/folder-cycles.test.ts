@@ -11,13 +11,11 @@ import { folderCycles, folderGraph } from '../../../scripts/eslint/folder-cycles
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../fixtures/folder-cycles/', import.meta.url));
 
-
 describe('folder cycles', () => {
   it('finds a cycle made of a type-only import and an import type, naming its edges', () => {
-    expect(folderCycles(folderGraph(`${FIXTURES}cyclic`))).toEqual([[
-      'a -> b (core/a/index.ts -> ../b/index.ts)',
-      'b -> a (core/b/index.ts -> ../a/index.ts)',
-    ]]);
+    expect(folderCycles(folderGraph(`${FIXTURES}cyclic`))).toEqual([
+      ['a -> b (core/a/index.ts -> ../b/index.ts)', 'b -> a (core/b/index.ts -> ../a/index.ts)'],
+    ]);
   });
 
   it('finds none in an acyclic tree (an import in a comment is no edge)', () => {

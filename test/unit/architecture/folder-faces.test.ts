@@ -20,16 +20,21 @@ async function lintFixture(): Promise<Map<string, string[]>> {
   const eslint = new ESLint({
     cwd: FIXTURE,
     overrideConfigFile: true,
-    overrideConfig: [{
-      files: ['**/*.ts'],
-      languageOptions: { parser: tseslint.parser },
-      plugins: { nodelet },
-      rules: { 'nodelet/folder-faces': ['error', { root: FIXTURE }] },
-    }],
+    overrideConfig: [
+      {
+        files: ['**/*.ts'],
+        languageOptions: { parser: tseslint.parser },
+        plugins: { nodelet },
+        rules: { 'nodelet/folder-faces': ['error', { root: FIXTURE }] },
+      },
+    ],
   });
   const out = new Map<string, string[]>();
   for (const r of await eslint.lintFiles(['.'])) {
-    out.set(path.relative(FIXTURE, r.filePath).split(path.sep).join('/'), r.messages.map((m) => `${m.line}: ${m.ruleId ?? 'parse'} ${m.message}`));
+    out.set(
+      path.relative(FIXTURE, r.filePath).split(path.sep).join('/'),
+      r.messages.map((m) => `${m.line}: ${m.ruleId ?? 'parse'} ${m.message}`),
+    );
   }
   return out;
 }

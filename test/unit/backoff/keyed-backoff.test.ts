@@ -11,7 +11,10 @@ describe('Backoff', () => {
     const c = clock();
     const b = new Backoff(undefined, undefined, c.now);
     const seen: number[] = [];
-    for (let i = 0; i < 8; i++) { seen.push(b.next('k')); c.t += 1000; }
+    for (let i = 0; i < 8; i++) {
+      seen.push(b.next('k'));
+      c.t += 1000;
+    }
     expect(seen).toEqual([10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000]);
     expect(b.delay('k')).toBe(300_000);
   });
@@ -19,7 +22,8 @@ describe('Backoff', () => {
   it('keeps keys independent', () => {
     const c = clock();
     const b = new Backoff(100, 1000, c.now);
-    b.next('a'); b.next('a');
+    b.next('a');
+    b.next('a');
     expect(b.next('b')).toBe(100);
     expect(b.delay('a')).toBe(200);
   });
@@ -27,7 +31,9 @@ describe('Backoff', () => {
   it('starts again from the initial delay when the entry was untouched for more than 2 × max', () => {
     const c = clock();
     const b = new Backoff(100, 1000, c.now);
-    b.next('k'); b.next('k'); b.next('k');
+    b.next('k');
+    b.next('k');
+    b.next('k');
     expect(b.delay('k')).toBe(400);
     c.t += 2000; // exactly 2 × max: not yet expired
     expect(b.next('k')).toBe(800);
@@ -66,7 +72,10 @@ describe('Backoff', () => {
   it('forgets a key, or every key with a prefix', () => {
     const c = clock();
     const b = new Backoff(100, 1000, c.now);
-    for (const k of ['uid1/a', 'uid1/b', 'uid2/a']) { b.next(k); b.next(k); }
+    for (const k of ['uid1/a', 'uid1/b', 'uid2/a']) {
+      b.next(k);
+      b.next(k);
+    }
     b.resetPrefix('uid1/');
     expect([b.delay('uid1/a'), b.delay('uid1/b'), b.delay('uid2/a')]).toEqual([0, 0, 200]);
     b.reset('uid2/a');

@@ -25,7 +25,8 @@ describe('back-off policy: upstream variants as parameters', () => {
   it('no reset-after keeps the delay however long the key was idle', () => {
     let t = 0;
     const b = new Backoff(100, 7000, () => t, { resetAfterMs: Infinity });
-    b.next('k'); b.next('k');
+    b.next('k');
+    b.next('k');
     t += 1e9;
     expect(b.next('k')).toBe(400);
   });
@@ -46,7 +47,10 @@ describe('back-off policy: upstream variants as parameters', () => {
 
   it('retry gives up after `steps` tries with the errors aggregated', async () => {
     let n = 0;
-    const err = await retry({ steps: 3, initialMs: 0 }, 'op', async () => { n++; throw new Error('boom'); }).catch((e: Error) => e);
+    const err = await retry({ steps: 3, initialMs: 0 }, 'op', async () => {
+      n++;
+      throw new Error('boom');
+    }).catch((e: Error) => e);
     expect(n).toBe(3);
     expect((err as Error).message).toBe('op: timed out waiting for the condition; caused by: boom');
   });

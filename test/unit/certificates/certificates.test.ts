@@ -7,15 +7,40 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import {
-  bootstrapClientCert, CertificateManager, CertStore, digestedCsrName, isKubeconfigStillValid, issuedCertificate, jitteryDuration, kubeconfigKeyPair,
-  nodeClientSubject, pairTimestamp, satisfiesTemplate, writeNodeKubeconfig, type KeyPair, type Subject,
+  bootstrapClientCert,
+  CertificateManager,
+  CertStore,
+  digestedCsrName,
+  isKubeconfigStillValid,
+  issuedCertificate,
+  jitteryDuration,
+  kubeconfigKeyPair,
+  nodeClientSubject,
+  pairTimestamp,
+  satisfiesTemplate,
+  writeNodeKubeconfig,
+  type KeyPair,
+  type Subject,
 } from '../../../core/certificates/index.ts';
-import { createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, Pkcs10CertificateRequest, privateKeyPem } from '../../../core/certificates/index.ts';
+import {
+  createCertificate,
+  createCsr,
+  generateKeys,
+  importKeys,
+  KeyUsage,
+  parseKeyPair,
+  Pkcs10CertificateRequest,
+  privateKeyPem,
+} from '../../../core/certificates/index.ts';
 import { makeCa } from '../server/test-pki.ts';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(path.join(tmpdir(), 'certs-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'certs-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const log = pino({ level: 'silent' });
 
@@ -24,8 +49,14 @@ async function signed(subject: Parameters<typeof createCertificate>[0]['subject'
   const ca = await makeCa('test-ca');
   const keys = await generateKeys('ecdsa');
   const c = await createCertificate({
-    subject, publicKey: keys.pair.publicKey, issuer: ca.x509, signing: ca.keys, notBefore, notAfter,
-    keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'],
+    subject,
+    publicKey: keys.pair.publicKey,
+    issuer: ca.x509,
+    signing: ca.keys,
+    notBefore,
+    notAfter,
+    keyUsage: KeyUsage.digitalSignature,
+    extKeyUsage: ['clientAuth'],
   });
   return { cert: `${c.toString('pem')}\n`, key: await privateKeyPem(keys) };
 }
@@ -66,13 +97,22 @@ describe('CSRs', () => {
 
   it('are issued only when approved and carrying a certificate; denied and failed throw', () => {
     const cert = Buffer.from('-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n').toString('base64');
-    const csr = (conditions: k8s.V1CertificateSigningRequestCondition[], certificate?: string): k8s.V1CertificateSigningRequest =>
-      ({ spec: { request: '', signerName: 's' }, status: { conditions, certificate } });
+    const csr = (conditions: k8s.V1CertificateSigningRequestCondition[], certificate?: string): k8s.V1CertificateSigningRequest => ({
+      spec: { request: '', signerName: 's' },
+      status: { conditions, certificate },
+    });
     expect(issuedCertificate(csr([]))).toBeUndefined();
     expect(issuedCertificate(csr([{ type: 'Approved', status: 'True' }]))).toBeUndefined();
     expect(issuedCertificate(csr([{ type: 'Approved', status: 'True' }], cert))).toContain('BEGIN CERTIFICATE');
     expect(() => issuedCertificate(csr([{ type: 'Denied', status: 'True', reason: 'NoWay', message: 'no' }]))).toThrow(/denied, reason: NoWay/);
-    expect(() => issuedCertificate(csr([{ type: 'Approved', status: 'True' }, { type: 'Failed', status: 'True', reason: 'SignerFailure' }]))).toThrow(/failed, reason: SignerFailure/);
+    expect(() =>
+      issuedCertificate(
+        csr([
+          { type: 'Approved', status: 'True' },
+          { type: 'Failed', status: 'True', reason: 'SignerFailure' },
+        ]),
+      ),
+    ).toThrow(/failed, reason: SignerFailure/);
   });
 });
 
@@ -114,7 +154,12 @@ describe('CertStore (upstream file layout)', () => {
     const b = await signed({ cn: 'y' }, new Date(Date.now() - 60_000), new Date(Date.now() + 3600_000));
     await writeFile(path.join(dir, 'a.crt'), a.cert);
     await writeFile(path.join(dir, 'a.key'), a.key);
-    const store = new CertStore({ certDir: dir, prefix: 'kubelet-server', fallbackCertFile: path.join(dir, 'a.crt'), fallbackKeyFile: path.join(dir, 'a.key') });
+    const store = new CertStore({
+      certDir: dir,
+      prefix: 'kubelet-server',
+      fallbackCertFile: path.join(dir, 'a.crt'),
+      fallbackKeyFile: path.join(dir, 'a.key'),
+    });
     expect(store.current()!.key).toBe(a.key);
     await expect(store.update(a.cert, b.key)).rejects.toThrow(/does not match/);
   });
@@ -125,10 +170,18 @@ describe('CertificateManager rotation deadline', () => {
     const p = await signed(subject, new Date(start), new Date(start + lifetimeMs));
     return parseKeyPair(p.cert, p.key);
   }
-  const manager = (initial: KeyPair | undefined, random: () => number, template = nodeClientSubject('n1')) => new CertificateManager({
-    name: 'client', signerName: 's', usages: [], log, initial, random, template: () => template,
-    store: new CertStore({ certDir: dir, prefix: 'kubelet-client' }), kubeConfig: () => new k8s.KubeConfig(),
-  });
+  const manager = (initial: KeyPair | undefined, random: () => number, template = nodeClientSubject('n1')) =>
+    new CertificateManager({
+      name: 'client',
+      signerName: 's',
+      usages: [],
+      log,
+      initial,
+      random,
+      template: () => template,
+      store: new CertStore({ certDir: dir, prefix: 'kubelet-client' }),
+      kubeConfig: () => new k8s.KubeConfig(),
+    });
 
   it('is notBefore + 70-90 % of the lifetime, drawn once per certificate', async () => {
     const p = await pair(nodeClientSubject('n1'), 100_000_000);
@@ -167,7 +220,13 @@ describe('bootstrapClientCert', () => {
   });
 
   it('fails with NDL_TLS_BOOTSTRAP naming an unreadable bootstrap kubeconfig, writing nothing', async () => {
-    const err = await bootstrapClientCert({ kubeconfig: path.join(dir, 'kubelet.conf'), bootstrapKubeconfig: path.join(dir, 'missing'), certDir: dir, nodeName: 'n1', log }).catch((e) => e);
+    const err = await bootstrapClientCert({
+      kubeconfig: path.join(dir, 'kubelet.conf'),
+      bootstrapKubeconfig: path.join(dir, 'missing'),
+      certDir: dir,
+      nodeName: 'n1',
+      log,
+    }).catch((e) => e);
     expect(isNodeletError(err, 'NDL_TLS_BOOTSTRAP')).toBe(true);
     expect(err.message).toContain(`unable to load bootstrap kubeconfig ${path.join(dir, 'missing')}`);
     expect(await readdir(dir)).toEqual([]);
@@ -194,7 +253,10 @@ describe('kubeconfigs', () => {
   it('is not valid when missing, without a client certificate, or expired', async () => {
     expect(isKubeconfigStillValid(path.join(dir, 'none'))).toBe(false);
     const token = path.join(dir, 'token.conf');
-    await writeFile(token, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x"}}]\nusers: [{name: u, user: {token: abc.def}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n');
+    await writeFile(
+      token,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x"}}]\nusers: [{name: u, user: {token: abc.def}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n',
+    );
     expect(isKubeconfigStillValid(token)).toBe(false);
     const old = await signed(nodeClientSubject('n1'), new Date(Date.now() - 7200_000), new Date(Date.now() - 3600_000));
     const pem = path.join(dir, 'old.pem');

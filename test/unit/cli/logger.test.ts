@@ -43,13 +43,22 @@ describe('createLogger', () => {
 describe('--logging-format=text', () => {
   it('writes klog-style lines: severity, date, time, pid, name/component, quoted message, key=value fields', () => {
     const out: string[] = [];
-    const destination = new Writable({ write(chunk, _enc, cb) { out.push(String(chunk)); cb(); } });
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        out.push(String(chunk));
+        cb();
+      },
+    });
     const log = createLogger({ level: 'info', name: 'nodelet', destination, format: 'text' });
     log.child({ component: 'kubelet-api' }).warn({ pod: 'ns/p', port: 10250, ok: true, obj: { a: 1 } }, 'he said "hi"');
     log.error('boom');
     log.debug('hidden');
     expect(out).toHaveLength(2);
-    expect(out[0]).toMatch(new RegExp(`^W\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} +${process.pid} nodelet/kubelet-api\\] "he said \\\\"hi\\\\"" pod="ns/p" port=10250 ok=true obj=\\{"a":1\\}\\n$`));
+    expect(out[0]).toMatch(
+      new RegExp(
+        `^W\\d{4} \\d{2}:\\d{2}:\\d{2}\\.\\d{6} +${process.pid} nodelet/kubelet-api\\] "he said \\\\"hi\\\\"" pod="ns/p" port=10250 ok=true obj=\\{"a":1\\}\\n$`,
+      ),
+    );
     expect(out[1]).toMatch(/^E\d{4} .* nodelet\] "boom"\n$/);
   });
 

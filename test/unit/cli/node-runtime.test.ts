@@ -20,8 +20,11 @@ describe.skipIf(!(systemMajor > 0 && systemMajor < 24))('relaunch from an older 
     const script = join(dir, 'child.mjs');
     writeFileSync(script, 'console.log(JSON.stringify({ v: process.version, args: process.argv.slice(2) })); process.exit(3);\n');
     const launcher = join(dir, 'launch.mjs');
-    writeFileSync(launcher, `import { relaunchOnSupportedNode } from ${JSON.stringify(RUNTIME)};\n` +
-      `process.exitCode = await relaunchOnSupportedNode(${JSON.stringify(script)}, process.argv.slice(2));\n`);
+    writeFileSync(
+      launcher,
+      `import { relaunchOnSupportedNode } from ${JSON.stringify(RUNTIME)};\n` +
+        `process.exitCode = await relaunchOnSupportedNode(${JSON.stringify(script)}, process.argv.slice(2));\n`,
+    );
     const r = spawnSync(SYSTEM_NODE, [launcher, 'a', '--b=c'], { encoding: 'utf8', timeout: 20_000 });
     expect(r.status).toBe(3);
     const out = JSON.parse(r.stdout.trim()) as { v: string; args: string[] };
@@ -39,7 +42,7 @@ describe.skipIf(!(systemMajor > 0 && systemMajor < 24))('relaunch from an older 
 
 describe('on Node 24', () => {
   it('does nothing (the caller goes on)', async () => {
-    const { relaunchOnSupportedNode } = await import(RUNTIME) as { relaunchOnSupportedNode: (s: string, a: string[]) => Promise<number | undefined> };
+    const { relaunchOnSupportedNode } = (await import(RUNTIME)) as { relaunchOnSupportedNode: (s: string, a: string[]) => Promise<number | undefined> };
     if (Number(process.versions.node.split('.')[0]) < 24) return expect.fail(`tests must run on Node 24, not ${process.version}`);
     expect(await relaunchOnSupportedNode('/nonexistent.mjs', [])).toBeUndefined();
   });

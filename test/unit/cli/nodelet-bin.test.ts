@@ -11,7 +11,8 @@ describe('nodelet command', () => {
   it('--help exits 0 and lists the upstream flags', () => {
     const r = run('--help');
     expect(r.status).toBe(0);
-    for (const f of ['--kubeconfig', '--hostname-override', '--root-dir', '--client-ca-file', '--providers-dir', '--pod-manifest-path']) expect(r.stdout).toContain(f);
+    for (const f of ['--kubeconfig', '--hostname-override', '--root-dir', '--client-ca-file', '--providers-dir', '--pod-manifest-path'])
+      expect(r.stdout).toContain(f);
   });
 
   it('an unknown flag exits non-zero with one line naming it', () => {

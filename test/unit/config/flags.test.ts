@@ -92,13 +92,10 @@ describe('parseCommandLine: every flag', () => {
     expect(check(run([`--${name}=${raw}`, ...(PARTNERS[name] ?? [])]))).toEqual(expected);
   });
 
-  it.each(testable.filter((f) => f.type !== 'bool').map((f) => [f.name] as const))(
-    '--%s parses in --flag value form',
-    (name) => {
-      const [raw, check, expected] = SAMPLES[name]!;
-      expect(check(run([`--${name}`, raw, ...(PARTNERS[name] ?? [])]))).toEqual(expected);
-    },
-  );
+  it.each(testable.filter((f) => f.type !== 'bool').map((f) => [f.name] as const))('--%s parses in --flag value form', (name) => {
+    const [raw, check, expected] = SAMPLES[name]!;
+    expect(check(run([`--${name}`, raw, ...(PARTNERS[name] ?? [])]))).toEqual(expected);
+  });
 
   const bools = FLAGS.filter((f) => f.type === 'bool');
   it('has boolean flags to check', () => expect(bools.length).toBeGreaterThan(1));
@@ -120,12 +117,32 @@ describe('parseCommandLine: defaults and derived values', () => {
   it('gives the upstream defaults with no flags', () => {
     const o = run([]);
     expect(o).toMatchObject({
-      nodeName: HOST, maxPods: 110, rootDir: '/var/lib/nodelet', port: 10250, address: '0.0.0.0', healthzPort: 10248,
-      healthzBindAddress: '127.0.0.1', certDir: '/var/lib/nodelet/pki', defaultProvider: 'wasi', logLevel: 'info',
-      nodeStatusUpdateFrequencyMs: 10_000, nodeStatusReportFrequencyMs: 300_000, nodeLeaseDurationSeconds: 40,
-      syncFrequencyMs: 60_000, registerNode: true, defaultTaint: true, deviceEndpointGracePeriodMs: 300_000, imagePullProgressDeadlineMs: 300_000,
-      imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, containerLogMaxSize: '10Mi',
-      containerLogMaxFiles: 5, authorizationMode: 'Webhook', nodeLabels: {}, registerWithTaints: [], insecureRegistries: [],
+      nodeName: HOST,
+      maxPods: 110,
+      rootDir: '/var/lib/nodelet',
+      port: 10250,
+      address: '0.0.0.0',
+      healthzPort: 10248,
+      healthzBindAddress: '127.0.0.1',
+      certDir: '/var/lib/nodelet/pki',
+      defaultProvider: 'wasi',
+      logLevel: 'info',
+      nodeStatusUpdateFrequencyMs: 10_000,
+      nodeStatusReportFrequencyMs: 300_000,
+      nodeLeaseDurationSeconds: 40,
+      syncFrequencyMs: 60_000,
+      registerNode: true,
+      defaultTaint: true,
+      deviceEndpointGracePeriodMs: 300_000,
+      imagePullProgressDeadlineMs: 300_000,
+      imageGCHighThresholdPercent: 85,
+      imageGCLowThresholdPercent: 80,
+      containerLogMaxSize: '10Mi',
+      containerLogMaxFiles: 5,
+      authorizationMode: 'Webhook',
+      nodeLabels: {},
+      registerWithTaints: [],
+      insecureRegistries: [],
     });
     expect(o.kubeconfig).toBeUndefined();
   });
@@ -175,8 +192,17 @@ describe('parseCommandLine: defaults and derived values', () => {
   });
 
   it('merges repeated --node-labels, accumulates list flags, and keeps the last taints', () => {
-    const o = run(['--node-labels=a=1', '--node-labels=b=2', '--insecure-registries=r1', '--insecure-registries', 'r2',
-      '--providers-dir=/x', '--providers-dir=/y', '--register-with-taints=a:NoSchedule', '--register-with-taints=b:NoSchedule']);
+    const o = run([
+      '--node-labels=a=1',
+      '--node-labels=b=2',
+      '--insecure-registries=r1',
+      '--insecure-registries',
+      'r2',
+      '--providers-dir=/x',
+      '--providers-dir=/y',
+      '--register-with-taints=a:NoSchedule',
+      '--register-with-taints=b:NoSchedule',
+    ]);
     expect(o.nodeLabels).toEqual({ a: '1', b: '2' });
     expect(o.insecureRegistries).toEqual(['r1', 'r2']);
     expect(o.providersDir).toEqual(['/x', '/y']);
@@ -203,7 +229,9 @@ describe('parseCommandLine: help, version, subcommands', () => {
   });
   it('push and pull pass their arguments through untouched', () => {
     expect(parseCommandLine(['push', 'm.wasm', 'localhost:5000/m:1', '--insecure'])).toEqual({
-      kind: 'subcommand', name: 'push', args: ['m.wasm', 'localhost:5000/m:1', '--insecure'],
+      kind: 'subcommand',
+      name: 'push',
+      args: ['m.wasm', 'localhost:5000/m:1', '--insecure'],
     });
     expect(parseCommandLine(['pull', 'r/x:1'])).toEqual({ kind: 'subcommand', name: 'pull', args: ['r/x:1'] });
   });

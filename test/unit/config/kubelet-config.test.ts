@@ -72,19 +72,39 @@ describe('KubeletConfiguration file', () => {
     const { options: o, warnings } = run([`--config=${file}`]);
     expect(warnings).toEqual([]);
     expect(o).toMatchObject({
-      config: file, address: '10.0.0.9', port: 11250, healthzPort: 11248, healthzBindAddress: '0.0.0.0', maxPods: 20,
+      config: file,
+      address: '10.0.0.9',
+      port: 11250,
+      healthzPort: 11248,
+      healthzBindAddress: '0.0.0.0',
+      maxPods: 20,
       registerNode: false,
       registerWithTaints: [
         { key: 'dedicated', value: 'wasm', effect: 'NoSchedule' },
         { key: 'example.com/only', effect: 'NoExecute' },
       ],
-      nodeStatusUpdateFrequencyMs: 5000, nodeStatusReportFrequencyMs: 90_000, nodeLeaseDurationSeconds: 20,
-      syncFrequencyMs: 300_000, podManifestPath: path.join(dir, 'manifests'), tlsCertFile: '/pki/serving.crt',
-      tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'), clientCAFile: '/pki/ca.crt', authorizationMode: 'AlwaysAllow',
-      anonymousAuth: true, authenticationTokenWebhook: false, authenticationTokenWebhookCacheTtlMs: 10_000,
-      authorizationWebhookCacheAuthorizedTtlMs: 60_000, authorizationWebhookCacheUnauthorizedTtlMs: 5_000,
-      imageGCHighThresholdPercent: 70, imageGCLowThresholdPercent: 60, containerLogMaxSize: '1Mi',
-      containerLogMaxFiles: 2, logLevel: 'debug', loggingFormat: 'text', rotateCertificates: true, serverTLSBootstrap: false,
+      nodeStatusUpdateFrequencyMs: 5000,
+      nodeStatusReportFrequencyMs: 90_000,
+      nodeLeaseDurationSeconds: 20,
+      syncFrequencyMs: 300_000,
+      podManifestPath: path.join(dir, 'manifests'),
+      tlsCertFile: '/pki/serving.crt',
+      tlsPrivateKeyFile: path.join(dir, 'pki/serving.key'),
+      clientCAFile: '/pki/ca.crt',
+      authorizationMode: 'AlwaysAllow',
+      anonymousAuth: true,
+      authenticationTokenWebhook: false,
+      authenticationTokenWebhookCacheTtlMs: 10_000,
+      authorizationWebhookCacheAuthorizedTtlMs: 60_000,
+      authorizationWebhookCacheUnauthorizedTtlMs: 5_000,
+      imageGCHighThresholdPercent: 70,
+      imageGCLowThresholdPercent: 60,
+      containerLogMaxSize: '1Mi',
+      containerLogMaxFiles: 2,
+      logLevel: 'debug',
+      loggingFormat: 'text',
+      rotateCertificates: true,
+      serverTLSBootstrap: false,
     });
   });
 
@@ -96,8 +116,16 @@ describe('KubeletConfiguration file', () => {
 
   it('flags override the file', () => {
     const file = writeConfig(FULL);
-    const o = run(['--port=9999', `--config=${file}`, '--max-pods', '3', '--register-node', '--v=0',
-      '--register-with-taints=x:NoSchedule', '--sync-frequency=2s']).options;
+    const o = run([
+      '--port=9999',
+      `--config=${file}`,
+      '--max-pods',
+      '3',
+      '--register-node',
+      '--v=0',
+      '--register-with-taints=x:NoSchedule',
+      '--sync-frequency=2s',
+    ]).options;
     expect(o.port).toBe(9999);
     expect(o.maxPods).toBe(3);
     expect(o.registerNode).toBe(true);
@@ -114,12 +142,12 @@ describe('KubeletConfiguration file', () => {
   });
 
   it('warns once about unsupported fields, listing them, and still loads', () => {
-    const file = writeConfig(`${HEAD}maxPods: 9\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nauthentication:\n  webhook:\n    enabled: true\n  x509:\n    clientCRLFile: x\n`);
+    const file = writeConfig(
+      `${HEAD}maxPods: 9\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\nauthentication:\n  webhook:\n    enabled: true\n  x509:\n    clientCRLFile: x\n`,
+    );
     const { options, warnings } = run([`--config=${file}`]);
     expect(options.maxPods).toBe(9);
-    expect(warnings).toEqual([
-      `KubeletConfiguration ${file}: nodelet ignores unsupported fields: cgroupDriver, clusterDNS, authentication.x509.clientCRLFile`,
-    ]);
+    expect(warnings).toEqual([`KubeletConfiguration ${file}: nodelet ignores unsupported fields: cgroupDriver, clusterDNS, authentication.x509.clientCRLFile`]);
   });
 
   it('treats null fields as unset', () => {
@@ -178,7 +206,6 @@ describe('KubeletConfiguration file', () => {
   });
 
   it('maps an in-memory document', () => {
-    expect(mapKubeletConfig({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', port: 1 }, 'x').settings)
-      .toEqual({ port: 1 });
+    expect(mapKubeletConfig({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', port: 1 }, 'x').settings).toEqual({ port: 1 });
   });
 });

@@ -3,7 +3,12 @@ import { parseBool, parseIntIn, parseVerbosity, quantityToBytes } from '../../..
 
 describe('values', () => {
   it.each([
-    ['1024', 1024], ['10Mi', 10 * 2 ** 20], ['500Ki', 500 * 1024], ['1Gi', 2 ** 30], ['2k', 2000], ['1.5Mi', 1.5 * 2 ** 20],
+    ['1024', 1024],
+    ['10Mi', 10 * 2 ** 20],
+    ['500Ki', 500 * 1024],
+    ['1Gi', 2 ** 30],
+    ['2k', 2000],
+    ['1.5Mi', 1.5 * 2 ** 20],
   ])('quantity %s = %d bytes', (q, bytes) => expect(quantityToBytes(q)).toBe(bytes));
   it.each(['10MB', 'Mi', '-1Mi', '1 Mi', ''])('rejects quantity %j', (q) => expect(() => quantityToBytes(q)).toThrow(/quantity/));
   it('parses Go booleans only', () => {

@@ -49,7 +49,9 @@ describe('csiPluginHandler', () => {
     expect(driver.callsOf('NodeGetInfo')).toHaveLength(1);
     expect(drivers.get('fake.csi')?.endpoint).toBe(driver.socketPath);
     expect(String(drivers.get('fake.csi')?.highestSupportedVersion)).toBe('1.0.0');
-    expect(api.csiNode?.spec?.drivers).toEqual([{ name: 'fake.csi', nodeID: 'node-abc', topologyKeys: ['topology.hostpath.csi/node'], allocatable: { count: 3 } }]);
+    expect(api.csiNode?.spec?.drivers).toEqual([
+      { name: 'fake.csi', nodeID: 'node-abc', topologyKeys: ['topology.hostpath.csi/node'], allocatable: { count: 3 } },
+    ]);
     expect(api.nodeIDs()).toEqual({ 'fake.csi': 'node-abc' });
     expect(registered).toEqual(['fake.csi']);
   });
@@ -90,7 +92,9 @@ describe('csiPluginHandler', () => {
   it('refuses a second registration of the same name unless it advertises a higher version', async () => {
     const h = handler();
     await h.registerPlugin('fake.csi', driver.socketPath, ['1.0.0']);
-    expect(() => h.validatePlugin('fake.csi', driver.socketPath, ['1.0.0'])).toThrow('Another driver with the same name is already registered with a higher supported version: "1.0.0"');
+    expect(() => h.validatePlugin('fake.csi', driver.socketPath, ['1.0.0'])).toThrow(
+      'Another driver with the same name is already registered with a higher supported version: "1.0.0"',
+    );
     await h.validatePlugin('fake.csi', driver.socketPath, ['1.2.0']);
   });
 

@@ -27,10 +27,28 @@ class FakeApi implements CsiVolumeApi {
   pvs = new Map<string, V1PersistentVolume>();
   attachments = new Map<string, V1VolumeAttachment>();
   reads = 0;
-  async readPVC(ns: string, name: string) { this.reads++; const c = this.pvcs.get(`${ns}/${name}`); if (!c) throw new Error(`persistentvolumeclaims "${name}" not found`); return c; }
-  async readPV(name: string) { this.reads++; const v = this.pvs.get(name); if (!v) throw new Error(`persistentvolumes "${name}" not found`); return v; }
-  async readCSIDriver(name: string) { this.reads++; return this.csiDrivers.get(name); }
-  async readVolumeAttachment(name: string) { this.reads++; const a = this.attachments.get(name); if (!a) throw new Error(`volumeattachments.storage.k8s.io "${name}" not found`); return a; }
+  async readPVC(ns: string, name: string) {
+    this.reads++;
+    const c = this.pvcs.get(`${ns}/${name}`);
+    if (!c) throw new Error(`persistentvolumeclaims "${name}" not found`);
+    return c;
+  }
+  async readPV(name: string) {
+    this.reads++;
+    const v = this.pvs.get(name);
+    if (!v) throw new Error(`persistentvolumes "${name}" not found`);
+    return v;
+  }
+  async readCSIDriver(name: string) {
+    this.reads++;
+    return this.csiDrivers.get(name);
+  }
+  async readVolumeAttachment(name: string) {
+    this.reads++;
+    const a = this.attachments.get(name);
+    if (!a) throw new Error(`volumeattachments.storage.k8s.io "${name}" not found`);
+    return a;
+  }
 }
 
 let root: string;
@@ -53,11 +71,27 @@ function newPlugin(r = refs): CsiVolumePlugin {
 }
 
 async function prepare(p: V1Pod) {
-  return prepareVolumes(p, { podDir: podDir(p.metadata!.uid!), source: { getConfigMap: async () => undefined, getSecret: async () => undefined, requestServiceAccountToken: async () => { throw new Error('no'); } }, nodeName: 'n1', hostIP: '127.0.0.1', log: log as never, plugins: registry });
+  return prepareVolumes(p, {
+    podDir: podDir(p.metadata!.uid!),
+    source: {
+      getConfigMap: async () => undefined,
+      getSecret: async () => undefined,
+      requestServiceAccountToken: async () => {
+        throw new Error('no');
+      },
+    },
+    nodeName: 'n1',
+    hostIP: '127.0.0.1',
+    log: log as never,
+    plugins: registry,
+  });
 }
 
 async function failureOf(p: V1Pod): Promise<string> {
-  const e = await prepare(p).then(() => undefined, (err: unknown) => err);
+  const e = await prepare(p).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   return volumeFailures(e)!.map(failedMountMessage).join('\n');
 }
 
@@ -65,7 +99,12 @@ function bindPVC(name: string, pvName: string, handle: string) {
   api.pvcs.set(`ns1/${name}`, { metadata: { name, namespace: 'ns1', uid: `uid-${name}` }, spec: { volumeName: pvName }, status: { phase: 'Bound' } });
   api.pvs.set(pvName, {
     metadata: { name: pvName },
-    spec: { accessModes: ['ReadWriteOnce'], mountOptions: ['noatime'], claimRef: { uid: `uid-${name}` }, csi: { driver: DRIVER, volumeHandle: handle, fsType: 'ext4', volumeAttributes: { k: 'v' } } },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      mountOptions: ['noatime'],
+      claimRef: { uid: `uid-${name}` },
+      csi: { driver: DRIVER, volumeHandle: handle, fsType: 'ext4', volumeAttributes: { k: 'v' } },
+    },
   });
 }
 
@@ -80,7 +119,10 @@ beforeEach(async () => {
   drivers.set({ name: DRIVER, endpoint: fake.socketPath, highestSupportedVersion: parseGenericVersion('1.0.0') });
   refs = new StageRefs();
   api = new FakeApi();
-  api.csiDrivers.set(DRIVER, { metadata: { name: DRIVER }, spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } });
+  api.csiDrivers.set(DRIVER, {
+    metadata: { name: DRIVER },
+    spec: { podInfoOnMount: true, attachRequired: false, volumeLifecycleModes: ['Persistent', 'Ephemeral'] },
+  });
   registry = new VolumePluginRegistry([newPlugin()]);
 });
 
@@ -99,11 +141,18 @@ describe('inline ephemeral volumes', () => {
     expect(fake.callsOf('NodeStageVolume')).toHaveLength(0);
     const [pub] = fake.callsOf('NodePublishVolume');
     expect(pub).toMatchObject({
-      volume_id: inlineVolumeHandle(UID_A, 'scratch'), target_path: target, staging_target_path: '', readonly: false,
+      volume_id: inlineVolumeHandle(UID_A, 'scratch'),
+      target_path: target,
+      staging_target_path: '',
+      readonly: false,
       volume_capability: { mount: { fs_type: '', mount_flags: [] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
       volume_context: {
-        size: '1Mi', 'csi.storage.k8s.io/pod.name': 'p-1111', 'csi.storage.k8s.io/pod.namespace': 'ns1', 'csi.storage.k8s.io/pod.uid': UID_A,
-        'csi.storage.k8s.io/serviceAccount.name': 'sa1', 'csi.storage.k8s.io/ephemeral': 'true',
+        size: '1Mi',
+        'csi.storage.k8s.io/pod.name': 'p-1111',
+        'csi.storage.k8s.io/pod.namespace': 'ns1',
+        'csi.storage.k8s.io/pod.uid': UID_A,
+        'csi.storage.k8s.io/serviceAccount.name': 'sa1',
+        'csi.storage.k8s.io/ephemeral': 'true',
       },
     });
     expect(inlineVolumeHandle(UID_A, 'scratch')).toBe(`csi-${sha256Hex(`${UID_A}scratch`)}`);
@@ -125,7 +174,9 @@ describe('inline ephemeral volumes', () => {
   it('tears down with NodeUnpublishVolume and removes the volume dir', async () => {
     await prepare(pod(UID_A, [inline]));
     await teardownVolumes(podDir(UID_A), { plugins: registry });
-    expect(fake.callsOf('NodeUnpublishVolume')).toEqual([{ volume_id: inlineVolumeHandle(UID_A, 'scratch'), target_path: join(podDir(UID_A), 'volumes', 'kubernetes.io~csi', 'scratch', 'mount') }]);
+    expect(fake.callsOf('NodeUnpublishVolume')).toEqual([
+      { volume_id: inlineVolumeHandle(UID_A, 'scratch'), target_path: join(podDir(UID_A), 'volumes', 'kubernetes.io~csi', 'scratch', 'mount') },
+    ]);
     expect(existsSync(join(podDir(UID_A), 'volumes'))).toBe(false);
   });
 
@@ -162,7 +213,9 @@ describe('persistent volumes (PVC → PV with spec.csi)', () => {
     const stages = fake.callsOf('NodeStageVolume');
     expect(stages).toHaveLength(1);
     expect(stages[0]).toMatchObject({
-      volume_id: 'vol-123', staging_target_path: staging, publish_context: {},
+      volume_id: 'vol-123',
+      staging_target_path: staging,
+      publish_context: {},
       volume_capability: { mount: { fs_type: 'ext4', mount_flags: ['noatime'] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
     });
     expect(stages[0]!.volume_context).toMatchObject({ k: 'v', 'csi.storage.k8s.io/ephemeral': 'false' });
@@ -188,7 +241,9 @@ describe('persistent volumes (PVC → PV with spec.csi)', () => {
     bindPVC('data', 'pv-1', 'vol-1');
     const vol: V1Volume = { name: 'd', persistentVolumeClaim: { claimName: 'data' } };
     const va = attachmentName('vol-1', DRIVER, 'n1');
-    expect(await failureOf(pod(UID_A, [vol]))).toBe(`MountVolume.SetUp failed for volume "d" : kubernetes.io/csi: mounter.SetUpAt failed to fetch publishContext: volumeattachments.storage.k8s.io "${va}" not found`);
+    expect(await failureOf(pod(UID_A, [vol]))).toBe(
+      `MountVolume.SetUp failed for volume "d" : kubernetes.io/csi: mounter.SetUpAt failed to fetch publishContext: volumeattachments.storage.k8s.io "${va}" not found`,
+    );
     api.attachments.set(va, { metadata: { name: va }, spec: {} as never, status: { attached: true, attachmentMetadata: { dev: '/dev/x' } } });
     await prepare(pod(UID_B, [vol]));
     expect(fake.callsOf('NodeStageVolume')[0]!.publish_context).toEqual({ dev: '/dev/x' });
@@ -204,7 +259,9 @@ describe('persistent volumes (PVC → PV with spec.csi)', () => {
     );
     bindPVC('hp', 'pv-hp', 'h');
     delete api.pvs.get('pv-hp')!.spec!.csi;
-    expect(await failureOf(pod(UID_A, [{ name: 'd', persistentVolumeClaim: { claimName: 'hp' } }]))).toContain('PV pv-hp bound to PVC ns1/hp is not a CSI volume');
+    expect(await failureOf(pod(UID_A, [{ name: 'd', persistentVolumeClaim: { claimName: 'hp' } }]))).toContain(
+      'PV pv-hp bound to PVC ns1/hp is not a CSI volume',
+    );
   });
 
   it('recovers users and staged volumes from disk after a restart', async () => {
@@ -241,7 +298,9 @@ describe('tear-down safety', () => {
   it('keeps the volume dir when NodeUnpublishVolume fails', async () => {
     await prepare(pod(UID_A, [inline]));
     fake.failures.set('NodeUnpublishVolume', { code: grpc.status.INTERNAL, details: 'busy' });
-    await expect(teardownVolumes(podDir(UID_A), { plugins: registry })).rejects.toThrow('kubernetes.io/csi: Unmounter.TearDownAt failed: rpc error: code = Internal desc = busy');
+    await expect(teardownVolumes(podDir(UID_A), { plugins: registry })).rejects.toThrow(
+      'kubernetes.io/csi: Unmounter.TearDownAt failed: rpc error: code = Internal desc = busy',
+    );
     expect(existsSync(join(podDir(UID_A), 'volumes', 'kubernetes.io~csi', 'scratch', 'vol_data.json'))).toBe(true);
   });
 

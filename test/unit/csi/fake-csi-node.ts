@@ -40,23 +40,34 @@ export async function startFakeCsiNode(socketPath: string): Promise<FakeCsiNode>
       await rm(socketPath, { force: true });
     },
   };
-  const unary = <Req, Res>(method: string, answer: (req: Req) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> =>
+  const unary =
+    <Req, Res>(method: string, answer: (req: Req) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
       fake.calls.push({ method, request: call.request as Record<string, unknown> });
       const failure = fake.failures.get(method);
       if (failure) return callback({ code: failure.code, details: failure.details } as grpc.ServiceError, null);
-      Promise.resolve(answer(call.request)).then((res) => callback(null, res), (e: Error) => callback({ code: grpc.status.INTERNAL, details: e.message } as grpc.ServiceError, null));
+      Promise.resolve(answer(call.request)).then(
+        (res) => callback(null, res),
+        (e: Error) => callback({ code: grpc.status.INTERNAL, details: e.message } as grpc.ServiceError, null),
+      );
     };
   const handlers: NodeHandlers = {
     NodeGetInfo: unary('NodeGetInfo', () => ({
-      node_id: fake.nodeID, max_volumes_per_node: fake.maxVolumes,
+      node_id: fake.nodeID,
+      max_volumes_per_node: fake.maxVolumes,
       accessible_topology: Object.keys(fake.topology).length > 0 ? { segments: fake.topology } : null,
     })),
     NodeGetCapabilities: unary('NodeGetCapabilities', () => ({ capabilities: fake.capabilities.map((type) => ({ rpc: { type: type as never } })) })),
     NodeStageVolume: unary('NodeStageVolume', () => ({})),
     NodeUnstageVolume: unary('NodeUnstageVolume', () => ({})),
-    NodePublishVolume: unary('NodePublishVolume', async (req: { target_path: string }) => { await mkdir(req.target_path, { recursive: true }); return {}; }),
-    NodeUnpublishVolume: unary('NodeUnpublishVolume', async (req: { target_path: string }) => { await rm(req.target_path, { recursive: true, force: true }); return {}; }),
+    NodePublishVolume: unary('NodePublishVolume', async (req: { target_path: string }) => {
+      await mkdir(req.target_path, { recursive: true });
+      return {};
+    }),
+    NodeUnpublishVolume: unary('NodeUnpublishVolume', async (req: { target_path: string }) => {
+      await rm(req.target_path, { recursive: true, force: true });
+      return {};
+    }),
     NodeGetVolumeStats: unary('NodeGetVolumeStats', () => ({ usage: [] })),
     NodeExpandVolume: unary('NodeExpandVolume', () => ({})),
   };

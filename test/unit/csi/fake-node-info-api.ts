@@ -32,10 +32,16 @@ export class FakeNodeInfoApi implements NodeInfoApi {
   async patchNodeMeta(_name: string, p: NodeMetaPatch): Promise<void> {
     this.patches.push(p);
     if (p.resourceVersion && p.resourceVersion !== this.node.metadata!.resourceVersion) {
-      throw apiError(409, 'Operation cannot be fulfilled on nodes: the object has been modified; please apply your changes to the latest version and try again');
+      throw apiError(
+        409,
+        'Operation cannot be fulfilled on nodes: the object has been modified; please apply your changes to the latest version and try again',
+      );
     }
     const m = this.node.metadata!;
-    for (const [field, patch] of [['labels', p.labels], ['annotations', p.annotations]] as const) {
+    for (const [field, patch] of [
+      ['labels', p.labels],
+      ['annotations', p.annotations],
+    ] as const) {
       const target = { ...(m[field] ?? {}) };
       for (const [k, v] of Object.entries(patch ?? {})) {
         if (v === null) delete target[k];

@@ -11,15 +11,20 @@ let file: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ndl-mi-'));
   file = join(dir, 'mountinfo');
-  await writeFile(file, [
-    '22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
-    '40 22 0:35 / /var/lib/nodelet/pods/u/volumes/kubernetes.io~csi/my\\040vol/mount rw shared:2 - ext4 /dev/sda1 rw',
-    '41 22 0:36 / /var/lib/nodelet-other rw shared:3 - tmpfs tmpfs rw',
-    '',
-  ].join('\n'));
+  await writeFile(
+    file,
+    [
+      '22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
+      '40 22 0:35 / /var/lib/nodelet/pods/u/volumes/kubernetes.io~csi/my\\040vol/mount rw shared:2 - ext4 /dev/sda1 rw',
+      '41 22 0:36 / /var/lib/nodelet-other rw shared:3 - tmpfs tmpfs rw',
+      '',
+    ].join('\n'),
+  );
 });
 
-afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('mount info', () => {
   it('decodes escaped mount points', async () => {

@@ -49,7 +49,9 @@ describe('NodeInfoManager.installDriver', () => {
 
   it('rejects an empty node ID', async () => {
     const api = new FakeNodeInfoApi('n1');
-    await expect(new NodeInfoManager(api, 'n1', FAST).installDriver('a.csi', '', 0, {})).rejects.toThrow('error adding CSI driver node info: driverNodeID must not be empty');
+    await expect(new NodeInfoManager(api, 'n1', FAST).installDriver('a.csi', '', 0, {})).rejects.toThrow(
+      'error adding CSI driver node info: driverNodeID must not be empty',
+    );
   });
 
   it('retries a Node patch that lost a race (resourceVersion moved) and keeps the other writer’s change', async () => {
@@ -95,7 +97,9 @@ describe('NodeInfoManager.uninstallDriver', () => {
 describe('retry', () => {
   it('aggregates distinct errors like utilerrors (deduplicated, bracketed when several)', async () => {
     let n = 0;
-    const err = await retry(FAST, 'op', async () => { throw new Error(n++ < 2 ? 'first' : 'second'); }).catch((e: Error) => e);
+    const err = await retry(FAST, 'op', async () => {
+      throw new Error(n++ < 2 ? 'first' : 'second');
+    }).catch((e: Error) => e);
     expect((err as Error).message).toBe('op: timed out waiting for the condition; caused by: [first, second]');
     expect(n).toBe(4);
   });

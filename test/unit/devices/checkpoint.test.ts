@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  checkpointChecksum, CHECKPOINT_FILE, decodeCheckpoint, encodeCheckpoint, fnv32a, readCheckpoint, spewCheckpointData, writeCheckpoint,
+  checkpointChecksum,
+  CHECKPOINT_FILE,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  fnv32a,
+  readCheckpoint,
+  spewCheckpointData,
+  writeCheckpoint,
   type CheckpointData,
 } from '../../../core/devices/checkpoint.ts';
 import { decodeContainerAllocateResponse, encodeContainerAllocateResponse } from '../../../core/devices/alloc-response.ts';
@@ -15,7 +22,13 @@ const GO_FIXTURES: Array<{ data: CheckpointData; checksum: number }> = [
   {
     data: {
       PodDeviceEntries: [
-        { PodUID: 'b6c0e0a4-1111-2222-3333-444455556666', ContainerName: 'app', ResourceName: 'example.com/resource', DeviceIDs: { '-1': ['Dev-2', 'Dev-1'], '1': ['x'], '0': null }, AllocResp: 'Ehr/AA==' },
+        {
+          PodUID: 'b6c0e0a4-1111-2222-3333-444455556666',
+          ContainerName: 'app',
+          ResourceName: 'example.com/resource',
+          DeviceIDs: { '-1': ['Dev-2', 'Dev-1'], '1': ['x'], '0': null },
+          AllocResp: 'Ehr/AA==',
+        },
         { PodUID: 'p2', ContainerName: 'c', ResourceName: 'r/é', DeviceIDs: null, AllocResp: null },
         { PodUID: '', ContainerName: 'c', ResourceName: 'r', DeviceIDs: {}, AllocResp: '' },
       ],
@@ -33,9 +46,15 @@ describe('device manager checkpoint', () => {
   });
 
   it('prints data like spew %#v (types on fields, none inside collections, keys sorted)', () => {
-    expect(spewCheckpointData({ PodDeviceEntries: [{ PodUID: 'u', ContainerName: 'c', ResourceName: 'a/b', DeviceIDs: { '1': ['d'], '-1': ['e', 'f'] }, AllocResp: 'AQI=' }], RegisteredDevices: { 'b/x': ['d'], 'a/y': null } }))
-      .toBe('(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:(string)u ContainerName:(string)c ResourceName:(string)a/b '
-        + 'DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[e f] 1:[d]] AllocResp:([]uint8)[1 2]}] RegisteredDevices:(map[string][]string)map[a/y:<nil> b/x:[d]]}');
+    expect(
+      spewCheckpointData({
+        PodDeviceEntries: [{ PodUID: 'u', ContainerName: 'c', ResourceName: 'a/b', DeviceIDs: { '1': ['d'], '-1': ['e', 'f'] }, AllocResp: 'AQI=' }],
+        RegisteredDevices: { 'b/x': ['d'], 'a/y': null },
+      }),
+    ).toBe(
+      '(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:(string)u ContainerName:(string)c ResourceName:(string)a/b ' +
+        'DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[e f] 1:[d]] AllocResp:([]uint8)[1 2]}] RegisteredDevices:(map[string][]string)map[a/y:<nil> b/x:[d]]}',
+    );
   });
 
   it('FNV-32a matches the reference vectors', () => {
@@ -65,7 +84,13 @@ describe('device manager checkpoint', () => {
   });
 
   it('serialises ContainerAllocateResponse as protobuf and reads it back', () => {
-    const resp = { envs: { A: 'x'.repeat(300) }, mounts: [{ container_path: '/c', host_path: '/h', read_only: true }], devices: [{ container_path: '/dev/x', host_path: '/dev/y', permissions: 'rw' }], annotations: { k: 'v' }, cdi_devices: [{ name: 'vendor.com/dev=1' }] };
+    const resp = {
+      envs: { A: 'x'.repeat(300) },
+      mounts: [{ container_path: '/c', host_path: '/h', read_only: true }],
+      devices: [{ container_path: '/dev/x', host_path: '/dev/y', permissions: 'rw' }],
+      annotations: { k: 'v' },
+      cdi_devices: [{ name: 'vendor.com/dev=1' }],
+    };
     const bytes = encodeContainerAllocateResponse(resp);
     expect(bytes[0]).toBe(0x0a); // field 1 (envs map entry), length-delimited
     expect(decodeContainerAllocateResponse(bytes)).toEqual(resp);

@@ -14,11 +14,15 @@ describe('applyDeviceConfig', () => {
     writeFileSync(join(host, 'Dev-2'), 'two');
     mkdirSync(join(host, 'lib'));
     const staging = join(tmp(), 'stage');
-    const cfg = { ...empty(), envs: { A: '1' }, mounts: [
-      { containerPath: '/tmp/Dev-1', hostPath: join(host, 'Dev-1'), readOnly: false },
-      { containerPath: '/tmp/Dev-2', hostPath: join(host, 'Dev-2'), readOnly: true },
-      { containerPath: '/opt/lib', hostPath: join(host, 'lib'), readOnly: true },
-    ] };
+    const cfg = {
+      ...empty(),
+      envs: { A: '1' },
+      mounts: [
+        { containerPath: '/tmp/Dev-1', hostPath: join(host, 'Dev-1'), readOnly: false },
+        { containerPath: '/tmp/Dev-2', hostPath: join(host, 'Dev-2'), readOnly: true },
+        { containerPath: '/opt/lib', hostPath: join(host, 'lib'), readOnly: true },
+      ],
+    };
     const out = applyDeviceConfig(cfg, staging);
     expect(out.env).toEqual({ A: '1' });
     expect(out.warnings).toEqual([]);
@@ -32,12 +36,21 @@ describe('applyDeviceConfig', () => {
 
   it('reports what a provider cannot apply', () => {
     const staging = join(tmp(), 'stage');
-    const out = applyDeviceConfig({
-      ...empty(),
-      mounts: [{ containerPath: '/data', hostPath: '/nonexistent/x', readOnly: false }, { containerPath: '/vol', hostPath: tmp(), readOnly: false }],
-      devices: [{ containerPath: '/dev/x', hostPath: '/dev/null', permissions: 'rw' }],
-      cdiDevices: ['vendor.com/dev=1'], annotations: { k: 'v' }, conflicts: ['env A: r2 sets "2", already "1"'],
-    }, staging, ['/vol']);
+    const out = applyDeviceConfig(
+      {
+        ...empty(),
+        mounts: [
+          { containerPath: '/data', hostPath: '/nonexistent/x', readOnly: false },
+          { containerPath: '/vol', hostPath: tmp(), readOnly: false },
+        ],
+        devices: [{ containerPath: '/dev/x', hostPath: '/dev/null', permissions: 'rw' }],
+        cdiDevices: ['vendor.com/dev=1'],
+        annotations: { k: 'v' },
+        conflicts: ['env A: r2 sets "2", already "1"'],
+      },
+      staging,
+      ['/vol'],
+    );
     expect(out.mounts).toEqual([]);
     expect(out.warnings).toEqual([
       'conflicting device settings, the first one wins: env A: r2 sets "2", already "1"',

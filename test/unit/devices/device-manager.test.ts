@@ -8,11 +8,16 @@ import { FakeDevicePlugin, type FakePluginOptions } from './fake-device-plugin.t
 import { memLogger, pod, tmp, until } from './helpers.ts';
 
 const R = 'example.com/resource';
-const two: FakePluginOptions['devices'] = [{ ID: 'Dev-1', health: 'Healthy' }, { ID: 'Dev-2', health: 'Healthy' }];
+const two: FakePluginOptions['devices'] = [
+  { ID: 'Dev-1', health: 'Healthy' },
+  { ID: 'Dev-2', health: 'Healthy' },
+];
 
 describe('DeviceManager', () => {
   const cleanup: Array<() => void> = [];
-  afterEach(() => { for (const c of cleanup.splice(0)) c(); });
+  afterEach(() => {
+    for (const c of cleanup.splice(0)) c();
+  });
 
   async function setup(opts: Partial<FakePluginOptions> = {}, mgrOpts: { graceMs?: number; dir?: string; active?: () => V1Pod[] } = {}) {
     const dir = mgrOpts.dir ?? tmp();
@@ -22,7 +27,10 @@ describe('DeviceManager', () => {
     const log = memLogger();
     const m = new DeviceManager({ dir, log, dialTimeoutMs: 500, graceMs: mgrOpts.graceMs, activePods: mgrOpts.active ?? (() => active) });
     m.start();
-    cleanup.push(() => { m.stop(); plugin.stop(); });
+    cleanup.push(() => {
+      m.stop();
+      plugin.stop();
+    });
     return { dir, plugin, m, active, log };
   }
 
@@ -38,7 +46,11 @@ describe('DeviceManager', () => {
     let changes = 0;
     m.onChange(() => changes++);
     expect(m.capacity()).toEqual({ capacity: { [R]: '2' }, allocatable: { [R]: '2' } });
-    plugin.update([{ ID: 'Dev-1', health: 'Healthy' }, { ID: 'Dev-2', health: 'Unhealthy' }, { ID: 'Dev-3', health: 'Healthy' }]);
+    plugin.update([
+      { ID: 'Dev-1', health: 'Healthy' },
+      { ID: 'Dev-2', health: 'Unhealthy' },
+      { ID: 'Dev-3', health: 'Healthy' },
+    ]);
     await until('update', () => m.capacity().capacity[R] === '3');
     expect(m.capacity().allocatable[R]).toBe('2');
     await until('change notified', () => changes > 0);
@@ -59,7 +71,8 @@ describe('DeviceManager', () => {
     expect(c2.envs.DEVICES).toBe('Dev-2');
     expect(c1.mounts).toEqual([{ containerPath: '/dev-Dev-1', hostPath: '/tmp/Dev-1', readOnly: true }]);
     expect(await m.allocate(p3)).toEqual({
-      admit: false, reason: 'UnexpectedAdmissionError',
+      admit: false,
+      reason: 'UnexpectedAdmissionError',
       message: `Allocate failed due to requested number of devices unavailable for ${R}. Requested: 1, Available: 0, which is unexpected`,
     });
     expect(plugin.calls.allocate).toEqual([['Dev-1'], ['Dev-2']]);
@@ -104,7 +117,11 @@ describe('DeviceManager', () => {
   it('reports an Allocate failure and keeps nothing allocated', async () => {
     const { m, plugin } = await registered({ failAllocate: 'boom' });
     const r = await m.allocate(pod('p', [{ [R]: '2' }]));
-    expect(r).toEqual({ admit: false, reason: 'UnexpectedAdmissionError', message: 'Allocate failed due to rpc error: code = Internal desc = boom, which is unexpected' });
+    expect(r).toEqual({
+      admit: false,
+      reason: 'UnexpectedAdmissionError',
+      message: 'Allocate failed due to rpc error: code = Internal desc = boom, which is unexpected',
+    });
     plugin.o.failAllocate = undefined;
     expect(await m.allocate(pod('q', [{ [R]: '2' }]))).toEqual({ admit: true });
   });
@@ -143,7 +160,9 @@ describe('DeviceManager', () => {
     expect(await first.m.allocate(p1)).toEqual({ admit: true });
     active.push(p1);
     const file = JSON.parse(readFileSync(join(dir, CHECKPOINT_FILE), 'utf8'));
-    expect(file.Data.PodDeviceEntries).toEqual([expect.objectContaining({ PodUID: p1.metadata!.uid, ContainerName: 'c0', ResourceName: R, DeviceIDs: { '-1': ['Dev-1'] } })]);
+    expect(file.Data.PodDeviceEntries).toEqual([
+      expect.objectContaining({ PodUID: p1.metadata!.uid, ContainerName: 'c0', ResourceName: R, DeviceIDs: { '-1': ['Dev-1'] } }),
+    ]);
     expect(file.Data.RegisteredDevices).toEqual({ [R]: ['Dev-1', 'Dev-2'] });
     first.m.stop();
     first.plugin.stop();

@@ -4,7 +4,11 @@ import * as grpc from '@grpc/grpc-js';
 import { unixTarget, clientOn, dialUnix } from '../../../sockets/dial.ts';
 import { loadDevicePlugin, type ContainerAllocateResponse__Output } from '../../../sockets/deviceplugin.ts';
 
-export interface FakeDevice { ID: string; health: 'Healthy' | 'Unhealthy'; numa?: number }
+export interface FakeDevice {
+  ID: string;
+  health: 'Healthy' | 'Unhealthy';
+  numa?: number;
+}
 
 export interface FakePluginOptions {
   devices: FakeDevice[];
@@ -15,14 +19,22 @@ export interface FakePluginOptions {
 }
 
 /** Calls made to the fake. */
-export interface FakeCalls { allocate: string[][]; preferred: Array<{ available: string[]; mustInclude: string[]; size: number }>; preStart: string[][]; listAndWatch: number }
+export interface FakeCalls {
+  allocate: string[][];
+  preferred: Array<{ available: string[]; mustInclude: string[]; size: number }>;
+  preStart: string[][];
+  listAndWatch: number;
+}
 
 export class FakeDevicePlugin {
   readonly calls: FakeCalls = { allocate: [], preferred: [], preStart: [], listAndWatch: 0 };
   private readonly streams = new Set<grpc.ServerWritableStream<object, object>>();
   private server?: grpc.Server;
 
-  constructor(readonly socketPath: string, readonly o: FakePluginOptions) {}
+  constructor(
+    readonly socketPath: string,
+    readonly o: FakePluginOptions,
+  ) {}
 
   wire(d: FakeDevice) {
     return { ID: d.ID, health: d.health, topology: d.numa === undefined ? null : { nodes: [{ ID: d.numa }] } };
@@ -39,7 +51,13 @@ export class FakeDevicePlugin {
         call.on('cancelled', () => this.streams.delete(call));
         call.write({ devices: this.o.devices.map((d) => this.wire(d)) });
       },
-      GetPreferredAllocation: (call: grpc.ServerUnaryCall<{ container_requests: Array<{ available_deviceIDs: string[]; must_include_deviceIDs: string[]; allocation_size: number }> }, object>, cb: grpc.sendUnaryData<object>) => {
+      GetPreferredAllocation: (
+        call: grpc.ServerUnaryCall<
+          { container_requests: Array<{ available_deviceIDs: string[]; must_include_deviceIDs: string[]; allocation_size: number }> },
+          object
+        >,
+        cb: grpc.sendUnaryData<object>,
+      ) => {
         const r = call.request.container_requests[0]!;
         this.calls.preferred.push({ available: r.available_deviceIDs, mustInclude: r.must_include_deviceIDs, size: r.allocation_size });
         cb(null, { container_responses: [{ deviceIDs: this.o.preferred!(r.available_deviceIDs, r.allocation_size) }] });
@@ -48,7 +66,10 @@ export class FakeDevicePlugin {
         const ids = call.request.container_requests[0]!.devices_ids;
         this.calls.allocate.push(ids);
         if (this.o.failAllocate) return cb({ code: grpc.status.INTERNAL, details: this.o.failAllocate });
-        const resp = this.o.allocate?.(ids) ?? { envs: { DEVICES: ids.join(',') }, mounts: ids.map((id) => ({ container_path: `/dev-${id}`, host_path: `/tmp/${id}`, read_only: true })) };
+        const resp = this.o.allocate?.(ids) ?? {
+          envs: { DEVICES: ids.join(',') },
+          mounts: ids.map((id) => ({ container_path: `/dev-${id}`, host_path: `/tmp/${id}`, read_only: true })),
+        };
         cb(null, { container_responses: [resp] });
       },
       PreStartContainer: (call: grpc.ServerUnaryCall<{ devices_ids: string[] }, object>, cb: grpc.sendUnaryData<object>) => {

@@ -19,15 +19,28 @@ const root = mkdtempSync(join(tmpdir(), 'nodelet-flap-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const shape: NodeShape = {
-  nodeName: 'node-a', nodeIP: '10.0.0.9', kubeletPort: 10250, maxPods: 110, labels: {}, taints: [], defaultTaint: true,
-  architecture: 'wasm32-wasi', os: 'wasi', kubeletVersion: 'v1.33.0', runtimeVersion: 'fake://1', contributions: [],
+  nodeName: 'node-a',
+  nodeIP: '10.0.0.9',
+  kubeletPort: 10250,
+  maxPods: 110,
+  labels: {},
+  taints: [],
+  defaultTaint: true,
+  architecture: 'wasm32-wasi',
+  os: 'wasi',
+  kubeletVersion: 'v1.33.0',
+  runtimeVersion: 'fake://1',
+  contributions: [],
 };
 
 /** Counts Node writes the way the apiserver would see them. */
 class CountingCore {
   writes: V1Node['status'][] = [];
   node: V1Node = { metadata: { name: 'node-a', uid: 'u1' } };
-  async createNode({ body }: { body: V1Node }) { this.node = { ...body, metadata: { ...body.metadata, uid: 'u1' } }; return this.node; }
+  async createNode({ body }: { body: V1Node }) {
+    this.node = { ...body, metadata: { ...body.metadata, uid: 'u1' } };
+    return this.node;
+  }
   async patchNodeStatus({ body }: { body: { status: V1Node['status'] } }) {
     this.writes.push(JSON.parse(JSON.stringify(body.status)));
     this.node = { ...this.node, status: body.status };
@@ -38,14 +51,20 @@ class CountingCore {
 describe('device health flapping', () => {
   it('100 devices flipping every 10 ms for 3 s cost a bounded number of Node writes; the final capacity is right', async () => {
     const dir = tmp();
-    const devices = (flip: number): FakeDevice[] => Array.from({ length: 100 }, (_, i) => ({ ID: `Dev-${i}`, health: flip % 2 === 0 ? 'Healthy' : 'Unhealthy' }));
+    const devices = (flip: number): FakeDevice[] =>
+      Array.from({ length: 100 }, (_, i) => ({ ID: `Dev-${i}`, health: flip % 2 === 0 ? 'Healthy' : 'Unhealthy' }));
     const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), { devices: devices(0) });
     await plugin.start();
     const m = new DeviceManager({ dir, log: memLogger(), dialTimeoutMs: 500, activePods: () => [] });
     m.start();
     const core = new CountingCore();
     const node = new NodeController({ core } as unknown as KubeClients, {
-      shape, rootDir: root, updateMs: 10_000, reportMs: 300_000, log: memLogger(), extraResources: () => m.capacity(),
+      shape,
+      rootDir: root,
+      updateMs: 10_000,
+      reportMs: 300_000,
+      log: memLogger(),
+      extraResources: () => m.capacity(),
     });
     try {
       await m.registerEndpoint(R, plugin.socketPath);
@@ -62,7 +81,10 @@ describe('device health flapping', () => {
         const t = setInterval(() => {
           // Every flip turns all 100 devices healthy, then all unhealthy: allocatable 100, 0, 100, ...
           plugin.update(devices(flips));
-          if (++flips === 300) { clearInterval(t); resolve(); }
+          if (++flips === 300) {
+            clearInterval(t);
+            resolve();
+          }
         }, 10);
       });
       const last = devices(0);

@@ -7,7 +7,9 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 /** A logger that keeps lines for assertions. */
 export function memLogger(): Logger & { lines: Array<{ level: string; obj: unknown; msg?: string }> } {
   const lines: Array<{ level: string; obj: unknown; msg?: string }> = [];
-  const at = (level: string) => (obj: unknown, msg?: string) => { lines.push({ level, obj, msg }); };
+  const at = (level: string) => (obj: unknown, msg?: string) => {
+    lines.push({ level, obj, msg });
+  };
   const l = { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => l };
   return l as never;
 }

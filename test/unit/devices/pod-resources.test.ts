@@ -16,16 +16,26 @@ function unary<T>(fn: (req: object, cb: (err: Error | null, res?: T) => void) =>
 
 describe('podresources v1 server', () => {
   const stops: Array<() => unknown> = [];
-  afterEach(async () => { for (const s of stops.splice(0).reverse()) await s(); });
+  afterEach(async () => {
+    for (const s of stops.splice(0).reverse()) await s();
+  });
 
   it('lists active pods with their device IDs, allocatable devices, and gets one pod', async () => {
     const dir = tmp();
     const log = memLogger();
     const active: V1Pod[] = [];
     const m = new DeviceManager({ dir, log, activePods: () => active });
-    const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), { devices: [{ ID: 'Dev-1', health: 'Healthy', numa: 0 }, { ID: 'Dev-2', health: 'Healthy' }] });
+    const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), {
+      devices: [
+        { ID: 'Dev-1', health: 'Healthy', numa: 0 },
+        { ID: 'Dev-2', health: 'Healthy' },
+      ],
+    });
     await plugin.start();
-    stops.push(() => plugin.stop(), () => m.stop());
+    stops.push(
+      () => plugin.stop(),
+      () => m.stop(),
+    );
     await m.registerEndpoint(R, plugin.socketPath);
     await until('devices', () => m.capacity().allocatable[R] === '2');
     const p1 = pod('p1', [{ [R]: '1' }, {}]);
@@ -38,12 +48,22 @@ describe('podresources v1 server', () => {
     stops.push(() => client.close());
 
     const list = await unary<{ pod_resources: unknown[] }>(client.List.bind(client) as never, {});
-    expect(list.pod_resources).toEqual([{
-      name: 'p1', namespace: 'ns', containers: [
-        { name: 'c0', devices: [{ resource_name: R, device_ids: ['Dev-1'], topology: { nodes: [{ ID: '0' }] } }], cpu_ids: [], memory: [], dynamic_resources: [] },
-        { name: 'c1', devices: [], cpu_ids: [], memory: [], dynamic_resources: [] },
-      ],
-    }]);
+    expect(list.pod_resources).toEqual([
+      {
+        name: 'p1',
+        namespace: 'ns',
+        containers: [
+          {
+            name: 'c0',
+            devices: [{ resource_name: R, device_ids: ['Dev-1'], topology: { nodes: [{ ID: '0' }] } }],
+            cpu_ids: [],
+            memory: [],
+            dynamic_resources: [],
+          },
+          { name: 'c1', devices: [], cpu_ids: [], memory: [], dynamic_resources: [] },
+        ],
+      },
+    ]);
     const alloc = await unary<{ devices: Array<{ device_ids: string[] }> }>(client.GetAllocatableResources.bind(client) as never, {});
     expect(alloc.devices.map((d) => d.device_ids[0])).toEqual(['Dev-1', 'Dev-2']);
     const one = await unary<{ pod_resources: { name: string } }>(client.Get.bind(client) as never, { pod_name: 'p1', pod_namespace: 'ns' });

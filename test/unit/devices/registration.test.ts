@@ -12,14 +12,19 @@ const R = 'example.com/resource';
 
 describe('kubelet.sock Registration server', () => {
   const stops: Array<() => unknown> = [];
-  afterEach(async () => { for (const s of stops.splice(0).reverse()) await s(); });
+  afterEach(async () => {
+    for (const s of stops.splice(0).reverse()) await s();
+  });
 
   async function setup() {
     const dir = tmp();
     const log = memLogger();
     const m = new DeviceManager({ dir, log, dialTimeoutMs: 500 });
     const server = new RegistrationServer(dir, m, log);
-    stops.push(() => m.stop(), () => server.stop());
+    stops.push(
+      () => m.stop(),
+      () => server.stop(),
+    );
     return { dir, m, server, log };
   }
 
@@ -43,7 +48,12 @@ describe('kubelet.sock Registration server', () => {
   it('registers a plugin: capacity and allocatable appear', async () => {
     const { dir, m, server } = await setup();
     await server.start();
-    const plugin = new FakeDevicePlugin(join(dir, 'dp.1'), { devices: [{ ID: 'a', health: 'Healthy' }, { ID: 'b', health: 'Unhealthy' }] });
+    const plugin = new FakeDevicePlugin(join(dir, 'dp.1'), {
+      devices: [
+        { ID: 'a', health: 'Healthy' },
+        { ID: 'b', health: 'Unhealthy' },
+      ],
+    });
     await plugin.start();
     stops.push(() => plugin.stop());
     expect(await registerWithKubelet(server.socketPath, { endpoint: 'dp.1', resource_name: R })).toBe('');
@@ -54,11 +64,16 @@ describe('kubelet.sock Registration server', () => {
   it('rejects bad requests with upstream messages', async () => {
     const { server } = await setup();
     await server.start();
-    expect(await registerWithKubelet(server.socketPath, { version: 'v1alpha', endpoint: 'dp.1', resource_name: R }))
-      .toBe('requested API version "v1alpha" is not supported by kubelet. Supported version is ["v1beta1"]');
-    expect(await registerWithKubelet(server.socketPath, { endpoint: 'dp.1', resource_name: 'kubernetes.io/gpu' })).toBe('the ResourceName "kubernetes.io/gpu" is invalid');
+    expect(await registerWithKubelet(server.socketPath, { version: 'v1alpha', endpoint: 'dp.1', resource_name: R })).toBe(
+      'requested API version "v1alpha" is not supported by kubelet. Supported version is ["v1beta1"]',
+    );
+    expect(await registerWithKubelet(server.socketPath, { endpoint: 'dp.1', resource_name: 'kubernetes.io/gpu' })).toBe(
+      'the ResourceName "kubernetes.io/gpu" is invalid',
+    );
     expect(await registerWithKubelet(server.socketPath, { endpoint: '../escape.sock', resource_name: R })).toMatch(/must name a socket inside/);
-    expect(await registerWithKubelet(server.socketPath, { endpoint: 'nothing-here', resource_name: R })).toMatch(/^failed to dial device plugin: failed to dial socket .*nothing-here/);
+    expect(await registerWithKubelet(server.socketPath, { endpoint: 'nothing-here', resource_name: R })).toMatch(
+      /^failed to dial device plugin: failed to dial socket .*nothing-here/,
+    );
   });
 });
 

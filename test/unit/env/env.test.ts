@@ -58,16 +58,33 @@ describe('resolveEnv', () => {
   it('applies envFrom (with prefix) then env, env overriding, in definition order', async () => {
     source.addConfigMap('ns1', 'cm', { LOG: 'info', B: 'cm-b' });
     source.addSecret('ns1', 'sec', { PASSWORD: 'pw' });
-    const env = await resolveEnv(pod(), c({
-      envFrom: [{ configMapRef: { name: 'cm' } }, { prefix: 'DB_', secretRef: { name: 'sec' } }],
-      env: [{ name: 'B', value: 'env-b' }, { name: 'URL', value: 'db://$(DB_PASSWORD)@$(HOST)/$(LOG)' }],
-    }), opts);
+    const env = await resolveEnv(
+      pod(),
+      c({
+        envFrom: [{ configMapRef: { name: 'cm' } }, { prefix: 'DB_', secretRef: { name: 'sec' } }],
+        env: [
+          { name: 'B', value: 'env-b' },
+          { name: 'URL', value: 'db://$(DB_PASSWORD)@$(HOST)/$(LOG)' },
+        ],
+      }),
+      opts,
+    );
     expect(env).toEqual({ LOG: 'info', B: 'env-b', DB_PASSWORD: 'pw', URL: 'db://pw@$(HOST)/info' });
     expect(Object.keys(env)).toEqual(['LOG', 'DB_PASSWORD', 'B', 'URL']);
   });
 
   it('expands only against previously defined vars', async () => {
-    const env = await resolveEnv(pod(), c({ env: [{ name: 'A', value: '$(B)' }, { name: 'B', value: 'b' }, { name: 'C', value: '$(B)$$(B)' }] }), opts);
+    const env = await resolveEnv(
+      pod(),
+      c({
+        env: [
+          { name: 'A', value: '$(B)' },
+          { name: 'B', value: 'b' },
+          { name: 'C', value: '$(B)$$(B)' },
+        ],
+      }),
+      opts,
+    );
     expect(env).toEqual({ A: '$(B)', B: 'b', C: 'b$(B)' });
   });
 
@@ -75,7 +92,12 @@ describe('resolveEnv', () => {
     source.addConfigMap('ns1', 'cm', { '2bad': 'x', good: 'y', '1bad': 'z' });
     const env = await resolveEnv(pod(), c({ envFrom: [{ configMapRef: { name: 'cm' } }] }), opts);
     expect(env).toEqual({ good: 'y' });
-    expect(warnings).toEqual([['InvalidEnvironmentVariableNames', 'Keys [1bad, 2bad] from the EnvFrom configMap ns1/cm were skipped since they are considered invalid environment variable names.']]);
+    expect(warnings).toEqual([
+      [
+        'InvalidEnvironmentVariableNames',
+        'Keys [1bad, 2bad] from the EnvFrom configMap ns1/cm were skipped since they are considered invalid environment variable names.',
+      ],
+    ]);
   });
 
   it('resolves fieldRef and resourceFieldRef (limits default to node allocatable)', async () => {
@@ -100,36 +122,53 @@ describe('resolveEnv', () => {
       opts,
     );
     expect(env).toEqual({
-      POD: 'web', NS: 'ns1', UID: 'uid-1234', APP: 'web', NODE: 'node-a', SA: 'builder',
-      HOST_IP: '10.0.0.5', POD_IP: '10.1.0.7', MEM_MI: '128', CPU: '4', ECHO: 'web@node-a',
+      POD: 'web',
+      NS: 'ns1',
+      UID: 'uid-1234',
+      APP: 'web',
+      NODE: 'node-a',
+      SA: 'builder',
+      HOST_IP: '10.0.0.5',
+      POD_IP: '10.1.0.7',
+      MEM_MI: '128',
+      CPU: '4',
+      ECHO: 'web@node-a',
     });
   });
 
   it('resolves configMapKeyRef/secretKeyRef, fetching each object once', async () => {
     source.addConfigMap('ns1', 'cm', { a: '1', b: '2' });
     source.addSecret('ns1', 'sec', { token: 'tkn' });
-    const env = await resolveEnv(pod(), c({
-      envFrom: [{ configMapRef: { name: 'cm' } }],
-      env: [
-        { name: 'A', valueFrom: { configMapKeyRef: { name: 'cm', key: 'a' } } },
-        { name: 'B', valueFrom: { configMapKeyRef: { name: 'cm', key: 'b' } } },
-        { name: 'T', valueFrom: { secretKeyRef: { name: 'sec', key: 'token' } } },
-      ],
-    }), opts);
+    const env = await resolveEnv(
+      pod(),
+      c({
+        envFrom: [{ configMapRef: { name: 'cm' } }],
+        env: [
+          { name: 'A', valueFrom: { configMapKeyRef: { name: 'cm', key: 'a' } } },
+          { name: 'B', valueFrom: { configMapKeyRef: { name: 'cm', key: 'b' } } },
+          { name: 'T', valueFrom: { secretKeyRef: { name: 'sec', key: 'token' } } },
+        ],
+      }),
+      opts,
+    );
     expect(env).toMatchObject({ A: '1', B: '2', T: 'tkn' });
     expect(source.reads).toBe(2);
   });
 
   it('skips optional missing refs and keys', async () => {
     source.addConfigMap('ns1', 'cm', { a: '1' });
-    const env = await resolveEnv(pod(), c({
-      envFrom: [{ configMapRef: { name: 'nope', optional: true } }, { secretRef: { name: 'nope', optional: true } }],
-      env: [
-        { name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'missing', optional: true } } },
-        { name: 'Y', valueFrom: { secretKeyRef: { name: 'gone', key: 'k', optional: true } } },
-        { name: 'Z', value: 'z' },
-      ],
-    }), opts);
+    const env = await resolveEnv(
+      pod(),
+      c({
+        envFrom: [{ configMapRef: { name: 'nope', optional: true } }, { secretRef: { name: 'nope', optional: true } }],
+        env: [
+          { name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'missing', optional: true } } },
+          { name: 'Y', valueFrom: { secretKeyRef: { name: 'gone', key: 'k', optional: true } } },
+          { name: 'Z', value: 'z' },
+        ],
+      }),
+      opts,
+    );
     expect(env).toEqual({ Z: 'z' });
   });
 
@@ -150,19 +189,32 @@ describe('resolveEnv', () => {
   });
 
   it('puts extra first (lowest precedence) and service env below container vars', async () => {
-    const env = await resolveEnv(pod(), c({ env: [{ name: 'DEV', value: 'mine' }, { name: 'URL', value: 'http://$(KUBERNETES_SERVICE_HOST)' }] }), {
-      ...opts,
-      extra: { DEV: 'device', NVIDIA_VISIBLE_DEVICES: '0' },
-      serviceEnv: { KUBERNETES_SERVICE_HOST: '10.96.0.1', URL: 'svc-url' },
-    });
+    const env = await resolveEnv(
+      pod(),
+      c({
+        env: [
+          { name: 'DEV', value: 'mine' },
+          { name: 'URL', value: 'http://$(KUBERNETES_SERVICE_HOST)' },
+        ],
+      }),
+      {
+        ...opts,
+        extra: { DEV: 'device', NVIDIA_VISIBLE_DEVICES: '0' },
+        serviceEnv: { KUBERNETES_SERVICE_HOST: '10.96.0.1', URL: 'svc-url' },
+      },
+    );
     expect(env).toEqual({ NVIDIA_VISIBLE_DEVICES: '0', KUBERNETES_SERVICE_HOST: '10.96.0.1', DEV: 'mine', URL: 'http://10.96.0.1' });
   });
 });
 
 describe('resolveArgv', () => {
   it('joins command and args with $(VAR) expansion', () => {
-    expect(resolveArgv({ name: 'app', command: ['/bin/app.wasm', '--name=$(POD)'], args: ['$(MISSING)', '$$(POD)'] }, { POD: 'web' }))
-      .toEqual(['/bin/app.wasm', '--name=web', '$(MISSING)', '$(POD)']);
+    expect(resolveArgv({ name: 'app', command: ['/bin/app.wasm', '--name=$(POD)'], args: ['$(MISSING)', '$$(POD)'] }, { POD: 'web' })).toEqual([
+      '/bin/app.wasm',
+      '--name=web',
+      '$(MISSING)',
+      '$(POD)',
+    ]);
   });
 
   it('uses the container name as argv[0] when there is no command', () => {

@@ -11,7 +11,10 @@ class FakeEventsApi {
   failCreates = 0;
 
   async createNamespacedEvent({ namespace, body }: { namespace: string; body: EventsV1Event }): Promise<EventsV1Event> {
-    if (this.failCreates > 0) { this.failCreates--; throw Object.assign(new Error('HTTP 500'), { code: 500 }); }
+    if (this.failCreates > 0) {
+      this.failCreates--;
+      throw Object.assign(new Error('HTTP 500'), { code: 500 });
+    }
     this.created.push({ namespace, body });
     return body;
   }
@@ -33,7 +36,9 @@ beforeEach(() => {
   logs = [];
   rec = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs));
 });
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const settle = () => vi.advanceTimersByTimeAsync(0);
 
@@ -48,8 +53,14 @@ describe('EventRecorder', () => {
     const ns = BigInt(`0x${body.metadata!.name!.split('.')[1]}`);
     expect(ns / 1_000_000n).toBe(BigInt(Date.now()));
     expect(body).toMatchObject({
-      apiVersion: 'events.k8s.io/v1', kind: 'Event', type: 'Warning', reason: 'BackOff', action: 'BackOff',
-      note: 'Back-off restarting failed container main', reportingController: 'kubelet', reportingInstance: 'node-a',
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      type: 'Warning',
+      reason: 'BackOff',
+      action: 'BackOff',
+      note: 'Back-off restarting failed container main',
+      reportingController: 'kubelet',
+      reportingInstance: 'node-a',
       regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'team', name: 'web', uid: 'u1', fieldPath: 'spec.containers{main}' },
     });
     expect(body.eventTime).toBeDefined();
@@ -80,7 +91,10 @@ describe('EventRecorder', () => {
     rec.emit(pod(), 'Warning', 'BackOff', 'same');
     await settle();
     expect(api.created).toHaveLength(1);
-    expect(api.patched.map((p) => [p.name, p.namespace, p.body.series.count])).toEqual([[name, 'team', 2], [name, 'team', 3]]);
+    expect(api.patched.map((p) => [p.name, p.namespace, p.body.series.count])).toEqual([
+      [name, 'team', 2],
+      [name, 'team', 3],
+    ]);
     expect(api.patched[0]!.opts).toBe(mergePatch);
     expect(new Date(String(api.patched[1]!.body.series.lastObservedTime)).toISOString()).toBe('2024-01-01T00:02:00.000Z');
   });

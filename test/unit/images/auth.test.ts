@@ -24,7 +24,10 @@ async function newService(): Promise<OciImageService> {
 const req = (credentials: RegistryCredential[]): ImageRequest => ({ pullPolicy: 'Always', credentials, acceptLayerTypes: WASM_LAYER_TYPES });
 
 async function failure(p: Promise<unknown>): Promise<Error & { reason: string }> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(isProviderError(e)).toBe(true);
   return e as Error & { reason: string };
 }
@@ -77,12 +80,14 @@ describe('basic auth (real docker-registry with htpasswd)', () => {
 
 /** A fake registry on plain HTTP whose API wants a bearer token from its own /token endpoint. */
 function fakeTokenRegistry(mod: Buffer) {
-  const manifest = Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: 'application/vnd.oci.image.manifest.v1+json',
-    config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: sha256(Buffer.from('{}')), size: 2 },
-    layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
-  }));
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: sha256(Buffer.from('{}')), size: 2 },
+      layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
+    }),
+  );
   const seen: { path: string; auth?: string; query?: string }[] = [];
   const server: Server = createServer((r: IncomingMessage, res) => {
     const url = new URL(r.url!, 'http://x');
@@ -91,10 +96,15 @@ function fakeTokenRegistry(mod: Buffer) {
     if (url.pathname === '/token') {
       const ok = r.headers.authorization === `Basic ${Buffer.from('robot:pw').toString('base64')}`;
       res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify(ok ? { token: `tok-${url.searchParams.get('scope')}`, expires_in: 300 } : { errors: [{ code: 'UNAUTHORIZED', message: 'bad robot' }] }));
+      return res.end(
+        JSON.stringify(ok ? { token: `tok-${url.searchParams.get('scope')}`, expires_in: 300 } : { errors: [{ code: 'UNAUTHORIZED', message: 'bad robot' }] }),
+      );
     }
     if (r.headers.authorization !== 'Bearer tok-repository:app:pull') {
-      res.writeHead(401, { 'www-authenticate': `Bearer realm="http://127.0.0.1:${port}/token",service="fake",scope="repository:app:pull"`, 'content-type': 'application/json' });
+      res.writeHead(401, {
+        'www-authenticate': `Bearer realm="http://127.0.0.1:${port}/token",service="fake",scope="repository:app:pull"`,
+        'content-type': 'application/json',
+      });
       return res.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'authentication required' }] }));
     }
     if (url.pathname === '/v2/app/manifests/v1') {

@@ -16,7 +16,9 @@ import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
 
 let reg: TestRegistry;
 const roots: string[] = [];
-beforeAll(async () => { reg = await startRegistry(); });
+beforeAll(async () => {
+  reg = await startRegistry();
+});
 afterAll(async () => {
   await reg?.stop();
   await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
@@ -29,7 +31,10 @@ async function service(): Promise<OciImageService> {
 }
 const req: ImageRequest = { pullPolicy: 'IfNotPresent', credentials: [], acceptLayerTypes: WASM_LAYER_TYPES };
 const failure = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(isProviderError(e)).toBe(true);
   return e as Error & { reason: string; cause?: unknown };
 };
@@ -72,35 +77,54 @@ describe('TarFileFinder', () => {
 
   it('reads a GNU base-256 size field and refuses one that is not a safe integer', async () => {
     const mod = tinyModule('b256');
-    expect(await find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: BigInt(mod.length) }), Buffer.alloc(1024)]), 'app.wasm')).toEqual({ found: true, bytes: mod });
-    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: 1n << 70n }), Buffer.alloc(1024)]), 'app.wasm'))
-      .rejects.toThrow('tar entry "app.wasm" declares an invalid size');
+    expect(await find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: BigInt(mod.length) }), Buffer.alloc(1024)]), 'app.wasm')).toEqual({
+      found: true,
+      bytes: mod,
+    });
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod, { base256: 1n << 70n }), Buffer.alloc(1024)]), 'app.wasm')).rejects.toThrow(
+      'tar entry "app.wasm" declares an invalid size',
+    );
   });
 
   it('refuses names climbing out of the root and files reached through a link; caps long-name headers', async () => {
     const mod = tinyModule('x');
-    await expect(find(Buffer.concat([rawTarEntry('a/../../app.wasm', mod), Buffer.alloc(1024)]), 'app.wasm')).rejects.toThrow(/tar entry "a\/\.\.\/\.\.\/app\.wasm" climbs out of the layer root/);
+    await expect(find(Buffer.concat([rawTarEntry('a/../../app.wasm', mod), Buffer.alloc(1024)]), 'app.wasm')).rejects.toThrow(
+      /tar entry "a\/\.\.\/\.\.\/app\.wasm" climbs out of the layer root/,
+    );
     expect(await find(Buffer.concat([rawTarEntry('x/../app.wasm', mod), Buffer.alloc(1024)]), 'app.wasm')).toEqual({ found: true, bytes: mod });
     const through = Buffer.concat([rawTarEntry('bin', undefined, { type: '2', linkName: '/etc' }), rawTarEntry('bin/app.wasm', mod), Buffer.alloc(1024)]);
     expect(await find(through, '/bin/app.wasm')).toEqual({ found: false, reason: '"bin/app.wasm" goes through "bin", a symlink to "/etc"' });
     const longName = rawTarEntry('././@LongLink', Buffer.alloc(5 << 20, 0x61), { type: 'L' });
-    await expect(find(Buffer.concat([longName, rawTarEntry('x', mod), Buffer.alloc(1024)]), 'app.wasm', 65536)).rejects.toThrow('a tar long-name or pax header exceeds 4 MiB');
+    await expect(find(Buffer.concat([longName, rawTarEntry('x', mod), Buffer.alloc(1024)]), 'app.wasm', 65536)).rejects.toThrow(
+      'a tar long-name or pax header exceeds 4 MiB',
+    );
   });
 
   it('reports a wanted file or another entry declaring 600 MiB precisely, without reading it', async () => {
     const big = 600 << 20;
-    await expect(find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(4096), { size: big })]), 'app.wasm', 4096)).rejects.toThrow(`"app.wasm" is ${big} bytes, more than the ${1 << 20} allowed`);
-    expect(await find(Buffer.concat([rawTarEntry('huge.bin', Buffer.alloc(1 << 20), { size: big })]), 'app.wasm', 65536))
-      .toEqual({ found: false, reason: `the tar archive is truncated (entry "huge.bin" declares ${big} bytes)` });
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(4096), { size: big })]), 'app.wasm', 4096)).rejects.toThrow(
+      `"app.wasm" is ${big} bytes, more than the ${1 << 20} allowed`,
+    );
+    expect(await find(Buffer.concat([rawTarEntry('huge.bin', Buffer.alloc(1 << 20), { size: big })]), 'app.wasm', 65536)).toEqual({
+      found: false,
+      reason: `the tar archive is truncated (entry "huge.bin" declares ${big} bytes)`,
+    });
   });
 
   it('leaves no spooled file behind when the archive fails or the file is replaced by a link', async () => {
     const mod = tinyModule('spool');
-    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('x', mod, { badChecksum: true })]), 'app.wasm')).rejects.toThrow(/bad header checksum/);
-    expect(await find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(8192, 1)), rawTarEntry('pad', Buffer.alloc(100), { size: 1 << 20 })]), 'app.wasm', 512))
-      .toMatchObject({ found: false, reason: expect.stringContaining('truncated') });
-    expect(await find(Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('app.wasm', undefined, { type: '2', linkName: '/etc/passwd' }), Buffer.alloc(1024)]), 'app.wasm'))
-      .toEqual({ found: false, reason: '"app.wasm" is a symlink to "/etc/passwd", not a regular file' });
+    await expect(find(Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('x', mod, { badChecksum: true })]), 'app.wasm')).rejects.toThrow(
+      /bad header checksum/,
+    );
+    expect(
+      await find(Buffer.concat([rawTarEntry('app.wasm', Buffer.alloc(8192, 1)), rawTarEntry('pad', Buffer.alloc(100), { size: 1 << 20 })]), 'app.wasm', 512),
+    ).toMatchObject({ found: false, reason: expect.stringContaining('truncated') });
+    expect(
+      await find(
+        Buffer.concat([rawTarEntry('app.wasm', mod), rawTarEntry('app.wasm', undefined, { type: '2', linkName: '/etc/passwd' }), Buffer.alloc(1024)]),
+        'app.wasm',
+      ),
+    ).toEqual({ found: false, reason: '"app.wasm" is a symlink to "/etc/passwd", not a regular file' });
     expect(readdirSync(spool)).toEqual([]);
   });
 
@@ -127,10 +151,16 @@ describe('pulling compat images', () => {
 
   it('reads an uncompressed layer and finds the module in a lower layer, the upper one winning', async () => {
     const svc = await service();
-    await pushCompatImage(reg.host, 'compat/tar', 'v1', tinyModule('upper'), { gzip: false, entrypoint: '/bin/m.wasm', lowerLayers: [{ 'bin/m.wasm': tinyModule('lower') }] });
+    await pushCompatImage(reg.host, 'compat/tar', 'v1', tinyModule('upper'), {
+      gzip: false,
+      entrypoint: '/bin/m.wasm',
+      lowerLayers: [{ 'bin/m.wasm': tinyModule('lower') }],
+    });
     expect(await readFile((await svc.pull(`${reg.host}/compat/tar:v1`, req)).path)).toEqual(tinyModule('upper'));
     await pushCompatImage(reg.host, 'compat/lower', 'v1', tinyModule('unused'), {
-      entrypoint: '/top.wasm', imageConfig: { Entrypoint: ['/bin/lower.wasm'] }, lowerLayers: [{ 'bin/lower.wasm': tinyModule('from-lower') }],
+      entrypoint: '/top.wasm',
+      imageConfig: { Entrypoint: ['/bin/lower.wasm'] },
+      lowerLayers: [{ 'bin/lower.wasm': tinyModule('from-lower') }],
     });
     expect(await readFile((await svc.pull(`${reg.host}/compat/lower:v1`, req)).path)).toEqual(tinyModule('from-lower'));
   });
@@ -160,7 +190,11 @@ describe('pulling compat images', () => {
     const filler = Buffer.alloc(4 << 20, 0x5a);
     const cases: [string, Buffer, string][] = [
       ['checksum', Buffer.concat([rawTarEntry('app.wasm', tinyModule(), { badChecksum: true }), filler]), 'layer is not a tar archive (bad header checksum)'],
-      ['huge', Buffer.concat([rawTarEntry('pad.bin', filler, { size: 600 << 20 })]), `the tar archive is truncated (entry "pad.bin" declares ${600 << 20} bytes)`],
+      [
+        'huge',
+        Buffer.concat([rawTarEntry('pad.bin', filler, { size: 600 << 20 })]),
+        `the tar archive is truncated (entry "pad.bin" declares ${600 << 20} bytes)`,
+      ],
       ['b256', Buffer.concat([rawTarEntry('app.wasm', filler, { base256: 1n << 72n })]), 'tar entry "app.wasm" declares an invalid size'],
     ];
     for (const [tag, tar, message] of cases) {

@@ -22,7 +22,9 @@ afterAll(async () => {
   await reg?.stop();
   await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
 });
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const req: ImageRequest = { pullPolicy: 'IfNotPresent', credentials: [], acceptLayerTypes: WASM_LAYER_TYPES };
 const policy = { highThresholdPercent: 85, lowThresholdPercent: 80 };
@@ -46,15 +48,33 @@ async function threeImages(): Promise<{ svc: OciImageService; root: string; pull
   vi.useRealTimers();
   return { svc, root, pulled };
 }
-const names = (svc: OciImageService) => svc.list().flatMap((i) => i.names).filter((n) => n.endsWith(':v1')).sort();
+const names = (svc: OciImageService) =>
+  svc
+    .list()
+    .flatMap((i) => i.names)
+    .filter((n) => n.endsWith(':v1'))
+    .sort();
 
 describe('collect (the upstream arithmetic)', () => {
   it('computes usage like upstream and frees down to the low threshold, oldest first', async () => {
     expect(usagePercent({ capacityBytes: 1000, availableBytes: 151 })).toBe(85);
     const removed: string[] = [];
-    const r = await collect({ capacityBytes: 1000, availableBytes: 100 }, policy,
-      [{ digest: 'new', lastUsed: 30 }, { digest: 'old', lastUsed: 10 }, { digest: 'mid', lastUsed: 20 }, { digest: 'busy', lastUsed: 1 }],
-      new Set(['busy']), async (d) => { removed.push(d); return 60; }, 100);
+    const r = await collect(
+      { capacityBytes: 1000, availableBytes: 100 },
+      policy,
+      [
+        { digest: 'new', lastUsed: 30 },
+        { digest: 'old', lastUsed: 10 },
+        { digest: 'mid', lastUsed: 20 },
+        { digest: 'busy', lastUsed: 1 },
+      ],
+      new Set(['busy']),
+      async (d) => {
+        removed.push(d);
+        return 60;
+      },
+      100,
+    );
     expect(r).toEqual({ usagePercent: 90, amountToFree: 100, freedBytes: 120, removed: ['old', 'mid'] });
     expect(removed).toEqual(['old', 'mid']);
   });
@@ -62,8 +82,17 @@ describe('collect (the upstream arithmetic)', () => {
   it('does nothing below the high threshold, and reports FreeDiskSpaceFailed when too little is eligible', async () => {
     const none = await collect({ capacityBytes: 1000, availableBytes: 160 }, policy, [{ digest: 'x', lastUsed: 0 }], new Set(), async () => 1);
     expect(none.removed).toEqual([]);
-    const short = await collect({ capacityBytes: 1000, availableBytes: 0 }, { ...policy, minAgeMs: 50 },
-      [{ digest: 'young', lastUsed: 90 }, { digest: 'old', lastUsed: 10 }], new Set(), async () => 30, 100);
+    const short = await collect(
+      { capacityBytes: 1000, availableBytes: 0 },
+      { ...policy, minAgeMs: 50 },
+      [
+        { digest: 'young', lastUsed: 90 },
+        { digest: 'old', lastUsed: 10 },
+      ],
+      new Set(),
+      async () => 30,
+      100,
+    );
     expect(short.removed).toEqual(['old']);
     expect(short.failure).toBe('Failed to garbage collect required amount of images. Attempted to free 200 bytes, but only found 30 bytes eligible to free.');
   });
@@ -79,7 +108,11 @@ describe('OciImageService.garbageCollect', () => {
   });
 
   it('at the high threshold deletes the least recently used module not in use, and status.images and the index follow', async () => {
-    const { svc, root, pulled: [, b] } = await threeImages();
+    const {
+      svc,
+      root,
+      pulled: [, b],
+    } = await threeImages();
     // A cached pull uses a again (now), so b is the least recently used; c is in use.
     const a = await svc.pull(`${reg.host}/gc/a:v1`, { ...req, pullPolicy: 'Never' });
     const r = await svc.garbageCollect(policy, [`${reg.host}/gc/c:v1`], fakeDisk(svc));
@@ -100,7 +133,10 @@ describe('OciImageService.garbageCollect', () => {
   });
 
   it('keeps images in use however old, named by reference, image ID or digest, and says when it cannot free enough', async () => {
-    const { svc, pulled: [a, b] } = await threeImages();
+    const {
+      svc,
+      pulled: [a, b],
+    } = await threeImages();
     const full = async () => ({ capacityBytes: 10_000, availableBytes: 0 });
     const r = await svc.garbageCollect(policy, [a!.imageID, b!.digest, `${reg.host}/gc/c:v1`], full);
     expect(r.removed).toEqual([]);

@@ -36,7 +36,10 @@ const req = (over: Partial<ImageRequest> = {}): ImageRequest => ({
 });
 
 async function pullError(p: Promise<unknown>): Promise<Error & { code: string; reason: string; cause?: unknown }> {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(isProviderError(e)).toBe(true);
   return e as Error & { code: string; reason: string };
 }
@@ -96,9 +99,14 @@ describe('pulling Wasm artifacts', () => {
   });
 
   it('fails on a container image, naming the media types found', async () => {
-    await pushImage(reg.host, 'container', 'v1', { mediaType: 'application/vnd.docker.container.image.v1+json', bytes: Buffer.from('{"b":2}') }, [
-      { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', bytes: Buffer.from('gz') },
-    ], { manifestMediaType: 'application/vnd.docker.distribution.manifest.v2+json' });
+    await pushImage(
+      reg.host,
+      'container',
+      'v1',
+      { mediaType: 'application/vnd.docker.container.image.v1+json', bytes: Buffer.from('{"b":2}') },
+      [{ mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', bytes: Buffer.from('gz') }],
+      { manifestMediaType: 'application/vnd.docker.distribution.manifest.v2+json' },
+    );
     const { svc } = await newService();
     const err = await pullError(svc.pull(`${reg.host}/container:v1`, req()));
     expect(isImagePull(err)).toBe(true);

@@ -29,7 +29,9 @@ describe('parsePullSecret', () => {
   });
 
   it('normalises Docker Hub URLs and schemes', () => {
-    const creds = parsePullSecret(dockerConfigJson({ 'https://index.docker.io/v1/': { username: 'hub', password: 'p' }, 'http://reg.io:5000/': { username: 'r', password: 'p' } }));
+    const creds = parsePullSecret(
+      dockerConfigJson({ 'https://index.docker.io/v1/': { username: 'hub', password: 'p' }, 'http://reg.io:5000/': { username: 'r', password: 'p' } }),
+    );
     expect(creds.map((c) => c.registry)).toEqual(['docker.io', 'reg.io:5000']);
     expect(registryHost('index.docker.io')).toBe('docker.io');
   });
@@ -78,7 +80,11 @@ describe('pullSecretCredentials', () => {
   });
 
   it('is empty without imagePullSecrets', async () => {
-    const source = { getSecret: async () => { throw new Error('must not be called'); } };
+    const source = {
+      getSecret: async () => {
+        throw new Error('must not be called');
+      },
+    };
     expect(await pullSecretCredentials({ metadata: { namespace: 'x' }, spec: { containers: [] } }, source)).toEqual([]);
   });
 });

@@ -21,9 +21,15 @@ const AUTH = { username: 'pusher', password: 'p4ss' };
 let reg: TestRegistry;
 let secured: TestRegistry;
 const dirs: string[] = [];
-const tmp = async () => { const d = await mkdtemp(join(tmpdir(), 'nodelet-push-')); dirs.push(d); return d; };
+const tmp = async () => {
+  const d = await mkdtemp(join(tmpdir(), 'nodelet-push-'));
+  dirs.push(d);
+  return d;
+};
 
-beforeAll(async () => { [reg, secured] = await Promise.all([startRegistry(), startRegistry({ auth: AUTH })]); });
+beforeAll(async () => {
+  [reg, secured] = await Promise.all([startRegistry(), startRegistry({ auth: AUTH })]);
+});
 afterAll(async () => {
   await Promise.all([reg?.stop(), secured?.stop()]);
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
@@ -43,8 +49,11 @@ describe('pushWasmModule', () => {
     expect(r.moduleDigest).toBe(sha256(mod));
     const m = await manifestOf(reg.host, 'pub/hello', 'v1');
     expect(m).toMatchObject({
-      schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', artifactType: 'application/vnd.wasm.config.v0+json',
-      config: { mediaType: 'application/vnd.wasm.config.v0+json' }, layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      artifactType: 'application/vnd.wasm.config.v0+json',
+      config: { mediaType: 'application/vnd.wasm.config.v0+json' },
+      layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
     });
     const root = await tmp();
     const img = await (await OciImageService.open({ rootDir: root })).pull(`${reg.host}/pub/hello:v1`, req);
@@ -69,14 +78,18 @@ describe('pushWasmModule', () => {
 
   it('refuses a file that is not Wasm, and a pinned digest that does not match', async () => {
     await expect(pushWasmModule(parseReference(`${reg.host}/pub/x:v1`), Buffer.from('#!/bin/sh'))).rejects.toThrow(/not a WebAssembly module/);
-    await expect(pushWasmModule(parseReference(`${reg.host}/pub/x@sha256:${'0'.repeat(64)}`), tinyModule())).rejects.toThrow(/the manifest to push has digest sha256:/);
+    await expect(pushWasmModule(parseReference(`${reg.host}/pub/x@sha256:${'0'.repeat(64)}`), tinyModule())).rejects.toThrow(
+      /the manifest to push has digest sha256:/,
+    );
   });
 
   it("uses basic auth, and without credentials fails with the registry's reason", async () => {
     const ref = parseReference(`${secured.host}/team/app:v1`);
     await expect(pushWasmModule(ref, tinyModule())).rejects.toThrow(/^unauthorized: authentication required \(HEAD blobs\/sha256:[0-9a-f]{64}: HTTP 401\)$/);
     const r = await pushWasmModule(ref, tinyModule('secured'), { credential: { registry: secured.host, ...AUTH } });
-    expect((await manifestOf(secured.host, 'team/app', 'v1', AUTH)).layers).toEqual([{ mediaType: 'application/wasm', digest: sha256(tinyModule('secured')), size: tinyModule('secured').length }]);
+    expect((await manifestOf(secured.host, 'team/app', 'v1', AUTH)).layers).toEqual([
+      { mediaType: 'application/wasm', digest: sha256(tinyModule('secured')), size: tinyModule('secured').length },
+    ]);
     expect(r.imageID).toBe(`${secured.host}/team/app@${r.digest}`);
   });
 });
@@ -84,10 +97,15 @@ describe('pushWasmModule', () => {
 describe('docker config credentials', () => {
   it('reads auths from $DOCKER_CONFIG/config.json: auth base64 and username/password', async () => {
     const dir = await tmp();
-    await writeFile(join(dir, 'config.json'), JSON.stringify({ auths: {
-      'a.example:5000': { auth: Buffer.from('u1:p:1').toString('base64') },
-      'https://index.docker.io/v1/': { username: 'u2', password: 'p2' },
-    } }));
+    await writeFile(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        auths: {
+          'a.example:5000': { auth: Buffer.from('u1:p:1').toString('base64') },
+          'https://index.docker.io/v1/': { username: 'u2', password: 'p2' },
+        },
+      }),
+    );
     expect(await dockerConfigCredentials({ DOCKER_CONFIG: dir })).toEqual([
       { registry: 'a.example:5000', username: 'u1', password: 'p:1', token: undefined },
       { registry: 'docker.io', username: 'u2', password: 'p2', token: undefined },
@@ -99,12 +117,18 @@ describe('docker config credentials', () => {
 });
 
 describe('nodelet push / nodelet pull', () => {
-  const run = (args: string[], env: Record<string, string>) => promisify(execFile)(nodeBinary(), [BIN, ...args], { env: { ...process.env, ...env } })
-    .then((r) => ({ code: 0, ...r }), (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
+  const run = (args: string[], env: Record<string, string>) =>
+    promisify(execFile)(nodeBinary(), [BIN, ...args], { env: { ...process.env, ...env } }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
 
   it('pushes with ~/.docker credentials showing chunk progress, then pulls into a root dir printing the same digest', async () => {
     const cfg = await tmp();
-    await writeFile(join(cfg, 'config.json'), JSON.stringify({ auths: { [secured.host]: { auth: Buffer.from(`${AUTH.username}:${AUTH.password}`).toString('base64') } } }));
+    await writeFile(
+      join(cfg, 'config.json'),
+      JSON.stringify({ auths: { [secured.host]: { auth: Buffer.from(`${AUTH.username}:${AUTH.password}`).toString('base64') } } }),
+    );
     const file = join(cfg, 'm.wasm');
     const mod = Buffer.concat([tinyModule('cli'), Buffer.alloc(3000, 1)]);
     await writeFile(file, mod);
@@ -112,7 +136,13 @@ describe('nodelet push / nodelet pull', () => {
     const push = await run(['push', file, ref, '--chunk-size=1024'], { DOCKER_CONFIG: cfg });
     const progress = push.stderr.split('\n').filter((l) => l.startsWith('pushing '));
     const pct = (n: number) => Math.floor((n * 100) / mod.length);
-    expect(progress).toEqual([[1024, '1.0'], [2048, '2.0'], [mod.length, '2.9']].map(([n, k]) => `pushing ${sha256(mod).slice(0, 19)}: ${k} KiB / 2.9 KiB (${pct(n as number)}%)`));
+    expect(progress).toEqual(
+      [
+        [1024, '1.0'],
+        [2048, '2.0'],
+        [mod.length, '2.9'],
+      ].map(([n, k]) => `pushing ${sha256(mod).slice(0, 19)}: ${k} KiB / 2.9 KiB (${pct(n as number)}%)`),
+    );
     expect(push.stderr).toContain(`pushed ${ref} (${mod.length} bytes)`);
     expect(push.code).toBe(0);
     const digest = push.stdout.trim();
@@ -121,7 +151,12 @@ describe('nodelet push / nodelet pull', () => {
     const pull = await run(['pull', ref, `--root-dir=${root}`], { DOCKER_CONFIG: cfg });
     expect(pull.code).toBe(0);
     expect(pull.stdout.trim()).toBe(digest);
-    expect(pull.stderr.split('\n').filter((l) => l.startsWith('pulling ')).at(-1)).toBe(`pulling ${sha256(mod).slice(0, 19)}: 2.9 KiB / 2.9 KiB (100%)`);
+    expect(
+      pull.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('pulling '))
+        .at(-1),
+    ).toBe(`pulling ${sha256(mod).slice(0, 19)}: 2.9 KiB / 2.9 KiB (100%)`);
     expect(await readFile(join(root, 'images', 'blobs', 'sha256', sha256(mod).slice(7)))).toEqual(mod);
 
     // On a TTY (util-linux `script` gives the command a pseudo-terminal) progress is one line rewritten in place.

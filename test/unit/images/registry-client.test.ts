@@ -20,9 +20,12 @@ let storageHost = '';
 const registry = createServer((r, res) => {
   const path = r.url!;
   if (path === `/v2/app/blobs/${sha256(blob)}`) return res.writeHead(307, { location: `http://${storageHost}/bucket/obj?sig=1` }).end();
-  if (path === '/v2/app/manifests/sha256:' + 'a'.repeat(64)) return res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }).end('{"schemaVersion":2}');
+  if (path === '/v2/app/manifests/sha256:' + 'a'.repeat(64))
+    return res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }).end('{"schemaVersion":2}');
   if (path === '/v2/app/manifests/broken') return res.writeHead(500, { 'content-type': 'text/plain' }).end('oops');
-  res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry', detail: {} }] }));
+  res
+    .writeHead(404, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry', detail: {} }] }));
 });
 let host = '';
 

@@ -14,15 +14,22 @@ import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
 import { sha256, tinyModule } from '../../harness/oci-push.ts';
 
 const listen = (s: Server) => new Promise<string>((r) => s.listen(0, '127.0.0.1', () => r(`127.0.0.1:${(s.address() as { port: number }).port}`)));
-const close = (s: Server) => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); });
+const close = (s: Server) =>
+  new Promise<void>((r) => {
+    s.closeAllConnections();
+    s.close(() => r());
+  });
 
 const mod = tinyModule('limits');
 const config = Buffer.from('{}');
-const manifest = Buffer.from(JSON.stringify({
-  schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json',
-  config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: sha256(config), size: config.length },
-  layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
-}));
+const manifest = Buffer.from(
+  JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.wasm.config.v0+json', digest: sha256(config), size: config.length },
+    layers: [{ mediaType: 'application/wasm', digest: sha256(mod), size: mod.length }],
+  }),
+);
 
 /** Bytes the server got out before the client stopped reading, per scenario. */
 const sent = new Map<string, number>();
@@ -57,7 +64,13 @@ const server = createServer((req, res) => {
     return res.writeHead(401, { 'www-authenticate': `Bearer realm="http://${host}/${realm}",service="x"` }).end();
   }
   if (repo === 'huge-manifest' && kind === 'manifests') {
-    return stream(res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }), 'manifest', '{"schemaVersion":2,"x":"', 200 << 20, 0x20);
+    return stream(
+      res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json' }),
+      'manifest',
+      '{"schemaVersion":2,"x":"',
+      200 << 20,
+      0x20,
+    );
   }
   if (repo === 'big-error') {
     const size = ref === 'mb' ? 2 << 20 : 10_000;
@@ -71,7 +84,9 @@ const server = createServer((req, res) => {
 });
 
 const roots: string[] = [];
-beforeAll(async () => { host = await listen(server); });
+beforeAll(async () => {
+  host = await listen(server);
+});
 afterAll(async () => {
   await close(server);
   await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
@@ -84,7 +99,10 @@ async function service(): Promise<OciImageService> {
 }
 const req: ImageRequest = { pullPolicy: 'IfNotPresent', credentials: [], acceptLayerTypes: WASM_LAYER_TYPES };
 const failure = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(isProviderError(e)).toBe(true);
   return e as Error & { reason: string };
 };

@@ -15,7 +15,9 @@ import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
 import { libtrustKeyId, startTokenIssuer, type TokenIssuer } from '../../harness/token-issuer.ts';
 
 const roots: string[] = [];
-afterAll(async () => { await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))); });
+afterAll(async () => {
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
 async function service(): Promise<OciImageService> {
   const root = await mkdtemp(join(tmpdir(), 'nodelet-token-'));
   roots.push(root);
@@ -47,7 +49,10 @@ describe.each(['kid', 'x5c'] as const)('bearer tokens signed with a %s key refer
     alice = { registry: reg.host, username: 'alice', password: 'wonderland' };
     bob = { registry: reg.host, username: 'bob', password: 'builder' };
   });
-  afterAll(async () => { await reg?.stop(); await issuer?.stop(); });
+  afterAll(async () => {
+    await reg?.stop();
+    await issuer?.stop();
+  });
 
   it('pushes with the push,pull scope and pulls the module back', async () => {
     const mod = tinyModule(`bearer-${keyRef}`);
@@ -63,12 +68,25 @@ describe.each(['kid', 'x5c'] as const)('bearer tokens signed with a %s key refer
   });
 
   it('a wrong password fails with the issuer reason; anonymous and pull-only users get the registry reason', async () => {
-    const wrong = await (await service()).pull(`${reg.host}/private/app:v1`, req([{ ...alice, password: 'nope' }])).then(() => undefined, (e: unknown) => e);
+    const wrong = await (await service()).pull(`${reg.host}/private/app:v1`, req([{ ...alice, password: 'nope' }])).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(isProviderError(wrong)).toBe(true);
-    expect((wrong as Error).message).toBe(`failed to pull image "${reg.host}/private/app:v1": unauthorized: invalid username or password for "alice" (GET token: HTTP 401)`);
-    const anon = await (await service()).pull(`${reg.host}/private/app:v1`, req([])).then(() => undefined, (e: unknown) => e);
-    expect((anon as Error).message).toMatch(new RegExp(`^failed to pull image "${reg.host}/private/app:v1": unauthorized: authentication required \\(GET manifests/v1: HTTP 401\\)`));
-    const push = await pushWasmModule(parseReference(`${reg.host}/private/app:bob`), tinyModule('bob'), { credential: bob }).then(() => undefined, (e: unknown) => e);
+    expect((wrong as Error).message).toBe(
+      `failed to pull image "${reg.host}/private/app:v1": unauthorized: invalid username or password for "alice" (GET token: HTTP 401)`,
+    );
+    const anon = await (await service()).pull(`${reg.host}/private/app:v1`, req([])).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((anon as Error).message).toMatch(
+      new RegExp(`^failed to pull image "${reg.host}/private/app:v1": unauthorized: authentication required \\(GET manifests/v1: HTTP 401\\)`),
+    );
+    const push = await pushWasmModule(parseReference(`${reg.host}/private/app:bob`), tinyModule('bob'), { credential: bob }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((push as Error).message).toMatch(/^unauthorized: authentication required \((HEAD|POST) .*HTTP 401\)$/);
   });
 });

@@ -20,12 +20,44 @@ let port = 0;
 function issue(name: string, subj: string, ext: string): { cert: string; key: string } {
   openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', subj, '-keyout', `${name}.key`, '-out', `${name}.csr`);
   writeFileSync(join(dir, `${name}.ext`), ext);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.crt`,
+  );
   return { cert: read(`${name}.crt`), key: read(`${name}.key`) };
 }
 
 beforeAll(async () => {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=test-ca', '-keyout', 'ca.key', '-out', 'ca.crt');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test-ca',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+  );
   const serving = issue('serving', '/CN=apiserver', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   issue('a', '/O=system:nodes/CN=system:node:a', 'extendedKeyUsage=clientAuth\n');
   issue('b', '/O=system:nodes/CN=system:node:b', 'extendedKeyUsage=clientAuth\n');
@@ -47,13 +79,16 @@ afterAll(async () => {
 
 function kubeconfig(pemFile: string): string {
   const file = join(dir, `kc-${Math.random()}.yaml`);
-  writeFileSync(file, `apiVersion: v1
+  writeFileSync(
+    file,
+    `apiVersion: v1
 kind: Config
 current-context: c
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority: "${join(dir, 'ca.crt')}"}}]
 users: [{name: u, user: {client-certificate: "${pemFile}", client-key: "${pemFile}"}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
-`);
+`,
+  );
   return file;
 }
 
@@ -78,7 +113,7 @@ describe('API clients and a rotating client certificate', () => {
     for (const s of before) expect(s.destroyed).toBe(true);
   });
 
-  it('take the certificate from a credentials source over the kubeconfig\'s', async () => {
+  it("take the certificate from a credentials source over the kubeconfig's", async () => {
     seen.length = 0;
     const pem = join(dir, 'fixed.pem');
     writeFileSync(pem, read('a.crt') + read('a.key'));

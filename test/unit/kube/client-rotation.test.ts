@@ -33,22 +33,32 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
 });
-afterAll(async () => { server?.closeAllConnections(); server?.close(); await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  server?.closeAllConnections();
+  server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 async function kubeconfig(certFile: string): Promise<string> {
   const file = path.join(dir, `kc-${Math.random()}.yaml`);
   await writeFile(path.join(dir, 'ca.crt'), caPem);
-  await writeFile(file, [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    `clusters: [{name: c, cluster: {server: "${url}", certificate-authority: "${path.join(dir, 'ca.crt')}", tls-server-name: apiserver}}]`,
-    `users: [{name: u, user: {client-certificate: "${certFile}", client-key: "${certFile}"}}]`,
-    'contexts: [{name: c, context: {cluster: c, user: u}}]', '',
-  ].join('\n'));
+  await writeFile(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      `clusters: [{name: c, cluster: {server: "${url}", certificate-authority: "${path.join(dir, 'ca.crt')}", tls-server-name: apiserver}}]`,
+      `users: [{name: u, user: {client-certificate: "${certFile}", client-key: "${certFile}"}}]`,
+      'contexts: [{name: c, context: {cluster: c, user: u}}]',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
 describe('API clients and a rotating client certificate', () => {
-  it('switch to a new connection when the kubeconfig\'s certificate file is swapped, and close the old ones', async () => {
+  it("switch to a new connection when the kubeconfig's certificate file is swapped, and close the old ones", async () => {
     seen.length = 0;
     const pem = path.join(dir, 'kubelet-client-current.pem');
     await writeFile(pem, a.cert + a.key);
@@ -66,7 +76,7 @@ describe('API clients and a rotating client certificate', () => {
     expect(seen.slice(0, 3).every((s) => s.socket.destroyed)).toBe(true);
   });
 
-  it('take the certificate from a credentials source (the certificate manager) over the kubeconfig\'s', async () => {
+  it("take the certificate from a credentials source (the certificate manager) over the kubeconfig's", async () => {
     seen.length = 0;
     const pem = path.join(dir, 'fixed.pem');
     await writeFile(pem, a.cert + a.key);

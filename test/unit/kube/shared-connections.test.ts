@@ -16,9 +16,29 @@ let kubeconfig = '';
 
 beforeAll(async () => {
   // A self-signed serving cert for 127.0.0.1 (openssl is one of CI's apt packages).
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=apiserver', '-addext', 'subjectAltName=IP:127.0.0.1',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=apiserver',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const cert = readFileSync(join(dir, 'cert.pem'));
   server = https.createServer({ cert, key: readFileSync(join(dir, 'key.pem')) }, (req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -29,17 +49,22 @@ beforeAll(async () => {
     res.end(JSON.stringify({ kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [] }));
   });
   server.keepAliveTimeout = 30_000;
-  server.on('secureConnection', () => { tlsConnections++; });
+  server.on('secureConnection', () => {
+    tlsConnections++;
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${cert.toString('base64')}}}]
 users: [{name: u, user: {token: t0ken}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
-`);
+`,
+  );
 });
 
 afterAll(async () => {
@@ -54,7 +79,12 @@ async function callsAndWatch(clients: ReturnType<typeof fromKubeConfig>): Promis
   for (let i = 0; i < 5; i++) await clients.core.listNode();
   const calls = tlsConnections - before;
   await new Promise<void>((resolve, reject) => {
-    void new k8s.Watch(clients.kc).watch('/api/v1/nodes', {}, () => undefined, (err) => (err ? reject(err) : resolve()));
+    void new k8s.Watch(clients.kc).watch(
+      '/api/v1/nodes',
+      {},
+      () => undefined,
+      (err) => (err ? reject(err) : resolve()),
+    );
   });
   for (let i = 0; i < 3; i++) await clients.core.listNode();
   return [calls, tlsConnections - before - calls];

@@ -34,11 +34,16 @@ function collector(s: Readable) {
   const waiters: Array<{ needle: string; resolve: () => void }> = [];
   s.on('data', (c: Buffer) => {
     text += c.toString('utf8');
-    for (const w of waiters.splice(0)) (text.includes(w.needle) ? w.resolve() : waiters.push(w));
+    for (const w of waiters.splice(0)) text.includes(w.needle) ? w.resolve() : waiters.push(w);
   });
-  const ended = new Promise<void>((resolve, reject) => { s.on('end', resolve); s.on('error', reject); });
+  const ended = new Promise<void>((resolve, reject) => {
+    s.on('end', resolve);
+    s.on('error', reject);
+  });
   return {
-    get text() { return text; },
+    get text() {
+      return text;
+    },
     ended,
     until: (needle: string) => new Promise<void>((resolve) => (text.includes(needle) ? resolve() : waiters.push({ needle, resolve }))),
   };
@@ -77,11 +82,8 @@ describe('readContainerLog', () => {
   });
 
   it('prefixes lines with a fixed-width RFC3339Nano timestamp', async () => {
-    await writeFile(file,
-      '2024-05-01T10:00:00.5Z stdout P a\n2024-05-01T10:00:01.123456789Z stdout F b\n2024-05-01T10:00:02Z stderr F c\n');
-    expect(await readAll(await readContainerLog(file, { timestamps: true }))).toBe(
-      '2024-05-01T10:00:00.500000000Z ab\n2024-05-01T10:00:02.000000000Z c\n',
-    );
+    await writeFile(file, '2024-05-01T10:00:00.5Z stdout P a\n2024-05-01T10:00:01.123456789Z stdout F b\n2024-05-01T10:00:02Z stderr F c\n');
+    expect(await readAll(await readContainerLog(file, { timestamps: true }))).toBe('2024-05-01T10:00:00.500000000Z ab\n2024-05-01T10:00:02.000000000Z c\n');
   });
 
   it('stops after limitBytes, mid-line if need be', async () => {

@@ -3,17 +3,13 @@ import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
-import {
-  containerLogDir, containerLogPath, listRotatedLogs, podLogDir, rotatedLogFile, rotationStamp,
-} from '../../../core/logs/log-paths.ts';
+import { containerLogDir, containerLogPath, listRotatedLogs, podLogDir, rotatedLogFile, rotationStamp } from '../../../core/logs/log-paths.ts';
 
 const pod = { namespace: 'default', name: 'web-1', uid: '3f1c0a9e-1b2c-4d5e-8f90-123456789abc' };
 
 describe('log paths', () => {
   it('lays out logs like /var/log/pods', () => {
-    expect(containerLogPath('/var/lib/nodelet', pod, 'app', 2)).toBe(
-      '/var/lib/nodelet/logs/pods/default_web-1_3f1c0a9e-1b2c-4d5e-8f90-123456789abc/app/2.log',
-    );
+    expect(containerLogPath('/var/lib/nodelet', pod, 'app', 2)).toBe('/var/lib/nodelet/logs/pods/default_web-1_3f1c0a9e-1b2c-4d5e-8f90-123456789abc/app/2.log');
     expect(rotatedLogFile('/d/app', 0, new Date('2024-03-05T07:08:09Z'))).toBe('/d/app/0.log.20240305-070809');
     expect(rotationStamp(new Date('2024-12-31T23:59:58.999Z'))).toBe('20241231-235958');
   });
@@ -48,9 +44,7 @@ describe('log paths', () => {
     for (const n of ['0.log', '0.log.20240102-000000', '0.log.20240101-000000', '1.log.20240101-000000', '0.log.tmp', '10.log.20240101-000000']) {
       await writeFile(path.join(dir, n), '');
     }
-    expect(await listRotatedLogs(dir, 0)).toEqual([
-      path.join(dir, '0.log.20240101-000000'), path.join(dir, '0.log.20240102-000000'),
-    ]);
+    expect(await listRotatedLogs(dir, 0)).toEqual([path.join(dir, '0.log.20240101-000000'), path.join(dir, '0.log.20240102-000000')]);
     expect(await listRotatedLogs(path.join(dir, 'missing'), 0)).toEqual([]);
   });
 });

@@ -46,11 +46,17 @@ class FakeCoordination {
   }
 
   /** Someone else updated the Lease (bumps resourceVersion). */
-  touch(): void { this.lease!.metadata!.resourceVersion = String(++this.rv); }
+  touch(): void {
+    this.lease!.metadata!.resourceVersion = String(++this.rv);
+  }
 }
 
 const controllers: LeaseController[] = [];
-afterEach(() => { controllers.splice(0).forEach((c) => c.stop()); vi.useRealTimers(); vi.restoreAllMocks(); });
+afterEach(() => {
+  controllers.splice(0).forEach((c) => c.stop());
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
 
 function make(nodeUID?: string) {
   const api = new FakeCoordination();
@@ -67,7 +73,8 @@ describe('LeaseController', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(api.calls).toEqual(['read', 'create']);
     expect(api.created[0]).toMatchObject({
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
       metadata: { name: 'node-a', namespace: 'kube-node-lease', ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid-1' }] },
       spec: { holderIdentity: 'node-a', leaseDurationSeconds: 40 },
     });
@@ -116,7 +123,10 @@ describe('LeaseController', () => {
     const times: number[] = [];
     const t0 = Date.now();
     const read = api.readNamespacedLease.bind(api);
-    api.readNamespacedLease = async (a) => { times.push(Date.now() - t0); return read(a); };
+    api.readNamespacedLease = async (a) => {
+      times.push(Date.now() - t0);
+      return read(a);
+    };
     lease.start();
     await vi.advanceTimersByTimeAsync(30_000);
     expect(times.slice(0, 10)).toEqual([0, 100, 300, 700, 1500, 3100, 6300, 12_700, 19_700, 26_700]);

@@ -10,7 +10,9 @@ import { memoryLogger } from '../pods/fakes.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'nodelet-node-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
 
@@ -44,16 +46,32 @@ class FakeCore {
 }
 
 const shape: NodeShape = {
-  nodeName: 'node-a', nodeIP: '10.0.0.9', kubeletPort: 10250, maxPods: 110, labels: { team: 'x' }, taints: [], defaultTaint: true,
-  architecture: 'wasm32-wasi', os: 'wasi', kubeletVersion: 'v1.33.0', runtimeVersion: 'fake://1', contributions: [],
+  nodeName: 'node-a',
+  nodeIP: '10.0.0.9',
+  kubeletPort: 10250,
+  maxPods: 110,
+  labels: { team: 'x' },
+  taints: [],
+  defaultTaint: true,
+  architecture: 'wasm32-wasi',
+  os: 'wasi',
+  kubeletVersion: 'v1.33.0',
+  runtimeVersion: 'fake://1',
+  contributions: [],
 };
 
 function make(over: Partial<NodeControllerOptions> = {}) {
   const core = new FakeCore();
   const state = { notReady: [] as string[], images: [] as V1ContainerImage[] };
   const ctrl = new NodeController({ core } as unknown as KubeClients, {
-    shape, rootDir: root, updateMs: 10_000, reportMs: 300_000, log: memoryLogger(),
-    notReadyReasons: () => state.notReady, images: () => state.images, ...over,
+    shape,
+    rootDir: root,
+    updateMs: 10_000,
+    reportMs: 300_000,
+    log: memoryLogger(),
+    notReadyReasons: () => state.notReady,
+    images: () => state.images,
+    ...over,
   });
   return { core, ctrl, state };
 }
@@ -175,7 +193,13 @@ describe('NodeController status loop', () => {
     ctrl.start();
     const real = core.patchNodeStatus.bind(core);
     let fail = true;
-    core.patchNodeStatus = async (...a) => { if (fail) { fail = false; throw apiError(500); } return real(...a); };
+    core.patchNodeStatus = async (...a) => {
+      if (fail) {
+        fail = false;
+        throw apiError(500);
+      }
+      return real(...a);
+    };
     state.notReady = ['down'];
     await vi.advanceTimersByTimeAsync(10_000);
     expect(core.statusPatches).toHaveLength(1);

@@ -68,7 +68,10 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     const channel = await dialUnix(regSock, 5_000);
     channels.push(channel);
     const info = await call<object, { type: string; name: string; endpoint: string; supported_versions: string[] }>(
-      clientOn(loadPluginRegistration().Registration, channel), 'GetInfo', {});
+      clientOn(loadPluginRegistration().Registration, channel),
+      'GetInfo',
+      {},
+    );
     expect(info).toEqual({
       type: CSI_PLUGIN,
       name: HOSTPATH_DRIVER_NAME,
@@ -99,7 +102,8 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
 
     const target = join(dir, 'pods', 'uid1', 'volumes', 'kubernetes.io~csi', 'vol', 'mount');
     await call(node, 'NodePublishVolume', {
-      volume_id: 'csi-eph-1', target_path: target,
+      volume_id: 'csi-eph-1',
+      target_path: target,
       volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
       volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' },
     });
@@ -116,11 +120,14 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     const channel = await dialUnix(csiSock, 5_000);
     channels.push(channel);
     const node = clientOn(loadCsi().Node, channel);
-    await expect(call(node, 'NodePublishVolume', {
-      volume_id: '../escape', target_path: join(dir, 't'),
-      volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-      volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' },
-    })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+    await expect(
+      call(node, 'NodePublishVolume', {
+        volume_id: '../escape',
+        target_path: join(dir, 't'),
+        volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+        volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' },
+      }),
+    ).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
   });
 
   it('sample-device-plugin registers on <device-plugins>/kubelet.sock from its mount namespace', async () => {

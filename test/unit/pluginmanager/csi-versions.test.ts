@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
-import {
-  highestSupportedVersion,
-  parseGenericVersion,
-  validateCsiPlugin,
-  validateCsiVersions,
-} from '../../../core/pluginmanager/csi-versions.ts';
+import { highestSupportedVersion, parseGenericVersion, validateCsiPlugin, validateCsiVersions } from '../../../core/pluginmanager/csi-versions.ts';
 
 function errorOf(fn: () => unknown): Error & { detail?: string } {
   try {
@@ -59,9 +54,7 @@ describe('validateCsiVersions / validateCsiPlugin (pkg/volume/csi)', () => {
   it('rejects an empty list', () => {
     const e = errorOf(() => validateCsiVersions('ValidatePlugin', 'd', []));
     expect(isNodeletError(e, 'NDL_PLUGIN_VERSION')).toBe(true);
-    expect(e.detail).toBe(
-      'kubernetes.io/csi: ValidatePlugin for CSI driver "d" failed. Plugin returned an empty list for supported versions',
-    );
+    expect(e.detail).toBe('kubernetes.io/csi: ValidatePlugin for CSI driver "d" failed. Plugin returned an empty list for supported versions');
   });
   it('rejects unsupported versions with the upstream chain of messages', () => {
     const e = errorOf(() => validateCsiPlugin('d', '/p/csi.sock', ['2.0.0']));

@@ -43,7 +43,11 @@ async function startWatcher(): Promise<DesiredStateOfWorld> {
   return desired;
 }
 
-const paths = (d: DesiredStateOfWorld): string[] => d.plugins().map((p) => p.socketPath).sort();
+const paths = (d: DesiredStateOfWorld): string[] =>
+  d
+    .plugins()
+    .map((p) => p.socketPath)
+    .sort();
 
 describe('PluginWatcher', () => {
   it('walks existing entries at start: sockets only, no dotfiles, mtime as timestamp', async () => {

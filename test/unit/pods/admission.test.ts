@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { V1Container, V1NodeSelectorRequirement, V1Pod } from '@kubernetes/client-node';
 import { admitPod, podRequest, type AdmitContext } from '../../../core/pods/admission.ts';
 
-const ctr = (name: string, requests?: Record<string, string>, limits?: Record<string, string>): V1Container =>
-  ({ name, image: 'x', resources: { requests, limits } });
+const ctr = (name: string, requests?: Record<string, string>, limits?: Record<string, string>): V1Container => ({
+  name,
+  image: 'x',
+  resources: { requests, limits },
+});
 
 function pod(containers: V1Container[], extra: Partial<V1Pod['spec']> = {}): V1Pod {
   return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers, ...extra } };
@@ -49,13 +52,19 @@ describe('admitPod resources', () => {
   it('rejects cpu with upstream reason OutOfcpu and the InsufficientResourceError message', () => {
     const used = pod([ctr('a', { cpu: '1500m' })]);
     expect(admitPod(pod([ctr('b', { cpu: '501m' })]), ctx({ admitted: [used] }))).toEqual({
-      admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 501, used: 1500, capacity: 2000",
+      admit: false,
+      reason: 'OutOfcpu',
+      message: "Node didn't have enough resource: cpu, requested: 501, used: 1500, capacity: 2000",
     });
   });
 
   it('rejects memory with OutOfmemory in bytes', () => {
     const r = admitPod(pod([ctr('b', { memory: '2Gi' })]), ctx());
-    expect(r).toEqual({ admit: false, reason: 'OutOfmemory', message: `Node didn't have enough resource: memory, requested: ${2 * 2 ** 30}, used: 0, capacity: ${2 ** 30}` });
+    expect(r).toEqual({
+      admit: false,
+      reason: 'OutOfmemory',
+      message: `Node didn't have enough resource: memory, requested: ${2 * 2 ** 30}, used: 0, capacity: ${2 ** 30}`,
+    });
   });
 
   it('counts the largest init container even when app containers request less', () => {
@@ -66,7 +75,9 @@ describe('admitPod resources', () => {
   it('rejects the pod beyond maxPods with OutOfpods, even when it requests nothing', () => {
     const others = [pod([ctr('a')]), pod([ctr('b')])];
     expect(admitPod(pod([ctr('c')]), ctx({ allocatable: { cpu: '2', memory: '1Gi', pods: '2' }, admitted: others }))).toEqual({
-      admit: false, reason: 'OutOfpods', message: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+      admit: false,
+      reason: 'OutOfpods',
+      message: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
     });
     expect(admitPod(pod([ctr('c')]), ctx({ allocatable: { cpu: '2', memory: '1Gi', pods: '3' }, admitted: others }))).toEqual({ admit: true });
   });
@@ -74,7 +85,11 @@ describe('admitPod resources', () => {
   it('checks extended resources the node advertises with Out<name>', () => {
     const p = pod([ctr('a', { 'example.com/dev': '2' })]);
     const c = ctx({ allocatable: { cpu: '2', memory: '1Gi', pods: '110', 'example.com/dev': '1' } });
-    expect(admitPod(p, c)).toMatchObject({ admit: false, reason: 'OutOfexample.com/dev', message: "Node didn't have enough resource: example.com/dev, requested: 2, used: 0, capacity: 1" });
+    expect(admitPod(p, c)).toMatchObject({
+      admit: false,
+      reason: 'OutOfexample.com/dev',
+      message: "Node didn't have enough resource: example.com/dev, requested: 2, used: 0, capacity: 1",
+    });
   });
 
   it('ignores extended resources the node does not know (upstream removeMissingExtendedResources)', () => {
@@ -86,7 +101,9 @@ describe('admitPod node selection', () => {
   it('matches nodeSelector labels', () => {
     expect(admitPod(pod([ctr('a')], { nodeSelector: { zone: 'z1' } }), ctx())).toEqual({ admit: true });
     expect(admitPod(pod([ctr('a')], { nodeSelector: { zone: 'z2' } }), ctx())).toEqual({
-      admit: false, reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+      admit: false,
+      reason: 'NodeAffinity',
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     });
   });
 
@@ -113,10 +130,18 @@ describe('admitPod node selection', () => {
   it('ANDs expressions within a term and ORs terms', () => {
     const and = affinity({ key: 'zone', operator: 'In', values: ['z1'] }, { key: 'gen', operator: 'Lt', values: ['3'] });
     expect(admitPod(pod([ctr('a')], and), ctx()).admit).toBe(false);
-    const or = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
-      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['nope'] }] },
-      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] },
-    ] } } } };
+    const or = {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'zone', operator: 'In', values: ['nope'] }] },
+              { matchExpressions: [{ key: 'zone', operator: 'In', values: ['z1'] }] },
+            ],
+          },
+        },
+      },
+    };
     expect(admitPod(pod([ctr('a')], or), ctx()).admit).toBe(true);
   });
 
@@ -126,8 +151,15 @@ describe('admitPod node selection', () => {
   });
 
   it('matches matchFields metadata.name against the node name', () => {
-    const fields = (values: string[], key = 'metadata.name') => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: {
-      nodeSelectorTerms: [{ matchFields: [{ key, operator: 'In', values }] }] } } } });
+    const fields = (values: string[], key = 'metadata.name') => ({
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchFields: [{ key, operator: 'In', values }] }],
+          },
+        },
+      },
+    });
     expect(admitPod(pod([ctr('a')], fields(['node-a'])), ctx()).admit).toBe(true);
     expect(admitPod(pod([ctr('a')], fields(['node-b'])), ctx()).admit).toBe(false);
     expect(admitPod(pod([ctr('a')], fields(['node-a'], 'metadata.uid')), ctx()).admit).toBe(false);
@@ -135,7 +167,9 @@ describe('admitPod node selection', () => {
 
   it('rejects a pod bound to another node with upstream NodeName wording', () => {
     expect(admitPod(pod([ctr('a')], { nodeName: 'node-b' }), ctx())).toEqual({
-      admit: false, reason: 'NodeName', message: "Predicate NodeName failed: node(s) didn't match the requested node name",
+      admit: false,
+      reason: 'NodeName',
+      message: "Predicate NodeName failed: node(s) didn't match the requested node name",
     });
     expect(admitPod(pod([ctr('a')], { nodeName: 'node-a' }), ctx())).toEqual({ admit: true });
   });

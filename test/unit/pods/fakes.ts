@@ -1,6 +1,15 @@
 /** Small fakes for the pod controller and worker tests: a provider, a pod setup, a status sink, events and a logger. */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { API_VERSION, type ContainerExit, type ContainerSpec, type Logger, type PodContext, type Provider, type PulledImage, type RunningContainer } from '../../../plugin-api/v1/index.ts';
+import {
+  API_VERSION,
+  type ContainerExit,
+  type ContainerSpec,
+  type Logger,
+  type PodContext,
+  type Provider,
+  type PulledImage,
+  type RunningContainer,
+} from '../../../plugin-api/v1/index.ts';
 import type { PodSetup } from '../../../core/pods/pod-setup.ts';
 import type { StatusSink } from '../../../core/pods/pod-controller.ts';
 import type { Events, Regarding } from '../../../core/events/event-recorder.ts';
@@ -22,8 +31,13 @@ export class FakeContainer implements RunningContainer {
   private settle!: (x: ContainerExit) => void;
   done = false;
 
-  constructor(readonly id: string, readonly spec: ContainerSpec) {
-    this.exit = new Promise((r) => { this.settle = r; });
+  constructor(
+    readonly id: string,
+    readonly spec: ContainerSpec,
+  ) {
+    this.exit = new Promise((r) => {
+      this.settle = r;
+    });
   }
 
   /** Ends the container with `exitCode`. */
@@ -82,7 +96,9 @@ export class FakeProvider implements Provider {
   }
 
   /** Names of started containers, in start order. */
-  names(): string[] { return this.started.map((c) => c.spec.name); }
+  names(): string[] {
+    return this.started.map((c) => c.spec.name);
+  }
 
   /** The latest instance of container `name`. */
   latest(name: string): FakeContainer {
@@ -97,13 +113,24 @@ export function fakeSetup(): PodSetup & { teardowns: string[]; prepares: number 
   const s = {
     teardowns: [] as string[],
     prepares: 0,
-    async prepare() { s.prepares++; return {}; },
-    async mounts() { return []; },
-    async env() { return { A: '1' }; },
+    async prepare() {
+      s.prepares++;
+      return {};
+    },
+    async mounts() {
+      return [];
+    },
+    async env() {
+      return { A: '1' };
+    },
     argv: (c: { name: string }) => [c.name],
     logPath: (_p: V1Pod, c: string, n: number) => `/nonexistent/${c}/${n}.log`,
-    async credentials() { return []; },
-    async teardown(p: V1Pod) { s.teardowns.push(p.metadata!.uid!); },
+    async credentials() {
+      return [];
+    },
+    async teardown(p: V1Pod) {
+      s.teardowns.push(p.metadata!.uid!);
+    },
     podDir: (p: V1Pod) => `/nonexistent/pods/${p.metadata!.uid}`,
   };
   return s;
@@ -118,7 +145,10 @@ export class FakeSink implements StatusSink {
   failPatches = 0;
 
   async patchStatus(pod: V1Pod, status: V1PodStatus): Promise<void> {
-    if (this.failPatches > 0) { this.failPatches--; throw new Error('apiserver unavailable'); }
+    if (this.failPatches > 0) {
+      this.failPatches--;
+      throw new Error('apiserver unavailable');
+    }
     this.patches.push({ key: `${pod.metadata!.namespace}/${pod.metadata!.name}`, status: JSON.parse(JSON.stringify(status)) });
     this.ops.push(`patch ${status.phase}`);
   }
@@ -129,10 +159,14 @@ export class FakeSink implements StatusSink {
   }
 
   /** Statuses posted for `key`, oldest first. */
-  of(key: string): V1PodStatus[] { return this.patches.filter((p) => p.key === key).map((p) => p.status); }
+  of(key: string): V1PodStatus[] {
+    return this.patches.filter((p) => p.key === key).map((p) => p.status);
+  }
 
   /** The latest status of `key`. */
-  last(key: string): V1PodStatus | undefined { return this.of(key).at(-1); }
+  last(key: string): V1PodStatus | undefined {
+    return this.of(key).at(-1);
+  }
 }
 
 /** Events kept in memory. */
@@ -142,5 +176,7 @@ export class FakeEvents implements Events {
     this.list.push({ regarding, type, reason, note });
   }
   /** `reason: note` lines. */
-  lines(): string[] { return this.list.map((e) => `${e.reason}: ${e.note}`); }
+  lines(): string[] {
+    return this.list.map((e) => `${e.reason}: ${e.note}`);
+  }
 }

@@ -31,11 +31,15 @@ const container = (volumeMounts: V1Container['volumeMounts']): V1Container => ({
 
 describe('resolveMounts', () => {
   it('maps volumeMounts in order with readOnly from the mount or the volume', async () => {
-    const mounts = await resolveMounts(pod(), container([
-      { name: 'data', mountPath: '/data/' },
-      { name: 'data', mountPath: '/ro', readOnly: true },
-      { name: 'cfg', mountPath: '/etc/app' },
-    ]), prepared);
+    const mounts = await resolveMounts(
+      pod(),
+      container([
+        { name: 'data', mountPath: '/data/' },
+        { name: 'data', mountPath: '/ro', readOnly: true },
+        { name: 'cfg', mountPath: '/etc/app' },
+      ]),
+      prepared,
+    );
     expect(mounts).toEqual([
       { name: 'data', hostPath: prepared.get('data')!.hostPath, containerPath: '/data/', readOnly: false },
       { name: 'data', hostPath: prepared.get('data')!.hostPath, containerPath: '/ro', readOnly: true },
@@ -44,16 +48,16 @@ describe('resolveMounts', () => {
   });
 
   it('resolves subPath to a dir or a file inside the volume, creating a missing dir', async () => {
-    const mounts = await resolveMounts(pod(), container([
-      { name: 'data', mountPath: '/logs', subPath: 'logs' },
-      { name: 'data', mountPath: '/new', subPath: 'a/b' },
-      { name: 'cfg', mountPath: '/etc/app.yaml', subPath: 'app.yaml' },
-    ]), prepared);
-    expect(mounts.map((m) => m.hostPath)).toEqual([
-      path.join(dir, 'vol/data/logs'),
-      path.join(dir, 'vol/data/a/b'),
-      path.join(dir, 'vol/cfg/app.yaml'),
-    ]);
+    const mounts = await resolveMounts(
+      pod(),
+      container([
+        { name: 'data', mountPath: '/logs', subPath: 'logs' },
+        { name: 'data', mountPath: '/new', subPath: 'a/b' },
+        { name: 'cfg', mountPath: '/etc/app.yaml', subPath: 'app.yaml' },
+      ]),
+      prepared,
+    );
+    expect(mounts.map((m) => m.hostPath)).toEqual([path.join(dir, 'vol/data/logs'), path.join(dir, 'vol/data/a/b'), path.join(dir, 'vol/cfg/app.yaml')]);
     expect((await stat(path.join(dir, 'vol/data/a/b'))).isDirectory()).toBe(true);
   });
 
@@ -76,7 +80,9 @@ describe('resolveMounts', () => {
     await expect(resolveMounts(pod(), container([{ name: 'data', mountPath: '/x', subPath: '/etc' }]), prepared)).rejects.toMatchObject({
       detail: 'data: subPath "/etc" must be a relative path',
     });
-    await expect(resolveMounts(pod(), container([{ name: 'data', mountPath: '/x', subPathExpr: '$(P)' }]), prepared, { P: '../../outside' })).rejects.toMatchObject({
+    await expect(
+      resolveMounts(pod(), container([{ name: 'data', mountPath: '/x', subPathExpr: '$(P)' }]), prepared, { P: '../../outside' }),
+    ).rejects.toMatchObject({
       code: 'NDL_PATH_ESCAPE',
     });
   });

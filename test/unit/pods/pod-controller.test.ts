@@ -6,7 +6,12 @@ import { predicateAdmitHandler } from '../../../core/pods/admission.ts';
 import { fixedAllocatable } from '../../../core/pods/admit-handler.ts';
 import { FakeEvents, FakeProvider, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
 
-interface PodOpts { restartPolicy?: string; containers?: string[]; init?: string[]; spec?: Partial<V1Pod['spec']> }
+interface PodOpts {
+  restartPolicy?: string;
+  containers?: string[];
+  init?: string[];
+  spec?: Partial<V1Pod['spec']>;
+}
 
 function pod(name: string, o: PodOpts = {}): V1Pod {
   return {
@@ -22,7 +27,9 @@ function pod(name: string, o: PodOpts = {}): V1Pod {
 }
 
 const controllers: PodController[] = [];
-afterEach(async () => { await Promise.all(controllers.splice(0).map((c) => c.shutdown())); });
+afterEach(async () => {
+  await Promise.all(controllers.splice(0).map((c) => c.shutdown()));
+});
 
 function setupController(over: Partial<PodControllerOptions> = {}) {
   const provider = new FakeProvider();
@@ -31,8 +38,13 @@ function setupController(over: Partial<PodControllerOptions> = {}) {
   const events = new FakeEvents();
   const logs: string[] = [];
   const ctrl = new PodController({
-    nodeName: 'node-a', hostIP: '10.0.0.9', log: memoryLogger(logs),
-    route: () => ({ provider }), setup, sink, events,
+    nodeName: 'node-a',
+    hostIP: '10.0.0.9',
+    log: memoryLogger(logs),
+    route: () => ({ provider }),
+    setup,
+    sink,
+    events,
     admitNode: { nodeName: 'node-a', nodeLabels: { zone: 'z1' }, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '110' })] },
     admitHandlers: [predicateAdmitHandler],
     resyncMs: 3_600_000,
@@ -43,8 +55,15 @@ function setupController(over: Partial<PodControllerOptions> = {}) {
   return { provider, setup, sink, events, logs, ctrl };
 }
 
-const until = (fn: () => unknown) => vi.waitFor(() => { if (!fn()) throw new Error('not yet'); }, { timeout: 5000, interval: 5 });
-const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } | undefined, i = 0) => s?.containerStatuses?.[i]?.state?.waiting?.reason;
+const until = (fn: () => unknown) =>
+  vi.waitFor(
+    () => {
+      if (!fn()) throw new Error('not yet');
+    },
+    { timeout: 5000, interval: 5 },
+  );
+const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } | undefined, i = 0) =>
+  s?.containerStatuses?.[i]?.state?.waiting?.reason;
 
 describe('PodController', () => {
   it('runs a pod to Succeeded with upstream events and the resolved container spec', async () => {
@@ -53,12 +72,24 @@ describe('PodController', () => {
     ctrl.upsert(pod('ok', { restartPolicy: 'Never' }));
     await until(() => sink.last('default/ok')?.phase === 'Succeeded');
     const s = sink.last('default/ok')!;
-    expect(s.containerStatuses![0]).toMatchObject({ name: 'main', ready: false, restartCount: 0, imageID: 'registry.test/main:v1@sha256:00',
-      state: { terminated: { exitCode: 0, reason: 'Completed' } } });
+    expect(s.containerStatuses![0]).toMatchObject({
+      name: 'main',
+      ready: false,
+      restartCount: 0,
+      imageID: 'registry.test/main:v1@sha256:00',
+      state: { terminated: { exitCode: 0, reason: 'Completed' } },
+    });
     expect(s.containerStatuses![0]!.containerID).toMatch(/^fake:\/\//);
     expect(sink.of('default/ok').map((x) => x.phase)).toContain('Running');
     const spec = provider.started[0]!.spec;
-    expect(spec).toMatchObject({ name: 'main', pod: { namespace: 'default', name: 'ok', uid: 'uid-ok' }, env: { A: '1' }, argv: ['main'], restartCount: 0, logPath: '/nonexistent/main/0.log' });
+    expect(spec).toMatchObject({
+      name: 'main',
+      pod: { namespace: 'default', name: 'ok', uid: 'uid-ok' },
+      env: { A: '1' },
+      argv: ['main'],
+      restartCount: 0,
+      logPath: '/nonexistent/main/0.log',
+    });
     expect(events.lines()).toEqual([
       'Pulling: Pulling image "registry.test/main:v1"',
       expect.stringMatching(/^Pulled: Successfully pulled image "registry.test\/main:v1" in \d+\.\d{3}s\. Image size: 42 bytes\.$/),
@@ -83,7 +114,9 @@ describe('PodController', () => {
       state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 1m0s restarting failed container=main pod=crash_default(uid-crash)' } },
       lastState: { terminated: { exitCode: 1, reason: 'Error' } },
     });
-    expect(events.list).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'BackOff', note: 'Back-off restarting failed container main in pod crash_default(uid-crash)' }));
+    expect(events.list).toContainEqual(
+      expect.objectContaining({ type: 'Warning', reason: 'BackOff', note: 'Back-off restarting failed container main in pod crash_default(uid-crash)' }),
+    );
   });
 
   it('restarts again once the back-off has passed', async () => {
@@ -113,7 +146,9 @@ describe('PodController', () => {
     const [first, second] = sink.of('default/nopull');
     expect(first!.phase).toBe('Pending');
     expect(first!.containerStatuses![0]!.state!.waiting!.message).toBe('failed to pull image "registry.test/main:v1": manifest unknown');
-    expect(second!.containerStatuses![0]!.state!.waiting!.message).toBe('Back-off pulling image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown');
+    expect(second!.containerStatuses![0]!.state!.waiting!.message).toBe(
+      'Back-off pulling image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
+    );
     expect(provider.pulls).toHaveLength(1);
     expect(provider.started).toHaveLength(0);
     expect(events.lines()).toEqual([
@@ -148,10 +183,12 @@ describe('PodController', () => {
     let calls = 0;
     provider.startContainer = (spec, ctx) => {
       calls++;
-      return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => {
-        aborted.push(spec.name);
-        reject(providerError('Unavailable', 'aborted'));
-      }));
+      return new Promise((_, reject) =>
+        ctx.signal.addEventListener('abort', () => {
+          aborted.push(spec.name);
+          reject(providerError('Unavailable', 'aborted'));
+        }),
+      );
     };
     const p = pod('stuck', { spec: { terminationGracePeriodSeconds: 30 } });
     ctrl.upsert(p);
@@ -195,15 +232,21 @@ describe('PodController', () => {
     expect(ctrl.activePods()).toEqual([]);
   });
 
-  it('rejects with the router\'s reason when no provider fits', async () => {
+  it("rejects with the router's reason when no provider fits", async () => {
     const { sink, ctrl } = setupController({ route: () => ({ reason: 'UnsupportedRuntimeClass', message: 'no provider serves runtime class "gpu"' }) });
     ctrl.upsert(pod('norc'));
     await until(() => sink.last('default/norc'));
-    expect(sink.last('default/norc')).toMatchObject({ phase: 'Failed', reason: 'UnsupportedRuntimeClass', message: 'Pod was rejected: no provider serves runtime class "gpu"' });
+    expect(sink.last('default/norc')).toMatchObject({
+      phase: 'Failed',
+      reason: 'UnsupportedRuntimeClass',
+      message: 'Pod was rejected: no provider serves runtime class "gpu"',
+    });
   });
 
   it('counts admitted pods against maxPods', async () => {
-    const { sink, ctrl } = setupController({ admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] } });
+    const { sink, ctrl } = setupController({
+      admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] },
+    });
     ctrl.upsert(pod('first'));
     await until(() => sink.last('default/first')?.phase === 'Running');
     ctrl.upsert(pod('second'));
@@ -212,7 +255,9 @@ describe('PodController', () => {
   });
 
   it('does not count finished pods against maxPods (upstream GetActivePods)', async () => {
-    const { provider, sink, ctrl } = setupController({ admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] } });
+    const { provider, sink, ctrl } = setupController({
+      admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '1' })] },
+    });
     provider.autoExit.main = 0;
     ctrl.upsert(pod('job', { restartPolicy: 'Never' }));
     await until(() => sink.last('default/job')?.phase === 'Succeeded');
@@ -259,11 +304,17 @@ describe('PodController', () => {
 
   it('reports CreateContainerError for a branded provider error and RunContainerError otherwise, and keeps running other pods', async () => {
     const { provider, sink, events, logs, ctrl } = setupController();
-    provider.startError = (spec) => spec.pod.name === 'branded' ? providerError('InvalidImage', 'not a WebAssembly module')
-      : spec.pod.name === 'plain' ? new Error('worker exploded') : undefined;
+    provider.startError = (spec) =>
+      spec.pod.name === 'branded'
+        ? providerError('InvalidImage', 'not a WebAssembly module')
+        : spec.pod.name === 'plain'
+          ? new Error('worker exploded')
+          : undefined;
     ctrl.upsert(pod('branded'));
     ctrl.upsert(pod('plain'));
-    await until(() => waitingReason(sink.last('default/branded')) === 'CreateContainerError' && waitingReason(sink.last('default/plain')) === 'RunContainerError');
+    await until(
+      () => waitingReason(sink.last('default/branded')) === 'CreateContainerError' && waitingReason(sink.last('default/plain')) === 'RunContainerError',
+    );
     expect(sink.last('default/branded')!.containerStatuses![0]!.state!.waiting!.message).toBe('not a WebAssembly module');
     expect(events.lines()).toContain('Failed: Error: not a WebAssembly module');
     ctrl.upsert(pod('fine'));
@@ -273,7 +324,11 @@ describe('PodController', () => {
 
   it('reports FailedMount events per volume and starts nothing while volumes fail', async () => {
     const { provider, setup, events, ctrl } = setupController();
-    setup.prepare = async () => { throw Object.assign(new Error('2 volumes failed'), { messages: ['MountVolume.SetUp failed for volume "a" : x', 'MountVolume.SetUp failed for volume "b" : y'] }); };
+    setup.prepare = async () => {
+      throw Object.assign(new Error('2 volumes failed'), {
+        messages: ['MountVolume.SetUp failed for volume "a" : x', 'MountVolume.SetUp failed for volume "b" : y'],
+      });
+    };
     ctrl.upsert(pod('mount'));
     await until(() => events.list.length >= 2);
     expect(events.list.map((e) => [e.type, e.reason, e.note])).toEqual([
@@ -285,7 +340,9 @@ describe('PodController', () => {
 
   it('reports CreateContainerConfigError when the environment cannot be resolved', async () => {
     const { provider, setup, sink, ctrl } = setupController();
-    setup.env = async () => { throw new Error('configmap "cfg" not found'); };
+    setup.env = async () => {
+      throw new Error('configmap "cfg" not found');
+    };
     ctrl.upsert(pod('cfg'));
     await until(() => waitingReason(sink.last('default/cfg')) === 'CreateContainerConfigError');
     expect(sink.last('default/cfg')!.containerStatuses![0]!.state!.waiting!.message).toBe('configmap "cfg" not found');
@@ -296,7 +353,9 @@ describe('PodController', () => {
     const { provider, ctrl } = setupController();
     const p = pod('policy', { containers: ['a', 'b', 'c', 'd'] });
     const images = ['reg.io:5000/app', 'reg.io/app:latest', 'reg.io/app:v1', 'reg.io/app@sha256:' + '0'.repeat(64)];
-    p.spec!.containers.forEach((c, i) => { c.image = images[i]; });
+    p.spec!.containers.forEach((c, i) => {
+      c.image = images[i];
+    });
     ctrl.upsert(p);
     await until(() => provider.pulls.length === 4);
     const byImage = Object.fromEntries(provider.pulls.map((img, i) => [img, provider.pullPolicies[i]]));

@@ -2,8 +2,17 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
-  API_VERSION, createBackoff, podLifecycleFromMachine, podStates, providerError,
-  type PodLifecycleContext, type PodMachineContext, type PodObject, type PodProvider, type PodRef, type PodStatusReport,
+  API_VERSION,
+  createBackoff,
+  podLifecycleFromMachine,
+  podStates,
+  providerError,
+  type PodLifecycleContext,
+  type PodMachineContext,
+  type PodObject,
+  type PodProvider,
+  type PodRef,
+  type PodStatusReport,
 } from '../../../plugin-api/v1/index.ts';
 import { Backoff } from '../../../core/backoff/index.ts';
 import { PodController } from '../../../core/pods/pod-controller.ts';
@@ -69,7 +78,10 @@ function harness(o: { backoff?: Backoff; setup?: ReturnType<typeof fakeSetup> } 
   const requeues: number[] = [];
   const logs: string[] = [];
   const worker = new PodProviderWorker(pod(), {
-    provider, setup, hostIP: '10.0.0.9', backoff: o.backoff ?? new Backoff(60_000, 120_000),
+    provider,
+    setup,
+    hostIP: '10.0.0.9',
+    backoff: o.backoff ?? new Backoff(60_000, 120_000),
     requeue: (ms) => requeues.push(ms),
     context: (_p, signal) => ({ log: memoryLogger(logs), event: () => undefined, signal, podDir: '/nonexistent/pods/uid-p' }),
     event: (_type, reason, note, fieldPath) => events.push(`${reason}: ${note}${fieldPath ? ` @${fieldPath}` : ''}`),
@@ -78,10 +90,26 @@ function harness(o: { backoff?: Backoff; setup?: ReturnType<typeof fakeSetup> } 
   return { provider, setup, events, requeues, logs, worker };
 }
 
-const running = (name: string, restartCount = 0, ready = true) => ({ name, state: { running: { startedAt: new Date('2026-01-01T00:00:00Z') } }, ready, restartCount, containerID: `vm://${name}-${restartCount}` });
+const running = (name: string, restartCount = 0, ready = true) => ({
+  name,
+  state: { running: { startedAt: new Date('2026-01-01T00:00:00Z') } },
+  ready,
+  restartCount,
+  containerID: `vm://${name}-${restartCount}`,
+});
 const exited = (name: string, exitCode: number, restartCount = 0) => ({
-  name, ready: false, restartCount, containerID: `vm://${name}-${restartCount}`,
-  state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed', startedAt: new Date('2026-01-01T00:00:00Z'), finishedAt: new Date('2026-01-01T00:00:05Z') } },
+  name,
+  ready: false,
+  restartCount,
+  containerID: `vm://${name}-${restartCount}`,
+  state: {
+    terminated: {
+      exitCode,
+      reason: exitCode ? 'Error' : 'Completed',
+      startedAt: new Date('2026-01-01T00:00:00Z'),
+      finishedAt: new Date('2026-01-01T00:00:05Z'),
+    },
+  },
 });
 
 describe('PodProviderWorker', () => {
@@ -93,11 +121,20 @@ describe('PodProviderWorker', () => {
     // Volumes are set up once; the re-sync cadence (pod-volumes.test.ts) is the same for both provider kinds.
     expect(setup.prepares).toBe(1);
     expect(provider.calls).toEqual(['create p']);
-    expect(provider.objects[0]).toMatchObject({ metadata: { namespace: 'default', name: 'p', uid: 'uid-p' }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'http://127.0.0.1/x', args: ['a'] }] } });
+    expect(provider.objects[0]).toMatchObject({
+      metadata: { namespace: 'default', name: 'p', uid: 'uid-p' },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'http://127.0.0.1/x', args: ['a'] }] },
+    });
     const ctx = provider.ctx!;
     expect(ctx.podDir).toBe('/nonexistent/pods/uid-p');
     await expect(ctx.resolveContainer('main')).resolves.toEqual({
-      name: 'main', image: 'http://127.0.0.1/x', argv: ['main'], env: { A: '1' }, mounts: [], limits: { memoryBytes: 64 * 1024 * 1024, cpuMillis: 250 }, workingDir: undefined,
+      name: 'main',
+      image: 'http://127.0.0.1/x',
+      argv: ['main'],
+      env: { A: '1' },
+      mounts: [],
+      limits: { memoryBytes: 64 * 1024 * 1024, cpuMillis: 250 },
+      workingDir: undefined,
     });
     await expect(ctx.resolveContainer('nope')).rejects.toMatchObject({ code: 'NotFound' });
     expect(ctx.logPath('main', 2)).toBe('/nonexistent/main/2.log');
@@ -118,22 +155,48 @@ describe('PodProviderWorker', () => {
     expect(s).toMatchObject({ phase: 'Pending', reason: null, hostIP: '10.0.0.9', hostIPs: [{ ip: '10.0.0.9' }] });
     expect(s.initContainerStatuses![0]).toMatchObject({ name: 'setup', started: true, ready: false, state: { running: {} }, containerID: 'vm://setup-0' });
     expect(s.containerStatuses![0]!.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
-    expect(s.conditions!.find((c) => c.type === 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [setup]' });
+    expect(s.conditions!.find((c) => c.type === 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [setup]',
+    });
     expect(s.conditions!.find((c) => c.type === 'PodReadyToStartContainers')).toMatchObject({ status: 'True' });
 
     provider.report = { phase: 'Running', initContainers: [exited('setup', 0)], containers: [running('main')] };
     s = worker.status(pod('p', { init: ['setup'] }));
     expect(s.phase).toBe('Running');
-    expect(s.initContainerStatuses![0]).toMatchObject({ ready: true, state: { terminated: { exitCode: 0, reason: 'Completed', containerID: 'vm://setup-0' } } });
-    expect(s.conditions!.filter((c) => c.status === 'True').map((c) => c.type).sort()).toEqual(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready']);
+    expect(s.initContainerStatuses![0]).toMatchObject({
+      ready: true,
+      state: { terminated: { exitCode: 0, reason: 'Completed', containerID: 'vm://setup-0' } },
+    });
+    expect(
+      s
+        .conditions!.filter((c) => c.status === 'True')
+        .map((c) => c.type)
+        .sort(),
+    ).toEqual(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready']);
 
-    provider.report = { phase: 'Running', reason: 'CrashLoopBackOff', message: 'exited with code 3', initContainers: [exited('setup', 0)], containers: [exited('main', 3)] };
+    provider.report = {
+      phase: 'Running',
+      reason: 'CrashLoopBackOff',
+      message: 'exited with code 3',
+      initContainers: [exited('setup', 0)],
+      containers: [exited('main', 3)],
+    };
     s = worker.status(pod('p', { init: ['setup'] }));
     expect(s).toMatchObject({ reason: 'CrashLoopBackOff', message: 'exited with code 3' });
-    expect(s.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [main]' });
+    expect(s.conditions!.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [main]',
+    });
     provider.report = { phase: 'Running', initContainers: [exited('setup', 0)], containers: [running('main', 1)] };
     s = worker.status(pod('p', { init: ['setup'] }));
-    expect(s.containerStatuses![0]).toMatchObject({ restartCount: 1, state: { running: {} }, lastState: { terminated: { exitCode: 3, reason: 'Error', containerID: 'vm://main-0' } } });
+    expect(s.containerStatuses![0]).toMatchObject({
+      restartCount: 1,
+      state: { running: {} },
+      lastState: { terminated: { exitCode: 3, reason: 'Error', containerID: 'vm://main-0' } },
+    });
 
     provider.report = { phase: 'Succeeded', initContainers: [exited('setup', 0)], containers: [exited('main', 0, 1)] };
     s = worker.status(pod('p', { init: ['setup'] }));
@@ -160,7 +223,9 @@ describe('PodProviderWorker', () => {
     provider.report = () => ({ phase: 'Sleeping' });
     expect(worker.status(pod()).phase).toBe('Running');
     expect(worker.status(pod()).phase).toBe('Running');
-    provider.report = () => { throw new Error('vm agent unreachable'); };
+    provider.report = () => {
+      throw new Error('vm agent unreachable');
+    };
     expect(worker.status(pod()).containerStatuses![0]!.state).toHaveProperty('running');
     provider.report = () => ({ phase: 'Running', containers: [{ name: 'main', state: {} }] });
     worker.status(pod());
@@ -174,7 +239,9 @@ describe('PodProviderWorker', () => {
 
   it('FailedMount: events per volume, back-off re-queue, and no createPod until the volumes are prepared', async () => {
     const setup = fakeSetup();
-    setup.prepare = async () => { throw Object.assign(new Error('x'), { messages: ['MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found'] }); };
+    setup.prepare = async () => {
+      throw Object.assign(new Error('x'), { messages: ['MountVolume.SetUp failed for volume "cfg" : configmap "cfg" not found'] });
+    };
     const { provider, worker, events, requeues } = harness({ setup });
     await worker.reconcile(pod());
     expect(provider.calls).toEqual([]);
@@ -185,12 +252,16 @@ describe('PodProviderWorker', () => {
     expect(s.conditions!.find((c) => c.type === 'PodReadyToStartContainers')).toMatchObject({ status: 'False' });
   });
 
-  it('InvalidArgument/NotSupported from createPod fail the pod for good (UnsupportedPodSpec or the provider\'s own reason)', async () => {
+  it("InvalidArgument/NotSupported from createPod fail the pod for good (UnsupportedPodSpec or the provider's own reason)", async () => {
     const { provider, worker, events } = harness();
     provider.createError = () => providerError('InvalidArgument', 'image "ftp://x" is not an http(s) URL');
     await worker.reconcile(pod());
     const s = worker.status(pod());
-    expect(s).toMatchObject({ phase: 'Failed', reason: 'UnsupportedPodSpec', message: 'provider "vm" cannot run this pod: image "ftp://x" is not an http(s) URL' });
+    expect(s).toMatchObject({
+      phase: 'Failed',
+      reason: 'UnsupportedPodSpec',
+      message: 'provider "vm" cannot run this pod: image "ftp://x" is not an http(s) URL',
+    });
     expect(s.containerStatuses![0]!.state!.waiting).toMatchObject({ reason: 'UnsupportedPodSpec' });
     expect(worker.finished(pod())).toBe(true);
     expect(events).toEqual(['UnsupportedPodSpec: provider "vm" cannot run this pod: image "ftp://x" is not an http(s) URL']);
@@ -208,15 +279,23 @@ describe('PodProviderWorker', () => {
     const { provider, worker, events, requeues } = harness({ backoff });
     provider.createError = () => providerError('ImagePull', 'GET http://127.0.0.1:1/x: connection refused');
     await worker.reconcile(pod());
-    expect(worker.status(pod()).containerStatuses![0]!.state!.waiting).toEqual({ reason: 'ErrImagePull', message: 'GET http://127.0.0.1:1/x: connection refused' });
+    expect(worker.status(pod()).containerStatuses![0]!.state!.waiting).toEqual({
+      reason: 'ErrImagePull',
+      message: 'GET http://127.0.0.1:1/x: connection refused',
+    });
     expect(requeues).toEqual([0]);
     await worker.reconcile(pod());
     expect(provider.calls).toEqual(['create p']);
-    expect(worker.status(pod()).containerStatuses![0]!.state!.waiting).toEqual({ reason: 'ImagePullBackOff', message: 'Back-off pulling image: GET http://127.0.0.1:1/x: connection refused' });
+    expect(worker.status(pod()).containerStatuses![0]!.state!.waiting).toEqual({
+      reason: 'ImagePullBackOff',
+      message: 'Back-off pulling image: GET http://127.0.0.1:1/x: connection refused',
+    });
     expect(requeues[1]).toBeGreaterThan(0);
     expect(events).toEqual([
-      'Failed: Failed to pull image: GET http://127.0.0.1:1/x: connection refused', 'Failed: Error: ErrImagePull',
-      'BackOff: Back-off pulling image', 'Failed: Error: ImagePullBackOff',
+      'Failed: Failed to pull image: GET http://127.0.0.1:1/x: connection refused',
+      'Failed: Error: ErrImagePull',
+      'BackOff: Back-off pulling image',
+      'Failed: Error: ImagePullBackOff',
     ]);
     expect(worker.finished(pod())).toBe(false);
     backoff.reset('uid-p/create');
@@ -247,7 +326,9 @@ describe('PodProviderWorker', () => {
 
   it('resolveContainer failures become branded CreateContainerConfigError with a Failed event on the container', async () => {
     const setup = fakeSetup();
-    setup.env = async () => { throw new Error('configmap "cfg" not found'); };
+    setup.env = async () => {
+      throw new Error('configmap "cfg" not found');
+    };
     const { provider, worker, events } = harness({ setup });
     await worker.reconcile(pod());
     const err = await provider.ctx!.resolveContainer('main').catch((e: unknown) => e);
@@ -321,43 +402,81 @@ describe('PodProviderWorker', () => {
 
 describe('PodController with a PodProvider', () => {
   const controllers: PodController[] = [];
-  afterEach(async () => { await Promise.all(controllers.splice(0).map((c) => c.shutdown())); });
+  afterEach(async () => {
+    await Promise.all(controllers.splice(0).map((c) => c.shutdown()));
+  });
 
   function controller(route: ConstructorParameters<typeof PodController>[0]['route']) {
     const sink = new FakeSink();
     const events = new FakeEvents();
     const setup = fakeSetup();
     const ctrl = new PodController({
-      nodeName: 'node-a', hostIP: '10.0.0.9', log: memoryLogger(), route, setup, sink, events,
+      nodeName: 'node-a',
+      hostIP: '10.0.0.9',
+      log: memoryLogger(),
+      route,
+      setup,
+      sink,
+      events,
       admitNode: { nodeName: 'node-a', nodeLabels: {}, allocatable: [fixedAllocatable({ cpu: '4', memory: '4Gi', pods: '110' })] },
       admitHandlers: [predicateAdmitHandler],
-      resyncMs: 3_600_000, backoff: { initialMs: 10, maxMs: 20 },
+      resyncMs: 3_600_000,
+      backoff: { initialMs: 10, maxMs: 20 },
     });
     controllers.push(ctrl);
     return { ctrl, sink, events, setup };
   }
-  const until = (fn: () => unknown) => vi.waitFor(() => { if (!fn()) throw new Error('not yet'); }, { timeout: 5000, interval: 5 });
+  const until = (fn: () => unknown) =>
+    vi.waitFor(
+      () => {
+        if (!fn()) throw new Error('not yet');
+      },
+      { timeout: 5000, interval: 5 },
+    );
 
   it('runs a state-machine pod provider to Succeeded, serves its logs view, and deletes it with the grace period', async () => {
     let finish!: () => void;
-    const done = new Promise<void>((r) => { finish = r; });
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
     const deleted: number[] = [];
     const lifecycle = podLifecycleFromMachine<PodMachineContext>((p, ctx) => {
       const states = podStates<PodMachineContext>();
       return {
-        initial: states.Registered(), onAbort: () => states.Terminated(),
-        context: { restartPolicy: p.spec.restartPolicy ?? 'Always', pullImages: async () => undefined, start: async () => { ctx.logPath('main', 0); }, wait: async () => { await done; return { exitCode: 0 }; }, stop: async () => undefined, ...createBackoff() },
+        initial: states.Registered(),
+        onAbort: () => states.Terminated(),
+        context: {
+          restartPolicy: p.spec.restartPolicy ?? 'Always',
+          pullImages: async () => undefined,
+          start: async () => {
+            ctx.logPath('main', 0);
+          },
+          wait: async () => {
+            await done;
+            return { exitCode: 0 };
+          },
+          stop: async () => undefined,
+          ...createBackoff(),
+        },
       };
     });
     const provider: PodProvider = {
-      name: 'machine', apiVersion: API_VERSION, handlers: ['machine'], architecture: 'a', os: 'o', runtimeVersion: 'machine://1',
+      name: 'machine',
+      apiVersion: API_VERSION,
+      handlers: ['machine'],
+      architecture: 'a',
+      os: 'o',
+      runtimeVersion: 'machine://1',
       pods: {
         ...lifecycle,
         getPodStatus: (ref) => {
           const s = lifecycle.getPodStatus(ref);
           return s && { ...s, containers: s.phase === 'Running' ? [running('main')] : s.phase === 'Succeeded' ? [exited('main', 0)] : [] };
         },
-        deletePod: (p, ctx, grace) => { deleted.push(grace); return lifecycle.deletePod(p, ctx, grace); },
+        deletePod: (p, ctx, grace) => {
+          deleted.push(grace);
+          return lifecycle.deletePod(p, ctx, grace);
+        },
       },
     };
     const { ctrl, sink, setup } = controller(() => ({ provider }));

@@ -19,13 +19,21 @@ const rec = {
   /** exited for good (state terminated) */
   t: (n: string, code: number, init = false): ContainerRecord => ({ ...newRecord(n, init), waiting: undefined, terminated: term(code) }),
   /** exited and waiting to restart (state waiting, lastState terminated) */
-  b: (n: string, code: number, init = false): ContainerRecord => ({ ...newRecord(n, init, 1), waiting: { reason: 'CrashLoopBackOff', message: 'back-off' }, terminated: term(code) }),
+  b: (n: string, code: number, init = false): ContainerRecord => ({
+    ...newRecord(n, init, 1),
+    waiting: { reason: 'CrashLoopBackOff', message: 'back-off' },
+    terminated: term(code),
+  }),
 };
 
 function pod(restartPolicy: string, app: string[], init: string[] = [], conditions?: V1PodCondition[]): V1Pod {
   return {
     metadata: { name: 'p', namespace: 'default', uid: 'u' },
-    spec: { restartPolicy, containers: app.map((name) => ({ name, image: `img-${name}` })), initContainers: init.map((name) => ({ name, image: `img-${name}` })) },
+    spec: {
+      restartPolicy,
+      containers: app.map((name) => ({ name, image: `img-${name}` })),
+      initContainers: init.map((name) => ({ name, image: `img-${name}` })),
+    },
     status: conditions ? { conditions } : undefined,
   };
 }
@@ -61,7 +69,17 @@ describe('podPhase (upstream getPhase)', () => {
     ['Never', 'Pending', [], [rec.t('a', 2), rec.w('b')]],
   ];
   it.each(rows)('restartPolicy %s → %s', (policy, phase, init, app) => {
-    expect(podPhase(pod(policy, app.map((c) => c.name), init.map((c) => c.name)), init, app)).toBe(phase);
+    expect(
+      podPhase(
+        pod(
+          policy,
+          app.map((c) => c.name),
+          init.map((c) => c.name),
+        ),
+        init,
+        app,
+      ),
+    ).toBe(phase);
   });
 
   it('defaults the restart policy to Always', () => {
@@ -83,7 +101,8 @@ describe('computePodStatus conditions', () => {
   it('is ready when every container runs', () => {
     const s = status(pod('Always', ['a', 'b']), [], [rec.r('a'), rec.r('b')]);
     expect(s.phase).toBe('Running');
-    for (const t of ['Initialized', 'ContainersReady', 'Ready', 'PodReadyToStartContainers']) expect(cond(s, t)).toEqual({ status: 'True', reason: null, message: null });
+    for (const t of ['Initialized', 'ContainersReady', 'Ready', 'PodReadyToStartContainers'])
+      expect(cond(s, t)).toEqual({ status: 'True', reason: null, message: null });
     expect(s.hostIP).toBe('10.0.0.5');
     expect(s.hostIPs).toEqual([{ ip: '10.0.0.5' }]);
     expect(s.startTime).toBe(T0);
@@ -127,22 +146,41 @@ describe('computePodStatus container statuses', () => {
   it('maps running, waiting and restarting containers with their last state', () => {
     const s = status(pod('Always', ['a', 'b', 'c']), [], [rec.r('a'), rec.w('b'), rec.b('c', 7)]);
     const [a, b, c] = s.containerStatuses!;
-    expect(a).toMatchObject({ name: 'a', image: 'img-a', ready: true, started: true, containerID: 'wasi://c1', state: { running: { startedAt: T0 } }, lastState: {} });
+    expect(a).toMatchObject({
+      name: 'a',
+      image: 'img-a',
+      ready: true,
+      started: true,
+      containerID: 'wasi://c1',
+      state: { running: { startedAt: T0 } },
+      lastState: {},
+    });
     expect(b).toMatchObject({ name: 'b', image: 'img-b', ready: false, started: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } });
     expect(b!.containerID).toBeUndefined();
-    expect(c).toMatchObject({ name: 'c', restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } },
-      lastState: { terminated: { exitCode: 7, reason: 'Error', startedAt: T0, finishedAt: T1, containerID: 'wasi://old' } } });
+    expect(c).toMatchObject({
+      name: 'c',
+      restartCount: 1,
+      state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off' } },
+      lastState: { terminated: { exitCode: 7, reason: 'Error', startedAt: T0, finishedAt: T1, containerID: 'wasi://old' } },
+    });
     expect(s.initContainerStatuses).toBeUndefined();
   });
 
   it('keeps the previous run in lastState while running again', () => {
     const r = { ...rec.r('a'), last: term(1), restartCount: 1 };
-    expect(status(pod('Always', ['a']), [], [r]).containerStatuses![0]).toMatchObject({ restartCount: 1, state: { running: {} }, lastState: { terminated: { exitCode: 1 } } });
+    expect(status(pod('Always', ['a']), [], [r]).containerStatuses![0]).toMatchObject({
+      restartCount: 1,
+      state: { running: {} },
+      lastState: { terminated: { exitCode: 1 } },
+    });
   });
 
   it('reports a completed init container as ready and a running one as not ready (upstream prober rules)', () => {
     const s = status(pod('Always', ['a'], ['i1', 'i2']), [rec.t('i1', 0, true), rec.r('i2', true)], [rec.w('a')]);
-    expect(s.initContainerStatuses!.map((c) => [c.name, c.ready, c.started])).toEqual([['i1', true, false], ['i2', false, true]]);
+    expect(s.initContainerStatuses!.map((c) => [c.name, c.ready, c.started])).toEqual([
+      ['i1', true, false],
+      ['i2', false, true],
+    ]);
     expect(s.initContainerStatuses![0]).toMatchObject({ image: 'img-i1', state: { terminated: { exitCode: 0, reason: 'Completed' } } });
   });
 
@@ -160,7 +198,14 @@ describe('mergePodConditions', () => {
   ];
 
   it('keeps lastTransitionTime while the status is unchanged and moves it on a change', () => {
-    const out = mergePodConditions(prev, [{ type: 'Ready', status: 'True' }, { type: 'Initialized', status: 'True' }], T1);
+    const out = mergePodConditions(
+      prev,
+      [
+        { type: 'Ready', status: 'True' },
+        { type: 'Initialized', status: 'True' },
+      ],
+      T1,
+    );
     expect(out.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe(T1);
     expect(out.find((c) => c.type === 'Initialized')!.lastTransitionTime).toBe(T0);
   });
@@ -175,7 +220,7 @@ describe('mergePodConditions', () => {
     expect(mergePodConditions(undefined, [{ type: 'Ready', status: 'False' }], T1)[0]!.lastTransitionTime).toBe(T1);
   });
 
-  it('is used by computePodStatus against the pod\'s previous conditions', () => {
+  it("is used by computePodStatus against the pod's previous conditions", () => {
     const p = pod('Always', ['a'], [], [{ type: 'Ready', status: 'True', lastTransitionTime: T0 }]);
     const s = status(p, [], [rec.r('a')], T1);
     expect(s.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe(T0);

@@ -13,7 +13,9 @@ const pod = (): V1Pod => ({
   spec: { restartPolicy: 'Always', containers: [{ name: 'main', image: 'registry.test/main:v1' }] },
 });
 
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('PodVolumes', () => {
   it('sets up on the first sync, then re-syncs only once VOLUME_RESYNC_MS passed since the last preparation started', async () => {
@@ -39,11 +41,18 @@ describe('PodVolumes', () => {
     const backoff = new Backoff(20_000, 120_000);
     const v = new PodVolumes({ setup, backoff, requeue: (ms) => requeues.push(ms), event: (t, r, n) => events.push(`${t} ${r}: ${n}`) });
     const ok = setup.prepare;
-    setup.prepare = async () => { throw Object.assign(new Error('x'), { messages: ['vol a failed', 'vol b failed'] }); };
+    setup.prepare = async () => {
+      throw Object.assign(new Error('x'), { messages: ['vol a failed', 'vol b failed'] });
+    };
     expect(await v.sync(pod())).toBe(false);
     expect(await v.sync(pod())).toBe(false);
     expect(v.isReady).toBe(false);
-    expect(events).toEqual(['Warning FailedMount: vol a failed', 'Warning FailedMount: vol b failed', 'Warning FailedMount: vol a failed', 'Warning FailedMount: vol b failed']);
+    expect(events).toEqual([
+      'Warning FailedMount: vol a failed',
+      'Warning FailedMount: vol b failed',
+      'Warning FailedMount: vol a failed',
+      'Warning FailedMount: vol b failed',
+    ]);
     expect(requeues).toEqual([20_000, 30_000]);
     setup.prepare = ok;
     expect(await v.sync(pod())).toBe(true);
@@ -54,7 +63,12 @@ describe('PodVolumes', () => {
 /** A pod provider that accepts every pod and reports it running. */
 function podProvider(): PodProvider {
   return {
-    name: 'vm', apiVersion: API_VERSION, handlers: ['vm'], architecture: 'amd64', os: 'linux', runtimeVersion: 'vm://1',
+    name: 'vm',
+    apiVersion: API_VERSION,
+    handlers: ['vm'],
+    architecture: 'amd64',
+    os: 'linux',
+    runtimeVersion: 'vm://1',
     pods: {
       createPod: async (_p: PodObject) => undefined,
       deletePod: async () => undefined,
@@ -67,7 +81,10 @@ describe('volume re-sync cadence, the same through both workers', () => {
   const common = () => {
     const setup = fakeSetup();
     const deps = {
-      setup, hostIP: '10.0.0.9', requeue: () => undefined, event: () => undefined,
+      setup,
+      hostIP: '10.0.0.9',
+      requeue: () => undefined,
+      event: () => undefined,
       context: (_p: V1Pod, signal: AbortSignal) => ({ log: memoryLogger(), event: () => undefined, signal, podDir: '/nonexistent/pods/uid-p' }),
     };
     return { setup, deps };
@@ -75,7 +92,12 @@ describe('volume re-sync cadence, the same through both workers', () => {
   const workers = {
     'container provider (PodWorker)': () => {
       const { setup, deps } = common();
-      const w = new PodWorker(pod(), { ...deps, provider: new FakeProvider(), restartBackoff: new Backoff(60_000, 120_000), pullBackoff: new Backoff(60_000, 120_000) });
+      const w = new PodWorker(pod(), {
+        ...deps,
+        provider: new FakeProvider(),
+        restartBackoff: new Backoff(60_000, 120_000),
+        pullBackoff: new Backoff(60_000, 120_000),
+      });
       return { setup, w };
     },
     'pod provider (PodProviderWorker)': () => {

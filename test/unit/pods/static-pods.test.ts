@@ -12,7 +12,11 @@ import { memoryLogger } from './fakes.ts';
 const base = mkdtempSync(join(tmpdir(), 'nodelet-static-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
-const freshDir = () => { const d = join(base, `m${n++}`); mkdirSync(d); return d; };
+const freshDir = () => {
+  const d = join(base, `m${n++}`);
+  mkdirSync(d);
+  return d;
+};
 
 const manifest = (name: string, image = 'registry.test/app:v1', extra = '') => `apiVersion: v1
 kind: Pod
@@ -58,7 +62,9 @@ describe('readStaticPod', () => {
 
   it('resolves relative file: images against the manifest directory and leaves others alone', async () => {
     const dir = freshDir();
-    writeFileSync(join(dir, 'p.yaml'), `kind: Pod
+    writeFileSync(
+      join(dir, 'p.yaml'),
+      `kind: Pod
 metadata: {name: p}
 spec:
   initContainers: [{name: i, image: "file:init.wasm"}]
@@ -66,7 +72,8 @@ spec:
   - {name: a, image: "file:mods/a.wasm"}
   - {name: b, image: "file:///opt/b.wasm"}
   - {name: c, image: "registry.test/c:v1"}
-`);
+`,
+    );
     const p = await readStaticPod(join(dir, 'p.yaml'), 'n');
     expect(p.spec!.containers.map((c) => c.image)).toEqual([`file://${dir}/mods/a.wasm`, 'file:///opt/b.wasm', 'registry.test/c:v1']);
     expect(p.spec!.initContainers![0]!.image).toBe(`file://${dir}/init.wasm`);
@@ -146,7 +153,7 @@ describe('hostile manifest paths (issue 20.5)', () => {
     expect(lines.at(-1)).toContain('path is not a directory or file');
   });
 
-  it('refuses a manifest over upstream\'s 10 MiB limit without reading it', async () => {
+  it("refuses a manifest over upstream's 10 MiB limit without reading it", async () => {
     const dir = freshDir();
     const big = join(dir, 'big.yaml');
     writeFileSync(big, manifest('big'));
@@ -174,9 +181,11 @@ describe('hostile manifest paths (issue 20.5)', () => {
     expect(why['c-long.yaml']).toMatch(/metadata\.name: Invalid value: "x+"\.\.\.: must be no more than 253 characters/);
     expect(why['d-dup.yaml']).toBe('invalid pod: [spec.containers[1].name: Duplicate value: "a"]');
     expect(why['e-ns.yaml']).toMatch(/metadata\.namespace: Invalid value: "\.\.\/\.\.\/etc"/);
-    expect(why['h-labels.yaml']).toBe('invalid pod: [metadata.labels: Invalid value: label key "bad key!": name must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, '
-      + 'metadata.labels: Invalid value: label value "../v": must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, '
-      + 'metadata.annotations: Invalid value: annotation key "/nope": prefix must be 1-253 characters]');
+    expect(why['h-labels.yaml']).toBe(
+      'invalid pod: [metadata.labels: Invalid value: label key "bad key!": name must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, ' +
+        'metadata.labels: Invalid value: label value "../v": must be alphanumerics, "-", "_" and ".", starting and ending with an alphanumeric, ' +
+        'metadata.annotations: Invalid value: annotation key "/nope": prefix must be 1-253 characters]',
+    );
     expect(why['f-cname.yaml']).toMatch(/spec\.containers\[0\]\.name: Invalid value: "\.\.\/x".*spec\.restartPolicy: Unsupported value: "Sometimes"/);
   });
 });
@@ -189,7 +198,11 @@ describe('static pods may not reference API objects (PreventStaticPodAPIReferenc
     ['image pull secrets', '  imagePullSecrets: [{name: regcred}]\n', 'static pods may not reference secrets'],
     ['a config map envFrom', '    envFrom: [{configMapRef: {name: c}}]\n', 'static pods may not reference configmaps'],
     ['a PVC volume', '  volumes: [{name: v, persistentVolumeClaim: {claimName: c}}]\n', 'static pods may not reference persistentvolumeclaims'],
-    ['a projected token', '  volumes: [{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n', 'static pods may not reference serviceaccounts (via projected volumes)'],
+    [
+      'a projected token',
+      '  volumes: [{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}]\n',
+      'static pods may not reference serviceaccounts (via projected volumes)',
+    ],
     ['a CSI volume', '  volumes: [{name: v, csi: {driver: d}}]\n', 'static pods may not reference csidrivers (via CSI volumes)'],
     ['an unknown volume type', '  volumes: [{name: v, madeUp: {}}]\n', 'unknown volume type for volume "v"'],
   ])('refuses %s', async (_what, extra, message) => {
@@ -200,7 +213,12 @@ describe('static pods may not reference API objects (PreventStaticPodAPIReferenc
 
   it('accepts local volumes and downward API projections', async () => {
     const dir = freshDir();
-    writeFileSync(join(dir, 'p.yaml'), spec('  volumes: [{name: e, emptyDir: {}}, {name: h, hostPath: {path: /tmp}}, {name: d, projected: {sources: [{downwardAPI: {items: [{path: n, fieldRef: {fieldPath: metadata.name}}]}}]}}]\n'));
+    writeFileSync(
+      join(dir, 'p.yaml'),
+      spec(
+        '  volumes: [{name: e, emptyDir: {}}, {name: h, hostPath: {path: /tmp}}, {name: d, projected: {sources: [{downwardAPI: {items: [{path: n, fieldRef: {fieldPath: metadata.name}}]}}]}}]\n',
+      ),
+    );
     expect((await readStaticPod(join(dir, 'p.yaml'), 'n')).spec!.volumes).toHaveLength(3);
   });
 });

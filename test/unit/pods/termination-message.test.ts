@@ -20,7 +20,12 @@ function setup(name: string, logLines: string[] = []) {
   const mounts: Mount[] = [{ name: 'term', containerPath: '/dev', hostPath: vol, readOnly: false }];
   return { vol, logPath, mounts };
 }
-const c = (over: Partial<V1Container> = {}): V1Container => ({ name: 'main', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', ...over });
+const c = (over: Partial<V1Container> = {}): V1Container => ({
+  name: 'main',
+  terminationMessagePath: '/dev/termination-log',
+  terminationMessagePolicy: 'File',
+  ...over,
+});
 
 describe('terminationMessage', () => {
   it('reads the file at terminationMessagePath inside a mount, keeping its last 4096 bytes', async () => {
@@ -46,7 +51,10 @@ describe('terminationMessage', () => {
     expect(await terminationMessage(spec, { exitCode: 2 }, s.mounts, s.logPath)).toBe(`${lines.slice(20).join('\n')}\n`);
     expect(await terminationMessage(spec, { exitCode: 0 }, s.mounts, s.logPath)).toBeUndefined();
     expect(await terminationMessage(c(), { exitCode: 2 }, s.mounts, s.logPath)).toBeUndefined();
-    const big = setup('big', Array.from({ length: 80 }, () => 'y'.repeat(100)));
+    const big = setup(
+      'big',
+      Array.from({ length: 80 }, () => 'y'.repeat(100)),
+    );
     expect(await terminationMessage(spec, { exitCode: 2 }, big.mounts, big.logPath)).toHaveLength(2048);
     writeFileSync(join(s.vol, 'termination-log'), 'from file');
     expect(await terminationMessage(spec, { exitCode: 2 }, s.mounts, s.logPath)).toBe('from file');
@@ -107,6 +115,8 @@ describe('terminationMessage after the container renamed things (21.2)', () => {
   it('a FIFO at the path does not block the read', async () => {
     const s = setup('fifo');
     execFileSync('mkfifo', [join(s.vol, 'termination-log')]);
-    expect(await terminationMessage(c(), { exitCode: 0 }, s.mounts, s.logPath)).toBe('Error on reading termination log /dev/termination-log: not a regular file');
+    expect(await terminationMessage(c(), { exitCode: 0 }, s.mounts, s.logPath)).toBe(
+      'Error on reading termination log /dev/termination-log: not a regular file',
+    );
   });
 });

@@ -4,7 +4,9 @@ import { WorkQueue } from '../../../core/pods/work-queue.ts';
 /** A promise with its resolver. */
 function gate() {
   let open!: () => void;
-  const p = new Promise<void>((r) => { open = r; });
+  const p = new Promise<void>((r) => {
+    open = r;
+  });
   return { p, open };
 }
 
@@ -24,22 +26,33 @@ function blockingHandler() {
     active.set(key, active.get(key)! - 1);
   };
   return {
-    handler, calls, gates,
-    get maxSameKey() { return maxSameKey; },
-    release(key: string) { const i = gates.findIndex((g) => g.key === key); gates.splice(i, 1)[0]!.open(); },
+    handler,
+    calls,
+    gates,
+    get maxSameKey() {
+      return maxSameKey;
+    },
+    release(key: string) {
+      const i = gates.findIndex((g) => g.key === key);
+      gates.splice(i, 1)[0]!.open();
+    },
   };
 }
 
 const flush = () => new Promise((r) => setImmediate(r));
 
-afterEach(() => { vi.useRealTimers(); });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('WorkQueue', () => {
   it('queues a waiting key once however often it is added', async () => {
     const h = blockingHandler();
     const q = new WorkQueue(h.handler, 1);
     q.add('busy');
-    q.add('a'); q.add('a'); q.add('a');
+    q.add('a');
+    q.add('a');
+    q.add('a');
     expect(h.calls).toEqual(['busy']);
     h.release('busy');
     await flush();
@@ -53,14 +66,16 @@ describe('WorkQueue', () => {
     const h = blockingHandler();
     const q = new WorkQueue(h.handler, 8);
     q.add('a');
-    q.add('a'); q.add('a');
+    q.add('a');
+    q.add('a');
     q.add('b');
     await flush();
     expect(h.calls).toEqual(['a', 'b']);
     h.release('a');
     await flush();
     expect(h.calls).toEqual(['a', 'b', 'a']);
-    h.release('a'); h.release('b');
+    h.release('a');
+    h.release('b');
     await q.idle();
     expect(h.calls).toEqual(['a', 'b', 'a']);
     expect(h.maxSameKey).toBe(1);
@@ -74,7 +89,8 @@ describe('WorkQueue', () => {
     h.release('b');
     await flush();
     expect(h.calls).toEqual(['a', 'b', 'c']);
-    h.release('a'); h.release('c');
+    h.release('a');
+    h.release('c');
     await flush();
     h.release('d');
     await q.idle();
@@ -83,8 +99,12 @@ describe('WorkQueue', () => {
 
   it('keeps working after a handler rejects', async () => {
     const calls: string[] = [];
-    const q = new WorkQueue(async (k) => { calls.push(k); if (k === 'bad') throw new Error('boom'); }, 1);
-    q.add('bad'); q.add('good');
+    const q = new WorkQueue(async (k) => {
+      calls.push(k);
+      if (k === 'bad') throw new Error('boom');
+    }, 1);
+    q.add('bad');
+    q.add('good');
     await q.idle();
     expect(calls).toEqual(['bad', 'good']);
   });
@@ -92,7 +112,9 @@ describe('WorkQueue', () => {
   it('addAfter delays the add; the earliest pending delay wins', async () => {
     vi.useFakeTimers();
     const calls: string[] = [];
-    const q = new WorkQueue(async (k) => { calls.push(k); }, 1);
+    const q = new WorkQueue(async (k) => {
+      calls.push(k);
+    }, 1);
     q.addAfter('a', 1000);
     q.addAfter('a', 100);
     q.addAfter('a', 5000);
@@ -106,7 +128,9 @@ describe('WorkQueue', () => {
 
   it('addAfter with a zero delay adds at once', () => {
     const calls: string[] = [];
-    const q = new WorkQueue(async (k) => { calls.push(k); }, 1);
+    const q = new WorkQueue(async (k) => {
+      calls.push(k);
+    }, 1);
     q.addAfter('now', 0);
     expect(calls).toEqual(['now']);
   });
@@ -115,10 +139,13 @@ describe('WorkQueue', () => {
     vi.useFakeTimers();
     const h = blockingHandler();
     const q = new WorkQueue(h.handler, 1);
-    q.add('a'); q.add('queued');
+    q.add('a');
+    q.add('queued');
     q.addAfter('later', 50);
     let done = false;
-    const stopped = q.shutdown().then(() => { done = true; });
+    const stopped = q.shutdown().then(() => {
+      done = true;
+    });
     await vi.advanceTimersByTimeAsync(0);
     expect(done).toBe(false);
     h.release('a');

@@ -3,14 +3,25 @@ import { API_VERSION, type NodeContribution, type Provider } from '@nodelet/plug
 import { describeConflict, mergeContributions } from '../../../core/providers/index.ts';
 
 const provider = (name: string, node?: () => NodeContribution): Provider => ({
-  name, apiVersion: API_VERSION, handlers: [name], architecture: 'a', os: 'o', runtimeVersion: 'r', node,
-  pullImage: () => Promise.reject(new Error('unused')), startContainer: () => Promise.reject(new Error('unused')),
+  name,
+  apiVersion: API_VERSION,
+  handlers: [name],
+  architecture: 'a',
+  os: 'o',
+  runtimeVersion: 'r',
+  node,
+  pullImage: () => Promise.reject(new Error('unused')),
+  startContainer: () => Promise.reject(new Error('unused')),
 });
 
 describe('mergeContributions', () => {
   it('merges disjoint contributions from all providers', () => {
     const { contribution, conflicts } = mergeContributions([
-      provider('wasi', () => ({ labels: { 'nodelet.dev/wasi': 'true' }, capacity: { 'nodelet.dev/wasm-slots': '64' }, taints: [{ key: 'wasi', effect: 'NoSchedule' }] })),
+      provider('wasi', () => ({
+        labels: { 'nodelet.dev/wasi': 'true' },
+        capacity: { 'nodelet.dev/wasm-slots': '64' },
+        taints: [{ key: 'wasi', effect: 'NoSchedule' }],
+      })),
       provider('js', () => ({ labels: { 'nodelet.dev/js': 'true' }, conditions: [{ type: 'JsReady', status: 'True', reason: 'Ok', message: 'ok' }] })),
       provider('plain'),
     ]);
@@ -23,7 +34,11 @@ describe('mergeContributions', () => {
 
   it('keeps the first value of a contested key and reports every conflict; equal values are no conflict', () => {
     const { contribution, conflicts } = mergeContributions([
-      provider('wasi', () => ({ labels: { tier: 'wasm', shared: 'yes' }, capacity: { slots: '64' }, taints: [{ key: 'k', value: 'a', effect: 'NoSchedule' }] })),
+      provider('wasi', () => ({
+        labels: { tier: 'wasm', shared: 'yes' },
+        capacity: { slots: '64' },
+        taints: [{ key: 'k', value: 'a', effect: 'NoSchedule' }],
+      })),
       provider('js', () => ({ labels: { tier: 'js', shared: 'yes' }, capacity: { slots: '8' }, taints: [{ key: 'k', value: 'b', effect: 'NoSchedule' }] })),
     ]);
     expect(contribution.labels).toEqual({ tier: 'wasm', shared: 'yes' });
@@ -36,7 +51,12 @@ describe('mergeContributions', () => {
   });
 
   it('reports a provider whose node() throws and merges the rest', () => {
-    const { contribution, conflicts } = mergeContributions([provider('bad', () => { throw new Error('no host info'); }), provider('ok', () => ({ labels: { a: '1' } }))]);
+    const { contribution, conflicts } = mergeContributions([
+      provider('bad', () => {
+        throw new Error('no host info');
+      }),
+      provider('ok', () => ({ labels: { a: '1' } })),
+    ]);
     expect(contribution.labels).toEqual({ a: '1' });
     expect(conflicts).toMatchObject([{ field: 'node()', key: 'bad', dropped: { value: 'no host info' } }]);
   });

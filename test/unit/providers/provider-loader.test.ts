@@ -7,13 +7,21 @@ import { loadProviders, type ProviderLoadOptions } from '../../../core/providers
 
 const lines: string[] = [];
 const log: Logger = {
-  debug: () => undefined, info: () => undefined, warn: () => undefined,
-  error: (o, m) => { lines.push(`${typeof o === 'string' ? o : m}`); }, child: () => log,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (o, m) => {
+    lines.push(`${typeof o === 'string' ? o : m}`);
+  },
+  child: () => log,
 };
 const images: ImageService = { pull: () => Promise.reject(new Error('unused')) };
 
 let root: string;
-beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'providers-')); lines.length = 0; });
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'providers-'));
+  lines.length = 0;
+});
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 /** A provider module body exporting a container provider. */
@@ -33,16 +41,30 @@ function pkg(dir: string, name: string, opts: { manifest?: unknown; raw?: string
   return d;
 }
 
-const load = (extra: Partial<ProviderLoadOptions> = {}) => loadProviders({
-  dirs: [join(root, 'a'), join(root, 'b')], dataRoot: join(root, 'data'), images, signal: new AbortController().signal, log, ...extra,
-});
+const load = (extra: Partial<ProviderLoadOptions> = {}) =>
+  loadProviders({
+    dirs: [join(root, 'a'), join(root, 'b')],
+    dataRoot: join(root, 'data'),
+    images,
+    signal: new AbortController().signal,
+    log,
+    ...extra,
+  });
 const codes = (r: Awaited<ReturnType<typeof load>>) => Object.fromEntries(r.failures.map((f) => [f.packageName ?? f.dir.split('/').pop(), f.code]));
 
 describe('loadProviders', () => {
   it('loads good providers (factory, createProvider, provider object) and gives init its own data dir', async () => {
     pkg('a', 'one', { code: body('one', ['one'], `init: async (ctx) => { globalThis.__oneInit = ctx.rootDir; }`) });
-    pkg('a', 'two', { code: `export function createProvider() { return (${body('two').split('return ')[1]!.replace(/;\s*}\s*$/, '')}); }` });
-    pkg('a', 'three', { code: body('three').replace('export default function createProvider() {\n  return', 'export default').replace(/;\s*}\s*$/, ';') });
+    pkg('a', 'two', {
+      code: `export function createProvider() { return (${body('two')
+        .split('return ')[1]!
+        .replace(/;\s*}\s*$/, '')}); }`,
+    });
+    pkg('a', 'three', {
+      code: body('three')
+        .replace('export default function createProvider() {\n  return', 'export default')
+        .replace(/;\s*}\s*$/, ';'),
+    });
     const r = await load();
     expect(r.failures).toEqual([]);
     expect(r.providers.map((p) => p.provider.name)).toEqual(['one', 'three', 'two']);
@@ -62,8 +84,13 @@ describe('loadProviders', () => {
     const r = await load();
     expect(r.providers.map((p) => p.provider.name)).toEqual(['good']);
     expect(codes(r)).toEqual({
-      '@test/oldapi': 'NDL_PROVIDER_API_VERSION', '@test/throws': 'NDL_PROVIDER_IMPORT', badjson: 'NDL_PROVIDER_MANIFEST_INVALID',
-      '@test/outside': 'NDL_PROVIDER_ENTRY_OUTSIDE', '@test/noshape': 'NDL_PROVIDER_SHAPE', nonodelet: 'NDL_PROVIDER_MANIFEST', nopkg: 'NDL_PROVIDER_MANIFEST',
+      '@test/oldapi': 'NDL_PROVIDER_API_VERSION',
+      '@test/throws': 'NDL_PROVIDER_IMPORT',
+      badjson: 'NDL_PROVIDER_MANIFEST_INVALID',
+      '@test/outside': 'NDL_PROVIDER_ENTRY_OUTSIDE',
+      '@test/noshape': 'NDL_PROVIDER_SHAPE',
+      nonodelet: 'NDL_PROVIDER_MANIFEST',
+      nopkg: 'NDL_PROVIDER_MANIFEST',
     });
     const reason = (n: string) => r.failures.find((f) => f.packageName === n)!.reason;
     expect(reason('@test/throws')).toBe('provider entry failed to import: @test/throws: boom at import');
@@ -84,7 +111,9 @@ describe('loadProviders', () => {
     pkg('a', 'types', { manifest: { name: '@test/types', nodelet: { apiVersion: 1, entry: '', handlers: ['Not_A_Label'] } } });
     const r = await load();
     expect(r.failures[0]!.code).toBe('NDL_PROVIDER_MANIFEST_INVALID');
-    expect(r.failures[0]!.reason).toMatch(/"nodelet.apiVersion" must be a non-empty string; "nodelet.entry" must be a non-empty string; handler "Not_A_Label" is not a DNS label/);
+    expect(r.failures[0]!.reason).toMatch(
+      /"nodelet.apiVersion" must be a non-empty string; "nodelet.entry" must be a non-empty string; handler "Not_A_Label" is not a DNS label/,
+    );
   });
 
   it('lets the first directory win for the same package, and refuses a second package with a taken handler', async () => {
@@ -117,9 +146,23 @@ describe('loadProviders', () => {
     });
     const v0 = (p: unknown) => {
       const old = p as { id: string; run: () => Promise<unknown> };
-      return { name: old.id, apiVersion: 'nodelet.dev/v1', handlers: [old.id], architecture: 'x', os: 'x', runtimeVersion: 'legacy://0', pullImage: async () => ({}), startContainer: old.run };
+      return {
+        name: old.id,
+        apiVersion: 'nodelet.dev/v1',
+        handlers: [old.id],
+        architecture: 'x',
+        os: 'x',
+        runtimeVersion: 'legacy://0',
+        pullImage: async () => ({}),
+        startContainer: old.run,
+      };
     };
-    const r = await load({ adapters: new Map([['nodelet.dev/v1', (p: unknown) => p], ['nodelet.dev/v0', v0]]) });
+    const r = await load({
+      adapters: new Map([
+        ['nodelet.dev/v1', (p: unknown) => p],
+        ['nodelet.dev/v0', v0],
+      ]),
+    });
     expect(r.providers.map((p) => p.provider.name)).toEqual(['legacy']);
     expect(codes(r)).toEqual({ '@test/liar': 'NDL_PROVIDER_SHAPE' });
     expect(r.failures[0]!.reason).toMatch(/handlers \[other\] differ from the manifest's \[liar\]/);

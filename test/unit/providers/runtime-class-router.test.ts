@@ -1,14 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { API_VERSION, type AnyProvider, type PodProvider, type Provider } from '@nodelet/plugin-api/v1';
-import { controllerRouter, createRuntimeClassRouter, staticRuntimeClasses, standaloneRuntimeClasses, type RuntimeClassSource } from '../../../core/providers/index.ts';
+import {
+  controllerRouter,
+  createRuntimeClassRouter,
+  staticRuntimeClasses,
+  standaloneRuntimeClasses,
+  type RuntimeClassSource,
+} from '../../../core/providers/index.ts';
 
 const container = (name: string, handlers = [name]): Provider => ({
-  name, apiVersion: API_VERSION, handlers, architecture: 'a', os: 'o', runtimeVersion: `${name}://1`,
-  pullImage: () => Promise.reject(new Error('unused')), startContainer: () => Promise.reject(new Error('unused')),
+  name,
+  apiVersion: API_VERSION,
+  handlers,
+  architecture: 'a',
+  os: 'o',
+  runtimeVersion: `${name}://1`,
+  pullImage: () => Promise.reject(new Error('unused')),
+  startContainer: () => Promise.reject(new Error('unused')),
 });
 const podOwner: PodProvider = {
-  name: 'vm', apiVersion: API_VERSION, handlers: ['vm'], architecture: 'a', os: 'o', runtimeVersion: 'vm://1',
+  name: 'vm',
+  apiVersion: API_VERSION,
+  handlers: ['vm'],
+  architecture: 'a',
+  os: 'o',
+  runtimeVersion: 'vm://1',
   pods: { createPod: async () => undefined, deletePod: async () => undefined, getPodStatus: () => undefined },
 };
 const pod = (runtimeClassName?: string): V1Pod => ({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [], runtimeClassName } });
@@ -45,7 +62,10 @@ describe('runtime class router', () => {
   });
 
   it('asks to retry later (not a rejection) while the RuntimeClass cache has not synced', () => {
-    const unsynced: RuntimeClassSource = { handlerFor: () => ({ kind: 'unavailable', message: 'RuntimeClasses not listed yet: forbidden' }), stop: () => undefined };
+    const unsynced: RuntimeClassSource = {
+      handlerFor: () => ({ kind: 'unavailable', message: 'RuntimeClasses not listed yet: forbidden' }),
+      stop: () => undefined,
+    };
     const r2 = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced, retryMs: 250 });
     expect(r2(pod('js'))).toEqual({ retryAfterMs: 250, message: 'cannot resolve RuntimeClass "js": RuntimeClasses not listed yet: forbidden' });
     expect(createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes: unsynced })(pod('js'))).toMatchObject({ retryAfterMs: 1000 });

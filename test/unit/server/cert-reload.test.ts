@@ -33,7 +33,10 @@ function servedCn(): Promise<string | undefined> {
 
 async function until(what: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
-  while (Date.now() < end) { if (await what()) return; await new Promise((r) => setTimeout(r, 50)); }
+  while (Date.now() < end) {
+    if (await what()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   throw new Error('timed out');
 }
 
@@ -46,16 +49,29 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'tls.crt'), first.cert);
   await writeFile(path.join(dir, 'tls.key'), first.key, { mode: 0o600 });
   server = createKubeletServer({
-    nodeName: 'n', log, pods: { listPods: () => [], findContainer: () => undefined },
-    tls: { cert: first.cert, key: first.key, ca }, address: '127.0.0.1', port: 0, healthzPort: null, authorizer: alwaysAllow,
+    nodeName: 'n',
+    log,
+    pods: { listPods: () => [], findContainer: () => undefined },
+    tls: { cert: first.cert, key: first.key, ca },
+    address: '127.0.0.1',
+    port: 0,
+    healthzPort: null,
+    authorizer: alwaysAllow,
   });
   port = (await server.start()).port;
   stop = watchServingCert({
-    certFile: path.join(dir, 'tls.crt'), keyFile: path.join(dir, 'tls.key'), initial: first, log,
+    certFile: path.join(dir, 'tls.crt'),
+    keyFile: path.join(dir, 'tls.key'),
+    initial: first,
+    log,
     onChange: (p) => server.updateTls({ ...p, ca }),
   });
 });
-afterAll(async () => { stop?.(); await server?.close(); await rm(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  stop?.();
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('serving certificate reload', () => {
   it('serves a certificate replaced on disk to new connections, without a restart', async () => {
@@ -82,8 +98,14 @@ describe('serving certificate reload', () => {
 
   it('fails handshakes while there is no serving certificate, then serves one once it is set (serverTLSBootstrap)', async () => {
     const waiting = createKubeletServer({
-      nodeName: 'n', log, pods: { listPods: () => [], findContainer: () => undefined },
-      tls: { ca }, address: '127.0.0.1', port: 0, healthzPort: null, authorizer: alwaysAllow,
+      nodeName: 'n',
+      log,
+      pods: { listPods: () => [], findContainer: () => undefined },
+      tls: { ca },
+      address: '127.0.0.1',
+      port: 0,
+      healthzPort: null,
+      authorizer: alwaysAllow,
     });
     const saved = port;
     port = (await waiting.start()).port;

@@ -11,10 +11,25 @@ const NODE = 'node-a';
 const SA = 'system:serviceaccount:kube-system:metrics-server';
 const at = new Date('2026-01-02T03:04:05.678Z');
 const snapshot: StatsSnapshot = {
-  node: { nodeName: NODE, startTime: new Date('2026-01-01T00:00:00Z'), timestamp: at, cpuNs: 12.5e9, workingSetBytes: 50 << 20, usageBytes: 50 << 20, rssBytes: 50 << 20 },
-  pods: [{ namespace: 'ns', name: 'busy', uid: 'uid-1', containers: [
-    { name: 'main', startTime: new Date('2026-01-02T03:00:00Z'), timestamp: at, cpuNs: 3e9, nanoCores: 9e8, workingSetBytes: 131072, usageBytes: 131072 },
-  ] }],
+  node: {
+    nodeName: NODE,
+    startTime: new Date('2026-01-01T00:00:00Z'),
+    timestamp: at,
+    cpuNs: 12.5e9,
+    workingSetBytes: 50 << 20,
+    usageBytes: 50 << 20,
+    rssBytes: 50 << 20,
+  },
+  pods: [
+    {
+      namespace: 'ns',
+      name: 'busy',
+      uid: 'uid-1',
+      containers: [
+        { name: 'main', startTime: new Date('2026-01-02T03:00:00Z'), timestamp: at, cpuNs: 3e9, nanoCores: 9e8, workingSetBytes: 131072, usageBytes: 131072 },
+      ],
+    },
+  ],
   scrapeError: false,
 };
 
@@ -27,8 +42,13 @@ async function start(anonymous: boolean): Promise<number> {
   const ca = await makeCa('client-ca');
   client ??= await makeClientCert(ca, 'alice', ['devs', 'ops']);
   const s = createKubeletServer({
-    nodeName: NODE, log: pino({ level: 'silent' }), pods: { listPods: () => [], findContainer: () => undefined },
-    tls: { cert: serving.cert, key: serving.key, ca: ca.cert }, address: '127.0.0.1', port: 0, healthzPort: null,
+    nodeName: NODE,
+    log: pino({ level: 'silent' }),
+    pods: { listPods: () => [], findContainer: () => undefined },
+    tls: { cert: serving.cert, key: serving.key, ca: ca.cert },
+    address: '127.0.0.1',
+    port: 0,
+    healthzPort: null,
     authn: {
       anonymous,
       token: async (t) => {
@@ -53,15 +73,23 @@ async function start(anonymous: boolean): Promise<number> {
 
 function get(port: number, path: string, o: { token?: string; cert?: Pem } = {}): Promise<{ status: number; body: string; type?: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port, path, ca: serving.cert, servername: NODE,
-      headers: o.token ? { authorization: `Bearer ${o.token}` } : {}, ...(o.cert ? { cert: o.cert.cert, key: o.cert.key } : {}),
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        ca: serving.cert,
+        servername: NODE,
+        headers: o.token ? { authorization: `Bearer ${o.token}` } : {},
+        ...(o.cert ? { cert: o.cert.cert, key: o.cert.key } : {}),
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -74,7 +102,9 @@ beforeAll(async () => {
   strict = await start(false);
   open = await start(true);
 });
-afterAll(async () => { await Promise.all(servers.map((s) => s.close())); });
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
 
 describe('bearer tokens and anonymous callers', () => {
   it('accepts a token the reviewer knows and authorizes its user with upstream subresources', async () => {
@@ -82,7 +112,11 @@ describe('bearer tokens and anonymous callers', () => {
     expect((await get(strict, '/stats/summary', { token: 'sa-token' })).status).toBe(200);
     expect((await get(strict, '/metrics/resource', { token: 'sa-token' })).status).toBe(200);
     expect((await get(strict, '/configz', { token: 'sa-token' })).status).toBe(200);
-    expect(asked.map((a) => [a.user.name, a.subresource])).toEqual([[SA, 'stats'], [SA, 'metrics'], [SA, 'configz']]);
+    expect(asked.map((a) => [a.user.name, a.subresource])).toEqual([
+      [SA, 'stats'],
+      [SA, 'metrics'],
+      [SA, 'configz'],
+    ]);
   });
 
   it('answers 401 to an unknown token, a failed review and no credentials', async () => {
@@ -100,33 +134,45 @@ describe('bearer tokens and anonymous callers', () => {
 
   it('serves anonymous callers as system:anonymous only with --anonymous-auth, still authorized', async () => {
     asked.length = 0;
-    expect(await get(open, '/healthz')).toMatchObject({ status: 403, body: 'Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=healthz)' });
+    expect(await get(open, '/healthz')).toMatchObject({
+      status: 403,
+      body: 'Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=healthz)',
+    });
     expect(asked[0]!.user).toEqual({ name: 'system:anonymous', groups: ['system:unauthenticated'] });
   });
 });
 
 describe('metrics, stats and configz', () => {
-  it('/stats/summary has upstream\'s Summary shape', async () => {
+  it("/stats/summary has upstream's Summary shape", async () => {
     const r = await get(strict, '/stats/summary', { token: 'sa-token' });
     expect(r.type).toMatch(/application\/json/);
     expect(JSON.parse(r.body)).toEqual({
       node: {
-        nodeName: NODE, startTime: '2026-01-01T00:00:00Z',
+        nodeName: NODE,
+        startTime: '2026-01-01T00:00:00Z',
         cpu: { time: '2026-01-02T03:04:05Z', usageCoreNanoSeconds: 12.5e9 },
         memory: { time: '2026-01-02T03:04:05Z', rssBytes: 50 << 20, usageBytes: 50 << 20, workingSetBytes: 50 << 20 },
       },
-      pods: [{
-        podRef: { name: 'busy', namespace: 'ns', uid: 'uid-1' }, startTime: '2026-01-02T03:04:05Z',
-        containers: [{ name: 'main', startTime: '2026-01-02T03:00:00Z',
+      pods: [
+        {
+          podRef: { name: 'busy', namespace: 'ns', uid: 'uid-1' },
+          startTime: '2026-01-02T03:04:05Z',
+          containers: [
+            {
+              name: 'main',
+              startTime: '2026-01-02T03:00:00Z',
+              cpu: { time: '2026-01-02T03:04:05Z', usageNanoCores: 9e8, usageCoreNanoSeconds: 3e9 },
+              memory: { time: '2026-01-02T03:04:05Z', usageBytes: 131072, workingSetBytes: 131072 },
+            },
+          ],
           cpu: { time: '2026-01-02T03:04:05Z', usageNanoCores: 9e8, usageCoreNanoSeconds: 3e9 },
-          memory: { time: '2026-01-02T03:04:05Z', usageBytes: 131072, workingSetBytes: 131072 } }],
-        cpu: { time: '2026-01-02T03:04:05Z', usageNanoCores: 9e8, usageCoreNanoSeconds: 3e9 },
-        memory: { time: '2026-01-02T03:04:05Z', usageBytes: 131072, workingSetBytes: 131072 },
-      }],
+          memory: { time: '2026-01-02T03:04:05Z', usageBytes: 131072, workingSetBytes: 131072 },
+        },
+      ],
     });
   });
 
-  it('/metrics/resource has upstream\'s series with timestamps', async () => {
+  it("/metrics/resource has upstream's series with timestamps", async () => {
     const r = await get(strict, '/metrics/resource', { token: 'sa-token' });
     expect(r.type).toBe('text/plain; version=0.0.4; charset=utf-8');
     const ts = at.getTime();
@@ -141,11 +187,14 @@ describe('metrics, stats and configz', () => {
       `pod_memory_working_set_bytes{namespace="ns",pod="busy"} 131072 ${ts}`,
       'resource_scrape_error 0',
       'scrape_error 0',
-    ]) expect(r.body.split('\n')).toContain(line);
+    ])
+      expect(r.body.split('\n')).toContain(line);
   });
 
   it('/configz wraps the configuration; /metrics is the registry text', async () => {
-    expect(JSON.parse((await get(strict, '/configz', { cert: client })).body)).toEqual({ kubeletconfig: { kind: 'KubeletConfiguration', authorization: { mode: 'Webhook' } } });
+    expect(JSON.parse((await get(strict, '/configz', { cert: client })).body)).toEqual({
+      kubeletconfig: { kind: 'KubeletConfiguration', authorization: { mode: 'Webhook' } },
+    });
     expect((await get(strict, '/metrics', { cert: client })).body).toBe('kubelet_running_pods 1\n');
   });
 });

@@ -19,7 +19,10 @@ const pod: V1Pod = {
   metadata: { name: 'web', namespace: 'default', uid: '0b6f5c1e-aaaa-bbbb-cccc-000000000001', creationTimestamp: new Date('2024-05-01T10:00:00.123Z') },
   spec: {
     runtimeClassName: 'wasi',
-    containers: [{ name: 'app', image: 'x' }, { name: 'never', image: 'x' }],
+    containers: [
+      { name: 'app', image: 'x' },
+      { name: 'never', image: 'x' },
+    ],
     initContainers: [{ name: 'setup', image: 'x' }],
   },
 };
@@ -47,19 +50,31 @@ function entry(at: Date, content: string, tag = 'F'): string {
   return `${at.toISOString()} stdout ${tag} ${content}\n`;
 }
 
-interface Res { status: number; body: string; type?: string }
+interface Res {
+  status: number;
+  body: string;
+  type?: string;
+}
 
 function request(urlPath: string, id?: Pem, method = 'GET'): Promise<Res> {
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port, path: urlPath, method, ca: serving.cert, servername: NODE,
-      ...(id ? { cert: id.cert, key: id.key } : {}),
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: urlPath,
+        method,
+        ca: serving.cert,
+        servername: NODE,
+        ...(id ? { cert: id.cert, key: id.key } : {}),
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -87,7 +102,7 @@ beforeAll(async () => {
       return { allowed: a.user.name !== denyUser };
     },
   });
-  ({ port, healthzPort: healthzPort! } = await server.start() as { port: number; healthzPort: number });
+  ({ port, healthzPort: healthzPort! } = (await server.start()) as { port: number; healthzPort: number });
 });
 
 afterAll(async () => {
@@ -97,10 +112,12 @@ afterAll(async () => {
 
 describe('authentication', () => {
   it.each(['/healthz', '/pods', '/containerLogs/default/web/app', '/exec/default/web/app', '/no/such/path'])(
-    'refuses an anonymous caller on %s with 401', async (p) => {
+    'refuses an anonymous caller on %s with 401',
+    async (p) => {
       const res = await request(p);
       expect(res).toMatchObject({ status: 401, body: 'Unauthorized' });
-    });
+    },
+  );
 
   it('refuses a certificate from another CA', async () => {
     expect(await request('/pods', stranger)).toMatchObject({ status: 401, body: 'Unauthorized' });
@@ -136,7 +153,8 @@ describe('authorization', () => {
       asked.length = 0;
       const res = await request('/containerLogs/default/web/app', client);
       expect(res).toMatchObject({
-        status: 403, body: 'Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=proxy)',
+        status: 403,
+        body: 'Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=proxy)',
       });
       asked.length = 0;
       expect((await request('/pods', client)).status).toBe(403);
@@ -153,11 +171,13 @@ describe('authorization', () => {
 describe('healthz port', () => {
   function plain(p: string): Promise<Res> {
     return new Promise((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port: healthzPort, path: p }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      }).on('error', reject);
+      http
+        .get({ host: '127.0.0.1', port: healthzPort, path: p }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        })
+        .on('error', reject);
     });
   }
 
@@ -176,8 +196,10 @@ describe('containerLogs', () => {
     const dir = logDir('app');
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, '0.log'), entry(hourAgo, 'first run'));
-    await writeFile(path.join(dir, '1.log'),
-      entry(hourAgo, 'old line') + entry(now, 'part-', 'P') + entry(now, 'one') + entry(now, 'two') + entry(now, 'three'));
+    await writeFile(
+      path.join(dir, '1.log'),
+      entry(hourAgo, 'old line') + entry(now, 'part-', 'P') + entry(now, 'one') + entry(now, 'two') + entry(now, 'three'),
+    );
     containers.set('default/web/app', { logDir: dir, restartCount: 1, running: false, providerName: 'wasi' });
     await mkdir(logDir('setup'), { recursive: true });
     await writeFile(path.join(logDir('setup'), '0.log'), entry(now, 'init done'));
@@ -197,8 +219,7 @@ describe('containerLogs', () => {
     expect((await logs('?tailLines=1&timestamps=true')).body).toBe(`${now.toISOString().replace('Z', '000000Z')} three\n`);
     expect((await logs('?limitBytes=11')).body).toBe('old line\npa');
     expect((await logs('?sinceSeconds=600')).body).toBe('part-one\ntwo\nthree\n');
-    expect((await logs(`?sinceTime=${encodeURIComponent(new Date(now.getTime() - 60_000).toISOString())}`)).body)
-      .toBe('part-one\ntwo\nthree\n');
+    expect((await logs(`?sinceTime=${encodeURIComponent(new Date(now.getTime() - 60_000).toISOString())}`)).body).toBe('part-one\ntwo\nthree\n');
   });
 
   it('does not follow a container that is not running', async () => {
@@ -208,7 +229,8 @@ describe('containerLogs', () => {
   it('serves the previous instance, or says it is not there', async () => {
     expect(await logs('?previous=true')).toMatchObject({ status: 200, body: 'first run\n' });
     expect(await logs('?previous=true', 'setup')).toMatchObject({
-      status: 400, body: 'previous terminated container "setup" in pod "web" not found',
+      status: 400,
+      body: 'previous terminated container "setup" in pod "web" not found',
     });
   });
 
@@ -258,27 +280,35 @@ describe('containerLogs', () => {
     containers.set('default/web/never', { logDir: dir, restartCount: 0, running: true, providerName: 'wasi', exited });
     try {
       const body = await new Promise<string>((resolve, reject) => {
-        const req = https.request({
-          host: '127.0.0.1', port, path: '/containerLogs/default/web/never?follow=true', ca: serving.cert,
-          servername: NODE, cert: client.cert, key: client.key,
-        }, (res) => {
-          expect(res.statusCode).toBe(200);
-          let text = '';
-          let step = 0;
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => {
-            text += c;
-            if (step === 0 && text.includes('hello\n')) {
-              step = 1;
-              void appendFile(file, entry(new Date(), 'appended later'));
-            } else if (step === 1 && text.includes('appended later\n')) {
-              step = 2;
-              void appendFile(file, entry(new Date(), 'last words')).then(() => exit());
-            }
-          });
-          res.on('end', () => resolve(text));
-          res.on('error', reject);
-        });
+        const req = https.request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/containerLogs/default/web/never?follow=true',
+            ca: serving.cert,
+            servername: NODE,
+            cert: client.cert,
+            key: client.key,
+          },
+          (res) => {
+            expect(res.statusCode).toBe(200);
+            let text = '';
+            let step = 0;
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              text += c;
+              if (step === 0 && text.includes('hello\n')) {
+                step = 1;
+                void appendFile(file, entry(new Date(), 'appended later'));
+              } else if (step === 1 && text.includes('appended later\n')) {
+                step = 2;
+                void appendFile(file, entry(new Date(), 'last words')).then(() => exit());
+              }
+            });
+            res.on('end', () => resolve(text));
+            res.on('error', reject);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -309,16 +339,24 @@ describe('containerLogs follow and disconnect', () => {
     containers.set('default/web/never', { logDir: dir, restartCount: 0, running: true, providerName: 'wasi' });
     try {
       await new Promise<void>((resolve, reject) => {
-        const req = https.request({
-          host: '127.0.0.1', port, path: '/containerLogs/default/web/never?follow=1', ca: serving.cert,
-          servername: NODE, cert: client.cert, key: client.key,
-        }, (res) => {
-          res.on('data', () => {
-            expect(openFds(file)).toBe(1);
-            req.destroy();
-            resolve();
-          });
-        });
+        const req = https.request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/containerLogs/default/web/never?follow=1',
+            ca: serving.cert,
+            servername: NODE,
+            cert: client.cert,
+            key: client.key,
+          },
+          (res) => {
+            res.on('data', () => {
+              expect(openFds(file)).toBe(1);
+              req.destroy();
+              resolve();
+            });
+          },
+        );
         req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
         req.end();
       });
@@ -338,16 +376,20 @@ describe('streaming endpoints', () => {
     const res = await request('/exec/default/web/app?command=ls&output=1', client, 'POST');
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
-      message: 'not supported by provider "wasi": exec', reason: 'BadRequest', code: 400,
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'not supported by provider "wasi": exec',
+      reason: 'BadRequest',
+      code: 400,
     });
   });
 
   it('name the action for attach, portForward and run, with or without a pod uid', async () => {
     expect(JSON.parse((await request('/attach/default/web/app', client, 'POST')).body).message).toBe('not supported by provider "wasi": attach');
     expect(JSON.parse((await request('/portForward/default/web', client)).body).message).toBe('not supported by provider "wasi": portforward');
-    expect(JSON.parse((await request(`/run/default/web/${pod.metadata!.uid}/app`, client, 'POST')).body).message)
-      .toBe('not supported by provider "wasi": run');
+    expect(JSON.parse((await request(`/run/default/web/${pod.metadata!.uid}/app`, client, 'POST')).body).message).toBe('not supported by provider "wasi": run');
   });
 
   it('answer an unknown pod or container with 404', async () => {
@@ -366,16 +408,31 @@ describe('methods and hostile requests (issue 20.6)', () => {
   });
 
   it('answers QUERY and POST with bodies of any content type with a 4xx on the healthz port and the API', async () => {
-    const raw = (p: number, tls: boolean, method: string, headers: Record<string, string>, body: string) => new Promise<number>((resolve, reject) => {
-      const mod = tls ? https : http;
-      const req = mod.request({ host: '127.0.0.1', port: p, path: '/healthz', method, headers, agent: false, ...(tls ? { ca: serving.cert, servername: NODE, cert: client.cert, key: client.key } : {}) }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode!));
+    const raw = (p: number, tls: boolean, method: string, headers: Record<string, string>, body: string) =>
+      new Promise<number>((resolve, reject) => {
+        const mod = tls ? https : http;
+        const req = mod.request(
+          {
+            host: '127.0.0.1',
+            port: p,
+            path: '/healthz',
+            method,
+            headers,
+            agent: false,
+            ...(tls ? { ca: serving.cert, servername: NODE, cert: client.cert, key: client.key } : {}),
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode!));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
       });
-      req.on('error', reject);
-      req.end(body);
-    });
-    for (const [p, tls] of [[port, true], [healthzPort, false]] as const) {
+    for (const [p, tls] of [
+      [port, true],
+      [healthzPort, false],
+    ] as const) {
       for (const method of ['QUERY', 'POST', 'GET']) {
         const variants: Record<string, string>[] = [{}, { 'content-type': 'application/json' }, { 'content-type': 'x/y' }];
         for (const headers of variants) {

@@ -7,8 +7,12 @@ import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { loadServingCert, selfSignedCert } from '../../../core/server/serving-cert.ts';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(path.join(tmpdir(), 'servingcert-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'servingcert-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('serving certificate', () => {
   it('generates kubelet.crt/.key for the node name and addresses, then reuses them', async () => {

@@ -16,7 +16,11 @@ const validity = () => ({ notBefore: new Date(Date.now() - 3600_000), notAfter: 
 export async function makeCa(name: string): Promise<Pem & { x509: X509Certificate; keys: Keys }> {
   const keys = await generateKeys('ecdsa');
   const x509 = await createCertificate({
-    subject: { cn: name }, publicKey: keys.pair.publicKey, signing: keys, ca: true, ...validity(),
+    subject: { cn: name },
+    publicKey: keys.pair.publicKey,
+    signing: keys,
+    ca: true,
+    ...validity(),
     keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign | KeyUsage.digitalSignature,
   });
   return { cert: x509.toString('pem'), key: await privateKeyPem(keys), x509, keys };
@@ -24,12 +28,20 @@ export async function makeCa(name: string): Promise<Pem & { x509: X509Certificat
 
 /** A client certificate signed by `ca` for user `cn` in groups `orgs`. */
 export async function makeClientCert(
-  ca: Awaited<ReturnType<typeof makeCa>>, cn: string, orgs: string[] = [], usage: 'client' | 'server' = 'client',
+  ca: Awaited<ReturnType<typeof makeCa>>,
+  cn: string,
+  orgs: string[] = [],
+  usage: 'client' | 'server' = 'client',
 ): Promise<Pem> {
   const keys = await generateKeys('ecdsa');
   const c = await createCertificate({
-    subject: { cn, orgs }, publicKey: keys.pair.publicKey, issuer: ca.x509, signing: ca.keys, ...validity(),
-    keyUsage: KeyUsage.digitalSignature | KeyUsage.keyEncipherment, extKeyUsage: [usage === 'client' ? 'clientAuth' : 'serverAuth'],
+    subject: { cn, orgs },
+    publicKey: keys.pair.publicKey,
+    issuer: ca.x509,
+    signing: ca.keys,
+    ...validity(),
+    keyUsage: KeyUsage.digitalSignature | KeyUsage.keyEncipherment,
+    extKeyUsage: [usage === 'client' ? 'clientAuth' : 'serverAuth'],
   });
   return { cert: `${c.toString('pem')}\n`, key: await privateKeyPem(keys) };
 }

@@ -4,7 +4,15 @@ import { cachedTokenAuthenticator, userFromReview } from '../../../core/server/t
 import { accessReviewSpec, webhookAuthorizer } from '../../../core/server/webhook-authz.ts';
 import { requestAttributes } from '../../../core/server/authz.ts';
 
-const sa = { authenticated: true, user: { username: 'system:serviceaccount:kube-system:metrics-server', uid: 'u-1', groups: ['system:serviceaccounts', 'system:authenticated'], extra: { 'authentication.kubernetes.io/pod-name': ['ms-0'] } } };
+const sa = {
+  authenticated: true,
+  user: {
+    username: 'system:serviceaccount:kube-system:metrics-server',
+    uid: 'u-1',
+    groups: ['system:serviceaccounts', 'system:authenticated'],
+    extra: { 'authentication.kubernetes.io/pod-name': ['ms-0'] },
+  },
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('TokenReview authentication', () => {
@@ -35,15 +43,23 @@ describe('TokenReview authentication', () => {
 
   it('asks again once the TTL has passed, and every time with TTL 0', async () => {
     let n = 0;
-    const short = cachedTokenAuthenticator(async () => { n++; return sa; }, 20);
-    await short('t'); await short('t');
+    const short = cachedTokenAuthenticator(async () => {
+      n++;
+      return sa;
+    }, 20);
+    await short('t');
+    await short('t');
     expect(n).toBe(1);
     await sleep(40);
     await short('t');
     expect(n).toBe(2);
     let m = 0;
-    const none = cachedTokenAuthenticator(async () => { m++; return sa; }, 0);
-    await none('t'); await none('t');
+    const none = cachedTokenAuthenticator(async () => {
+      m++;
+      return sa;
+    }, 0);
+    await none('t');
+    await none('t');
     expect(m).toBe(2);
   });
 });
@@ -54,7 +70,10 @@ describe('SubjectAccessReview authorization', () => {
   it('asks with the caller and upstream resource attributes', () => {
     const [a] = requestAttributes(user, 'GET', '/stats/summary', 'node-1');
     expect(accessReviewSpec(a!)).toEqual({
-      user: 'alice', groups: ['devs'], uid: 'u-9', extra: { scopes: ['a'] },
+      user: 'alice',
+      groups: ['devs'],
+      uid: 'u-9',
+      extra: { scopes: ['a'] },
       resourceAttributes: { verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: 'stats', name: 'node-1' },
     });
   });
@@ -62,7 +81,13 @@ describe('SubjectAccessReview authorization', () => {
   it('caches allowed answers for the authorized TTL and denied ones for the unauthorized TTL', async () => {
     const asked: V1SubjectAccessReviewSpec[] = [];
     let allow = false;
-    const authz = webhookAuthorizer(async (spec) => { asked.push(spec); return { allowed: allow }; }, { authorizedTtlMs: 60_000, unauthorizedTtlMs: 30 });
+    const authz = webhookAuthorizer(
+      async (spec) => {
+        asked.push(spec);
+        return { allowed: allow };
+      },
+      { authorizedTtlMs: 60_000, unauthorizedTtlMs: 30 },
+    );
     const [a] = requestAttributes(user, 'GET', '/containerLogs/ns/p/c', 'node-1');
     expect((await authz(a!)).allowed).toBe(false);
     allow = true;
@@ -78,7 +103,11 @@ describe('SubjectAccessReview authorization', () => {
 
   it('an explicit denial wins and a failed review is not cached', async () => {
     let calls = 0;
-    const authz = webhookAuthorizer(async () => { calls++; if (calls === 1) throw new Error('timeout'); return { allowed: true, denied: true }; });
+    const authz = webhookAuthorizer(async () => {
+      calls++;
+      if (calls === 1) throw new Error('timeout');
+      return { allowed: true, denied: true };
+    });
     const [a] = requestAttributes(user, 'GET', '/pods', 'node-1');
     await expect(authz(a!)).rejects.toThrow('timeout');
     expect((await authz(a!)).allowed).toBe(false);

@@ -17,9 +17,13 @@ describe('typed loaders', () => {
   it('expose the upstream services and methods', () => {
     expect(methods(loadPluginRegistration().Registration)).toEqual(['GetInfo', 'NotifyRegistrationStatus']);
     expect(methods(loadDevicePlugin().Registration)).toEqual(['Register']);
-    expect(methods(loadDevicePlugin().DevicePlugin)).toEqual(
-      ['Allocate', 'GetDevicePluginOptions', 'GetPreferredAllocation', 'ListAndWatch', 'PreStartContainer'],
-    );
+    expect(methods(loadDevicePlugin().DevicePlugin)).toEqual([
+      'Allocate',
+      'GetDevicePluginOptions',
+      'GetPreferredAllocation',
+      'ListAndWatch',
+      'PreStartContainer',
+    ]);
     expect(loadDevicePlugin().DevicePlugin.service.ListAndWatch.responseStream).toBe(true);
     expect(methods(loadPodResources().PodResourcesLister)).toEqual(['Get', 'GetAllocatableResources', 'List']);
     expect(methods(loadCsi().Identity)).toEqual(['GetPluginCapabilities', 'GetPluginInfo', 'Probe']);

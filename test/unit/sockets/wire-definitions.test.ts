@@ -101,7 +101,12 @@ function describeRoot(root: protobuf.Root): Shape {
           methods: Object.fromEntries(
             obj.methodsArray.map((m) => [
               m.name,
-              { request: m.resolvedRequestType?.fullName, response: m.resolvedResponseType?.fullName, requestStream: !!m.requestStream, responseStream: !!m.responseStream },
+              {
+                request: m.resolvedRequestType?.fullName,
+                response: m.resolvedResponseType?.fullName,
+                requestStream: !!m.requestStream,
+                responseStream: !!m.responseStream,
+              },
             ]),
           ),
         };

@@ -39,26 +39,36 @@ describe('createApiObjectSource', () => {
   it('sends a pod-bound TokenRequest', async () => {
     const t = await src.requestServiceAccountToken('ns', 'sa', { audience: 'vault', expirationSeconds: 600, podName: 'p', podUID: 'u' });
     expect(t).toEqual({ token: 'jwt', expirationTimestamp: new Date('2030-01-01T00:00:00Z') });
-    expect(calls.at(-1)).toEqual(['token', {
-      name: 'sa',
-      namespace: 'ns',
-      body: {
-        apiVersion: 'authentication.k8s.io/v1',
-        kind: 'TokenRequest',
-        spec: { audiences: ['vault'], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' } },
+    expect(calls.at(-1)).toEqual([
+      'token',
+      {
+        name: 'sa',
+        namespace: 'ns',
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { audiences: ['vault'], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' } },
+        },
       },
-    }]);
+    ]);
   });
 });
 
 describe('createApiObjectSource errors', () => {
   it('turns an API error into the apiserver Status message, keeping its HTTP code', async () => {
-    const body = JSON.stringify({ kind: 'Status', message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node', code: 403 });
-    const fail = async () => { throw Object.assign(new Error(`HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${body}`), { code: 403, body }); };
+    const body = JSON.stringify({
+      kind: 'Status',
+      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+      code: 403,
+    });
+    const fail = async () => {
+      throw Object.assign(new Error(`HTTP-Code: 403\nMessage: Unknown API Status Code!\nBody: ${body}`), { code: 403, body });
+    };
     const src = createApiObjectSource({ createNamespacedServiceAccountToken: fail, readNamespacedSecret: fail } as unknown as CoreV1Api);
     const opts = { expirationSeconds: 3600, podName: 'p', podUID: 'u' };
     await expect(src.requestServiceAccountToken('ns', 'default', opts)).rejects.toMatchObject({
-      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node', code: 403,
+      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+      code: 403,
     });
     await expect(src.getSecret('ns', 's')).rejects.toMatchObject({ code: 403, message: expect.not.stringContaining('HTTP-Code') });
   });

@@ -16,7 +16,7 @@ describe('goQuote / formatMap (Go %q, upstream FormatMap)', () => {
   });
 
   it('sorts keys and joins without a trailing newline', () => {
-    expect(formatMap({ b: '2', a: '1', 'A': 'upper' })).toBe('A="upper"\na="1"\nb="2"');
+    expect(formatMap({ b: '2', a: '1', A: 'upper' })).toBe('A="upper"\na="1"\nb="2"');
     expect(formatMap({})).toBe('');
     expect(formatMap(undefined)).toBe('');
   });
@@ -29,10 +29,20 @@ describe('podFieldValue', () => {
   };
   const facts = { hostIPs: ['10.0.0.5', 'fd00::5'], podIPs: ['10.1.0.7', 'fd01::7'] };
   it.each([
-    ['metadata.name', 'p'], ['metadata.namespace', 'n'], ['metadata.uid', 'u'],
-    ["metadata.labels['app']", 'x'], ["metadata.labels['missing']", ''], ["metadata.annotations['Example.com/Key']", 'v'],
-    ['metadata.labels', 'app="x"'], ['spec.nodeName', 'node-a'], ['spec.host', 'node-a'], ['spec.serviceAccountName', 'sa'],
-    ['status.hostIP', '10.0.0.5'], ['status.hostIPs', '10.0.0.5,fd00::5'], ['status.podIP', '10.1.0.7'], ['status.podIPs', '10.1.0.7,fd01::7'],
+    ['metadata.name', 'p'],
+    ['metadata.namespace', 'n'],
+    ['metadata.uid', 'u'],
+    ["metadata.labels['app']", 'x'],
+    ["metadata.labels['missing']", ''],
+    ["metadata.annotations['Example.com/Key']", 'v'],
+    ['metadata.labels', 'app="x"'],
+    ['spec.nodeName', 'node-a'],
+    ['spec.host', 'node-a'],
+    ['spec.serviceAccountName', 'sa'],
+    ['status.hostIP', '10.0.0.5'],
+    ['status.hostIPs', '10.0.0.5,fd00::5'],
+    ['status.podIP', '10.1.0.7'],
+    ['status.podIPs', '10.1.0.7,fd01::7'],
   ])('%s → %s', (fieldPath, want) => {
     expect(podFieldValue(pod, { fieldPath }, facts)).toBe(want);
   });
@@ -62,10 +72,7 @@ describe('quantities and resourceFieldRef', () => {
   const pod: V1Pod = {
     metadata: { name: 'p' },
     spec: {
-      containers: [
-        { name: 'a', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m', memory: '32Mi' } } },
-        { name: 'b' },
-      ],
+      containers: [{ name: 'a', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m', memory: '32Mi' } } }, { name: 'b' }],
     },
   };
   const alloc = { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi' };
@@ -85,7 +92,9 @@ describe('quantities and resourceFieldRef', () => {
   });
 
   it('rejects unknown resources and containers', () => {
-    expect(() => resourceFieldValue(pod, undefined, { containerName: 'a', resource: 'limits.gpu' }, alloc)).toThrow('unsupported container resource : limits.gpu');
+    expect(() => resourceFieldValue(pod, undefined, { containerName: 'a', resource: 'limits.gpu' }, alloc)).toThrow(
+      'unsupported container resource : limits.gpu',
+    );
     expect(() => resourceFieldValue(pod, undefined, { containerName: 'zz', resource: 'limits.cpu' }, alloc)).toThrow('container zz not found');
   });
 });

@@ -6,9 +6,19 @@ function counting(): { source: ObjectSource; reads: string[] } {
   const reads: string[] = [];
   let fail = false;
   const source: ObjectSource = {
-    getConfigMap: async (ns, name) => { reads.push(`cm ${ns}/${name}`); if (name === 'flaky' && (fail = !fail)) throw new Error('boom'); return name === 'missing' ? undefined : { data: { k: name } }; },
-    getSecret: async (ns, name) => { reads.push(`secret ${ns}/${name}`); return { data: {} }; },
-    requestServiceAccountToken: async () => { reads.push('token'); return { token: 't', expirationTimestamp: new Date() }; },
+    getConfigMap: async (ns, name) => {
+      reads.push(`cm ${ns}/${name}`);
+      if (name === 'flaky' && (fail = !fail)) throw new Error('boom');
+      return name === 'missing' ? undefined : { data: { k: name } };
+    },
+    getSecret: async (ns, name) => {
+      reads.push(`secret ${ns}/${name}`);
+      return { data: {} };
+    },
+    requestServiceAccountToken: async () => {
+      reads.push('token');
+      return { token: 't', expirationTimestamp: new Date() };
+    },
   };
   return { source, reads };
 }

@@ -25,7 +25,15 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 function prepare(volumes: V1Volume[], extra: Parameters<typeof pod>[0] = {}, meta: Parameters<typeof pod>[1] = {}) {
-  return prepareVolumes(pod({ volumes, ...extra }, meta), { podDir, source, nodeName: 'node-a', hostIP: '10.0.0.5', log: memoryLogger(), nodeAllocatable: { cpu: '4', memory: '8Gi' }, plugins: probeVolumePlugins() });
+  return prepareVolumes(pod({ volumes, ...extra }, meta), {
+    podDir,
+    source,
+    nodeName: 'node-a',
+    hostIP: '10.0.0.5',
+    log: memoryLogger(),
+    nodeAllocatable: { cpu: '4', memory: '8Gi' },
+    plugins: probeVolumePlugins(),
+  });
 }
 
 async function failureOf(p: Promise<unknown>) {
@@ -53,7 +61,18 @@ describe('configMap and secret volumes', () => {
 
   it('honours items with per-item mode and nested paths; defaults to 0644', async () => {
     source.addSecret('ns1', 'creds', { user: 'admin', pass: 's3cret' });
-    const vols = await prepare([{ name: 's', secret: { secretName: 'creds', items: [{ key: 'pass', path: 'db/password', mode: 0o400 }, { key: 'user', path: 'user' }] } }]);
+    const vols = await prepare([
+      {
+        name: 's',
+        secret: {
+          secretName: 'creds',
+          items: [
+            { key: 'pass', path: 'db/password', mode: 0o400 },
+            { key: 'user', path: 'user' },
+          ],
+        },
+      },
+    ]);
     const root = vols.get('s')!.hostPath;
     expect(root).toBe(path.join(podDir, 'volumes/kubernetes.io~secret/s'));
     expect(await readFile(path.join(root, 'db/password'), 'utf8')).toBe('s3cret');
@@ -71,11 +90,13 @@ describe('configMap and secret volumes', () => {
   });
 
   it('reports a missing configMap/secret like upstream, and per volume', async () => {
-    const { err, failures } = await failureOf(prepare([
-      { name: 'a', configMap: { name: 'nope' } },
-      { name: 'b', secret: { secretName: 'gone' } },
-      { name: 'scratch', emptyDir: {} },
-    ]));
+    const { err, failures } = await failureOf(
+      prepare([
+        { name: 'a', configMap: { name: 'nope' } },
+        { name: 'b', secret: { secretName: 'gone' } },
+        { name: 'scratch', emptyDir: {} },
+      ]),
+    );
     expect(isNodeletError(err, 'NDL_VOLUME_SOURCE')).toBe(true);
     expect(failures.map(failedMountMessage)).toEqual([
       'MountVolume.SetUp failed for volume "a" : configmap "nope" not found',
@@ -89,7 +110,17 @@ describe('configMap and secret volumes', () => {
     source.addConfigMap('ns1', 'part', { present: '1' });
     const vols = await prepare([
       { name: 'opt', configMap: { name: 'nope', optional: true } },
-      { name: 'keys', configMap: { name: 'part', optional: true, items: [{ key: 'absent', path: 'a' }, { key: 'present', path: 'p' }] } },
+      {
+        name: 'keys',
+        configMap: {
+          name: 'part',
+          optional: true,
+          items: [
+            { key: 'absent', path: 'a' },
+            { key: 'present', path: 'p' },
+          ],
+        },
+      },
     ]);
     expect(await readdir(vols.get('opt')!.hostPath)).toEqual([]);
     expect(await readdir(vols.get('keys')!.hostPath)).toEqual(['p']);
@@ -121,7 +152,7 @@ describe('configMap and secret volumes', () => {
     await expect(prepare([{ name: 'cfg', configMap: { name: 'c' } }])).rejects.toMatchObject({ code: 'NDL_PATH_ESCAPE' });
     expect(await readFile(path.join(dir, 'host/gone'), 'utf8')).toBe('precious');
     expect(await readFile(path.join(dir, 'host/drop-target'), 'utf8')).toBe('precious too');
-    expect((await lstat(path.join(root, 'drop')).catch(() => undefined))).toBeUndefined(); // the link itself was removed
+    expect(await lstat(path.join(root, 'drop')).catch(() => undefined)).toBeUndefined(); // the link itself was removed
 
     await rm(path.join(root, 'nested'));
     await prepare([{ name: 'cfg', configMap: { name: 'c' } }]);
@@ -142,19 +173,21 @@ describe('configMap and secret volumes', () => {
 describe('downwardAPI volumes', () => {
   it('writes labels/annotations as sorted key="value" lines and scalar fields', async () => {
     const vols = await prepare(
-      [{
-        name: 'info',
-        downwardAPI: {
-          items: [
-            { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
-            { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
-            { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
-            { path: 'tier', fieldRef: { fieldPath: "metadata.labels['tier']" } },
-            { path: 'node', fieldRef: { fieldPath: 'spec.nodeName' } },
-            { path: 'mem', resourceFieldRef: { containerName: 'app', resource: 'limits.memory', divisor: '1Mi' } },
-          ],
+      [
+        {
+          name: 'info',
+          downwardAPI: {
+            items: [
+              { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
+              { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
+              { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
+              { path: 'tier', fieldRef: { fieldPath: "metadata.labels['tier']" } },
+              { path: 'node', fieldRef: { fieldPath: 'spec.nodeName' } },
+              { path: 'mem', resourceFieldRef: { containerName: 'app', resource: 'limits.memory', divisor: '1Mi' } },
+            ],
+          },
         },
-      }],
+      ],
       {},
       { labels: { tier: 'front', app: 'web', 'x.io/z': 'q"uote' }, annotations: { note: 'line1\nline2\ttab' } },
     );
@@ -203,7 +236,11 @@ describe('projected volumes', () => {
   });
 
   it('requests tokens with the audience and path asked for, default SA "default"', async () => {
-    const v = (await prepare([{ name: 'vault', projected: { sources: [{ serviceAccountToken: { audience: 'vault', path: 'sub/vault-token' } }] } }], { serviceAccountName: undefined })).get('vault')!;
+    const v = (
+      await prepare([{ name: 'vault', projected: { sources: [{ serviceAccountToken: { audience: 'vault', path: 'sub/vault-token' } }] } }], {
+        serviceAccountName: undefined,
+      })
+    ).get('vault')!;
     expect(await readFile(path.join(v.hostPath, 'sub/vault-token'), 'utf8')).toBe('token-1-default-vault');
     expect(source.tokenCalls[0]!.opts).toMatchObject({ audience: 'vault', expirationSeconds: 3600 });
     expect(await modeOf(path.join(v.hostPath, 'sub/vault-token'))).toBe(0o644);
@@ -236,12 +273,14 @@ describe('emptyDir, hostPath, unsupported types', () => {
     expect(ok.get('d')).toMatchObject({ hostPath: host, kind: 'hostPath', readOnly: false });
     expect((await stat(path.join(host, 'made/deep'))).isDirectory()).toBe(true);
     expect((await stat(path.join(host, 'new-file'))).isFile()).toBe(true);
-    const { failures } = await failureOf(prepare([
-      { name: 'a', hostPath: { path: path.join(host, 'file'), type: 'Directory' } },
-      { name: 'b', hostPath: { path: host, type: 'File' } },
-      { name: 'c', hostPath: { path: host, type: 'Socket' } },
-      { name: 'd', hostPath: { path: host, type: 'Bogus' } },
-    ]));
+    const { failures } = await failureOf(
+      prepare([
+        { name: 'a', hostPath: { path: path.join(host, 'file'), type: 'Directory' } },
+        { name: 'b', hostPath: { path: host, type: 'File' } },
+        { name: 'c', hostPath: { path: host, type: 'Socket' } },
+        { name: 'd', hostPath: { path: host, type: 'Bogus' } },
+      ]),
+    );
     expect(failures.map((f) => f.message)).toEqual([
       `hostPath type check failed: ${host}/file is not a directory`,
       `hostPath type check failed: ${host} is not a file`,
@@ -262,10 +301,12 @@ describe('emptyDir, hostPath, unsupported types', () => {
   });
 
   it('unsupported types fail with NDL_VOLUME_UNSUPPORTED naming the type', async () => {
-    const { err, failures } = await failureOf(prepare([
-      { name: 'share', nfs: { server: 'nfs.example', path: '/x' } },
-      { name: 'claim', persistentVolumeClaim: { claimName: 'c' } },
-    ]));
+    const { err, failures } = await failureOf(
+      prepare([
+        { name: 'share', nfs: { server: 'nfs.example', path: '/x' } },
+        { name: 'claim', persistentVolumeClaim: { claimName: 'c' } },
+      ]),
+    );
     expect(isNodeletError(err, 'NDL_VOLUME_UNSUPPORTED')).toBe(true);
     expect(failures.map((f) => f.message)).toEqual([
       'volume "share": type "nfs" is not supported on this node',
@@ -290,7 +331,15 @@ describe('emptyDir, hostPath, unsupported types', () => {
     const plugins = probeVolumePlugins();
     plugins.register(fakeCsi);
     expect(() => plugins.register(fakeCsi)).toThrow(/already registered/);
-    const vols = await prepareVolumes(pod({ volumes: [{ name: 'inline', csi: { driver: 'x' } }, { name: 'e', emptyDir: {} }] }), { podDir, source, nodeName: 'n', hostIP: '10.0.0.5', log: memoryLogger(), plugins });
+    const vols = await prepareVolumes(
+      pod({
+        volumes: [
+          { name: 'inline', csi: { driver: 'x' } },
+          { name: 'e', emptyDir: {} },
+        ],
+      }),
+      { podDir, source, nodeName: 'n', hostIP: '10.0.0.5', log: memoryLogger(), plugins },
+    );
     expect(vols.get('inline')!.kind).toBe('csi');
     await teardownVolumes(podDir, { plugins });
     expect(calls).toEqual(['inline']);
@@ -305,7 +354,11 @@ describe('teardownVolumes', () => {
     await mkdir(host);
     await writeFile(path.join(host, 'keep'), 'host file');
     source.addConfigMap('ns1', 'c', { k: 'v' });
-    const vols = await prepare([{ name: 'scratch', emptyDir: {} }, { name: 'h', hostPath: { path: host } }, { name: 'cfg', configMap: { name: 'c' } }]);
+    const vols = await prepare([
+      { name: 'scratch', emptyDir: {} },
+      { name: 'h', hostPath: { path: host } },
+      { name: 'cfg', configMap: { name: 'c' } },
+    ]);
     await symlink(host, path.join(vols.get('scratch')!.hostPath, 'link-to-host'));
     await teardownVolumes(podDir, { plugins: probeVolumePlugins() });
     await expect(lstat(path.join(podDir, 'volumes'))).rejects.toThrow();

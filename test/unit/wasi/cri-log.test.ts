@@ -2,22 +2,25 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  CriLogWriter, CRI_LOG_MODULE_URL, criTimestamp, formatCriLine, parseCriLine, rotationSuffix, splitCriRecords,
-} from '../../../plugin-api/v1/index.ts';
+import { CriLogWriter, CRI_LOG_MODULE_URL, criTimestamp, formatCriLine, parseCriLine, rotationSuffix, splitCriRecords } from '../../../plugin-api/v1/index.ts';
 
 const LINE = /^(\S+) (stdout|stderr) ([FP]) (.*)$/;
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'cri-log-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cri-log-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function records(path: string): string[][] {
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => {
-    const m = LINE.exec(l);
-    if (!m) throw new Error(`not a CRI line: ${l}`);
-    return [m[2]!, m[3]!, m[4]!];
-  });
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const m = LINE.exec(l);
+      if (!m) throw new Error(`not a CRI line: ${l}`);
+      return [m[2]!, m[3]!, m[4]!];
+    });
 }
 
 describe('criTimestamp', () => {
@@ -40,8 +43,11 @@ describe('formatCriLine / parseCriLine', () => {
     const full = formatCriLine('stdout', false, 'hello world', '2026-11-29T23:49:01.5Z');
     expect(full).toBe('2026-11-29T23:49:01.5Z stdout F hello world\n');
     expect(parseCriLine(full)).toEqual({
-      time: '2026-11-29T23:49:01.5Z', timestamp: new Date('2026-11-29T23:49:01.5Z'),
-      stream: 'stdout', partial: false, content: 'hello world',
+      time: '2026-11-29T23:49:01.5Z',
+      timestamp: new Date('2026-11-29T23:49:01.5Z'),
+      stream: 'stdout',
+      partial: false,
+      content: 'hello world',
     });
     const part = parseCriLine(formatCriLine('stderr', true, new TextEncoder().encode('a b  c')));
     expect(part).toMatchObject({ stream: 'stderr', partial: true, content: 'a b  c' });
@@ -63,10 +69,20 @@ describe('splitCriRecords', () => {
   const enc = (s: string) => new TextEncoder().encode(s);
   const dec = (r: Array<[boolean, Uint8Array]>) => r.map(([p, b]) => [p, new TextDecoder().decode(b)]);
   it('makes F records of lines and a P record of a trailing piece', () => {
-    expect(dec(splitCriRecords(enc('a\n\nbc\nd')))).toEqual([[false, 'a'], [false, ''], [false, 'bc'], [true, 'd']]);
+    expect(dec(splitCriRecords(enc('a\n\nbc\nd')))).toEqual([
+      [false, 'a'],
+      [false, ''],
+      [false, 'bc'],
+      [true, 'd'],
+    ]);
   });
   it('splits long lines into P records of maxLine bytes', () => {
-    expect(dec(splitCriRecords(enc('abcdefg\nxy'), 3))).toEqual([[true, 'abc'], [true, 'def'], [false, 'g'], [true, 'xy']]);
+    expect(dec(splitCriRecords(enc('abcdefg\nxy'), 3))).toEqual([
+      [true, 'abc'],
+      [true, 'def'],
+      [false, 'g'],
+      [true, 'xy'],
+    ]);
   });
 });
 
@@ -82,7 +98,10 @@ describe('CriLogWriter', () => {
     w.close();
     w.close();
     expect(records(path)).toEqual([
-      ['stdout', 'F', 'one'], ['stdout', 'F', 'two'], ['stderr', 'P', 'oops'], ['stderr', 'F', ' more'],
+      ['stdout', 'F', 'one'],
+      ['stdout', 'F', 'two'],
+      ['stderr', 'P', 'oops'],
+      ['stderr', 'F', ' more'],
     ]);
     expect(() => w.write('stdout', 'x')).toThrow(/closed/);
   });
@@ -93,7 +112,10 @@ describe('CriLogWriter', () => {
     w.write('stdout', 'x'.repeat(16 * 1024 + 5) + '\n');
     w.close();
     const r = records(path);
-    expect(r.map(([, t, c]) => [t, c.length])).toEqual([['P', 16384], ['F', 5]]);
+    expect(r.map(([, t, c]) => [t, c.length])).toEqual([
+      ['P', 16384],
+      ['F', 5],
+    ]);
   });
 
   it('appends to an existing file', () => {
@@ -124,8 +146,7 @@ describe('CriLogWriter', () => {
     for (const f of ['0.log', ...rotated]) expect(readFileSync(join(dir, f)).length).toBeLessThanOrEqual(200);
     expect(records(path).at(-1)?.[2]).toBe('line-19');
     // The kept files hold a contiguous tail of the output.
-    const kept = [...rotated.sort((a, b) => a.localeCompare(b, 'en', { numeric: true })), '0.log']
-      .flatMap((f) => records(join(dir, f)).map((r) => r[2]));
+    const kept = [...rotated.sort((a, b) => a.localeCompare(b, 'en', { numeric: true })), '0.log'].flatMap((f) => records(join(dir, f)).map((r) => r[2]));
     expect(kept).toEqual(lines.slice(lines.length - kept.length));
   });
 

@@ -19,8 +19,8 @@ const OFLAGS_TRUNC = 8;
 const right = (bit) => 1n << BigInt(bit);
 // Rights that would let a descriptor change what it refers to.
 const WRITE_DATA = right(6) | right(8) | right(22); // fd_write, fd_allocate, fd_filestat_set_size
-const MUTATING = WRITE_DATA | right(0) | right(9) | right(10) | right(12) | right(16) | right(17) |
-  right(19) | right(20) | right(23) | right(24) | right(25) | right(26);
+const MUTATING =
+  WRITE_DATA | right(0) | right(9) | right(10) | right(12) | right(16) | right(17) | right(19) | right(20) | right(23) | right(24) | right(25) | right(26);
 
 /**
  * Captures output written to fds 1 and 2 into `log` (a CriLogWriter). Closing
@@ -31,7 +31,10 @@ const MUTATING = WRITE_DATA | right(0) | right(9) | right(10) | right(12) | righ
  * @param {(msg: string) => void} warn called once if the log cannot be written
  */
 export function captureStdio(w, mem, log, warn) {
-  const captured = new Map([[1, 'stdout'], [2, 'stderr']]);
+  const captured = new Map([
+    [1, 'stdout'],
+    [2, 'stderr'],
+  ]);
   const fdWrite = w.fd_write;
   let failed = false;
   w.fd_write = (fd, iovs, iovsLen, nwrittenPtr) => {
@@ -111,8 +114,7 @@ export function guardReadOnly(w, mem, readOnlyFds) {
     if (!ro.has(dirfd)) return pathOpen(dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, fdflags, fdPtr);
     if (oflags & (OFLAGS_CREAT | OFLAGS_TRUNC)) return ERRNO.ROFS;
     if (BigInt(rightsBase) & WRITE_DATA) return ERRNO.ROFS;
-    const rc = pathOpen(dirfd, dirflags, path, pathLen, oflags,
-      BigInt(rightsBase) & ~MUTATING, BigInt(rightsInh) & ~MUTATING, fdflags, fdPtr);
+    const rc = pathOpen(dirfd, dirflags, path, pathLen, oflags, BigInt(rightsBase) & ~MUTATING, BigInt(rightsInh) & ~MUTATING, fdflags, fdPtr);
     if (rc === ERRNO.SUCCESS) ro.add(new DataView(mem().buffer).getUint32(fdPtr, true));
     return rc;
   };
@@ -198,7 +200,11 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     const out = [...base];
     for (const c of path.split('/')) {
       if (c === '' || c === '.') continue;
-      if (c === '..') { if (out.length === 0) return null; out.pop(); continue; }
+      if (c === '..') {
+        if (out.length === 0) return null;
+        out.pop();
+        continue;
+      }
       out.push(c);
     }
     return out;
@@ -212,7 +218,10 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     const lexical = normalize(d.rel, rel);
     if (lexical === null) return { errno: ERRNO.NOTCAPABLE };
     if (!rootIntact(d)) {
-      if (!d.mount.reported) { d.mount.reported = true; onReplaced(d.mount); }
+      if (!d.mount.reported) {
+        d.mount.reported = true;
+        onReplaced(d.mount);
+      }
       return { errno: ERRNO.NOTCAPABLE };
     }
     const todo = [...lexical].reverse();
@@ -222,13 +231,28 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     while (todo.length > 0) {
       const comp = todo.pop();
       if (comp === '' || comp === '.') continue;
-      if (comp === '..') { cur = cur.slice(0, cur.lastIndexOf('/')) || '/'; continue; }
+      if (comp === '..') {
+        cur = cur.slice(0, cur.lastIndexOf('/')) || '/';
+        continue;
+      }
       const next = cur === '/' ? `/${comp}` : `${cur}/${comp}`;
       const last = !todo.some((c) => c !== '' && c !== '.');
-      if (missing || (last && !followLast)) { cur = next; continue; }
+      if (missing || (last && !followLast)) {
+        cur = next;
+        continue;
+      }
       let st;
-      try { st = fs.lstatSync(next); } catch { missing = true; cur = next; continue; }
-      if (!st.isSymbolicLink()) { cur = next; continue; }
+      try {
+        st = fs.lstatSync(next);
+      } catch {
+        missing = true;
+        cur = next;
+        continue;
+      }
+      if (!st.isSymbolicLink()) {
+        cur = next;
+        continue;
+      }
       if (++hops > 40) return { errno: ERRNO.LOOP };
       const target = fs.readlinkSync(next);
       if (target.startsWith('/')) cur = '/';
@@ -240,7 +264,11 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
   const resolveArg = (fd, ptr, len, followLast) => {
     if (!dirs.has(fd)) return { errno: ERRNO.SUCCESS };
     let rel;
-    try { rel = text(ptr, len); } catch { return { errno: ERRNO.FAULT }; }
+    try {
+      rel = text(ptr, len);
+    } catch {
+      return { errno: ERRNO.FAULT };
+    }
     return resolve(fd, rel, followLast);
   };
   const FOLLOW = 1;
@@ -364,7 +392,9 @@ export function trackDescriptors(w, mem, preopenFds, budget = { max: Infinity })
   const node = budget.node;
   const nodeMax = budget.nodeMax ?? Infinity;
   if (node) Atomics.add(node, 0, open.size);
-  const release = (n = 1) => { if (node) Atomics.sub(node, 0, n); };
+  const release = (n = 1) => {
+    if (node) Atomics.sub(node, 0, n);
+  };
   const close = w.fd_close;
   const pathOpen = w.path_open;
   w.path_open = (...a) => {
@@ -419,14 +449,14 @@ export function stopOnRequest(w, control, onCall) {
     if (name === 'proc_exit' || typeof fn !== 'function') continue;
     w[name] = onCall
       ? (...a) => {
-        if (Atomics.load(control, 0) !== 0) throw new StoppedError();
-        onCall();
-        return fn(...a);
-      }
+          if (Atomics.load(control, 0) !== 0) throw new StoppedError();
+          onCall();
+          return fn(...a);
+        }
       : (...a) => {
-        if (Atomics.load(control, 0) !== 0) throw new StoppedError();
-        return fn(...a);
-      };
+          if (Atomics.load(control, 0) !== 0) throw new StoppedError();
+          return fn(...a);
+        };
   }
 }
 
@@ -446,7 +476,9 @@ export const MEMORY_SLOT_OFFSET = 8;
 export function publishMemory(control, mem) {
   if (control.byteLength < MEMORY_SLOT_OFFSET + 8) return () => {}; // a caller without the slot
   const slot = new Float64Array(control, MEMORY_SLOT_OFFSET, 1);
-  return () => { slot[0] = mem()?.buffer.byteLength ?? 0; };
+  return () => {
+    slot[0] = mem()?.buffer.byteLength ?? 0;
+  };
 }
 
 /**
@@ -501,7 +533,10 @@ export function interruptibleSleep(w, mem, control) {
       if (Atomics.load(control, 0) !== 0) throw new StoppedError();
       due = deadlines.filter((d) => d.at <= now(d.clock));
       if (due.length > 0) break;
-      const waitNs = deadlines.reduce((m, d) => { const r = d.at - now(d.clock); return r < m ? r : m; }, 2n ** 63n);
+      const waitNs = deadlines.reduce((m, d) => {
+        const r = d.at - now(d.clock);
+        return r < m ? r : m;
+      }, 2n ** 63n);
       Atomics.wait(control, 0, 0, Math.max(1, Math.ceil(Number(waitNs) / 1e6)));
     }
     const out = new DataView(mem().buffer);

@@ -21,16 +21,25 @@
 import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  captureStdio, confinePaths, guardReadOnly, identifyMounts, interruptibleSleep, kernelThreadId, MountError, publishMemory,
-  stopOnRequest, StoppedError, trackDescriptors,
+  captureStdio,
+  confinePaths,
+  guardReadOnly,
+  identifyMounts,
+  interruptibleSleep,
+  kernelThreadId,
+  MountError,
+  publishMemory,
+  stopOnRequest,
+  StoppedError,
+  trackDescriptors,
 } from './wasi-imports.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
 
 // (module (memory (export "memory") 1) (func (export "_start")))
 const TINY = Uint8Array.from([
-  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 5, 3, 1, 0, 1,
-  7, 19, 2, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, 6, 0x5f, 0x73, 0x74, 0x61, 0x72, 0x74, 0, 0, 10, 4, 1, 2, 0, 0x0b,
+  0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 5, 3, 1, 0, 1, 7, 19, 2, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, 6, 0x5f, 0x73, 0x74,
+  0x61, 0x72, 0x74, 0, 0, 10, 4, 1, 2, 0, 0x0b,
 ]);
 
 // node:wasi warns that it is experimental every time it loads; other warnings go to the provider's log.
@@ -75,8 +84,14 @@ function runContainer(d) {
       const preopens = {};
       for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
       wasi = new WASI({
-        version: 'preview1', args: d.argv, env: d.env, preopens, returnOnExit: true,
-        stdin: devNull, stdout: devNull, stderr: devNull,
+        version: 'preview1',
+        args: d.argv,
+        env: d.env,
+        preopens,
+        returnOnExit: true,
+        stdin: devNull,
+        stdout: devNull,
+        stderr: devNull,
       });
     } catch (e) {
       if (e instanceof MountError) post({ type: 'failed', reason: 'mount', message: e.message });
@@ -87,17 +102,26 @@ function runContainer(d) {
     const w = imports.wasi_snapshot_preview1;
     // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
     const preopenFds = d.mounts.map((_, i) => 3 + i);
-    const budget = d.fdBudget
-      ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) }
-      : undefined;
+    const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
     closeDescriptors = trackDescriptors(w, mem, preopenFds, budget);
     captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
-    guardReadOnly(w, mem, preopenFds.filter((_, i) => d.mounts[i].readOnly));
-    confinePaths(w, mem, d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i] })), fs,
-      (m) => post({
-        type: 'warning', reason: 'VolumeReplaced',
-        message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
-      }));
+    guardReadOnly(
+      w,
+      mem,
+      preopenFds.filter((_, i) => d.mounts[i].readOnly),
+    );
+    confinePaths(
+      w,
+      mem,
+      d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i] })),
+      fs,
+      (m) =>
+        post({
+          type: 'warning',
+          reason: 'VolumeReplaced',
+          message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
+        }),
+    );
     interruptibleSleep(w, mem, control);
     const report = publishMemory(d.control, mem);
     stopOnRequest(w, control, report);
