@@ -23,6 +23,8 @@ export interface CriEntry {
 }
 
 const SPACE = 0x20;
+const COLON = 0x3a;
+const P = 0x50;
 const TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 
 /** Re-prints an RFC 3339 timestamp with nine fraction digits, or returns undefined if it is not one. */
@@ -72,5 +74,5 @@ export function isPartialHeader(head: Buffer): boolean {
   if (s1 <= 0) return false;
   const s2 = head.indexOf(SPACE, s1 + 1);
   if (s2 < 0) return false;
-  return head[s2 + 1] === 0x50 /* P */ && (head.length === s2 + 2 || head[s2 + 2] === SPACE || head[s2 + 2] === 0x3a) /* : */;
+  return head[s2 + 1] === P && (head.length === s2 + 2 || head[s2 + 2] === SPACE || head[s2 + 2] === COLON);
 }
