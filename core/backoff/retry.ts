@@ -3,6 +3,7 @@
  * info manager uses it): runs `fn` up to `steps` times, waiting the policy's
  * jittered delays between tries.
  */
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { nextDelay, withJitter, type BackoffPolicy } from './policy.ts';
 
 /** Upstream `wait.Backoff`: a policy with a number of tries. */
@@ -12,16 +13,11 @@ export interface RetryPolicy extends BackoffPolicy {
 }
 
 /**
- * Runs `fn` until it succeeds or `steps` tries failed; the final error reads
+ * Runs `fn` until it succeeds or `steps` tries failed; the final error (NDL_RETRY_EXHAUSTED) has the detail
  * `<what>: timed out waiting for the condition; caused by: <aggregate>`
  * (each failure described by `describe`).
  */
-export async function retry(
-  p: RetryPolicy,
-  what: string,
-  fn: () => Promise<void>,
-  describe: (e: unknown) => string = (e) => (e instanceof Error ? e.message : String(e)),
-): Promise<void> {
+export async function retry(p: RetryPolicy, what: string, fn: () => Promise<void>, describe: (e: unknown) => string = errorDetail): Promise<void> {
   const errs: string[] = [];
   let delay = nextDelay(p);
   for (let i = 0; i < p.steps; i++) {
@@ -36,7 +32,7 @@ export async function retry(
       delay = nextDelay(p, delay);
     }
   }
-  throw new Error(`${what}: timed out waiting for the condition; caused by: ${aggregate(errs)}`);
+  throw nodeletError('NDL_RETRY_EXHAUSTED', `${what}: timed out waiting for the condition; caused by: ${aggregate(errs)}`);
 }
 
 /** utilerrors.NewAggregate(...).Error(): duplicates once; brackets when more than one. */

@@ -29,6 +29,7 @@ export const CATALOGUE = {
   NDL_IMAGE_NEVER_PULL: 'image not present and pull policy is Never',
   // volumes and paths
   NDL_PATH_ESCAPE: 'path escapes its root',
+  NDL_VOLUME_PLUGIN_DUPLICATE: 'volume plugin already registered',
   NDL_VOLUME_SOURCE: 'volume source unavailable',
   NDL_VOLUME_UNSUPPORTED: 'volume type not supported',
   NDL_CSI_DRIVER: 'CSI driver unavailable',
@@ -36,6 +37,7 @@ export const CATALOGUE = {
   NDL_CSI_VOLUME: 'CSI volume operation failed',
   // pods
   NDL_POD_INVALID: 'invalid pod spec',
+  NDL_DOWNWARD_API: 'downward API field cannot be resolved',
   NDL_POD_ADMISSION: 'pod rejected at admission',
   NDL_CONTAINER_CONFIG: 'container config unavailable',
   // kubelet API
@@ -44,6 +46,8 @@ export const CATALOGUE = {
   NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
   // certificates (TLS bootstrap and rotation)
   NDL_TLS_BOOTSTRAP: 'TLS bootstrap failed',
+  NDL_CERT_STORE: 'certificate store unusable',
+  NDL_CERT_PEM: 'certificate or key PEM unusable',
   NDL_API_TOKEN_REVIEW: 'TokenReview of a kubelet API bearer token failed',
   NDL_API_ACCESS_REVIEW: 'SubjectAccessReview of a kubelet API request failed',
   // plugin registration
@@ -58,6 +62,10 @@ export const CATALOGUE = {
   NDL_DEVICE_ALLOCATE: 'device allocation failed',
   NDL_DEVICE_PLUGIN_RPC: 'device plugin call failed',
   NDL_DEVICE_CHECKPOINT: 'device manager checkpoint unusable',
+  // API server and shared helpers
+  NDL_API_CLIENT: 'API client misconfigured',
+  NDL_QUANTITY: 'invalid quantity',
+  NDL_RETRY_EXHAUSTED: 'retries exhausted',
 } as const;
 
 /** A catalogued error code. */
@@ -79,6 +87,12 @@ export function nodeletError(code: ErrorCode, detail: string, cause?: unknown): 
   err.detail = detail;
   Object.defineProperty(err, BRAND, { value: true });
   return err as unknown as NodeletError;
+}
+
+/** The text to show for `e` inside another message: a catalogued error's `detail` (upstream wording), else its `message`. */
+export function errorDetail(e: unknown): string {
+  if (isNodeletError(e)) return e.detail;
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** True for an error made by {@link nodeletError}, optionally with the given code. */

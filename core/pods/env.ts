@@ -19,7 +19,7 @@
  * the lead reports it as `CreateContainerConfigError`.
  */
 import type { V1ConfigMap, V1Container, V1Pod, V1Secret } from '@kubernetes/client-node';
-import { isNodeletError, nodeletError } from '../errors/index.ts';
+import { errorDetail, isNodeletError, nodeletError } from '../errors/index.ts';
 import { podFieldValue, resourceFieldValue, type ObjectSource } from '../volumes/index.ts';
 
 /** Upstream `expansion.MappingFuncFor`: the first context holding `name` wins; unknown stays `$(name)`. */
@@ -145,10 +145,10 @@ export async function resolveEnv(pod: V1Pod, container: V1Container, opts: Resol
           if (r === undefined) continue;
           value = r;
         } else if (from.fileKeyRef) {
-          throw new Error(`env var ${v.name}: fileKeyRef is not supported on this node`);
+          throw configError(`env var ${v.name}: fileKeyRef is not supported on this node`);
         }
       } catch (e) {
-        throw isNodeletError(e) ? e : configError((e as Error).message, e);
+        throw isNodeletError(e, 'NDL_CONTAINER_CONFIG') ? e : configError(errorDetail(e), e);
       }
     }
     // Re-insert so the result's order follows the definition order.

@@ -36,7 +36,7 @@ export class VolumePluginRegistry {
   /** Adds a plugin; a second plugin with the same name is refused. */
   register(plugin: VolumePlugin): void {
     if (this.plugins.some((p) => p.pluginName === plugin.pluginName)) {
-      throw new Error(`volume plugin ${plugin.pluginName} is already registered`);
+      throw nodeletError('NDL_VOLUME_PLUGIN_DUPLICATE', `volume plugin ${plugin.pluginName} is already registered`);
     }
     this.plugins.push(plugin);
   }

@@ -16,6 +16,7 @@ import type {
   NodeUnpublishVolumeRequest,
   NodeUnstageVolumeRequest,
 } from '../../../sockets/csi.ts';
+import { nodeletError } from '../../errors/index.ts';
 import { CSI_TIMEOUT_MS } from './csi-paths.ts';
 
 /** What NodeGetInfo reported, in the shape the node info manager needs. */
@@ -26,9 +27,9 @@ export interface CsiNodeInfo {
   readonly topology: Readonly<Record<string, string>>;
 }
 
-/** The RPC error as an Error with Go's wording; the grpc error stays as `cause`. */
+/** The RPC error as NDL_CSI_DRIVER with Go's wording as its detail; the grpc error stays as `cause`. */
 export function rpcError(e: unknown): Error {
-  return new Error(grpcErrorText(e), { cause: e });
+  return nodeletError('NDL_CSI_DRIVER', grpcErrorText(e), e);
 }
 
 function unary<Req, Res>(call: (req: Req, opts: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown, req: Req, timeoutMs: number): Promise<Res> {

@@ -10,7 +10,7 @@
  *   deRegisterPlugin  driver registry delete (same endpoint only)
  *                   → node info manager uninstall
  */
-import { nodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { type PluginHandler, validateCsiPlugin, validateCsiVersions } from '../../pluginmanager/index.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
@@ -37,7 +37,7 @@ export function csiPluginHandler(o: CsiPluginHandlerOptions): PluginHandler {
     try {
       await o.nodeInfo?.uninstallDriver(name);
     } catch (e) {
-      throw nodeletError('NDL_CSI_NODE_INFO', csiLog(`Error uninstalling CSI driver: ${(e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_NODE_INFO', csiLog(`Error uninstalling CSI driver: ${errorDetail(e)}`), e);
     }
   };
   return {
@@ -57,7 +57,7 @@ export function csiPluginHandler(o: CsiPluginHandlerOptions): PluginHandler {
         o.log.info({ driver: name, nodeID: info.nodeID, topology: info.topology, ms: Date.now() - started }, 'CSI driver node info recorded');
       } catch (e) {
         await unregister(name, endpoint).catch((ue) =>
-          o.log.error({ err: ue }, csiLog(`registrationHandler.RegisterPlugin failed to unregister plugin due to previous error: ${(ue as Error).message}`)),
+          o.log.error({ err: ue }, csiLog(`registrationHandler.RegisterPlugin failed to unregister plugin due to previous error: ${errorDetail(ue)}`)),
         );
         throw e;
       }
@@ -69,7 +69,7 @@ export function csiPluginHandler(o: CsiPluginHandlerOptions): PluginHandler {
       try {
         await unregister(name, endpoint);
       } catch (e) {
-        o.log.error({ err: e }, csiLog(`registrationHandler.DeRegisterPlugin failed: ${(e as Error).message}`));
+        o.log.error({ err: e }, csiLog(`registrationHandler.DeRegisterPlugin failed: ${errorDetail(e)}`));
         throw e;
       }
     },

@@ -12,6 +12,7 @@
 import { mkdir, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { NodeClient, VolumeCapability } from '../../../sockets/csi.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { nodeStageVolume, nodeUnstageVolume } from './csi-node-calls.ts';
 import { csiLog, stagingDataDir, stagingTargetPath, VOL_DATA_FILE } from './csi-paths.ts';
 import { isMountPoint } from './mount-info.ts';
@@ -59,10 +60,10 @@ export async function unstageVolume(client: NodeClient, refs: StageRefs, plugins
   try {
     await nodeUnstageVolume(client, { volume_id: volumeHandle, staging_target_path: staging });
   } catch (e) {
-    throw new Error(csiLog(`attacher.UnmountDevice failed: ${(e as Error).message}`), { cause: e });
+    throw nodeletError('NDL_CSI_VOLUME', csiLog(`attacher.UnmountDevice failed: ${errorDetail(e)}`), e);
   }
   if (await isMountPoint(staging)) {
-    throw new Error(csiLog(`attacher.UnmountDevice failed: ${staging} is still mounted after NodeUnstageVolume`));
+    throw nodeletError('NDL_CSI_VOLUME', csiLog(`attacher.UnmountDevice failed: ${staging} is still mounted after NodeUnstageVolume`));
   }
   const dataDir = stagingDataDir(pluginsDir, driver, volumeHandle);
   await rmdir(staging).catch(ignoreMissing);

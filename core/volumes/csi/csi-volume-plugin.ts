@@ -18,7 +18,7 @@ import { mkdir } from 'node:fs/promises';
 import type { V1CSIDriver, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeClient } from '../../../sockets/csi.ts';
-import { isNodeletError, nodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
@@ -108,11 +108,11 @@ export class CsiVolumePlugin implements VolumePlugin {
   private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
     const client = this.client(spec.driver, 'mounter.SetUpAt');
     const csiDriver = await this.o.api!.readCSIDriver(spec.driver).catch((e) => {
-      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${(e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${errorDetail(e)}`), e);
     });
     checkLifecycleMode(spec, csiDriver);
     const caps = await nodeGetCapabilities(client).catch((e) => {
-      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to check for STAGE_UNSTAGE_VOLUME capability: ${(e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to check for STAGE_UNSTAGE_VOLUME capability: ${errorDetail(e)}`), e);
     });
     const capability = volumeCapability(spec, caps.has('SINGLE_NODE_MULTI_WRITER'));
     const publishContext = spec.mode === 'Persistent' ? await this.publishContext(spec, csiDriver) : {};
@@ -140,7 +140,7 @@ export class CsiVolumePlugin implements VolumePlugin {
         secrets,
         volumeContext: attributes,
       }).catch((e) => {
-        throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e);
+        throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
       });
     }
     const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
@@ -154,7 +154,7 @@ export class CsiVolumePlugin implements VolumePlugin {
       secrets,
       volume_context: attributes,
     }).catch((e) => {
-      throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e);
+      throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
     });
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
   }
@@ -163,7 +163,7 @@ export class CsiVolumePlugin implements VolumePlugin {
     try {
       return this.o.drivers.nodeClient(driver);
     } catch (e) {
-      throw nodeletError('NDL_CSI_DRIVER', csiLog(`${where} failed to get CSI client: ${isNodeletError(e) ? e.detail : (e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_DRIVER', csiLog(`${where} failed to get CSI client: ${errorDetail(e)}`), e);
     }
   }
 
@@ -177,7 +177,7 @@ export class CsiVolumePlugin implements VolumePlugin {
 
   private async unpublish(client: NodeClient, volumeHandle: string, target: string): Promise<void> {
     await nodeUnpublishVolume(client, { volume_id: volumeHandle, target_path: target }).catch((e) => {
-      throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${(e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed: ${errorDetail(e)}`), e);
     });
     if (await isMountPoint(target)) {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`Unmounter.TearDownAt failed to clean mount dir [${target}]: still mounted after NodeUnpublishVolume`));
@@ -201,10 +201,10 @@ export class CsiVolumePlugin implements VolumePlugin {
     const name = attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName);
     try {
       const va = await this.o.api!.readVolumeAttachment(name);
-      if (!va.status?.attached) throw new Error(`volume ${spec.volumeHandle} has not been attached yet (VolumeAttachment ${name})`);
+      if (!va.status?.attached) throw nodeletError('NDL_CSI_VOLUME', `volume ${spec.volumeHandle} has not been attached yet (VolumeAttachment ${name})`);
       return { ...va.status.attachmentMetadata };
     } catch (e) {
-      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to fetch publishContext: ${(e as Error).message}`), e);
+      throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetUpAt failed to fetch publishContext: ${errorDetail(e)}`), e);
     }
   }
 }

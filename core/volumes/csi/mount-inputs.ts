@@ -5,7 +5,7 @@
  */
 import type { V1CSIDriver } from '@kubernetes/client-node';
 import type { VolumeCapability } from '../../../sockets/csi.ts';
-import { nodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import type { VolumeContext } from '../types.ts';
 import { csiLog } from './csi-paths.ts';
 import { csiAccessMode, type CsiVolumeSpec, type SecretRef } from './volume-spec.ts';
@@ -42,7 +42,7 @@ export async function secretsOf(ctx: VolumeContext, ref: SecretRef | undefined, 
       `fetching ${what} ${ref.namespace}/${ref.name} failed: failed to find the secret ${ref.name} in the namespace ${ref.namespace} with error: ${why}`,
     );
   };
-  const secret = await ctx.source.getSecret(ref.namespace, ref.name).catch((e) => fail((e as Error).message));
+  const secret = await ctx.source.getSecret(ref.namespace, ref.name).catch((e) => fail(errorDetail(e)));
   if (!secret) return fail(`secrets ${q(ref.name)} not found`);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');

@@ -17,7 +17,7 @@
  * concurrent writers conflict instead of losing updates.
  */
 import type { V1CSINode, V1CSINodeDriver, V1Node } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/index.ts';
+import { errorDetail, isNodeletError, nodeletError } from '../../errors/index.ts';
 import { retry as retryWith, type RetryPolicy } from '../../backoff/index.ts';
 import { apiMessage } from '../../kube/index.ts';
 import type { NodeInfoApi } from './node-info-api.ts';
@@ -28,9 +28,9 @@ const MAX_INT32 = 2 ** 31 - 1;
 /** Upstream nodeinfomanager `updateBackoff`: 4 tries, 10 ms ×5, 10 % jitter. */
 export const UPDATE_BACKOFF: RetryPolicy = { steps: 4, initialMs: 10, factor: 5, jitter: 0.1 };
 
-/** {@link retryWith} describing API errors by their Status message. */
+/** {@link retryWith} describing API errors by their Status message (catalogued errors by their detail). */
 export function retry(p: RetryPolicy, what: string, fn: () => Promise<void>): Promise<void> {
-  return retryWith(p, what, fn, apiMessage);
+  return retryWith(p, what, fn, (e) => (isNodeletError(e) ? e.detail : apiMessage(e)));
 }
 
 /** Installs/uninstalls CSI drivers' node info for one node. */
@@ -50,12 +50,12 @@ export class NodeInfoManager {
       try {
         await this.updateNode([setNodeID(driver, nodeID), setTopologyLabels(topology)]);
       } catch (e) {
-        throw nodeletError('NDL_CSI_NODE_INFO', `error updating Node object with CSI driver node info: ${(e as Error).message}`, e);
+        throw nodeletError('NDL_CSI_NODE_INFO', `error updating Node object with CSI driver node info: ${errorDetail(e)}`, e);
       }
       try {
         await retry(this.backoff, 'error updating CSINode', () => this.tryInstallInCSINode(driver, nodeID, maxVolumes, topology));
       } catch (e) {
-        throw nodeletError('NDL_CSI_NODE_INFO', `error updating CSINode object with CSI driver node info: ${(e as Error).message}`, e);
+        throw nodeletError('NDL_CSI_NODE_INFO', `error updating CSINode object with CSI driver node info: ${errorDetail(e)}`, e);
       }
     });
   }
@@ -69,12 +69,12 @@ export class NodeInfoManager {
           labelKeys = await this.tryUninstallFromCSINode(driver);
         });
       } catch (e) {
-        throw nodeletError('NDL_CSI_NODE_INFO', `error uninstalling CSI driver from CSINode object ${(e as Error).message}`, e);
+        throw nodeletError('NDL_CSI_NODE_INFO', `error uninstalling CSI driver from CSINode object ${errorDetail(e)}`, e);
       }
       try {
         await this.updateNode([removeNodeID(driver), removeLabels(labelKeys)]);
       } catch (e) {
-        throw nodeletError('NDL_CSI_NODE_INFO', `error removing CSI driver node info from Node object ${(e as Error).message}`, e);
+        throw nodeletError('NDL_CSI_NODE_INFO', `error removing CSI driver node info from Node object ${errorDetail(e)}`, e);
       }
     });
   }

@@ -2,6 +2,7 @@
  * The edits the node info manager makes to a Node's labels and annotations
  * (upstream nodeinfomanager's nodeUpdateFuncs), as pure functions on a copy.
  */
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { NODE_ID_ANNOTATION } from './csi-paths.ts';
 import type { NodeMetaPatch } from './node-info-api.ts';
 import type { V1Node } from '@kubernetes/client-node';
@@ -41,7 +42,7 @@ export function setTopologyLabels(topology: Readonly<Record<string, string>>): N
     for (const [k, v] of entries) {
       const cur = meta.labels[k];
       if (cur !== undefined && cur !== v) {
-        throw new Error(`detected topology value collision: driver reported ${q(k)}:${q(v)} but existing label is ${q(k)}:${q(cur)}`);
+        throw nodeletError('NDL_CSI_NODE_INFO', `detected topology value collision: driver reported ${q(k)}:${q(v)} but existing label is ${q(k)}:${q(cur)}`);
       }
     }
     for (const [k, v] of entries) meta.labels[k] = v;
@@ -69,11 +70,12 @@ function parseNodeIDs(value: string | undefined): Record<string, string> {
     const parsed = JSON.parse(value) as unknown;
     if (parsed === null) return {};
     if (typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
-      throw new Error('json: cannot unmarshal into Go value of type map[string]string');
+      // Caught just below and wrapped with the annotation's value, as upstream does.
+      throw new SyntaxError('json: cannot unmarshal into Go value of type map[string]string');
     }
     return { ...(parsed as Record<string, string>) };
   } catch (e) {
-    throw new Error(`failed to parse node's ${q(NODE_ID_ANNOTATION)} annotation value (${q(value)}) err=${(e as Error).message}`);
+    throw nodeletError('NDL_CSI_NODE_INFO', `failed to parse node's ${q(NODE_ID_ANNOTATION)} annotation value (${q(value)}) err=${errorDetail(e)}`);
   }
 }
 

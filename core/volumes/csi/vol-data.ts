@@ -6,6 +6,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { nodeletError } from '../../errors/index.ts';
 import { VOL_DATA_FILE } from './csi-paths.ts';
 
 /** Upstream `storage.VolumeLifecycleMode`. */
@@ -40,7 +41,7 @@ export async function loadVolData(dir: string): Promise<VolData | undefined> {
   }
   const d = JSON.parse(text) as Partial<VolData>;
   if (typeof d.volumeHandle !== 'string' || typeof d.driverName !== 'string') {
-    throw new Error(`volume data file ${path.join(dir, VOL_DATA_FILE)} lacks volumeHandle/driverName`);
+    throw nodeletError('NDL_CSI_VOLUME', `volume data file ${path.join(dir, VOL_DATA_FILE)} lacks volumeHandle/driverName`);
   }
   return d as VolData;
 }

@@ -4,7 +4,7 @@
  * `spec.csi` (Persistent). Errors read like upstream's.
  */
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { inlineVolumeHandle } from './csi-paths.ts';
 import type { CsiVolumeApi } from './volume-api.ts';
 import type { VolumeLifecycleMode } from './vol-data.ts';
@@ -59,7 +59,7 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
   const fail = (msg: string, cause?: unknown): never => {
     throw nodeletError('NDL_VOLUME_SOURCE', `error processing PVC ${ns}/${claimName}: ${msg}`, cause);
   };
-  const pvc = await api.readPVC(ns, claimName).catch((e) => fail(`failed to fetch PVC from API server: ${(e as Error).message}`, e));
+  const pvc = await api.readPVC(ns, claimName).catch((e) => fail(`failed to fetch PVC from API server: ${errorDetail(e)}`, e));
   if (pvc.metadata?.deletionTimestamp) {
     throw nodeletError('NDL_VOLUME_SOURCE', `can't start pod because PVC ${ns}/${claimName} is being deleted`);
   }
@@ -70,7 +70,7 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
       `PVC ${ns}/${claimName} has non-bound phase (${q(pvc.status?.phase ?? '')}) or empty pvc.Spec.VolumeName (${q(pvName)})`,
     );
   }
-  const pv = await api.readPV(pvName).catch((e) => fail(`failed to fetch PV ${pvName} from API server: ${(e as Error).message}`, e));
+  const pv = await api.readPV(pvName).catch((e) => fail(`failed to fetch PV ${pvName} from API server: ${errorDetail(e)}`, e));
   const claimRef = pv.spec?.claimRef;
   if (!claimRef) fail(`found PV object ${pvName} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim`);
   if (claimRef!.uid !== pvc.metadata?.uid) {

@@ -3,6 +3,7 @@
  * `fieldpath.ExtractFieldPathAsString`, `ConvertDownwardAPIFieldLabel` and
  * the kubelet's `podFieldSelectorRuntimeValue`.
  */
+import { nodeletError } from '../../errors/index.ts';
 import type { V1ObjectFieldSelector, V1Pod } from '@kubernetes/client-node';
 
 /** The runtime facts a field path may need besides the pod object. */
@@ -110,10 +111,11 @@ export function extractMetadataField(pod: V1Pod, fieldPath: string): string {
     const [p, key] = sub;
     if (p === 'metadata.annotations' || p === 'metadata.labels') {
       const check = p === 'metadata.annotations' ? key.toLowerCase() : key;
-      if (!isQualifiedName(check)) throw new Error(`invalid key subscript in ${fieldPath}: ${JSON.stringify(key)} is not a qualified name`);
+      if (!isQualifiedName(check))
+        throw nodeletError('NDL_DOWNWARD_API', `invalid key subscript in ${fieldPath}: ${JSON.stringify(key)} is not a qualified name`);
       return (p === 'metadata.annotations' ? meta.annotations : meta.labels)?.[key] ?? '';
     }
-    throw new Error(`fieldPath ${JSON.stringify(fieldPath)} does not support subscript`);
+    throw nodeletError('NDL_DOWNWARD_API', `fieldPath ${JSON.stringify(fieldPath)} does not support subscript`);
   }
   switch (fieldPath) {
     case 'metadata.annotations':
@@ -127,20 +129,20 @@ export function extractMetadataField(pod: V1Pod, fieldPath: string): string {
     case 'metadata.uid':
       return meta.uid ?? '';
   }
-  throw new Error(`unsupported fieldPath: ${fieldPath}`);
+  throw nodeletError('NDL_DOWNWARD_API', `unsupported fieldPath: ${fieldPath}`);
 }
 
 /** Upstream `ConvertDownwardAPIFieldLabel`: checks apiVersion and the path, maps `spec.host`. */
 export function convertFieldLabel(apiVersion: string | undefined, fieldPath: string): string {
   const version = apiVersion || 'v1';
-  if (version !== 'v1') throw new Error(`unsupported pod version: ${version}`);
+  if (version !== 'v1') throw nodeletError('NDL_DOWNWARD_API', `unsupported pod version: ${version}`);
   const sub = splitSubscriptedPath(fieldPath);
   if (sub) {
     if (sub[0] === 'metadata.annotations' || sub[0] === 'metadata.labels') return fieldPath;
-    throw new Error(`field label does not support subscript: ${fieldPath}`);
+    throw nodeletError('NDL_DOWNWARD_API', `field label does not support subscript: ${fieldPath}`);
   }
   if (fieldPath === 'spec.host') return 'spec.nodeName';
-  if (!SUPPORTED.has(fieldPath)) throw new Error(`field label not supported: ${fieldPath}`);
+  if (!SUPPORTED.has(fieldPath)) throw nodeletError('NDL_DOWNWARD_API', `field label not supported: ${fieldPath}`);
   return fieldPath;
 }
 
@@ -156,10 +158,10 @@ export function podFieldValue(pod: V1Pod, ref: V1ObjectFieldSelector, facts: Pod
     case 'spec.serviceAccountName':
       return pod.spec?.serviceAccountName ?? '';
     case 'status.hostIP':
-      if (facts.hostIPs.length === 0) throw new Error('no host IPs known for this node');
+      if (facts.hostIPs.length === 0) throw nodeletError('NDL_DOWNWARD_API', 'no host IPs known for this node');
       return facts.hostIPs[0]!;
     case 'status.hostIPs':
-      if (facts.hostIPs.length === 0) throw new Error('no host IPs known for this node');
+      if (facts.hostIPs.length === 0) throw nodeletError('NDL_DOWNWARD_API', 'no host IPs known for this node');
       return facts.hostIPs.join(',');
     case 'status.podIP':
       return facts.podIPs[0] ?? '';

@@ -3,6 +3,7 @@
  * `resource.ExtractContainerResourceValue` with the kubelet's defaulting of
  * missing limits to node allocatable).
  */
+import { nodeletError } from '../../errors/index.ts';
 import type { V1Container, V1Pod, V1ResourceFieldSelector } from '@kubernetes/client-node';
 import { ceilDiv, parseQuantity, quantityMilliValue, quantityValue, type Quantity } from '../../kube/index.ts';
 
@@ -11,7 +12,7 @@ const DEFAULTED_LIMITS = ['cpu', 'memory', 'ephemeral-storage'];
 /** The container named `name` among the pod's containers, then its init containers. */
 export function findContainer(pod: V1Pod, name: string): V1Container {
   const c = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === name);
-  if (!c) throw new Error(`container ${name} not found`);
+  if (!c) throw nodeletError('NDL_DOWNWARD_API', `container ${name} not found`);
   return c;
 }
 
@@ -41,7 +42,7 @@ export function resourceFieldValue(
   allocatable: Readonly<Record<string, string>>,
 ): string {
   const c = ref.containerName ? findContainer(pod, ref.containerName) : container;
-  if (!c) throw new Error('resourceFieldRef: containerName is required here');
+  if (!c) throw nodeletError('NDL_DOWNWARD_API', 'resourceFieldRef: containerName is required here');
   let divisor = ref.divisor ? parseQuantity(ref.divisor) : { num: 0n, den: 1n };
   if (divisor.num === 0n) divisor = { num: 1n, den: 1n };
   const [kind, name] = splitResource(ref.resource);
@@ -50,12 +51,12 @@ export function resourceFieldValue(
   if (name === 'memory' || name === 'ephemeral-storage' || name.startsWith('hugepages-')) {
     return ceilDiv(quantityValue(qty(values, name)), quantityValue(divisor)).toString();
   }
-  throw new Error(`unsupported container resource : ${ref.resource}`);
+  throw nodeletError('NDL_DOWNWARD_API', `unsupported container resource : ${ref.resource}`);
 }
 
 function splitResource(resource: string): ['limits' | 'requests', string] {
   const i = resource.indexOf('.');
   const kind = resource.slice(0, i);
-  if (i < 0 || (kind !== 'limits' && kind !== 'requests')) throw new Error(`unsupported container resource : ${resource}`);
+  if (i < 0 || (kind !== 'limits' && kind !== 'requests')) throw nodeletError('NDL_DOWNWARD_API', `unsupported container resource : ${resource}`);
   return [kind, resource.slice(i + 1)];
 }

@@ -4,7 +4,7 @@
  * and the "fetch or optional" rule shared by volumes and projections.
  */
 import type { V1ConfigMap, V1DownwardAPIVolumeFile, V1KeyToPath, V1Secret } from '@kubernetes/client-node';
-import { nodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { podFieldValue } from '../downward-api/field-path.ts';
 import { resourceFieldValue } from '../downward-api/resource-field.ts';
 import type { Payload } from '../payload-writer.ts';
@@ -78,7 +78,7 @@ export function downwardApiPayload(items: readonly V1DownwardAPIVolumeFile[] | u
       else if (it.resourceFieldRef) value = resourceFieldValue(ctx.pod, undefined, it.resourceFieldRef, ctx.nodeAllocatable);
       payload.set(it.path, { data: Buffer.from(value, 'utf8'), mode: it.mode ?? mode });
     } catch (e) {
-      errors.push((e as Error).message);
+      errors.push(errorDetail(e));
     }
   }
   if (errors.length > 0) throw nodeletError('NDL_VOLUME_SOURCE', errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);

@@ -5,7 +5,7 @@
  * `kube-root-ca.crt` ConfigMap + `namespace`) is just such a volume.
  */
 import type { V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
-import { nodeletError, isNodeletError } from '../../errors/index.ts';
+import { errorDetail, nodeletError, isNodeletError } from '../../errors/index.ts';
 import type { Payload } from '../payload-writer.ts';
 import { tokenRefreshAt } from '../token-cache.ts';
 import type { VolumeContext, VolumePlugin } from '../types.ts';
@@ -72,7 +72,7 @@ export const projectedPlugin: VolumePlugin = {
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) {
       const first = errors.find((e) => isNodeletError(e));
-      const detail = `[${errors.map((e) => (isNodeletError(e) ? e.detail : (e as Error).message)).join(', ')}]`;
+      const detail = `[${errors.map((e) => errorDetail(e)).join(', ')}]`;
       throw nodeletError(isNodeletError(first) ? first.code : 'NDL_VOLUME_SOURCE', detail);
     }
     return setUpDataVolume(volume, ctx, PROJECTED_PLUGIN, 'projected', out.payload, out.refreshAt ? { refreshAt: out.refreshAt } : {});

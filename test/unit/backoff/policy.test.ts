@@ -52,6 +52,6 @@ describe('back-off policy: upstream variants as parameters', () => {
       throw new Error('boom');
     }).catch((e: Error) => e);
     expect(n).toBe(3);
-    expect((err as Error).message).toBe('op: timed out waiting for the condition; caused by: boom');
+    expect(err).toMatchObject({ code: 'NDL_RETRY_EXHAUSTED', detail: 'op: timed out waiting for the condition; caused by: boom' });
   });
 });

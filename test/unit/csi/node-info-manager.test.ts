@@ -100,7 +100,7 @@ describe('retry', () => {
     const err = await retry(FAST, 'op', async () => {
       throw new Error(n++ < 2 ? 'first' : 'second');
     }).catch((e: Error) => e);
-    expect((err as Error).message).toBe('op: timed out waiting for the condition; caused by: [first, second]');
+    expect(err).toMatchObject({ code: 'NDL_RETRY_EXHAUSTED', detail: 'op: timed out waiting for the condition; caused by: [first, second]' });
     expect(n).toBe(4);
   });
 });
