@@ -17,7 +17,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { isNodeletError, nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, importKeys, parseKeyPair, pemBlocks, privateKeyPem, sha512_256, spkiDer, type KeyPair, type Subject } from './x509.ts';
@@ -74,7 +74,7 @@ export function isKubeconfigStillValid(file: string, log?: Logger, now = Date.no
     }
     return true;
   } catch (e) {
-    log?.warn({ kubeconfig: file, err: (e as Error).message }, 'unable to read existing kubeconfig');
+    log?.warn({ kubeconfig: file, err: errorDetail(e) }, 'unable to read existing kubeconfig');
     return false;
   }
 }
@@ -135,7 +135,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
   try {
     bootstrap.loadFromFile(o.bootstrapKubeconfig);
   } catch (e) {
-    throw fail(`unable to load bootstrap kubeconfig ${o.bootstrapKubeconfig}: ${(e as Error).message}`, e);
+    throw fail(`unable to load bootstrap kubeconfig ${o.bootstrapKubeconfig}: ${errorDetail(e)}`, e);
   }
   const cluster = bootstrap.getCurrentCluster();
   if (!cluster) throw fail(`bootstrap kubeconfig ${o.bootstrapKubeconfig} has no current cluster`);
@@ -167,7 +167,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
     o.log.info({ csr: ref.name }, 'waiting for the client certificate to be issued');
     cert = await waitForCertificate(bootstrap, ref, BOOTSTRAP_WAIT_MS, o.signal);
   } catch (e) {
-    throw fail(isNodeletError(e) ? e.detail : (e as Error).message, e);
+    throw fail(errorDetail(e), e);
   }
   const pair = await store.update(cert, keyPem);
   rmSync(tmpKey, { force: true });
@@ -186,7 +186,7 @@ async function retryUnreachable<T>(fn: () => Promise<T>, o: BootstrapOptions): P
       const cause = (e as Error).cause as { code?: unknown } | undefined;
       const unreachable = typeof cause?.code !== 'number' && Date.now() < deadline;
       if (!unreachable) throw e;
-      o.log.info({ err: (e as Error).message }, 'failed to connect to apiserver; retrying');
+      o.log.info({ err: errorDetail(e) }, 'failed to connect to apiserver; retrying');
       await new Promise((r) => setTimeout(r, 2000));
       o.signal?.throwIfAborted();
     }

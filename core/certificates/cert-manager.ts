@@ -15,6 +15,7 @@ import type { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, privateKeyPem, type KeyPair, type Subject } from './x509.ts';
 import { delaySequence, withJitter, type BackoffPolicy } from '../backoff/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 
 /** upstream `certificateWaitTimeout`. */
 export const CERTIFICATE_WAIT_TIMEOUT_MS = 15 * 60_000;
@@ -82,7 +83,7 @@ export class CertificateManager {
     try {
       this.pair = o.store.current() ?? o.initial;
     } catch (e) {
-      o.log.warn({ err: (e as Error).message, path: o.store.currentPath() }, `stored ${o.name} certificate unusable; a new one will be requested`);
+      o.log.warn({ err: errorDetail(e), path: o.store.currentPath() }, `stored ${o.name} certificate unusable; a new one will be requested`);
       this.pair = o.initial;
     }
   }
@@ -111,7 +112,7 @@ export class CertificateManager {
   /** Starts the rotation loop. */
   start(): void {
     this.running ??= this.loop().catch((e) => {
-      if (!this.abort.signal.aborted) this.o.log.error({ err: (e as Error).message }, `${this.o.name} certificate rotation stopped`);
+      if (!this.abort.signal.aborted) this.o.log.error({ err: errorDetail(e) }, `${this.o.name} certificate rotation stopped`);
     });
   }
 
@@ -124,7 +125,7 @@ export class CertificateManager {
   /** Requests, waits for and stores a new certificate once; returns it. */
   async rotate(): Promise<KeyPair> {
     const template = this.o.template();
-    if (!template) throw new Error(`no ${this.o.name} certificate template yet`);
+    if (!template) throw nodeletError('NDL_TLS_BOOTSTRAP', `no ${this.o.name} certificate template yet`);
     const keys = await generateKeys('ecdsa');
     const [csrPem, keyPem] = await Promise.all([createCsr(keys, template), privateKeyPem(keys)]);
     const kc = this.o.kubeConfig(this.pair);
@@ -178,7 +179,7 @@ export class CertificateManager {
         } catch (e) {
           if (signal.aborted) return;
           const retry = ROTATION_RETRY_MS[attempt] ?? ROTATION_POLL_MS;
-          this.o.log.warn({ err: (e as Error).message, retryInMs: retry }, `${this.o.name} certificate rotation failed`);
+          this.o.log.warn({ err: errorDetail(e), retryInMs: retry }, `${this.o.name} certificate rotation failed`);
           await this.sleep(attempt < ROTATION_RETRY_MS.length ? withJitter(ROTATION_BACKOFF, retry) : retry);
         }
       }

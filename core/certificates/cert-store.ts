@@ -12,6 +12,7 @@
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { nodeletError } from '../errors/index.ts';
 import { parseKeyPair, pemBlocks, type KeyPair } from './x509.ts';
 
 /** Where the store keeps its files. */
@@ -59,7 +60,7 @@ export class CertStore {
     if (lstat(this.currentPath())) return;
     const updated = lstat(this.file('updated'));
     if (!updated) return;
-    if (!updated.isSymbolicLink()) throw new Error(`expected ${this.file('updated')} to be a symlink but it is a file`);
+    if (!updated.isSymbolicLink()) throw nodeletError('NDL_CERT_STORE', `expected ${this.file('updated')} to be a symlink but it is a file`);
     renameSync(this.file('updated'), this.currentPath());
   }
 
@@ -95,10 +96,10 @@ export class CertStore {
 
   private updateSymlink(target: string): void {
     const current = lstat(this.currentPath());
-    if (current && !current.isSymbolicLink()) throw new Error(`expected ${this.currentPath()} to be a symlink but it is a file`);
+    if (current && !current.isSymbolicLink()) throw nodeletError('NDL_CERT_STORE', `expected ${this.currentPath()} to be a symlink but it is a file`);
     const updatedPath = this.file('updated');
     const updated = lstat(updatedPath);
-    if (updated && !updated.isSymbolicLink()) throw new Error(`expected ${updatedPath} to be a symlink but it is a file`);
+    if (updated && !updated.isSymbolicLink()) throw nodeletError('NDL_CERT_STORE', `expected ${updatedPath} to be a symlink but it is a file`);
     if (updated) rmSync(updatedPath);
     symlinkSync(target, updatedPath);
     renameSync(updatedPath, this.currentPath());

@@ -11,6 +11,7 @@ import { isIP } from 'node:net';
 // @peculiar/x509 resolves its ASN.1 providers with tsyringe, which needs the Reflect metadata API first.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import { nodeletError } from '../errors/index.ts';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -59,7 +60,7 @@ export async function importKeys(pem: string): Promise<Keys> {
       : key.asymmetricKeyType === 'ec'
         ? 'ecdsa'
         : (() => {
-            throw new Error(`unsupported private key type ${key.asymmetricKeyType}`);
+            throw nodeletError('NDL_CERT_PEM', `unsupported private key type ${key.asymmetricKeyType}`);
           })();
   const pkcs8 = key.export({ format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(key).export({ format: 'der', type: 'spki' });
@@ -180,11 +181,11 @@ export interface KeyPair {
 /** Parses a chain + key (as separate PEM texts, or one combined text for both); throws if unusable. */
 export function parseKeyPair(certText: string, keyText: string = certText): KeyPair {
   const certs = pemBlocks(certText, 'CERTIFICATE');
-  if (certs.length === 0) throw new Error('no CERTIFICATE block');
+  if (certs.length === 0) throw nodeletError('NDL_CERT_PEM', 'no CERTIFICATE block');
   const keys = pemBlocks(keyText, 'PRIVATE KEY');
-  if (keys.length === 0) throw new Error('no PRIVATE KEY block');
+  if (keys.length === 0) throw nodeletError('NDL_CERT_PEM', 'no PRIVATE KEY block');
   const leaf = new NodeX509(certs[0]!);
-  if (!leaf.checkPrivateKey(createPrivateKey(keys[0]!))) throw new Error('the private key does not match the certificate');
+  if (!leaf.checkPrivateKey(createPrivateKey(keys[0]!))) throw nodeletError('NDL_CERT_PEM', 'the private key does not match the certificate');
   return { cert: certs.join(''), key: keys[0]!, leaf, notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo) };
 }
 

@@ -5,6 +5,7 @@
  * is, on the wire, tag 0x0a + varint length + that response's own bytes.
  */
 import { loadDevicePlugin, type ContainerAllocateResponse__Output } from '../../sockets/deviceplugin.ts';
+import { nodeletError } from '../errors/index.ts';
 
 const FIELD_1_LEN = 0x0a;
 
@@ -21,7 +22,7 @@ function varint(n: number): number[] {
 /** Serializes one container response to its protobuf bytes. */
 export function encodeContainerAllocateResponse(resp: ContainerAllocateResponse__Output): Buffer {
   const outer = loadDevicePlugin().DevicePlugin.service.Allocate.responseSerialize({ container_responses: [resp] });
-  if (outer[0] !== FIELD_1_LEN) throw new Error('unexpected AllocateResponse encoding');
+  if (outer[0] !== FIELD_1_LEN) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'unexpected AllocateResponse encoding');
   let i = 1;
   while ((outer[i]! & 0x80) !== 0) i++;
   return outer.subarray(i + 1);
@@ -32,6 +33,6 @@ export function decodeContainerAllocateResponse(bytes: Uint8Array): ContainerAll
   const outer = Buffer.concat([Buffer.from([FIELD_1_LEN, ...varint(bytes.length)]), bytes]);
   const resp = loadDevicePlugin().DevicePlugin.service.Allocate.responseDeserialize(outer);
   const first = resp.container_responses[0];
-  if (first === undefined) throw new Error('empty ContainerAllocateResponse encoding');
+  if (first === undefined) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'empty ContainerAllocateResponse encoding');
   return first;
 }

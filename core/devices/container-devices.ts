@@ -19,6 +19,7 @@
 import { linkSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, join, posix } from 'node:path';
 import type { Mount } from '@nodelet/plugin-api/v1';
+import { nodeletError } from '../errors/index.ts';
 import type { ContainerDeviceConfig } from './pod-devices.ts';
 
 /** Event reason for device settings a provider cannot apply (nodelet's own; upstream has none). */
@@ -90,7 +91,7 @@ export function applyDeviceConfig(cfg: ContainerDeviceConfig, stagingDir: string
 /** The staging directory of a container under its pod directory. */
 export function deviceStagingDir(podDir: string, containerName: string): string {
   if (containerName === '' || containerName === '.' || containerName === '..' || containerName.includes('/')) {
-    throw new Error(`invalid container name ${JSON.stringify(containerName)}`);
+    throw nodeletError('NDL_DEVICE_ALLOCATE', `invalid container name ${JSON.stringify(containerName)}`);
   }
   return join(podDir, 'device-plugin-mounts', containerName);
 }

@@ -24,7 +24,7 @@ import type { Device__Output } from '../../sockets/deviceplugin.ts';
 import { HEALTHY } from '../../sockets/deviceplugin.ts';
 import type { AdmitResult } from '../pods/index.ts';
 import { quantityUnits } from '../kube/index.ts';
-import { isNodeletError, nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { readCheckpoint, writeCheckpoint } from './checkpoint.ts';
 import { DeviceEndpoint, type EndpointListener } from './endpoint.ts';
 import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type DevicesPerNuma } from './pod-devices.ts';
@@ -95,7 +95,7 @@ export class DeviceManager {
     if (!data) return;
     this.pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
       this.log.error(
-        { podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: err.message },
+        { podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: errorDetail(err) },
         "Can't unmarshal allocResp",
       ),
     );
@@ -315,7 +315,7 @@ export class DeviceManager {
       this.pods.delete([uid]);
       this.saveCheckpoint();
       // Upstream's wording in the pod status: the catalogued error's detail, without the code's text.
-      const message = `Allocate failed due to ${isNodeletError(e) ? e.detail : (e as Error).message}, which is unexpected`;
+      const message = `Allocate failed due to ${errorDetail(e)}, which is unexpected`;
       this.log.warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, message }, 'Failed to admit pod');
       return { admit: false, reason: UNEXPECTED, message };
     }
@@ -411,7 +411,7 @@ export class DeviceManager {
       const resp = await ep.getPreferredAllocation(available, mustInclude, size);
       return resp.container_responses[0]?.deviceIDs ?? [];
     } catch (e) {
-      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin GetPreferredAllocation rpc failed with err: ${(e as Error).message}`, e);
+      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin GetPreferredAllocation rpc failed with err: ${errorDetail(e)}`, e);
     }
   }
 
@@ -442,7 +442,7 @@ export class DeviceManager {
         try {
           await ep.preStartContainer([...idsOf(a.deviceIds)]);
         } catch (e) {
-          throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin PreStartContainer rpc failed with err: ${(e as Error).message}`, e);
+          throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `device plugin PreStartContainer rpc failed with err: ${errorDetail(e)}`, e);
         }
       }
     }
@@ -500,7 +500,7 @@ export class DeviceManager {
       writeCheckpoint(this.o.dir, { PodDeviceEntries: this.pods.toCheckpoint(), RegisteredDevices: registered });
     } catch (e) {
       this.log.error({ err: String(e) }, 'Failed to write checkpoint file');
-      if (strict) throw nodeletError('NDL_DEVICE_CHECKPOINT', `failed to write checkpoint file "kubelet_internal_checkpoint": ${(e as Error).message}`, e);
+      if (strict) throw nodeletError('NDL_DEVICE_CHECKPOINT', `failed to write checkpoint file "kubelet_internal_checkpoint": ${errorDetail(e)}`, e);
     }
   }
 }

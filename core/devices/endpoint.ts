@@ -15,7 +15,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { clientOn, deadlineIn, dialUnix, grpcErrorText } from '../../sockets/dial.ts';
-import { nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import {
   KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS,
   loadDevicePlugin,
@@ -46,7 +46,9 @@ type Unary<Req, Res> = (req: Req, options: grpc.CallOptions, cb: (err: grpc.Serv
 
 function call<Req, Res>(fn: Unary<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
   return new Promise((resolve, reject) => {
-    fn(req, { deadline: deadlineIn(timeoutMs) }, (err, res) => (err || res === undefined ? reject(new Error(grpcErrorText(err))) : resolve(res)));
+    fn(req, { deadline: deadlineIn(timeoutMs) }, (err, res) =>
+      err || res === undefined ? reject(nodeletError('NDL_DEVICE_PLUGIN_RPC', grpcErrorText(err), err)) : resolve(res),
+    );
   });
 }
 
@@ -71,7 +73,7 @@ export class DeviceEndpoint {
     try {
       channel = await dialUnix(socketPath, dialTimeoutMs, signal);
     } catch (e) {
-      throw nodeletError('NDL_PLUGIN_DIAL', `failed to dial device plugin: ${(e as Error).message}`, e);
+      throw nodeletError('NDL_PLUGIN_DIAL', `failed to dial device plugin: ${errorDetail(e)}`, e);
     }
     const client = clientOn(loadDevicePlugin().DevicePlugin, channel);
     try {
@@ -79,7 +81,7 @@ export class DeviceEndpoint {
       return new DeviceEndpoint(resourceName, socketPath, options, client);
     } catch (e) {
       client.close();
-      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `failed to get device plugin options: ${(e as Error).message}`, e);
+      throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `failed to get device plugin options: ${errorDetail(e)}`, e);
     }
   }
 
@@ -136,7 +138,7 @@ export class DeviceEndpoint {
   }
 
   private api(): DevicePluginClient {
-    if (this.isStopped() || !this.client) throw new Error(`endpoint ${this.resourceName} (${this.socketPath}) has been stopped`);
+    if (this.isStopped() || !this.client) throw nodeletError('NDL_DEVICE_PLUGIN_RPC', `endpoint ${this.resourceName} (${this.socketPath}) has been stopped`);
     return this.client;
   }
 

@@ -4,6 +4,7 @@
  * write here (upstream `cache/actual_state_of_world.go`).
  */
 import type { PluginHandler } from './plugin-handler.ts';
+import { nodeletError } from '../errors/index.ts';
 import { registeredPlugins } from '../metrics/index.ts';
 
 /** A registered plugin, keyed by its registration socket. */
@@ -28,7 +29,7 @@ export class ActualStateOfWorld {
 
   /** Records a registration (replacing any older one for the same socket). */
   add(plugin: RegisteredPlugin): void {
-    if (plugin.socketPath === '') throw new Error('socket path is empty');
+    if (plugin.socketPath === '') throw nodeletError('NDL_PLUGIN_VALIDATION', 'socket path is empty');
     const old = this._plugins.get(plugin.socketPath);
     if (old) registeredPlugins.dec({ type: old.type });
     this._plugins.set(plugin.socketPath, plugin);

@@ -11,7 +11,7 @@
  *
  * Messages match upstream's word for word; errors carry NDL_PLUGIN_VERSION.
  */
-import { nodeletError, isNodeletError, type NodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 
 const CSI_PLUGIN_NAME = 'kubernetes.io/csi';
 const VERSION_RE = /^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$/;
@@ -45,19 +45,20 @@ export class GenericVersion {
   }
 }
 
-/** Parses like Go's `version.ParseGeneric`; throws a plain Error with Go's wording. */
+/** Parses like Go's `version.ParseGeneric`; throws NDL_PLUGIN_VERSION with Go's wording as its detail. */
 export function parseGenericVersion(str: string): GenericVersion {
   const m = VERSION_RE.exec(str);
-  if (!m) throw new Error(`could not parse ${goQuote(str)} as version`);
+  if (!m) throw nodeletError('NDL_PLUGIN_VERSION', `could not parse ${goQuote(str)} as version`);
   const parts = m[1].split('.');
-  if (parts.length < 2) throw new Error(`illegal version string ${goQuote(str)}`);
+  if (parts.length < 2) throw nodeletError('NDL_PLUGIN_VERSION', `illegal version string ${goQuote(str)}`);
   const components = parts.map((comp, i) => {
     if (i === 0 && comp.startsWith('0') && comp !== '0') {
-      throw new Error(`illegal zero-prefixed version component ${goQuote(comp)} in ${goQuote(str)}`);
+      throw nodeletError('NDL_PLUGIN_VERSION', `illegal zero-prefixed version component ${goQuote(comp)} in ${goQuote(str)}`);
     }
     const n = BigInt(comp);
     if (n > MAX_UINT64) {
-      throw new Error(
+      throw nodeletError(
+        'NDL_PLUGIN_VERSION',
         `illegal non-numeric version component ${goQuote(comp)} in ${goQuote(str)}: strconv.ParseUint: parsing ${goQuote(comp)}: value out of range`,
       );
     }
@@ -68,7 +69,7 @@ export function parseGenericVersion(str: string): GenericVersion {
 
 /** Go's `version.HighestSupportedVersion`: highest version with major ≤ 1, which must be 1.x. */
 export function highestSupportedVersion(versions: readonly string[]): GenericVersion {
-  if (versions.length === 0) throw new Error('empty array for supported versions');
+  if (versions.length === 0) throw nodeletError('NDL_PLUGIN_VERSION', 'empty array for supported versions');
   let highest: GenericVersion | undefined;
   let lastErr: Error | undefined;
   for (let i = versions.length - 1; i >= 0; i--) {
@@ -83,9 +84,12 @@ export function highestSupportedVersion(versions: readonly string[]): GenericVer
     if (highest === undefined || highest.lessThan(v)) highest = v;
   }
   if (highest === undefined) {
-    throw new Error(`could not find a highest supported version from versions (${goList(versions)}) reported: ${lastErr?.message ?? '<nil>'}`);
+    throw nodeletError(
+      'NDL_PLUGIN_VERSION',
+      `could not find a highest supported version from versions (${goList(versions)}) reported: ${lastErr === undefined ? '<nil>' : errorDetail(lastErr)}`,
+    );
   }
-  if (highest.major !== 1n) throw new Error(`highest supported version reported is ${highest}, must be v1.x`);
+  if (highest.major !== 1n) throw nodeletError('NDL_PLUGIN_VERSION', `highest supported version reported is ${highest}, must be v1.x`);
   return highest;
 }
 
@@ -104,7 +108,7 @@ export function validateCsiVersions(callerName: string, pluginName: string, vers
   try {
     highest = highestSupportedVersion(versions);
   } catch (e) {
-    throw nodeletError('NDL_PLUGIN_VERSION', `${prefix} None of the versions specified ${goQuotedList(versions)} are supported. err=${(e as Error).message}`);
+    throw nodeletError('NDL_PLUGIN_VERSION', `${prefix} None of the versions specified ${goQuotedList(versions)} are supported. err=${errorDetail(e)}`);
   }
   if (registered !== undefined && !registered.lessThan(highest)) {
     throw nodeletError(
@@ -120,7 +124,7 @@ export function validateCsiPlugin(pluginName: string, endpoint: string, versions
   try {
     return validateCsiVersions('ValidatePlugin', pluginName, versions, registered);
   } catch (e) {
-    const detail = isNodeletError(e) ? (e as NodeletError).detail : (e as Error).message;
+    const detail = errorDetail(e);
     throw nodeletError('NDL_PLUGIN_VERSION', `validation failed for CSI Driver ${pluginName} at endpoint ${endpoint}: ${detail}`, e);
   }
 }

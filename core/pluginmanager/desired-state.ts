@@ -4,6 +4,7 @@
  * a known path means the socket was re-created and must be registered again.
  * Only the plugin watcher writes here (upstream `cache/desired_state_of_world.go`).
  */
+import { nodeletError } from '../errors/index.ts';
 
 /** One socket that should be registered. */
 export interface DesiredPlugin {
@@ -17,7 +18,7 @@ export class DesiredStateOfWorld {
 
   /** Adds a socket or updates its timestamp; true when something changed. */
   addOrUpdate(socketPath: string, timestamp: number): boolean {
-    if (socketPath === '') throw new Error('socket path is empty');
+    if (socketPath === '') throw nodeletError('NDL_PLUGIN_VALIDATION', 'socket path is empty');
     if (this._plugins.get(socketPath) === timestamp) return false;
     this._plugins.set(socketPath, timestamp);
     return true;

@@ -123,6 +123,7 @@ async function deRegister(handler: PluginHandler, name: string, endpoint: string
 
 function getInfo(client: RegistrationClient): Promise<PluginInfo__Output> {
   return new Promise((resolve, fail) => {
+    // A bare Error on purpose: registerWith wraps whatever fails here as NDL_PLUGIN_INFO, reading its message via grpcErrorText.
     client.GetInfo({}, { deadline: deadlineIn(GET_INFO_TIMEOUT_MS) }, (err, res) => (err || !res ? fail(err ?? new Error('empty reply')) : resolve(res)));
   });
 }

@@ -18,9 +18,9 @@ describe('parseGenericVersion (apimachinery ParseGeneric)', () => {
     expect(String(parseGenericVersion('0.3'))).toBe('0.3');
   });
   it('rejects what Go rejects, with Go wording', () => {
-    expect(errorOf(() => parseGenericVersion('1')).message).toBe('illegal version string "1"');
-    expect(errorOf(() => parseGenericVersion('abc')).message).toBe('could not parse "abc" as version');
-    expect(errorOf(() => parseGenericVersion('01.0')).message).toBe('illegal zero-prefixed version component "01" in "01.0"');
+    expect(errorOf(() => parseGenericVersion('1')).detail).toBe('illegal version string "1"');
+    expect(errorOf(() => parseGenericVersion('abc')).detail).toBe('could not parse "abc" as version');
+    expect(errorOf(() => parseGenericVersion('01.0')).detail).toBe('illegal zero-prefixed version component "01" in "01.0"');
   });
   it('compares with missing components as zeros', () => {
     expect(parseGenericVersion('1.0').compare(parseGenericVersion('1.0.0'))).toBe(0);
@@ -33,17 +33,17 @@ describe('highestSupportedVersion', () => {
     expect(String(highestSupportedVersion(['0.3.0', '1.2.0', '2.0.0', '1.10.0']))).toBe('1.10.0');
   });
   it('fails when only 2.x+ is offered', () => {
-    expect(errorOf(() => highestSupportedVersion(['2.0.0', '3.1'])).message).toBe(
+    expect(errorOf(() => highestSupportedVersion(['2.0.0', '3.1'])).detail).toBe(
       'could not find a highest supported version from versions ([2.0.0 3.1]) reported: <nil>',
     );
   });
   it('reports the parse error of the earliest unparsable entry', () => {
-    expect(errorOf(() => highestSupportedVersion(['x', 'y'])).message).toBe(
+    expect(errorOf(() => highestSupportedVersion(['x', 'y'])).detail).toBe(
       'could not find a highest supported version from versions ([x y]) reported: could not parse "x" as version',
     );
   });
   it('fails when the highest is 0.x', () => {
-    expect(errorOf(() => highestSupportedVersion(['0.3.0', '2.0.0'])).message).toBe('highest supported version reported is 0.3.0, must be v1.x');
+    expect(errorOf(() => highestSupportedVersion(['0.3.0', '2.0.0'])).detail).toBe('highest supported version reported is 0.3.0, must be v1.x');
   });
 });
 
