@@ -52,7 +52,7 @@ export async function runPush(args: string[]): Promise<number> {
     throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `nodelet push: --chunk-size must be a positive integer`);
   const ref = parseReference(refText);
   const module = await readFile(file).catch((e: Error) => {
-    throw new Error(`cannot read ${file}: ${e.message}`);
+    throw nodeletError('NDL_CLI_FILE', `nodelet push: cannot read ${file}: ${e.message}`, e);
   });
   const credential = credentialsFor(ref, await dockerConfigCredentials())[0];
   const progress = progressWriter();

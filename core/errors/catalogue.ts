@@ -12,6 +12,7 @@ export const CATALOGUE = {
   NDL_CONFIG_INVALID_VALUE: 'invalid flag value',
   NDL_CONFIG_FILE: 'invalid KubeletConfiguration file',
   NDL_CONFIG_UNEXPECTED_ARG: 'unexpected argument',
+  NDL_CLI_FILE: 'cannot read input file',
   // provider loading
   NDL_PROVIDER_MANIFEST: 'provider manifest missing or unreadable',
   NDL_PROVIDER_MANIFEST_INVALID: 'provider manifest invalid',
@@ -40,6 +41,7 @@ export const CATALOGUE = {
   NDL_DOWNWARD_API: 'downward API field cannot be resolved',
   NDL_POD_ADMISSION: 'pod rejected at admission',
   NDL_CONTAINER_CONFIG: 'container config unavailable',
+  NDL_TERMINATION_MESSAGE: 'termination message unreadable',
   // kubelet API
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',
@@ -64,6 +66,7 @@ export const CATALOGUE = {
   NDL_DEVICE_CHECKPOINT: 'device manager checkpoint unusable',
   // API server and shared helpers
   NDL_API_CLIENT: 'API client misconfigured',
+  NDL_API_REQUEST: 'API server request failed',
   NDL_QUANTITY: 'invalid quantity',
   NDL_RETRY_EXHAUSTED: 'retries exhausted',
 } as const;

@@ -5,6 +5,7 @@ import type * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { Agent as UndiciAgent } from 'undici';
 import { subscribe } from 'node:diagnostics_channel';
+import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
 
 /** The typed API groups nodelet talks to. */
@@ -95,7 +96,7 @@ export class SharedConnectionKubeConfig extends k8s.KubeConfig {
       cert: creds.cert,
       key: creds.key,
     });
-    if (o.type !== 'agent') throw new Error(`client certificate override needs a direct TLS connection (got ${o.type})`);
+    if (o.type !== 'agent') throw nodeletError('NDL_API_CLIENT', `client certificate override needs a direct TLS connection (got ${o.type})`);
     return new UndiciAgent({ connect: o.connect }) as unknown as Dispatcher;
   }
 
@@ -160,10 +161,17 @@ export const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy
 /** Request options that send a body as a strategic merge patch. */
 export const strategicMergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 
-/** The HTTP status of an API error (client-node's ApiException), or undefined. */
+/** The HTTP status of an API error (client-node's ApiException, or one made by {@link apiError}), or undefined. */
 export function apiStatus(e: unknown): number | undefined {
-  const code = (e as { code?: unknown })?.code;
-  return typeof code === 'number' ? code : undefined;
+  const code = (e as { code?: unknown; httpStatus?: unknown })?.code;
+  if (typeof code === 'number') return code;
+  const status = (e as { httpStatus?: unknown })?.httpStatus;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** An API error as NDL_API_REQUEST whose detail is the apiserver's Status message, keeping its HTTP status as `httpStatus`. */
+export function apiError(e: unknown): NodeletError & { readonly httpStatus?: number } {
+  return Object.assign(nodeletError('NDL_API_REQUEST', apiMessage(e), e), { httpStatus: apiStatus(e) });
 }
 
 /** True when the API answered 404. */

@@ -3,6 +3,7 @@
  * fractions, with upstream's rounding: `value()` and `milliValue()` round up.
  * `quantityUnits` / `milliCpu` give plain numbers for admission and limits.
  */
+import { nodeletError } from '../errors/index.ts';
 
 /** A parsed quantity: `num / den`, `den > 0`. */
 export interface Quantity {
@@ -18,10 +19,11 @@ function pow10(n: number): bigint {
   return 10n ** BigInt(n);
 }
 
-/** Parses a quantity; throws `quantities must match the regular expression ...` like upstream on bad input. */
+/** Parses a quantity; throws NDL_QUANTITY with detail `quantities must match the regular expression ...` like upstream on bad input. */
 export function parseQuantity(s: string): Quantity {
   const m = RE.exec(s.trim());
-  if (!m) throw new Error(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`);
+  if (!m)
+    throw nodeletError('NDL_QUANTITY', `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': ${JSON.stringify(s)}`);
   const [intPart, fracPart = ''] = m[1]!.split('.');
   let num = BigInt((intPart === '' || intPart === '+' || intPart === '-' ? intPart + '0' : intPart) + fracPart);
   let den = pow10(fracPart.length);

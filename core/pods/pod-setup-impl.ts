@@ -34,13 +34,14 @@ import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { pullSecretCredentials } from '../images/index.ts';
 import { removeTreeNoFollow } from '../paths/index.ts';
+import { errorDetail, isNodeletError, nodeletError } from '../errors/index.ts';
 
 /** The object source of standalone mode: nothing exists. */
 const noApi: ObjectSource = {
   getConfigMap: async () => undefined,
   getSecret: async () => undefined,
   requestServiceAccountToken: async () => {
-    throw new Error('service account tokens need an API server (standalone mode has none)');
+    throw nodeletError('NDL_VOLUME_SOURCE', 'service account tokens need an API server (standalone mode has none)');
   },
 };
 
@@ -68,7 +69,7 @@ export function createPodSetup(
   const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
   const podDir = (pod: V1Pod) => {
     const uid = pod.metadata!.uid!;
-    if (!UID.test(uid)) throw new Error(`invalid pod uid ${JSON.stringify(uid)}`);
+    if (!UID.test(uid)) throw nodeletError('NDL_POD_INVALID', `invalid pod uid ${JSON.stringify(uid)}`);
     return join(o.podsDir, uid);
   };
   const identity = (pod: V1Pod) => ({ namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! });
@@ -81,7 +82,9 @@ export function createPodSetup(
         return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, log, plugins });
       } catch (e) {
         const fails = volumeFailures(e);
-        throw Object.assign(new Error((e as Error).message), { messages: fails?.map(failedMountMessage) });
+        // Re-made (not re-thrown) so the pod worker sees only the FailedMount texts, not the aggregate's inner errors.
+        const err = isNodeletError(e) ? nodeletError(e.code, e.detail) : nodeletError('NDL_VOLUME_SOURCE', errorDetail(e), e);
+        throw Object.assign(err, { messages: fails?.map(failedMountMessage) });
       }
     },
     async mounts(pod, container, prepared, env) {

@@ -25,7 +25,7 @@ import path from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { readContainerLog } from '../logs/index.ts';
-import { nodeletError } from '../errors/index.ts';
+import { isNodeletError, nodeletError } from '../errors/index.ts';
 import { resolveInRoot } from '../paths/index.ts';
 
 /** Upstream `kubecontainer.MaxContainerTerminationMessageLength`. */
@@ -56,7 +56,7 @@ async function readTail(file: string, max: number): Promise<string> {
   const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw new Error('not a regular file');
+    if (!st.isFile()) throw nodeletError('NDL_TERMINATION_MESSAGE', 'not a regular file');
     if ((await realpath(`/proc/self/fd/${fh.fd}`).catch(() => file)) !== file) {
       throw nodeletError('NDL_PATH_ESCAPE', 'the file was moved while it was opened');
     }
@@ -95,7 +95,14 @@ async function fromFile(spec: V1Container, mounts: readonly Mount[], fallback: b
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return ['', fallback];
     // Host paths stay out of the pod status.
-    const why = code === 'ELOOP' ? 'the file is a symbolic link' : code?.startsWith('E') ? code : (e as Error).message;
+    const why =
+      code === 'ELOOP'
+        ? 'the file is a symbolic link'
+        : code?.startsWith('E')
+          ? code
+          : isNodeletError(e, 'NDL_TERMINATION_MESSAGE')
+            ? e.detail
+            : (e as Error).message;
     return [`Error on reading termination log ${p}: ${why}`, false];
   }
 }

@@ -4,15 +4,11 @@
  */
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { IssuedToken, ObjectSource, TokenRequestOptions } from './object-source.ts';
-import { apiMessage } from '../kube/index.ts';
+import { apiError } from '../kube/index.ts';
+import { nodeletError } from '../errors/index.ts';
 
 function isNotFound(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 404;
-}
-
-/** An API error as one readable line (the apiserver's Status message), keeping its HTTP `code`. */
-function readable(e: unknown): Error {
-  return Object.assign(new Error(apiMessage(e), { cause: e }), { code: (e as { code?: unknown })?.code });
 }
 
 async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
@@ -20,7 +16,7 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
     return await p;
   } catch (e) {
     if (isNotFound(e)) return undefined;
-    throw readable(e);
+    throw apiError(e);
   }
 }
 
@@ -46,10 +42,11 @@ export function createApiObjectSource(api: CoreV1Api): ObjectSource {
           },
         })
         .catch((e: unknown) => {
-          throw readable(e);
+          throw apiError(e);
         });
-      if (!tr.status?.token) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token`);
-      if (!tr.status.expirationTimestamp) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no expirationTimestamp`);
+      if (!tr.status?.token) throw nodeletError('NDL_VOLUME_SOURCE', `TokenRequest for ${namespace}/${serviceAccount} returned no token`);
+      if (!tr.status.expirationTimestamp)
+        throw nodeletError('NDL_VOLUME_SOURCE', `TokenRequest for ${namespace}/${serviceAccount} returned no expirationTimestamp`);
       return { token: tr.status.token, expirationTimestamp: new Date(tr.status.expirationTimestamp) };
     },
   };

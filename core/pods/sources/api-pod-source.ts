@@ -8,6 +8,7 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import { apiMessage, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/index.ts';
 import type { StatusSink } from '../pod-controller.ts';
 import { isMirrorPod } from './mirror-pods.ts';
+import { nodeletError } from '../../errors/index.ts';
 
 /** Receives pod changes. */
 export interface PodHandler {
@@ -65,7 +66,7 @@ export function apiStatusSink(clients: KubeClients): StatusSink {
           body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata!.uid } },
         });
       } catch (e) {
-        if (!isApiNotFound(e)) throw new Error(apiMessage(e));
+        if (!isApiNotFound(e)) throw nodeletError('NDL_API_REQUEST', apiMessage(e), e);
       }
     },
   };

@@ -4,7 +4,7 @@
  * Rejections carry the apiserver's message (`persistentvolumeclaims "x" not found`).
  */
 import type { V1CSIDriver, V1PersistentVolume, V1PersistentVolumeClaim, V1VolumeAttachment } from '@kubernetes/client-node';
-import { apiMessage, isApiNotFound, type KubeClients } from '../../kube/index.ts';
+import { apiError, isApiNotFound, type KubeClients } from '../../kube/index.ts';
 
 /** Reads the CSI volume plugin makes. */
 export interface CsiVolumeApi {
@@ -19,7 +19,7 @@ async function withMessage<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (e) {
-    throw Object.assign(new Error(apiMessage(e), { cause: e }), { code: (e as { code?: unknown }).code });
+    throw apiError(e);
   }
 }
 
@@ -33,7 +33,7 @@ export function csiVolumeApi(clients: Pick<KubeClients, 'core' | 'storage'>): Cs
         return await clients.storage.readCSIDriver({ name });
       } catch (e) {
         if (isApiNotFound(e)) return undefined;
-        throw new Error(apiMessage(e), { cause: e });
+        throw apiError(e);
       }
     },
     readVolumeAttachment: (name) => withMessage(clients.storage.readVolumeAttachment({ name })),

@@ -32,7 +32,7 @@ describe('createApiObjectSource', () => {
     expect((await src.getConfigMap('ns', 'c'))?.data).toEqual({ k: 'v' });
     expect(await src.getConfigMap('ns', 'missing')).toBeUndefined();
     expect(await src.getSecret('ns', 's')).toBeUndefined();
-    await expect(src.getConfigMap('ns', 'forbidden')).rejects.toMatchObject({ code: 403 });
+    await expect(src.getConfigMap('ns', 'forbidden')).rejects.toMatchObject({ code: 'NDL_API_REQUEST', httpStatus: 403 });
     expect(calls[0]).toEqual(['cm', { name: 'c', namespace: 'ns' }]);
   });
 
@@ -55,7 +55,7 @@ describe('createApiObjectSource', () => {
 });
 
 describe('createApiObjectSource errors', () => {
-  it('turns an API error into the apiserver Status message, keeping its HTTP code', async () => {
+  it('turns an API error into NDL_API_REQUEST with the apiserver Status message as detail, keeping its HTTP status', async () => {
     const body = JSON.stringify({
       kind: 'Status',
       message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
@@ -67,9 +67,10 @@ describe('createApiObjectSource errors', () => {
     const src = createApiObjectSource({ createNamespacedServiceAccountToken: fail, readNamespacedSecret: fail } as unknown as CoreV1Api);
     const opts = { expirationSeconds: 3600, podName: 'p', podUID: 'u' };
     await expect(src.requestServiceAccountToken('ns', 'default', opts)).rejects.toMatchObject({
-      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
-      code: 403,
+      code: 'NDL_API_REQUEST',
+      detail: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+      httpStatus: 403,
     });
-    await expect(src.getSecret('ns', 's')).rejects.toMatchObject({ code: 403, message: expect.not.stringContaining('HTTP-Code') });
+    await expect(src.getSecret('ns', 's')).rejects.toMatchObject({ httpStatus: 403, message: expect.not.stringContaining('HTTP-Code') });
   });
 });
