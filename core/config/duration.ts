@@ -2,6 +2,7 @@
  * Go `time.Duration` strings ("10s", "1m30s", "1.5h", "300ms", "0"), as
  * upstream's KubeletConfiguration and duration flags use them.
  */
+import { nodeletError } from '../errors/index.ts';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
@@ -28,15 +29,15 @@ export function parseGoDuration(text: string): number {
     rest = rest.slice(1);
   }
   if (rest === '0') return 0;
-  if (rest === '') throw new Error(`invalid duration "${text}"`);
+  if (rest === '') throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid duration "${text}"`);
   let total = 0;
   while (rest !== '') {
     const m = PART.exec(rest);
-    if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw new Error(`invalid duration "${text}"`);
-    if (m[3] === '') throw new Error(`missing unit in duration "${text}" (use ns, us, ms, s, m, h)`);
+    if (!m || (m[1] === '' && (m[2] ?? '') === '')) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid duration "${text}"`);
+    if (m[3] === '') throw nodeletError('NDL_CONFIG_INVALID_VALUE', `missing unit in duration "${text}" (use ns, us, ms, s, m, h)`);
     const unit = UNIT_MS[m[3]!];
     if (unit === undefined) {
-      throw new Error(`unknown unit "${m[3]}" in duration "${text}" (use ns, us, ms, s, m, h)`);
+      throw nodeletError('NDL_CONFIG_INVALID_VALUE', `unknown unit "${m[3]}" in duration "${text}" (use ns, us, ms, s, m, h)`);
     }
     total += Number(`${m[1] || '0'}.${m[2] || '0'}`) * unit;
     rest = rest.slice(m[0].length);

@@ -2,6 +2,7 @@
  * The command-line flags nodelet accepts. Upstream kubelet flags keep their
  * upstream names and meaning; nodelet's own flags are marked `upstream: false`.
  */
+import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
@@ -32,14 +33,14 @@ export interface FlagSpec {
   readonly help: string;
   /** True for upstream kubelet flags, false for nodelet's own. */
   readonly upstream: boolean;
-  /** Parses `raw` into `s`; throws an Error whose message is the reason. Called once per occurrence. */
+  /** Parses `raw` into `s`; throws NDL_CONFIG_INVALID_VALUE whose detail is the reason. Called once per occurrence. */
   apply(s: Settings, raw: string): void;
 }
 
 const AUTHZ_MODES: readonly AuthorizationMode[] = ['Webhook', 'AlwaysAllow'];
 
 function parseAuthorizationMode(raw: string): AuthorizationMode {
-  if (!AUTHZ_MODES.includes(raw as AuthorizationMode)) throw new Error(`must be one of ${AUTHZ_MODES.join(', ')}`);
+  if (!AUTHZ_MODES.includes(raw as AuthorizationMode)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `must be one of ${AUTHZ_MODES.join(', ')}`);
   return raw as AuthorizationMode;
 }
 
@@ -500,7 +501,7 @@ export const FLAGS: readonly FlagSpec[] = [
 ];
 
 function nonEmpty(raw: string): string {
-  if (raw.trim() === '') throw new Error('must not be empty');
+  if (raw.trim() === '') throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must not be empty');
   return raw.trim();
 }
 

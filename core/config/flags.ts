@@ -4,7 +4,7 @@
  * `push` / `pull` subcommands, and the merge defaults < --config < flags.
  */
 import os from 'node:os';
-import { nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { helpText, versionText } from './usage.ts';
 import { findFlag } from './flag-table.ts';
 import { loadKubeletConfig } from './kubelet-config.ts';
@@ -76,7 +76,7 @@ function parseFlags(argv: readonly string[]): Parsed {
     try {
       spec.apply(settings, value);
     } catch (e) {
-      throw invalid(value, shown, (e as Error).message);
+      throw invalid(value, shown, errorDetail(e));
     }
   }
   return { kind: 'flags', settings };
@@ -86,7 +86,7 @@ function boolOf(raw: string, shown: string): boolean {
   try {
     return parseBool(raw);
   } catch (e) {
-    throw invalid(raw, shown, (e as Error).message);
+    throw invalid(raw, shown, errorDetail(e));
   }
 }
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
@@ -36,7 +36,7 @@ type FieldApply = (s: Settings, v: unknown, dir: string) => void;
 
 const str = (v: unknown): string => {
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
-  throw new Error('must be a scalar value');
+  throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a scalar value');
 };
 const filePath = (v: unknown, dir: string): string | undefined => {
   const p = str(v);
@@ -44,9 +44,9 @@ const filePath = (v: unknown, dir: string): string | undefined => {
 };
 
 function parseTaintList(v: unknown): Settings['registerWithTaints'] {
-  if (!Array.isArray(v)) throw new Error('must be a list of {key, value, effect}');
+  if (!Array.isArray(v)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a list of {key, value, effect}');
   return v.map((t: unknown) => {
-    if (typeof t !== 'object' || t === null) throw new Error('must be a list of {key, value, effect}');
+    if (typeof t !== 'object' || t === null) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a list of {key, value, effect}');
     const { key, value, effect } = t as Record<string, unknown>;
     const kv = value === undefined || value === null ? str(key) : `${str(key)}=${str(value)}`;
     return parseTaint(`${kv}:${str(effect)}`);
@@ -55,7 +55,7 @@ function parseTaintList(v: unknown): Settings['registerWithTaints'] {
 
 function parseMode(v: unknown): AuthorizationMode {
   const m = str(v);
-  if (m !== 'Webhook' && m !== 'AlwaysAllow') throw new Error('must be Webhook or AlwaysAllow');
+  if (m !== 'Webhook' && m !== 'AlwaysAllow') throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be Webhook or AlwaysAllow');
   return m;
 }
 
@@ -183,7 +183,7 @@ export function mapKubeletConfig(doc: unknown, file: string): KubeletConfigResul
     try {
       apply(settings, value, dir);
     } catch (e) {
-      throw fail(`${key}: ${JSON.stringify(value)} ${(e as Error).message}`);
+      throw fail(`${key}: ${JSON.stringify(value)} ${errorDetail(e)}`);
     }
   }
   const warnings = unsupported.length === 0 ? [] : [`KubeletConfiguration ${file}: nodelet ignores unsupported fields: ${unsupported.join(', ')}`];

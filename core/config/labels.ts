@@ -3,6 +3,7 @@
  * and the node labels a kubelet may set on its own Node
  * (k8s.io/kubelet/pkg/apis/well_known_labels.go, `ValidateKubeletFlags`).
  */
+import { nodeletError } from '../errors/index.ts';
 
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -93,13 +94,14 @@ export function parseNodeLabels(text: string): Record<string, string> {
   for (const pair of text.split(',')) {
     if (pair.trim() === '') continue;
     const eq = pair.indexOf('=');
-    if (eq < 0) throw new Error(`malformed pair "${pair}", expected key=value`);
+    if (eq < 0) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `malformed pair "${pair}", expected key=value`);
     const key = pair.slice(0, eq).trim();
     const value = pair.slice(eq + 1).trim();
     const err = labelKeyError(key) ?? labelValueError(value);
-    if (err) throw new Error(err);
+    if (err) throw nodeletError('NDL_CONFIG_INVALID_VALUE', err);
     if (isKubernetesLabel(key) && !isKubeletLabel(key)) {
-      throw new Error(
+      throw nodeletError(
+        'NDL_CONFIG_INVALID_VALUE',
         `label "${key}" is in the restricted kubernetes.io/k8s.io namespace; allowed are the prefixes ` +
           `${KUBELET_LABEL_NAMESPACES.join(', ')} and the labels ${KUBELET_LABELS.join(', ')}`,
       );

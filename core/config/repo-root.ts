@@ -15,6 +15,7 @@ function findRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const pkg = path.join(dir, 'package.json');
     if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'nodelet') return dir;
+    // A bare Error on purpose: thrown at module load when nodelet is installed without its package.json, before any catalogue user exists.
     if (path.dirname(dir) === dir) throw new Error(`nodelet's package.json not found above ${from}`);
   }
 }

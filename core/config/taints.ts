@@ -3,6 +3,7 @@
  * `key:Effect`, comma-separated), as upstream pkg/util/taints parses it, and
  * the taint nodelet adds by default so ordinary pods stay off its node.
  */
+import { nodeletError } from '../errors/index.ts';
 import type { Taint } from '@nodelet/plugin-api/v1';
 import { labelKeyError, labelValueError } from './labels.ts';
 
@@ -20,17 +21,17 @@ export const NODELET_DEFAULT_TAINT: Taint = Object.freeze({
 /** Parses one `key[=value]:Effect`. Throws an Error with a one-line reason. */
 export function parseTaint(spec: string): Taint {
   const parts = spec.split(':');
-  if (parts.length !== 2) throw new Error(`invalid taint "${spec}": expected key=value:Effect`);
+  if (parts.length !== 2) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid taint "${spec}": expected key=value:Effect`);
   const [kv, effect] = parts as [string, string];
   if (!EFFECTS.includes(effect as Taint['effect'])) {
-    throw new Error(`invalid taint "${spec}": effect must be one of ${EFFECTS.join(', ')}`);
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid taint "${spec}": effect must be one of ${EFFECTS.join(', ')}`);
   }
   const kvParts = kv.split('=');
-  if (kvParts.length > 2) throw new Error(`invalid taint "${spec}": expected key=value:Effect`);
+  if (kvParts.length > 2) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid taint "${spec}": expected key=value:Effect`);
   const key = kvParts[0]!;
   const value = kvParts[1];
   const err = labelKeyError(key) ?? (value === undefined ? undefined : labelValueError(value));
-  if (err) throw new Error(`invalid taint "${spec}": ${err}`);
+  if (err) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `invalid taint "${spec}": ${err}`);
   return value === undefined || value === '' ? { key, effect: effect as Taint['effect'] } : { key, value, effect: effect as Taint['effect'] };
 }
 
@@ -43,7 +44,7 @@ export function parseTaints(text: string): Taint[] {
   const seen = new Set<string>();
   for (const t of taints) {
     const id = `${t.key}:${t.effect}`;
-    if (seen.has(id)) throw new Error(`duplicate taint "${id}"`);
+    if (seen.has(id)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `duplicate taint "${id}"`);
     seen.add(id);
   }
   return taints;

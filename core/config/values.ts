@@ -1,8 +1,9 @@
 /**
  * Parsers for single setting values, shared by the command line and the
- * KubeletConfiguration file. Each throws a plain Error whose message is the
- * one-line reason; callers wrap it with the flag or field name.
+ * KubeletConfiguration file. Each throws NDL_CONFIG_INVALID_VALUE whose detail is
+ * the one-line reason; callers wrap the detail with the flag or field name.
  */
+import { nodeletError } from '../errors/index.ts';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/index.ts';
@@ -18,9 +19,9 @@ const INT = /^[+-]?\d+$/;
 /** Parses a base-10 integer within [min, max]. */
 export function parseIntIn(text: string, min: number, max: number): number {
   const n = INT.test(text.trim()) ? Number(text.trim()) : NaN;
-  if (!Number.isSafeInteger(n)) throw new Error('must be an integer');
+  if (!Number.isSafeInteger(n)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an integer');
   if (n < min || n > max) {
-    throw new Error(max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`);
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', max === Number.MAX_SAFE_INTEGER ? `must be at least ${min}` : `must be between ${min} and ${max}`);
   }
   return n;
 }
@@ -28,7 +29,7 @@ export function parseIntIn(text: string, min: number, max: number): number {
 /** Parses a positive integer. */
 export function parsePositiveInt(text: string): number {
   const n = INT.test(text.trim()) ? Number(text.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error('must be a positive integer');
+  if (!Number.isSafeInteger(n) || n < 1) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a positive integer');
   return n;
 }
 
@@ -41,33 +42,33 @@ export function parsePort(text: string, allowZero = false): number {
 export function parseBool(text: string): boolean {
   if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(text)) return true;
   if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(text)) return false;
-  throw new Error('must be true or false');
+  throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be true or false');
 }
 
 /** Parses an IPv4 or IPv6 address. */
 export function parseIP(text: string): string {
-  if (isIP(text) === 0) throw new Error('must be an IPv4 or IPv6 address');
+  if (isIP(text) === 0) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an IPv4 or IPv6 address');
   return text;
 }
 
 /** Parses a positive Go duration into milliseconds. */
 export function parsePositiveDuration(text: string): number {
   const ms = parseGoDuration(text);
-  if (!(ms > 0)) throw new Error('must be a positive duration such as 10s or 1m30s');
+  if (!(ms > 0)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a positive duration such as 10s or 1m30s');
   return ms;
 }
 
 /** Parses a non-negative Go duration (0 allowed, e.g. a cache TTL) into milliseconds. */
 export function parseDuration(text: string): number {
   const ms = parseGoDuration(text);
-  if (!(ms >= 0)) throw new Error('must be a duration such as 0s, 30s or 2m0s');
+  if (!(ms >= 0)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a duration such as 0s, 30s or 2m0s');
   return ms;
 }
 
 /** Parses a log level name. */
 export function parseLogLevel(text: string): LogLevel {
   const level = text.toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `must be one of ${LOG_LEVELS.join(', ')}`);
   return level as LogLevel;
 }
 
@@ -78,7 +79,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Parses a log format name (`text` or `json`). */
 export function parseLogFormat(text: string): LogFormat {
-  if (!(LOG_FORMATS as readonly string[]).includes(text)) throw new Error(`must be one of ${LOG_FORMATS.join(', ')}`);
+  if (!(LOG_FORMATS as readonly string[]).includes(text)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `must be one of ${LOG_FORMATS.join(', ')}`);
   return text as LogFormat;
 }
 
@@ -91,7 +92,7 @@ export function parseVerbosity(text: string): LogLevel {
 
 /** Parses a non-empty file system path, resolved against the working directory. */
 export function parsePath(text: string): string {
-  if (text.trim() === '') throw new Error('must be a non-empty path');
+  if (text.trim() === '') throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a non-empty path');
   return path.resolve(text);
 }
 
@@ -107,12 +108,12 @@ const QUANTITY = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
 
 /** Converts a Kubernetes byte quantity (`10Mi`, `500k`, `1024`) to bytes (rounded up). */
 export function quantityToBytes(text: string): number {
-  if (!QUANTITY.test(text.trim())) throw new Error('must be a quantity such as 10Mi, 500Ki or 1048576');
+  if (!QUANTITY.test(text.trim())) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a quantity such as 10Mi, 500Ki or 1048576');
   return Number(quantityValue(parseExactQuantity(text)));
 }
 
 /** Validates a positive byte quantity and returns it unchanged. */
 export function parseQuantity(text: string): string {
-  if (quantityToBytes(text) <= 0) throw new Error('must be greater than zero');
+  if (quantityToBytes(text) <= 0) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be greater than zero');
   return text.trim();
 }
