@@ -193,7 +193,7 @@ describe('CSI with the upstream e2e mock driver', () => {
   });
 
   // Upstream (pkg/volume/csi/csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is a publish-time addition.
-  it.fails("NodeStageVolume gets only the PV's attributes, no pod info (reason: nodelet adds the podInfoOnMount keys to NodeStage too)", () => {
+  it("NodeStageVolume gets only the PV's attributes, no pod info", () => {
     const staged = mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === '1');
     expect(staged.length).toBe(1);
     expect(staged[0]!.request.volume_context).toEqual({ origin: 'pv' });
