@@ -11,7 +11,7 @@
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { nodeletError } from '../errors/index.ts';
+import { errorDetail, nodeletError } from '../errors/index.ts';
 import { createCertificate, generateKeys, KeyUsage, parseKeyPair, privateKeyPem, splitAddresses } from '../certificates/index.ts';
 
 /** Options of {@link loadServingCert}. */
@@ -73,7 +73,7 @@ export async function readPair(certFile: string, keyFile: string): Promise<{ cer
   try {
     parseKeyPair(cert, key);
   } catch (e) {
-    throw nodeletError('NDL_API_SERVING_CERT', `${certFile}: ${(e as Error).message}`, e);
+    throw nodeletError('NDL_API_SERVING_CERT', `${certFile}: ${errorDetail(e)}`, e);
   }
   return { cert, key };
 }
