@@ -1,20 +1,19 @@
 /**
  * The `PodProvider` driver (see pod-driver.ts), a pass-through for a provider
  * that owns whole pods: after the worker prepared the volumes, it hands the
- * pod over once (`createPod`), forwards
- * changes of its mutable fields (`updatePod`), posts what `getPodStatus`
- * reports, and asks the provider to stop the pod on deletion (`deletePod`).
+ * pod over once (`createPod`), forwards changes of its mutable fields
+ * (`updatePod`), posts what `getPodStatus` reports (provider-reports.ts), and asks the provider to stop the pod on deletion (`deletePod`).
  * Its context adds `resolveContainer`, `logPath` and `statusChanged` (a
  * status-only sync, decided in the worker).
  *
- *   new ──(volumes ready)──► createPod ──► created ──spec change──► updatePod
- *    ▲   │ FailedMount       │    │          │ statusChanged() ──► re-queue ──► getPodStatus ──► post
- *    └───┘ (back-off)        │    │          └─ terminate ──► deletePod(grace) ─(grace over)─► abort signal
- *    ▲                       │    └─ InvalidArgument/NotSupported ──► Failed (UnsupportedPodSpec), no retry
- *    └── back-off ◄──────────┘ ImagePull/InvalidImage: ErrImagePull ─► ImagePullBackOff
- *                               other errors: FailedCreatePodSandBox (containers ContainerCreating)
+ *   new ──sync (volumes ready)──► createPod ──► created ──spec change──► updatePod
+ *    ▲                               │    │          │ statusChanged() ──► worker re-queues ──► getPodStatus ──► post
+ *    │                               │    │          └─ stop ──► deletePod(grace) ─(grace over)─► abort signal
+ *    │                               │    └─ InvalidArgument/NotSupported ──► Failed (UnsupportedPodSpec), no retry
+ *    └── back-off ◄──────────────────┘ ImagePull/InvalidImage: ErrImagePull ─► ImagePullBackOff
+ *                                       other errors: FailedCreatePodSandBox (containers ContainerCreating)
  */
-import type { V1Container, V1ContainerStateTerminated, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import {
   isImagePull,
   isInvalidArgument,
@@ -23,7 +22,6 @@ import {
   isNotSupported,
   isProviderError,
   providerError,
-  type ContainerStatusReport,
   type PodContext,
   type PodLifecycleContext,
   type PodProvider,
@@ -35,7 +33,8 @@ import type { DriverEnv, PodDriver } from './pod-driver.ts';
 import { containerLimits } from './container-limits.ts';
 import { toPodObject } from './pod-object.ts';
 import { mutableFingerprint } from './pod-changes.ts';
-import { containerState, isTerminalPhase, reportProblem, statusFromReport } from './pod-status-report.ts';
+import { isTerminalPhase, statusFromReport } from './pod-status-report.ts';
+import { ProviderReports } from './provider-reports.ts';
 
 /** The pod reason when a provider refuses a pod for good (InvalidArgument/NotSupported without a reason of its own). */
 export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
@@ -60,9 +59,7 @@ export class PodProviderDriver implements PodDriver {
   private pullError?: string;
   private fingerprint = '';
   private deleting = false;
-  private last?: PodStatusReport;
-  private badReport?: string;
-  private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
+  private readonly reports: ProviderReports;
 
   constructor(
     pod: V1Pod,
@@ -72,6 +69,7 @@ export class PodProviderDriver implements PodDriver {
     private readonly killSlackMs = KILL_SLACK_MS,
   ) {
     this.pod = pod;
+    this.reports = new ProviderReports({ provider, event: d.event, log: () => this.ctx?.log, terminating: () => d.terminating() });
   }
 
   private get uid(): string {
@@ -202,54 +200,10 @@ export class PodProviderDriver implements PodDriver {
     return this.d.setup.logPath(this.pod, name, restartCount);
   }
 
-  /** The provider's current report (validated), or the last good one; remembers terminations for `lastState`. */
+  /** The provider's current report (validated), or the last good one; undefined until the pod was created. */
   private report(): PodStatusReport | undefined {
     if (!this.created) return undefined;
-    let r: unknown;
-    try {
-      r = this.provider.pods.getPodStatus({ namespace: this.pod.metadata!.namespace!, name: this.pod.metadata!.name!, uid: this.uid });
-    } catch (e) {
-      this.complain(`getPodStatus failed: ${msg(e)}`);
-      return this.last;
-    }
-    if (r === undefined) {
-      if (!this.d.terminating() && !this.last) this.complain('the provider does not know this pod after createPod');
-      return this.last;
-    }
-    const problem = reportProblem(r);
-    if (problem) {
-      this.complain(problem);
-      return this.last;
-    }
-    this.badReport = undefined;
-    this.last = r as PodStatusReport;
-    for (const [init, list] of [
-      [true, this.last.initContainers],
-      [false, this.last.containers],
-    ] as const) {
-      for (const c of list ?? []) this.remember(init, c);
-    }
-    return this.last;
-  }
-
-  /** Logs a bad report once per distinct problem (a Warning event too, so `kubectl describe` shows it). */
-  private complain(problem: string): void {
-    if (problem === this.badReport) return;
-    this.badReport = problem;
-    this.ctx?.log.warn({ provider: this.provider.name }, `provider status unusable: ${problem}`);
-    this.d.event('Warning', 'ProviderStatusInvalid', `provider "${this.provider.name}": ${problem}`);
-  }
-
-  private remember(init: boolean, c: ContainerStatusReport): void {
-    const t = containerState(c).terminated;
-    if (t) this.ends.set(`${init}/${c.name}`, { restartCount: c.restartCount ?? 0, t });
-  }
-
-  private lastTermination(name: string, init: boolean, cur: ContainerStatusReport): V1ContainerStateTerminated | undefined {
-    const e = this.ends.get(`${init}/${name}`);
-    if (!e) return undefined;
-    const n = cur.restartCount ?? 0;
-    return e.restartCount < n || (e.restartCount === n && 'waiting' in cur.state) ? e.t : undefined;
+    return this.reports.read({ namespace: this.pod.metadata!.namespace!, name: this.pod.metadata!.name!, uid: this.uid });
   }
 
   /** The pod status to post. */
@@ -265,7 +219,7 @@ export class PodProviderDriver implements PodDriver {
       sandboxReady: this.created && this.d.volumes.isReady,
       now: new Date(),
       unreported: v ? { reason: v.reason, message: v.message } : undefined,
-      lastTermination: (name, init, cur) => this.lastTermination(name, init, cur),
+      lastTermination: (name, init, cur) => this.reports.lastTermination(name, init, cur),
     });
   }
 
@@ -276,11 +230,7 @@ export class PodProviderDriver implements PodDriver {
 
   /** A container's log view: its latest reported run (undefined until it has run). */
   container(name: string): RunnerContainer | undefined {
-    const c = (this.last?.containers ?? []).concat(this.last?.initContainers ?? []).find((x) => x.name === name);
-    if (!c) return undefined;
-    const running = 'running' in c.state;
-    if (!running && !('terminated' in c.state) && !((c.restartCount ?? 0) > 0)) return undefined;
-    return { restartCount: c.restartCount ?? 0, running };
+    return this.reports.container(name);
   }
 
   /**
@@ -294,7 +244,7 @@ export class PodProviderDriver implements PodDriver {
     this.deleting = true;
     const target = pod.spec?.containers?.length ? pod : this.pod;
     if (this.attempted) {
-      for (const c of this.last?.containers ?? []) {
+      for (const c of this.reports.last?.containers ?? []) {
         if ('running' in c.state) this.d.event('Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
       }
       await this.deleteWithDeadline(target, graceMs);
