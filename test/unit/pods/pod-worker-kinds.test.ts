@@ -8,11 +8,18 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { API_VERSION, providerError, type PodContext, type PodObject, type PodProvider, type PodStatusReport } from '../../../plugin-api/v1/index.ts';
+import {
+  providerError,
+  type ContainerStatusReport,
+  type PodContext,
+  type PodObject,
+  type PodProvider,
+  type PodStatusReport,
+} from '../../../plugin-api/v1/index.ts';
 import { Backoff } from '../../../core/backoff/index.ts';
 import { PodWorker } from '../../../core/pods/pod-worker.ts';
 import { VOLUME_RESYNC_MS } from '../../../core/pods/pod-volumes.ts';
-import { FakeProvider, fakeSetup, memoryLogger } from './fakes.ts';
+import { FakeProvider, fakeSetup, memoryLogger, VM_PROVIDER } from './fakes.ts';
 
 const pod = (restartPolicy = 'Never'): V1Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'uid-p' },
@@ -20,51 +27,38 @@ const pod = (restartPolicy = 'Never'): V1Pod => ({
 });
 
 /** A pod provider whose one container runs once created, until the test ends it or the pod is deleted. */
-class ToyPodProvider implements PodProvider {
-  readonly name = 'vm';
-  readonly apiVersion = API_VERSION;
-  readonly handlers = ['vm'];
-  readonly architecture = 'amd64';
-  readonly os = 'linux';
-  readonly runtimeVersion = 'vm://1';
-  readonly calls: string[] = [];
-  createError?: Error;
-  exitCode?: number;
-  created = false;
-  readonly pods = {
-    createPod: async (p: PodObject) => {
-      this.calls.push(`create ${p.metadata.name}`);
-      if (this.createError) throw this.createError;
-      this.created = true;
-    },
-    deletePod: async (_p: PodObject, ctx: PodContext, graceMs: number) => {
-      this.calls.push(`delete ${graceMs} aborted=${ctx.signal.aborted}`);
-      this.exitCode ??= 137;
-    },
-    getPodStatus: (): PodStatusReport | undefined => {
-      if (!this.created) return undefined;
-      const t = new Date('2026-01-01T00:00:00Z');
-      const code = this.exitCode;
-      return code === undefined
-        ? { phase: 'Running', containers: [{ name: 'main', ready: true, restartCount: 0, state: { running: { startedAt: t } } }] }
-        : {
-            phase: code === 0 ? 'Succeeded' : 'Failed',
-            containers: [
-              {
-                name: 'main',
-                ready: false,
-                restartCount: 0,
-                state: { terminated: { exitCode: code, reason: code ? 'Error' : 'Completed', startedAt: t, finishedAt: t } },
-              },
-            ],
-          };
+function toyPodProvider() {
+  const state = { calls: [] as string[], created: false, createError: undefined as Error | undefined, exitCode: undefined as number | undefined };
+  const t = new Date('2026-01-01T00:00:00Z');
+  const main = (s: ContainerStatusReport['state'], ready: boolean): ContainerStatusReport => ({ name: 'main', ready, restartCount: 0, state: s });
+  const provider: PodProvider = {
+    ...VM_PROVIDER,
+    handlers: [...VM_PROVIDER.handlers],
+    pods: {
+      createPod: async (p: PodObject) => {
+        state.calls.push(`create ${p.metadata.name}`);
+        if (state.createError) throw state.createError;
+        state.created = true;
+      },
+      deletePod: async (_p: PodObject, ctx: PodContext, graceMs: number) => {
+        state.calls.push(`delete ${graceMs} aborted=${ctx.signal.aborted}`);
+        state.exitCode ??= 137;
+      },
+      getPodStatus: (): PodStatusReport | undefined => {
+        if (!state.created) return undefined;
+        const code = state.exitCode;
+        if (code === undefined) return { phase: 'Running', containers: [main({ running: { startedAt: t } }, true)] };
+        const terminated = { exitCode: code, reason: code ? 'Error' : 'Completed', startedAt: t, finishedAt: t };
+        return { phase: code === 0 ? 'Succeeded' : 'Failed', containers: [main({ terminated }, false)] };
+      },
     },
   };
+  return { provider, state };
 }
 
 /** One kind: its provider, plus how the test makes its container end, makes starts fail, and sees what was started and stopped. */
 interface Kind {
-  provider: FakeProvider | ToyPodProvider;
+  provider: FakeProvider | PodProvider;
   end(code: number): Promise<void>;
   failStarts(): void;
   /** What the provider was asked to run, in order. */
@@ -95,15 +89,15 @@ const kinds: Record<string, () => Kind> = {
     };
   },
   'pod provider': () => {
-    const provider = new ToyPodProvider();
+    const { provider, state } = toyPodProvider();
     return {
       provider,
       end: async (code) => {
-        provider.exitCode = code;
+        state.exitCode = code;
       },
-      failStarts: () => (provider.createError = providerError('Unavailable', 'no VM slots')),
-      starts: () => provider.calls.filter((c) => c.startsWith('create')).length,
-      stopped: () => provider.calls.find((c) => c.startsWith('delete'))?.replace(/^delete (\d+)/, 'grace $1'),
+      failStarts: () => (state.createError = providerError('Unavailable', 'no VM slots')),
+      starts: () => state.calls.filter((c) => c.startsWith('create')).length,
+      stopped: () => state.calls.find((c) => c.startsWith('delete'))?.replace(/^delete (\d+)/, 'grace $1'),
       failedStartKey: 'uid-p/create',
       failedStartReason: 'ContainerCreating',
     };
