@@ -24,7 +24,7 @@ import {
 } from '../peers/csi-mock.ts';
 import { startNodeDriverRegistrar, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
+import { adminClients, createBoundCsiClaim, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 const DRIVER = 'csi-mock.nodelet.dev';
@@ -152,31 +152,7 @@ describe('CSI with the upstream e2e mock driver', () => {
 
   it('a PV of the driver: staged, then published with the pod info (ephemeral "false"); unpublished and unstaged on deletion', async () => {
     const pvName = `csi-mock-pv-${ns}`;
-    await k.core.createPersistentVolume({
-      body: {
-        metadata: { name: pvName },
-        spec: {
-          capacity: { storage: '1Mi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: '',
-          csi: { driver: DRIVER, volumeHandle: '1', volumeAttributes: { origin: 'pv' } },
-        },
-      },
-    });
-    await k.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: {
-        metadata: { name: 'data' },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
-      },
-    });
-    await eventually(
-      'PVC Bound',
-      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound',
-      60_000,
-      250,
-    );
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName, claimName: 'data', driver: DRIVER, volumeHandle: '1', volumeAttributes: { origin: 'pv' } });
     await createPod('pv', {
       volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
       containers: [{ name: 'main', image: sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
@@ -217,7 +193,7 @@ describe('CSI with the upstream e2e mock driver', () => {
   });
 
   // Upstream (pkg/volume/csi/csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is a publish-time addition.
-  it.fails("NodeStageVolume gets only the PV's attributes, no pod info (reason: nodelet adds the podInfoOnMount keys to NodeStage too)", () => {
+  it("NodeStageVolume gets only the PV's attributes, no pod info", () => {
     const staged = mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === '1');
     expect(staged.length).toBe(1);
     expect(staged[0]!.request.volume_context).toEqual({ origin: 'pv' });

@@ -22,7 +22,7 @@ import {
 } from '../peers/csi-hostpath.ts';
 import { startFakePlugin } from '../unit/pluginmanager/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, freshNamespace, podUntil } from './support/kube.ts';
+import { adminClients, createBoundCsiClaim, eventually, freshNamespace, podUntil } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 /** Mount targets at or below `root`, as findmnt lists them. */
@@ -193,31 +193,14 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
 
   it('a PV/PVC of the driver: a pod writes, is deleted, a second pod reads the same data; staged once, unstaged at the end', async () => {
     const pvName = `csi-pv-${ns}`;
-    await k.core.createPersistentVolume({
-      body: {
-        metadata: { name: pvName },
-        spec: {
-          capacity: { storage: '1Mi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: '',
-          csi: { driver: DRIVER, volumeHandle: `vol-${ns}`, volumeAttributes: { origin: 'e2e' } },
-        },
-      },
-    });
-    await k.core.createNamespacedPersistentVolumeClaim({
+    await createBoundCsiClaim(k.core, {
       namespace: ns,
-      body: {
-        metadata: { name: 'data' },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
-      },
+      pvName,
+      claimName: 'data',
+      driver: DRIVER,
+      volumeHandle: `vol-${ns}`,
+      volumeAttributes: { origin: 'e2e' },
     });
-    await eventually(
-      'PVC Bound',
-      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data', namespace: ns })).status?.phase === 'Bound',
-      60_000,
-      250,
-    );
     const vol = [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }];
     await createPod('writer', {
       volumes: vol,
@@ -268,31 +251,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
   it('a pod deleted while nodelet was down: at start its volume is unpublished and unstaged (refcounts recovered from disk)', async () => {
     const pvName = `csi-pv2-${ns}`;
     const handle = `vol2-${ns}`;
-    await k.core.createPersistentVolume({
-      body: {
-        metadata: { name: pvName },
-        spec: {
-          capacity: { storage: '1Mi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: '',
-          csi: { driver: DRIVER, volumeHandle: handle },
-        },
-      },
-    });
-    await k.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: {
-        metadata: { name: 'data2' },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: pvName, resources: { requests: { storage: '1Mi' } } },
-      },
-    });
-    await eventually(
-      'PVC Bound',
-      async () => (await k.core.readNamespacedPersistentVolumeClaim({ name: 'data2', namespace: ns })).status?.phase === 'Bound',
-      60_000,
-      250,
-    );
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName, claimName: 'data2', driver: DRIVER, volumeHandle: handle });
     await createPod('long', {
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 1,

@@ -138,7 +138,8 @@ export class CsiVolumePlugin implements VolumePlugin {
         capability,
         publishContext,
         secrets,
-        volumeContext: attributes,
+        // Upstream (csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is added at publish.
+        volumeContext: { ...spec.attributes },
       }).catch((e) => {
         throw nodeletError('NDL_CSI_VOLUME', (e as Error).message, e);
       });

@@ -79,3 +79,37 @@ export async function podUntil(
     );
   }
 }
+
+/** What {@link createBoundCsiClaim} makes: a statically provisioned CSI PV and a claim bound to it. */
+export interface CsiClaimSpec {
+  namespace: string;
+  pvName: string;
+  claimName: string;
+  driver: string;
+  volumeHandle: string;
+  volumeAttributes?: Record<string, string>;
+}
+
+/** Creates a 1Mi ReadWriteOnce CSI PersistentVolume and a claim for it, and waits until the claim is Bound. */
+export async function createBoundCsiClaim(core: k8s.CoreV1Api, s: CsiClaimSpec): Promise<void> {
+  const csi = { driver: s.driver, volumeHandle: s.volumeHandle, ...(s.volumeAttributes ? { volumeAttributes: s.volumeAttributes } : {}) };
+  await core.createPersistentVolume({
+    body: {
+      metadata: { name: s.pvName },
+      spec: { capacity: { storage: '1Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: '', csi },
+    },
+  });
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace: s.namespace,
+    body: {
+      metadata: { name: s.claimName },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: s.pvName, resources: { requests: { storage: '1Mi' } } },
+    },
+  });
+  await eventually(
+    'PVC Bound',
+    async () => (await core.readNamespacedPersistentVolumeClaim({ name: s.claimName, namespace: s.namespace })).status?.phase === 'Bound',
+    60_000,
+    250,
+  );
+}

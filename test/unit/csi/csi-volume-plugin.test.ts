@@ -218,7 +218,9 @@ describe('persistent volumes (PVC → PV with spec.csi)', () => {
       publish_context: {},
       volume_capability: { mount: { fs_type: 'ext4', mount_flags: ['noatime'] }, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
     });
-    expect(stages[0]!.volume_context).toMatchObject({ k: 'v', 'csi.storage.k8s.io/ephemeral': 'false' });
+    // Staging gets the PV's attributes only (upstream MountDevice); the pod info comes at publish.
+    expect(stages[0]!.volume_context).toEqual({ k: 'v' });
+    expect(fake.callsOf('NodePublishVolume')[0]!.volume_context).toMatchObject({ k: 'v', 'csi.storage.k8s.io/ephemeral': 'false' });
     expect(a.get('d')).toMatchObject({ kind: 'persistentVolumeClaim', hostPath: join(podDir(UID_A), 'volumes', 'kubernetes.io~csi', 'pv-1', 'mount') });
     expect(fake.callsOf('NodePublishVolume').map((c) => c.staging_target_path)).toEqual([staging, staging]);
     await teardownVolumes(podDir(UID_A), { plugins: registry });
