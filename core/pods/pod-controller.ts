@@ -10,12 +10,11 @@
  *               └──► worker.reconcile ──► status (patched only if changed)
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
+import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import { PodWorker } from './pod-worker.ts';
-import { PodProviderWorker } from './pod-provider-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import { needsSync } from './pod-changes.ts';
@@ -226,9 +225,7 @@ export class PodController {
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
     };
-    entry.worker = isPodProvider(provider)
-      ? new PodProviderWorker(pod, { ...deps, provider, backoff: this.pullBackoff, volumeBackoff: this.volumeBackoff })
-      : new PodWorker(pod, { ...deps, provider, restartBackoff: this.restartBackoff, pullBackoff: this.pullBackoff, volumeBackoff: this.volumeBackoff });
+    entry.worker = new PodWorker(pod, { ...deps, provider, backoff: { restart: this.restartBackoff, pull: this.pullBackoff, volume: this.volumeBackoff } });
     return entry;
   }
 

@@ -1,8 +1,7 @@
 /**
  * What the pod controller and the kubelet API need from whatever runs one
- * admitted pod: the container-runtime `PodWorker` (core runs the lifecycle)
- * or the `PodProviderWorker` (a `PodProvider` owns the whole pod). The
- * controller depends on this interface only.
+ * admitted pod: the one `PodWorker`, for both provider kinds (its driver
+ * adapts the provider). The controller depends on this interface only.
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { AnyProvider } from '@nodelet/plugin-api/v1';

@@ -58,8 +58,8 @@ export function createRuntimeClassRouter(o: RouterOptions): (pod: V1Pod) => Rout
 
 /**
  * Adapts a router to the pod controller's {@link ProviderRouter}. The
- * controller drives both kinds of provider (containers through its pod
- * worker, whole pods through `PodProviderWorker`), so every route passes
+ * controller drives both kinds of provider (through its one pod worker,
+ * which adapts each kind), so every route passes
  * through; only the handler, which the controller does not need, is dropped.
  */
 export function controllerRouter(route: (pod: V1Pod) => Route): ProviderRouter {

@@ -14,6 +14,9 @@ import type { PodSetup } from '../../../core/pods/pod-setup.ts';
 import type { StatusSink } from '../../../core/pods/pod-controller.ts';
 import type { Events, Regarding } from '../../../core/events/event-recorder.ts';
 
+/** The identity of the fake pod provider `vm` (a `PodProvider` minus its `pods`). */
+export const VM_PROVIDER = { name: 'vm', apiVersion: API_VERSION, handlers: ['vm'], architecture: 'amd64', os: 'linux', runtimeVersion: 'vm://1' } as const;
+
 /** A logger that keeps lines in memory. */
 export function memoryLogger(lines: string[] = []): Logger {
   const log = (level: string) => (obj: object | string, msg?: string) => {

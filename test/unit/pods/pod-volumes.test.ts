@@ -5,7 +5,6 @@ import { API_VERSION, type PodObject, type PodProvider, type PodStatusReport } f
 import { Backoff } from '../../../core/backoff/index.ts';
 import { PodVolumes, VOLUME_RESYNC_MS } from '../../../core/pods/pod-volumes.ts';
 import { PodWorker } from '../../../core/pods/pod-worker.ts';
-import { PodProviderWorker } from '../../../core/pods/pod-provider-worker.ts';
 import { FakeProvider, fakeSetup, memoryLogger } from './fakes.ts';
 
 const pod = (): V1Pod => ({
@@ -77,7 +76,9 @@ function podProvider(): PodProvider {
   } as PodProvider;
 }
 
-describe('volume re-sync cadence, the same through both workers', () => {
+const backoffs = () => ({ restart: new Backoff(60_000, 120_000), pull: new Backoff(60_000, 120_000), volume: new Backoff(60_000, 120_000) });
+
+describe('volume re-sync cadence, the same for both provider kinds through the one worker', () => {
   const common = () => {
     const setup = fakeSetup();
     const deps = {
@@ -90,19 +91,14 @@ describe('volume re-sync cadence, the same through both workers', () => {
     return { setup, deps };
   };
   const workers = {
-    'container provider (PodWorker)': () => {
+    'container provider': () => {
       const { setup, deps } = common();
-      const w = new PodWorker(pod(), {
-        ...deps,
-        provider: new FakeProvider(),
-        restartBackoff: new Backoff(60_000, 120_000),
-        pullBackoff: new Backoff(60_000, 120_000),
-      });
+      const w = new PodWorker(pod(), { ...deps, provider: new FakeProvider(), backoff: backoffs() });
       return { setup, w };
     },
-    'pod provider (PodProviderWorker)': () => {
+    'pod provider': () => {
       const { setup, deps } = common();
-      const w = new PodProviderWorker(pod(), { ...deps, provider: podProvider(), backoff: new Backoff(60_000, 120_000) });
+      const w = new PodWorker(pod(), { ...deps, provider: podProvider(), backoff: backoffs() });
       return { setup, w };
     },
   };

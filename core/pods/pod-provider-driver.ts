@@ -1,19 +1,19 @@
 /**
- * Runs one admitted pod on a provider that owns whole pods (`PodProvider`):
- * core prepares the volumes, hands the pod over once (`createPod`), forwards
- * changes of its mutable fields (`updatePod`), posts what `getPodStatus`
- * reports, and asks the provider to stop the pod on deletion (`deletePod`).
- * Volumes: set up and re-synced by `PodVolumes` (pod-volumes.ts), one cadence
- * for both provider kinds — its header says why.
+ * The `PodProvider` driver (see pod-driver.ts), a pass-through for a provider
+ * that owns whole pods: after the worker prepared the volumes, it hands the
+ * pod over once (`createPod`), forwards changes of its mutable fields
+ * (`updatePod`), posts what `getPodStatus` reports (provider-reports.ts), and asks the provider to stop the pod on deletion (`deletePod`).
+ * Its context adds `resolveContainer`, `logPath` and `statusChanged` (a
+ * status-only sync, decided in the worker).
  *
- *   new ──prepare volumes──► createPod ──► created ──spec change──► updatePod
- *    ▲   │ FailedMount       │    │          │ statusChanged() ──► re-queue ──► getPodStatus ──► post
- *    └───┘ (back-off)        │    │          └─ terminate ──► deletePod(grace) ─(grace over)─► abort signal
- *    ▲                       │    └─ InvalidArgument/NotSupported ──► Failed (UnsupportedPodSpec), no retry
- *    └── back-off ◄──────────┘ ImagePull/InvalidImage: ErrImagePull ─► ImagePullBackOff
- *                               other errors: FailedCreatePodSandBox (containers ContainerCreating)
+ *   new ──sync (volumes ready)──► createPod ──► created ──spec change──► updatePod
+ *    ▲                               │    │          │ statusChanged() ──► worker re-queues ──► getPodStatus ──► post
+ *    │                               │    │          └─ stop ──► deletePod(grace) ─(grace over)─► abort signal
+ *    │                               │    └─ InvalidArgument/NotSupported ──► Failed (UnsupportedPodSpec), no retry
+ *    └── back-off ◄──────────────────┘ ImagePull/InvalidImage: ErrImagePull ─► ImagePullBackOff
+ *                                       other errors: FailedCreatePodSandBox (containers ContainerCreating)
  */
-import type { V1Container, V1ContainerStateTerminated, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import {
   isImagePull,
   isInvalidArgument,
@@ -22,40 +22,19 @@ import {
   isNotSupported,
   isProviderError,
   providerError,
-  type ContainerStatusReport,
   type PodContext,
   type PodLifecycleContext,
   type PodProvider,
   type PodStatusReport,
   type ResolvedContainer,
 } from '@nodelet/plugin-api/v1';
-import type { Backoff } from '../backoff/index.ts';
-import type { PodSetup } from './pod-setup.ts';
-import type { PodRunner, RunnerContainer } from './pod-runner.ts';
+import type { RunnerContainer } from './pod-runner.ts';
+import type { DriverEnv, PodDriver } from './pod-driver.ts';
 import { containerLimits } from './container-limits.ts';
-import { PodVolumes } from './pod-volumes.ts';
 import { toPodObject } from './pod-object.ts';
 import { mutableFingerprint } from './pod-changes.ts';
-import { containerState, isTerminalPhase, reportProblem, statusFromReport } from './pod-status-report.ts';
-
-/** Dependencies of a {@link PodProviderWorker} (a subset of the container worker's). */
-export interface PodProviderWorkerDeps {
-  provider: PodProvider;
-  setup: PodSetup;
-  hostIP: string;
-  /** Back-off of failed volume preparations and `createPod` attempts (10 s doubling to 5 min). */
-  backoff: Backoff;
-  /** Retries of volume set-up (upstream: 500 ms doubling to 2m2s); defaults to `backoff`. */
-  volumeBackoff?: Backoff;
-  /** Re-queues the pod's key after `ms`. */
-  requeue(ms: number): void;
-  /** Creates the per-pod context (logger, events, signal, pod dir). */
-  context(pod: V1Pod, signal: AbortSignal): PodContext;
-  /** Records an event on the pod; `fieldPath` like `spec.containers{name}`. */
-  event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
-  /** How long `deletePod` may run after the grace period (when the pod's signal is aborted) before core gives up (default 10 s). */
-  killSlackMs?: number;
-}
+import { isTerminalPhase, statusFromReport } from './pod-status-report.ts';
+import { ProviderReports } from './provider-reports.ts';
 
 /** The pod reason when a provider refuses a pod for good (InvalidArgument/NotSupported without a reason of its own). */
 export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
@@ -66,78 +45,62 @@ const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** The reason a provider gave explicitly (not just its code). */
 const ownReason = (e: unknown) => (isProviderError(e) && e.reason && e.reason !== e.code ? e.reason : undefined);
 
-/** The state and behaviour of one pod owned by a {@link PodProvider}. */
-export class PodProviderWorker implements PodRunner {
+/** How long `deletePod` may run after the grace period (when the pod's signal is aborted) before core gives up. */
+export const KILL_SLACK_MS = 10_000;
+
+/** The driver of one pod owned by a {@link PodProvider}. */
+export class PodProviderDriver implements PodDriver {
   private pod: V1Pod;
-  private readonly abort = new AbortController();
   private ctx?: PodLifecycleContext;
-  private readonly volumes: PodVolumes;
   private created = false;
   private attempted = false;
   private verdict?: Verdict;
   private failedAt = 0;
   private pullError?: string;
   private fingerprint = '';
-  private statusOnly = false;
-  private terminating = false;
-  private last?: PodStatusReport;
-  private badReport?: string;
-  private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
-  private readonly startTime: Date;
+  private deleting = false;
+  private readonly reports: ProviderReports;
 
   constructor(
     pod: V1Pod,
-    private readonly d: PodProviderWorkerDeps,
+    readonly provider: PodProvider,
+    private readonly d: DriverEnv,
+    /** How long `deletePod` may run after the grace period before core gives up (`FailedKillPod`). */
+    private readonly killSlackMs = KILL_SLACK_MS,
   ) {
     this.pod = pod;
-    this.startTime = pod.status?.startTime ? new Date(pod.status.startTime) : new Date();
-    this.volumes = new PodVolumes({
-      setup: d.setup,
-      backoff: d.volumeBackoff ?? d.backoff,
-      requeue: (ms) => d.requeue(ms),
-      event: (t, r, n) => d.event(t, r, n),
-    });
-  }
-
-  /** The provider running this pod. */
-  get provider(): PodProvider {
-    return this.d.provider;
+    this.reports = new ProviderReports({ provider, event: d.event, log: () => this.ctx?.log, terminating: () => d.terminating() });
   }
 
   private get uid(): string {
     return this.pod.metadata!.uid!;
   }
 
-  /** Prepares volumes, creates the pod once, forwards spec changes. Returns quickly. */
-  async reconcile(pod: V1Pod): Promise<void> {
-    if (this.terminating || this.verdict?.failed) return;
+  /** Creates the pod once, then forwards changes of its mutable fields. Returns quickly. */
+  async sync(pod: V1Pod): Promise<void> {
+    if (this.verdict?.failed) return;
     this.pod = pod;
-    this.ctx ??= this.context(pod);
-    if (this.created && this.statusOnly) {
-      this.statusOnly = false;
-      return this.update(pod);
-    }
-    if (!(await this.volumes.sync(pod))) return;
     if (!this.created) return this.create(pod);
     return this.update(pod);
   }
 
-  private context(pod: V1Pod): PodLifecycleContext {
-    return {
-      ...this.d.context(pod, this.abort.signal),
+  /** The pod context plus what a pod provider resolves through core. */
+  context(base: PodContext): PodLifecycleContext {
+    this.ctx = {
+      ...base,
       resolveContainer: (name) => this.resolveContainer(name),
       logPath: (name, restartCount) => this.logPath(name, restartCount),
-      statusChanged: () => {
-        if (this.abort.signal.aborted) return;
-        this.statusOnly = true;
-        this.d.requeue(0);
-      },
+      statusChanged: () => this.d.statusChanged(),
     };
+    return this.ctx;
   }
+
+  /** The pod's signal means "the grace period is over" to a pod provider: deletion does not abort it early. */
+  cancel(): void {}
 
   private async create(pod: V1Pod): Promise<void> {
     const key = `${this.uid}/create`;
-    const left = this.failedAt ? this.d.backoff.remaining(key, this.failedAt) : 0;
+    const left = this.failedAt ? this.d.backoff.restart.remaining(key, this.failedAt) : 0;
     if (left > 0) {
       if (this.pullError !== undefined) {
         this.verdict = { failed: false, reason: 'ImagePullBackOff', message: `Back-off pulling image: ${this.pullError}` };
@@ -150,13 +113,13 @@ export class PodProviderWorker implements PodRunner {
     this.attempted = true;
     this.fingerprint = mutableFingerprint(pod);
     try {
-      await this.d.provider.pods.createPod(toPodObject(pod), this.ctx!);
+      await this.provider.pods.createPod(toPodObject(pod), this.ctx!);
     } catch (e) {
       return this.createFailed(e, key);
     }
     this.created = true;
     this.verdict = this.pullError = undefined;
-    this.d.backoff.reset(key);
+    this.d.backoff.restart.reset(key);
   }
 
   /** Maps a createPod failure to a precise status and event (see the sketch at the top). */
@@ -170,7 +133,7 @@ export class PodProviderWorker implements PodRunner {
       return;
     }
     this.failedAt = Date.now();
-    const delay = this.d.backoff.next(key, this.failedAt);
+    const delay = this.d.backoff.restart.next(key, this.failedAt);
     this.pullError = undefined;
     if (isImagePull(e) || isInvalidImage(e)) {
       this.pullError = text;
@@ -197,14 +160,14 @@ export class PodProviderWorker implements PodRunner {
     try {
       await updatePod(toPodObject(pod), this.ctx!);
       this.fingerprint = fp;
-      this.d.backoff.reset(`${this.uid}/update`);
+      this.d.backoff.restart.reset(`${this.uid}/update`);
     } catch (e) {
       if (isNotSupported(e)) {
         this.fingerprint = fp;
         return;
       }
       this.d.event('Warning', 'FailedUpdate', `Failed to update the pod on provider "${this.provider.name}": ${msg(e)}`);
-      this.d.requeue(this.d.backoff.next(`${this.uid}/update`));
+      this.d.requeue(this.d.backoff.restart.next(`${this.uid}/update`));
     }
   }
 
@@ -222,7 +185,7 @@ export class PodProviderWorker implements PodRunner {
     try {
       const env = await this.d.setup.env(this.pod, spec);
       const argv = this.d.setup.argv(spec, env);
-      const mounts = await this.d.setup.mounts(this.pod, spec, this.volumes.prepared, env);
+      const mounts = await this.d.setup.mounts(this.pod, spec, this.d.volumes.prepared, env);
       return { name, image: spec.image ?? '', argv, env, mounts, limits: containerLimits(spec), workingDir: spec.workingDir };
     } catch (e) {
       this.d.event('Warning', 'Failed', `Error: ${msg(e)}`, `spec.${init ? 'initContainers' : 'containers'}{${name}}`);
@@ -237,54 +200,10 @@ export class PodProviderWorker implements PodRunner {
     return this.d.setup.logPath(this.pod, name, restartCount);
   }
 
-  /** The provider's current report (validated), or the last good one; remembers terminations for `lastState`. */
+  /** The provider's current report (validated), or the last good one; undefined until the pod was created. */
   private report(): PodStatusReport | undefined {
     if (!this.created) return undefined;
-    let r: unknown;
-    try {
-      r = this.provider.pods.getPodStatus({ namespace: this.pod.metadata!.namespace!, name: this.pod.metadata!.name!, uid: this.uid });
-    } catch (e) {
-      this.complain(`getPodStatus failed: ${msg(e)}`);
-      return this.last;
-    }
-    if (r === undefined) {
-      if (!this.terminating && !this.last) this.complain('the provider does not know this pod after createPod');
-      return this.last;
-    }
-    const problem = reportProblem(r);
-    if (problem) {
-      this.complain(problem);
-      return this.last;
-    }
-    this.badReport = undefined;
-    this.last = r as PodStatusReport;
-    for (const [init, list] of [
-      [true, this.last.initContainers],
-      [false, this.last.containers],
-    ] as const) {
-      for (const c of list ?? []) this.remember(init, c);
-    }
-    return this.last;
-  }
-
-  /** Logs a bad report once per distinct problem (a Warning event too, so `kubectl describe` shows it). */
-  private complain(problem: string): void {
-    if (problem === this.badReport) return;
-    this.badReport = problem;
-    this.ctx?.log.warn({ provider: this.provider.name }, `provider status unusable: ${problem}`);
-    this.d.event('Warning', 'ProviderStatusInvalid', `provider "${this.provider.name}": ${problem}`);
-  }
-
-  private remember(init: boolean, c: ContainerStatusReport): void {
-    const t = containerState(c).terminated;
-    if (t) this.ends.set(`${init}/${c.name}`, { restartCount: c.restartCount ?? 0, t });
-  }
-
-  private lastTermination(name: string, init: boolean, cur: ContainerStatusReport): V1ContainerStateTerminated | undefined {
-    const e = this.ends.get(`${init}/${name}`);
-    if (!e) return undefined;
-    const n = cur.restartCount ?? 0;
-    return e.restartCount < n || (e.restartCount === n && 'waiting' in cur.state) ? e.t : undefined;
+    return this.reports.read({ namespace: this.pod.metadata!.namespace!, name: this.pod.metadata!.name!, uid: this.uid });
   }
 
   /** The pod status to post. */
@@ -296,11 +215,11 @@ export class PodProviderWorker implements PodRunner {
       pod: pod.spec?.containers?.length ? pod : this.pod,
       report,
       hostIP: this.d.hostIP,
-      startTime: this.startTime,
-      sandboxReady: this.created && this.volumes.isReady,
+      startTime: this.d.startTime,
+      sandboxReady: this.created && this.d.volumes.isReady,
       now: new Date(),
       unreported: v ? { reason: v.reason, message: v.message } : undefined,
-      lastTermination: (name, init, cur) => this.lastTermination(name, init, cur),
+      lastTermination: (name, init, cur) => this.reports.lastTermination(name, init, cur),
     });
   }
 
@@ -311,39 +230,34 @@ export class PodProviderWorker implements PodRunner {
 
   /** A container's log view: its latest reported run (undefined until it has run). */
   container(name: string): RunnerContainer | undefined {
-    const c = (this.last?.containers ?? []).concat(this.last?.initContainers ?? []).find((x) => x.name === name);
-    if (!c) return undefined;
-    const running = 'running' in c.state;
-    if (!running && !('terminated' in c.state) && !((c.restartCount ?? 0) > 0)) return undefined;
-    return { restartCount: c.restartCount ?? 0, running };
+    return this.reports.container(name);
   }
 
   /**
-   * Asks the provider to delete the pod within `graceMs`; once the grace
-   * period is over the pod's signal is aborted, and after `killSlackMs` more
-   * core stops waiting (`FailedKillPod`). Never rejects.
+   * Asks the provider to delete the pod within `graceMs` (once; a pod never
+   * created is not deleted); once the grace period is over the pod's signal is
+   * aborted, and after `killSlackMs` more core stops waiting (`FailedKillPod`).
+   * Never rejects.
    */
-  async terminate(pod: V1Pod, graceMs: number): Promise<void> {
-    if (this.terminating) return;
-    this.terminating = true;
+  async stop(pod: V1Pod, graceMs: number): Promise<void> {
+    if (this.deleting) return;
+    this.deleting = true;
     const target = pod.spec?.containers?.length ? pod : this.pod;
     if (this.attempted) {
-      for (const c of this.last?.containers ?? []) {
+      for (const c of this.reports.last?.containers ?? []) {
         if ('running' in c.state) this.d.event('Normal', 'Killing', `Stopping container ${c.name}`, `spec.containers{${c.name}}`);
       }
       await this.deleteWithDeadline(target, graceMs);
       this.report();
     }
-    this.abort.abort();
-    this.d.backoff.resetPrefix(`${this.uid}/`);
   }
 
   private async deleteWithDeadline(pod: V1Pod, graceMs: number): Promise<void> {
-    const slack = this.d.killSlackMs ?? 10_000;
+    const slack = this.killSlackMs;
     let kill: NodeJS.Timeout | undefined, giveUp: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       kill = setTimeout(() => {
-        this.abort.abort();
+        this.d.abort();
         giveUp = setTimeout(() => resolve('timeout'), slack);
       }, graceMs);
     });

@@ -1,4 +1,4 @@
-/** PodProviderWorker with a fake PodProvider, alone and behind the pod controller. */
+/** The one PodWorker: a fake PodProvider alone and behind the pod controller, and both provider kinds through the same worker. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
@@ -18,7 +18,7 @@ import { Backoff } from '../../../core/backoff/index.ts';
 import { PodController } from '../../../core/pods/pod-controller.ts';
 import { predicateAdmitHandler } from '../../../core/pods/admission.ts';
 import { fixedAllocatable } from '../../../core/pods/admit-handler.ts';
-import { PodProviderWorker } from '../../../core/pods/pod-provider-worker.ts';
+import { PodWorker } from '../../../core/pods/pod-worker.ts';
 import { FakeEvents, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
 
 /** A pod provider whose answers the test sets. */
@@ -77,11 +77,11 @@ function harness(o: { backoff?: Backoff; setup?: ReturnType<typeof fakeSetup> } 
   const events: string[] = [];
   const requeues: number[] = [];
   const logs: string[] = [];
-  const worker = new PodProviderWorker(pod(), {
+  const worker = new PodWorker(pod(), {
     provider,
     setup,
     hostIP: '10.0.0.9',
-    backoff: o.backoff ?? new Backoff(60_000, 120_000),
+    backoff: { restart: o.backoff ?? new Backoff(60_000, 120_000), pull: new Backoff(60_000, 120_000), volume: new Backoff(60_000, 120_000) },
     requeue: (ms) => requeues.push(ms),
     context: (_p, signal) => ({ log: memoryLogger(logs), event: () => undefined, signal, podDir: '/nonexistent/pods/uid-p' }),
     event: (_type, reason, note, fieldPath) => events.push(`${reason}: ${note}${fieldPath ? ` @${fieldPath}` : ''}`),
@@ -112,7 +112,7 @@ const exited = (name: string, exitCode: number, restartCount = 0) => ({
   },
 });
 
-describe('PodProviderWorker', () => {
+describe('PodWorker with a PodProvider', () => {
   it('prepares volumes, then creates the pod once with a context that resolves containers, log paths and status changes', async () => {
     const { provider, setup, worker, requeues } = harness();
     expect(worker.status(pod()).containerStatuses![0]!.state).toEqual({ waiting: { reason: 'ContainerCreating' } });

@@ -1,0 +1,255 @@
+/**
+ * The container driver (see pod-driver.ts): core runs a container `Provider`'s
+ * pod. Starts the containers in order (init containers one by one, then the
+ * app containers), pulls images with back-off, applies the restart policy with
+ * back-off (CrashLoopBackOff), reads termination messages, and stops the
+ * containers on deletion. Never blocks on a running container: exits re-queue
+ * the pod.
+ *
+ *   pod:  Pending ──init done──► app containers start ──► Running
+ *           │                                              │ all exited, policy allows no restart
+ *           └──init failed (Never) ──► Failed ◄── some failed ┤
+ *                                                Succeeded ◄─┘ all exit 0
+ */
+import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import { isProviderError, type Mount, type PodContext, type Provider, type RunningContainer } from '@nodelet/plugin-api/v1';
+import { newRecord, type ContainerRecord } from './container-record.ts';
+import { computePodStatus, podPhase } from './pod-status.ts';
+import { recordView, type RunnerContainer } from './pod-runner.ts';
+import { containerLimits } from './container-limits.ts';
+import { terminationMessage } from './termination-message.ts';
+import { goDuration, resume } from './container-resume.ts';
+import type { DriverEnv, PodDriver } from './pod-driver.ts';
+
+const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
+const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
+
+/** The container driver of one admitted pod. */
+export class ContainerDriver implements PodDriver {
+  readonly init: ContainerRecord[];
+  readonly app: ContainerRecord[];
+
+  constructor(
+    pod: V1Pod,
+    readonly provider: Provider,
+    private readonly d: DriverEnv,
+  ) {
+    const st = pod.status;
+    this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
+    this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
+  }
+
+  /** A container provider sees the pod context as it is. */
+  context(base: PodContext): PodContext {
+    return base;
+  }
+
+  private get terminating(): boolean {
+    return this.d.terminating();
+  }
+
+  /** A container's log view (see {@link PodRunner.container}). */
+  container(name: string): RunnerContainer | undefined {
+    return recordView([...this.init, ...this.app].find((c) => c.name === name));
+  }
+
+  private key(c: ContainerRecord, pod: V1Pod): string {
+    return `${pod.metadata!.uid}/${c.name}`;
+  }
+
+  /** The pod status to post. */
+  status(pod: V1Pod): V1PodStatus {
+    return computePodStatus({
+      pod,
+      init: this.init,
+      app: this.app,
+      hostIP: this.d.hostIP,
+      startTime: this.d.startTime,
+      sandboxReady: this.d.volumes.isReady,
+      now: new Date(),
+    });
+  }
+
+  /** True when every container has finished for good. */
+  finished(pod: V1Pod): boolean {
+    const phase = podPhase(pod, this.init, this.app);
+    return phase === 'Succeeded' || phase === 'Failed';
+  }
+
+  /** In-flight pulls and starts run on the pod's signal: abort it now. */
+  cancel(): void {
+    this.d.abort();
+  }
+
+  /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
+  async sync(pod: V1Pod): Promise<void> {
+    for (const rec of this.init) {
+      const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
+      if (rec.running || rec.starting) return;
+      if (rec.terminated?.exitCode === 0) continue;
+      if (rec.terminated && !this.shouldRestart(pod, rec)) return;
+      await this.maybeStart(pod, spec, rec);
+      return;
+    }
+    await Promise.all(
+      this.app.map((rec) => {
+        const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
+        if (rec.running || rec.starting) return undefined;
+        if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
+        return this.maybeStart(pod, spec, rec);
+      }),
+    );
+  }
+
+  private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
+    const policy = pod.spec?.restartPolicy ?? 'Always';
+    if (policy === 'Never') return false;
+    if (policy === 'OnFailure' && rec.terminated!.exitCode === 0) return false;
+    return true;
+  }
+
+  /** Starts `rec` unless a restart back-off is in force. */
+  private async maybeStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    if (rec.terminated) {
+      const key = this.key(rec, pod);
+      const left = this.d.backoff.restart.remaining(key, rec.terminated.finishedAt.getTime());
+      if (left > 0) {
+        const delay = goDuration(this.d.backoff.restart.delay(key));
+        rec.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${delay} restarting failed container=${rec.name} pod=${podRef(pod)}` };
+        this.d.event('Warning', 'BackOff', `Back-off restarting failed container ${rec.name} in pod ${podRef(pod)}`, fieldPath(rec));
+        this.d.requeue(left);
+        return;
+      }
+      this.d.backoff.restart.next(key);
+    }
+    rec.starting = true;
+    try {
+      await this.start(pod, spec, rec);
+    } finally {
+      rec.starting = false;
+    }
+  }
+
+  private async pull(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<boolean> {
+    const image = spec.image ?? '';
+    const key = `${this.key(rec, pod)}/image`;
+    const left =
+      rec.waiting?.reason === 'ErrImagePull' || rec.waiting?.reason === 'ImagePullBackOff' ? this.d.backoff.pull.remaining(key, rec.pullFailedAt ?? 0) : 0;
+    if (left > 0) {
+      rec.waiting = { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}": ${rec.pullError ?? ''}` };
+      this.d.event('Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath(rec));
+      this.d.event('Warning', 'Failed', 'Error: ImagePullBackOff', fieldPath(rec));
+      this.d.requeue(left);
+      return false;
+    }
+    const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as
+      'Always' | 'IfNotPresent' | 'Never';
+    const t0 = Date.now();
+    try {
+      if (!rec.image || policy === 'Always') this.d.event('Normal', 'Pulling', `Pulling image "${image}"`, fieldPath(rec));
+      const credentials = await this.d.setup.credentials(pod);
+      rec.image = await this.provider.pullImage(image, { pullPolicy: policy, credentials }, this.d.ctx());
+      const secs = ((Date.now() - t0) / 1000).toFixed(3);
+      this.d.event(
+        'Normal',
+        'Pulled',
+        rec.image.cached
+          ? `Container image "${image}" already present on machine`
+          : `Successfully pulled image "${image}" in ${secs}s. Image size: ${rec.image.size} bytes.`,
+        fieldPath(rec),
+      );
+      this.d.backoff.pull.reset(key);
+      return true;
+    } catch (e) {
+      if (this.terminating) return false; // aborted because the pod is being deleted
+      const msg = (e as Error).message;
+      rec.waiting = { reason: 'ErrImagePull', message: msg };
+      rec.pullError = msg;
+      rec.pullFailedAt = Date.now();
+      this.d.event('Warning', 'Failed', `Failed to pull image "${image}": ${msg}`, fieldPath(rec));
+      this.d.event('Warning', 'Failed', 'Error: ErrImagePull', fieldPath(rec));
+      // Sync again at once so the back-off shows as ImagePullBackOff (the next pull waits for it).
+      this.d.backoff.pull.next(key);
+      this.d.requeue(0);
+      return false;
+    }
+  }
+
+  private async start(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    if (this.terminating) return;
+    if (!(await this.pull(pod, spec, rec))) return;
+    if (this.terminating) return;
+    const restartCount = rec.terminated || rec.last ? rec.restartCount + 1 : rec.restartCount;
+    let config;
+    try {
+      const env = await this.d.setup.env(pod, spec);
+      config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.d.volumes.prepared, env) };
+    } catch (e) {
+      return this.startFailed(pod, rec, 'CreateContainerConfigError', (e as Error).message);
+    }
+    const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
+    const logPath = this.d.setup.logPath(pod, rec.name, restartCount);
+    try {
+      const running = await this.provider.startContainer(
+        {
+          id,
+          pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+          name: rec.name,
+          image: rec.image!,
+          ...config,
+          workingDir: spec.workingDir,
+          restartCount,
+          limits: containerLimits(spec),
+          logPath,
+        },
+        this.d.ctx(),
+      );
+      this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
+      this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
+      this.onStarted(pod, rec, running, restartCount, { spec, mounts: config.mounts, logPath });
+    } catch (e) {
+      if (this.terminating) return; // aborted because the pod is being deleted
+      const reason = isProviderError(e) ? 'CreateContainerError' : 'RunContainerError';
+      return this.startFailed(pod, rec, reason, (e as Error).message);
+    }
+  }
+
+  private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string): void {
+    rec.waiting = { reason, message };
+    this.d.event('Warning', 'Failed', `Error: ${message}`, fieldPath(rec));
+    this.d.requeue(this.d.backoff.restart.next(`${this.key(rec, pod)}/create`));
+  }
+
+  private onStarted(
+    _pod: V1Pod,
+    rec: ContainerRecord,
+    running: RunningContainer,
+    restartCount: number,
+    run: { spec: V1Container; mounts: Mount[]; logPath: string },
+  ): void {
+    if (rec.terminated) rec.last = rec.terminated;
+    rec.terminated = undefined;
+    rec.waiting = undefined;
+    rec.running = running;
+    rec.restartCount = restartCount;
+    rec.startedAt = running.startedAt;
+    rec.containerID = `${this.provider.name}://${running.id}`;
+    void running.exit.then(async (x) => {
+      const message = await terminationMessage(run.spec, x, run.mounts, run.logPath).catch(() => x.message);
+      rec.running = undefined;
+      rec.terminated = { ...x, message, startedAt: running.startedAt, containerID: rec.containerID! };
+      this.d.requeue(0);
+    });
+  }
+
+  /** Stops every running container within `graceMs` (emitting `Killing`). */
+  async stop(_pod: V1Pod, graceMs: number): Promise<void> {
+    const live = [...this.init, ...this.app].filter((r) => r.running);
+    await Promise.all(
+      live.map(async (rec) => {
+        this.d.event('Normal', 'Killing', `Stopping container ${rec.name}`, fieldPath(rec));
+        await rec.running!.stop(graceMs);
+      }),
+    );
+  }
+}
