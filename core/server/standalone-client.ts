@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCertificate, generateKeys, KeyUsage, privateKeyPem } from '../certificates/index.ts';
+import { createCertificate, generateKeys, KeyUsage, privateKeyPem, type CertificateOptions } from '../certificates/index.ts';
 
 /** Paths of the local client credentials. */
 export interface LocalClient {
@@ -25,25 +25,11 @@ export async function ensureLocalClient(certDir: string): Promise<LocalClient> {
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
   const [caKeys, clientKeys] = await Promise.all([generateKeys('ecdsa'), generateKeys('ecdsa')]);
-  const ca = await createCertificate({
-    subject: { cn: 'nodelet-local-client-ca' },
-    publicKey: caKeys.pair.publicKey,
-    signing: caKeys,
-    ca: true,
-    notBefore,
-    notAfter,
-    keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign,
-  });
-  const client = await createCertificate({
-    subject: { cn: 'nodelet-local-admin' },
-    publicKey: clientKeys.pair.publicKey,
-    issuer: ca,
-    signing: caKeys,
-    notBefore,
-    notAfter,
-    keyUsage: KeyUsage.digitalSignature,
-    extKeyUsage: ['clientAuth'],
-  });
+  // Both certificates share the validity and the CA's signing key; only the subject, key and usages differ.
+  const issue = (cn: string, keys: typeof caKeys, usage: Pick<CertificateOptions, 'keyUsage'> & Partial<CertificateOptions>) =>
+    createCertificate({ subject: { cn }, publicKey: keys.pair.publicKey, signing: caKeys, notBefore, notAfter, ...usage });
+  const ca = await issue('nodelet-local-client-ca', caKeys, { ca: true, keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign });
+  const client = await issue('nodelet-local-admin', clientKeys, { issuer: ca, keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'] });
   await writeFile(out.keyFile, await privateKeyPem(clientKeys), { mode: 0o600 });
   await writeFile(out.certFile, `${client.toString('pem')}\n`, { mode: 0o600 });
   await writeFile(out.caFile, `${ca.toString('pem')}\n`, { mode: 0o600 });
