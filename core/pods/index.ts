@@ -8,8 +8,10 @@ export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type P
 export type { ContainerOptionsContributor } from './container-options.ts';
 export { PodController } from './pod-controller.ts';
 export { createPodSetup } from './pod-setup-impl.ts';
-export { apiStatusSink, startApiPodSource } from './sources/api-pod-source.ts';
-export { memoryStatusSink } from './sources/memory-status-sink.ts';
-export { ensureMirrorPod, mirrorAwareSink } from './sources/mirror-pods.ts';
+export { startApiPodSource } from './sources/api-pod-source.ts';
+export { apiStatusSink } from './status-sinks/api-status-sink.ts';
+export { memoryStatusSink } from './status-sinks/memory-status-sink.ts';
+export { ensureMirrorPod } from './sources/mirror-pods.ts';
+export { mirrorAwareSink } from './status-sinks/mirror-aware-sink.ts';
 export { reportRefusedManifests } from './sources/refused-manifests.ts';
 export { readStaticPods } from './sources/static-pod-source.ts';

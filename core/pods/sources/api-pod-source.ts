@@ -1,14 +1,12 @@
 /**
- * Pods bound to this node, from an informer on `spec.nodeName=<node>`, and
- * the status sink that writes back to the API server.
+ * Pods bound to this node, from an informer on `spec.nodeName=<node>`
+ * (the status sink that writes back is `../status-sinks/api-status-sink.ts`).
  */
 import * as k8s from '@kubernetes/client-node';
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/index.ts';
-import type { StatusSink } from '../pod-controller.ts';
+import type { KubeClients } from '../../kube/index.ts';
 import { isMirrorPod } from './mirror-pods.ts';
-import { nodeletError } from '../../errors/index.ts';
 
 /** Receives pod changes. */
 export interface PodHandler {
@@ -47,27 +45,5 @@ export async function startApiPodSource(clients: KubeClients, nodeName: string, 
       void informer.stop();
     },
     pods: [...informer.list()],
-  };
-}
-
-/** Writes pod status and deletes finished pods through the API server. */
-export function apiStatusSink(clients: KubeClients): StatusSink {
-  return {
-    async patchStatus(pod: V1Pod, status: V1PodStatus) {
-      const body = { metadata: { uid: pod.metadata!.uid }, status };
-      await clients.core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body }, strategicMergePatch);
-    },
-    async deletePod(pod: V1Pod) {
-      try {
-        await clients.core.deleteNamespacedPod({
-          name: pod.metadata!.name!,
-          namespace: pod.metadata!.namespace!,
-          gracePeriodSeconds: 0,
-          body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata!.uid } },
-        });
-      } catch (e) {
-        if (!isApiNotFound(e)) throw nodeletError('NDL_API_REQUEST', apiMessage(e), e);
-      }
-    },
   };
 }

@@ -3,12 +3,12 @@
  * the apiserver (upstream pkg/kubelet/pod/mirror_client.go): same spec, the
  * annotation `kubernetes.io/config.mirror: <config hash>`, and an owner
  * reference to the Node (NodeRestriction requires it). The static pod's status
- * is posted to its mirror; the informer ignores mirrors (they are not run twice).
+ * is posted to its mirror (`../status-sinks/mirror-aware-sink.ts`); the informer
+ * ignores mirrors (they are not run twice).
  */
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, isApiConflict, isApiNotFound, strategicMergePatch, type KubeClients } from '../../kube/index.ts';
-import type { StatusSink } from '../pod-controller.ts';
+import { apiMessage, isApiConflict, isApiNotFound, type KubeClients } from '../../kube/index.ts';
 
 const MIRROR = 'kubernetes.io/config.mirror';
 const HASH = 'kubernetes.io/config.hash';
@@ -56,19 +56,4 @@ export async function ensureMirrorPod(clients: KubeClients, pod: V1Pod, node: { 
   } catch (e) {
     log.warn({ pod: `${namespace}/${name}`, err: apiMessage(e) }, 'failed to create mirror pod');
   }
-}
-
-/** Routes static pods' status to their mirror pods and everything else to `inner`. */
-export function mirrorAwareSink(clients: KubeClients, inner: StatusSink): StatusSink {
-  return {
-    async patchStatus(pod: V1Pod, status: V1PodStatus) {
-      if (!isStaticPod(pod)) return inner.patchStatus(pod, status);
-      try {
-        await clients.core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, strategicMergePatch);
-      } catch (e) {
-        if (!isApiNotFound(e)) throw e;
-      }
-    },
-    deletePod: (pod) => (isStaticPod(pod) ? Promise.resolve() : inner.deletePod(pod)),
-  };
 }
