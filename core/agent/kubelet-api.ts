@@ -45,7 +45,7 @@ import { StatsCollector, runningCounts } from './stats-collector.ts';
 import { kubeletConfigOf } from './configz.ts';
 
 /** The authenticators and the authorizer for `o` (see the module comment). */
-export function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logger): { authn: AuthnOptions; authorizer: Authorizer } {
+function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logger): { authn: AuthnOptions; authorizer: Authorizer } {
   const token =
     clients && o.authenticationTokenWebhook ? cachedTokenAuthenticator(apiTokenReviewer(clients.kc), o.authenticationTokenWebhookCacheTtlMs) : undefined;
   let authorizer: Authorizer = alwaysAllow;
@@ -69,7 +69,7 @@ export function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log
 }
 
 /** Adapts the pod controller to what the kubelet API reads. */
-export function podSourceFor(pods: PodController, rootDir: string): PodSource {
+function podSourceFor(pods: PodController, rootDir: string): PodSource {
   return {
     listPods: () => pods.pods(),
     findContainer(namespace, podName, container): ContainerTarget | undefined {

@@ -32,7 +32,7 @@ export const CLIENT_USAGES = ['digital signature', 'client auth'] as const;
 /** Key usages of an ECDSA serving certificate (upstream DefaultKubeletServingGetUsages). */
 export const SERVING_USAGES = ['digital signature', 'server auth'] as const;
 /** How long a bootstrap CSR is waited for (upstream: 3600 s). */
-export const BOOTSTRAP_WAIT_MS = 3600_000;
+const BOOTSTRAP_WAIT_MS = 3600_000;
 const TMP_KEY = 'kubelet-client.key.tmp';
 
 /** The client certificate subject of node `nodeName`. */

@@ -18,12 +18,12 @@ import { delaySequence, withJitter, type BackoffPolicy } from '../backoff/index.
 import { errorDetail, nodeletError } from '../errors/index.ts';
 
 /** upstream `certificateWaitTimeout`. */
-export const CERTIFICATE_WAIT_TIMEOUT_MS = 15 * 60_000;
+const CERTIFICATE_WAIT_TIMEOUT_MS = 15 * 60_000;
 /** upstream's backoff of a failed rotation: 2 s doubling with 10 % jitter, 5 tries, then every 32 s. */
-export const ROTATION_BACKOFF: BackoffPolicy = { initialMs: 2_000, factor: 2, jitter: 0.1 };
+const ROTATION_BACKOFF: BackoffPolicy = { initialMs: 2_000, factor: 2, jitter: 0.1 };
 /** The waits of {@link ROTATION_BACKOFF} before polling: 2, 4, 8, 16 s. */
 export const ROTATION_RETRY_MS: readonly number[] = delaySequence(ROTATION_BACKOFF, 4);
-export const ROTATION_POLL_MS = 32_000;
+const ROTATION_POLL_MS = 32_000;
 
 /** upstream `jitteryDuration`: 70-90 % of `totalMs`. */
 export function jitteryDuration(totalMs: number, random: () => number = Math.random): number {
@@ -31,7 +31,7 @@ export function jitteryDuration(totalMs: number, random: () => number = Math.ran
 }
 
 /** The subject's parts of a parsed certificate. */
-export function certSubject(pair: KeyPair): Required<Subject> {
+function certSubject(pair: KeyPair): Required<Subject> {
   const lines = pair.leaf.subject.split('\n');
   const cn = lines.find((l) => l.startsWith('CN='))?.slice(3) ?? '';
   const orgs = lines.filter((l) => l.startsWith('O=')).map((l) => l.slice(2));

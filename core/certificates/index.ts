@@ -1,7 +1,7 @@
 /** Certificates: X.509 helpers, upstream's file store, CSRs, rotation and TLS bootstrap. */
-export { CertStore, pairTimestamp, type CertStoreOptions } from './cert-store.ts';
-export { CertificateManager, jitteryDuration, satisfiesTemplate, certSubject, type CertificateManagerOptions } from './cert-manager.ts';
-export { requestCertificate, waitForCertificate, issuedCertificate, type CsrRef, type CsrRequest } from './csr-client.ts';
+export { CertStore, pairTimestamp } from './cert-store.ts';
+export { CertificateManager, jitteryDuration, satisfiesTemplate } from './cert-manager.ts';
+export { requestCertificate, waitForCertificate, issuedCertificate } from './csr-client.ts';
 export {
   bootstrapClientCert,
   isKubeconfigStillValid,
@@ -13,7 +13,6 @@ export {
   KUBELET_SERVING_SIGNER,
   CLIENT_USAGES,
   SERVING_USAGES,
-  type BootstrapOptions,
 } from './bootstrap.ts';
 export {
   createCertificate,
@@ -26,7 +25,6 @@ export {
   privateKeyPem,
   splitAddresses,
   type CertificateOptions,
-  type KeyKind,
   type KeyPair,
   type Keys,
   type Subject,

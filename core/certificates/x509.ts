@@ -70,7 +70,7 @@ export async function importKeys(pem: string): Promise<Keys> {
 }
 
 /** A UTF8String-encoded name: CN, then one O per organization. */
-export function utf8Name(cn: string, orgs: readonly string[] = []): x509.Name {
+function utf8Name(cn: string, orgs: readonly string[] = []): x509.Name {
   const rdns: x509.JsonAttributeAndObjectValue[] = [];
   for (const o of orgs) rdns.push({ O: [{ utf8String: o }] });
   rdns.push({ CN: [{ utf8String: cn }] });

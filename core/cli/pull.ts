@@ -9,10 +9,10 @@ import { dockerConfigCredentials, OciImageService, WASM_LAYER_TYPES, parseRefere
 import { parseSubcommandArgs, progressWriter, transferLine, type SubcommandSpec } from './subcommands.ts';
 
 /** `--root-dir`'s default, as for the agent. */
-export const DEFAULT_ROOT_DIR = '/var/lib/nodelet';
+const DEFAULT_ROOT_DIR = '/var/lib/nodelet';
 
 /** `nodelet pull`'s usage and options. */
-export const PULL: SubcommandSpec = {
+const PULL: SubcommandSpec = {
   usage: `Usage: nodelet pull <ref> [--root-dir DIR] [--insecure]
 
 Pulls an image into nodelet's local image store (as the agent does with pull policy

@@ -19,12 +19,12 @@ import {
 import { parseSubcommandArgs, progressWriter, transferLine, type SubcommandSpec } from './subcommands.ts';
 
 /** The progress line of one chunk: `pushing sha256:0123456789ab: 4.0 MiB / 9.5 MiB (42%)`. */
-export function progressLine(p: PushProgress): string {
+function progressLine(p: PushProgress): string {
   return transferLine('pushing', p.digest, p.sentBytes, p.totalBytes);
 }
 
 /** `nodelet push`'s usage and options. */
-export const PUSH: SubcommandSpec = {
+const PUSH: SubcommandSpec = {
   usage: `Usage: nodelet push <module.wasm> <ref> [--insecure] [--chunk-size BYTES]
 
 Publishes a WebAssembly module as a CNCF Wasm OCI artifact, with the credentials of

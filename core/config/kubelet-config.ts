@@ -23,8 +23,8 @@ import {
   parseLogFormat,
 } from './values.ts';
 
-export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
-export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
+const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
+const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
 
 /** Settings read from a file, plus warnings for the caller to log. */
 export interface KubeletConfigResult {

@@ -9,7 +9,7 @@ const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** Label keys outside the allowed namespaces that a kubelet may still set. */
-export const KUBELET_LABELS: readonly string[] = [
+const KUBELET_LABELS: readonly string[] = [
   'beta.kubernetes.io/arch',
   'beta.kubernetes.io/instance-type',
   'beta.kubernetes.io/os',
@@ -24,7 +24,7 @@ export const KUBELET_LABELS: readonly string[] = [
 ];
 
 /** Label namespaces (and their subdomains) a kubelet may set freely. */
-export const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
+const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
 
 /** Returns why `s` is not a DNS-1123 subdomain, or undefined when it is one. */
 export function dnsSubdomainError(s: string): string | undefined {
@@ -73,7 +73,7 @@ function inDomain(namespace: string, domain: string): boolean {
 }
 
 /** True if `key` is in the kubernetes.io / k8s.io namespaces (restricted for kubelets). */
-export function isKubernetesLabel(key: string): boolean {
+function isKubernetesLabel(key: string): boolean {
   const ns = labelNamespace(key);
   return inDomain(ns, 'kubernetes.io') || inDomain(ns, 'k8s.io');
 }

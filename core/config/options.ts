@@ -94,7 +94,7 @@ export type Settings = Partial<Omit<NodeletOptions, keyof DerivedDirs | 'nodeNam
 };
 
 /** Defaults for settings that do not depend on others. */
-export const DEFAULTS = {
+const DEFAULTS = {
   nodeLabels: {},
   registerWithTaints: [],
   maxPods: 110,
@@ -133,7 +133,7 @@ export const BUNDLED_PROVIDERS_DIR = path.join(REPO_ROOT, 'providers');
 export const BUNDLED_STATIC_PODS_DIR = path.join(REPO_ROOT, 'examples', 'static-pods');
 
 /** The directories under a root dir. */
-export function deriveDirs(rootDir: string): DerivedDirs {
+function deriveDirs(rootDir: string): DerivedDirs {
   return {
     pluginsRegistryDir: path.join(rootDir, 'plugins_registry'),
     pluginsDir: path.join(rootDir, 'plugins'),

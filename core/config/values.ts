@@ -10,7 +10,7 @@ import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/inde
 import { parseGoDuration } from './duration.ts';
 
 /** Log levels nodelet's logger understands, least to most severe. */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 /** A log level. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -73,7 +73,7 @@ export function parseLogLevel(text: string): LogLevel {
 }
 
 /** Log output formats (`--logging-format`, `logging.format`), as upstream's component-base logs. */
-export const LOG_FORMATS = ['text', 'json'] as const;
+const LOG_FORMATS = ['text', 'json'] as const;
 /** A log output format. */
 export type LogFormat = (typeof LOG_FORMATS)[number];
 

@@ -31,7 +31,7 @@ import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type Device
 import { isExtendedResourceName } from './resource-name.ts';
 
 /** Upstream `endpointStopGracePeriod`. */
-export const DEFAULT_ENDPOINT_GRACE_MS = 5 * 60_000;
+const DEFAULT_ENDPOINT_GRACE_MS = 5 * 60_000;
 
 /** Options of {@link DeviceManager}. */
 export interface DeviceManagerOptions {

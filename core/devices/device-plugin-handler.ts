@@ -24,7 +24,7 @@ import { isExtendedResourceName } from './resource-name.ts';
 export const DEPRECATION_FILE = 'DEPRECATION';
 
 /** Creates (or truncates) the DEPRECATION marker; failures are logged, as upstream. */
-export function writeDeprecationMarker(dir: string, log: Logger): void {
+function writeDeprecationMarker(dir: string, log: Logger): void {
   try {
     closeSync(openSync(join(dir, DEPRECATION_FILE), 'w', 0o644));
   } catch (e) {

@@ -34,7 +34,7 @@ export const DIAL_TIMEOUT_MS = 10_000;
  * Upstream sets none; nodelet bounds them so a hung plugin cannot hold a pod
  * in admission forever.
  */
-export const PLUGIN_CALL_TIMEOUT_MS = 120_000;
+const PLUGIN_CALL_TIMEOUT_MS = 120_000;
 
 /** What an endpoint reports to its manager. */
 export interface EndpointListener {

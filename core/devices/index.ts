@@ -20,7 +20,7 @@ import { createDevicePluginHandler } from './device-plugin-handler.ts';
 import { startPodResourcesServer, type PodResourcesServer } from './pod-resources-server.ts';
 import { RegistrationServer } from './registration-server.ts';
 
-export { DeviceManager, DEFAULT_ENDPOINT_GRACE_MS } from './device-manager.ts';
+export { DeviceManager } from './device-manager.ts';
 export { DEVICE_WARNING_REASON } from './container-devices.ts';
 export { deviceAdmitHandler, deviceAllocatable } from './device-admit-handler.ts';
 export { deviceContainerOptions } from './device-container-options.ts';

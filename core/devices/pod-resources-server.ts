@@ -36,7 +36,7 @@ function containers(pod: V1Pod): V1Container[] {
 }
 
 /** The PodResources message of one pod. */
-export function podResources(pod: V1Pod, source: PodResourcesSource): PodResources {
+function podResources(pod: V1Pod, source: PodResourcesSource): PodResources {
   const uid = pod.metadata?.uid ?? '';
   const list: ContainerResources[] = containers(pod).map((c) => ({
     name: c.name,
@@ -49,7 +49,7 @@ export function podResources(pod: V1Pod, source: PodResourcesSource): PodResourc
 }
 
 /** The service handlers (exported for tests). */
-export function podResourcesHandlers(source: PodResourcesSource): PodResourcesListerHandlers {
+function podResourcesHandlers(source: PodResourcesSource): PodResourcesListerHandlers {
   return {
     List: (_call, cb) => {
       source.devices.updateAllocatedDevices();

@@ -22,7 +22,7 @@ import { isExtendedResourceName } from './resource-name.ts';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 
 /** The socket's file name (upstream `KubeletSocket`'s base name). */
-export const KUBELET_SOCKET_NAME = 'kubelet.sock';
+const KUBELET_SOCKET_NAME = 'kubelet.sock';
 
 /** Upstream `isVersionCompatibleWithPlugin`. */
 export function isSupportedVersion(...versions: readonly string[]): boolean {
@@ -30,12 +30,12 @@ export function isSupportedVersion(...versions: readonly string[]): boolean {
 }
 
 /** Go's `%q` of a string slice, for upstream's messages. */
-export function goQuoteList(list: readonly string[]): string {
+function goQuoteList(list: readonly string[]): string {
   return `[${list.map((s) => JSON.stringify(s)).join(' ')}]`;
 }
 
 /** Checks a RegisterRequest; returns upstream's error text, or undefined when it is acceptable. */
-export function validateRegisterRequest(dir: string, r: Pick<RegisterRequest__Output, 'version' | 'resource_name' | 'endpoint'>): string | undefined {
+function validateRegisterRequest(dir: string, r: Pick<RegisterRequest__Output, 'version' | 'resource_name' | 'endpoint'>): string | undefined {
   if (!isSupportedVersion(r.version)) {
     return `requested API version ${JSON.stringify(r.version)} is not supported by kubelet. Supported version is ${goQuoteList(SUPPORTED_VERSIONS)}`;
   }
@@ -48,7 +48,7 @@ export function validateRegisterRequest(dir: string, r: Pick<RegisterRequest__Ou
 }
 
 /** Removes every unix socket directly in `dir` (not files, not directories). */
-export function removeSockets(dir: string, log: Logger): void {
+function removeSockets(dir: string, log: Logger): void {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     try {

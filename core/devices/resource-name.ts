@@ -21,7 +21,7 @@ export function isQualifiedName(value: string): boolean {
 }
 
 /** Upstream `IsNativeResource`: no domain, or a `kubernetes.io/` one. */
-export function isNativeResource(name: string): boolean {
+function isNativeResource(name: string): boolean {
   return !name.includes('/') || name.includes('kubernetes.io/');
 }
 

@@ -50,7 +50,7 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, max: n
  * with `no progress ... for Ns` (the source is cancelled). Time spent by the
  * consumer between reads does not count.
  */
-export function progressGuard(body: ReadableStream<Uint8Array>, ms: number, what: string, onStall?: (e: Error) => void): ReadableStream<Uint8Array> {
+function progressGuard(body: ReadableStream<Uint8Array>, ms: number, what: string, onStall?: (e: Error) => void): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {

@@ -25,7 +25,7 @@ export const EXTRACTED_MODULE_TYPE = 'application/wasm';
 
 const MAX_CONFIG_BYTES = 1 << 20;
 /** Largest module nodelet extracts from a layer. */
-export const MAX_MODULE_BYTES = 512 << 20;
+const MAX_MODULE_BYTES = 512 << 20;
 const WASM_MAGIC = Buffer.from([0x00, 0x61, 0x73, 0x6d]);
 
 const formatError = (detail: string) => nodeletError('NDL_IMAGE_FORMAT', detail);
@@ -94,7 +94,7 @@ function writable(s: Writable): Promise<void> {
  * tampered blob is reported as a digest mismatch rather than as bad gzip.
  * The file counts only once the whole layer has been verified.
  */
-export async function findInLayer(
+async function findInLayer(
   layer: Descriptor,
   body: ReadableStream<Uint8Array> | null,
   wanted: string,

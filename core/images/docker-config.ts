@@ -13,7 +13,7 @@ import { nodeletError } from '../errors/index.ts';
 import { toCredential, type DockerAuth } from './pull-secrets.ts';
 
 /** The docker config file nodelet reads for `env`. */
-export function dockerConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+function dockerConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.DOCKER_CONFIG || join(homedir(), '.docker'), 'config.json');
 }
 

@@ -2,7 +2,7 @@
  * core/images: the OCI distribution client and content-addressed image store
  * behind the `ImageService` providers receive.
  */
-export { OciImageService, type OciImageServiceOptions, type ImageSummary } from './image-service.ts';
+export { OciImageService } from './image-service.ts';
 export { parseReference, formatReference, repositoryOf, registryHostOf, type ImageReference } from './reference.ts';
 export { WASM_LAYER_TYPES } from './manifest.ts';
 export { RegistryError } from './registry-error.ts';

@@ -12,8 +12,8 @@ import { nodeletError } from '../errors/index.ts';
 
 export const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 export const OCI_INDEX = 'application/vnd.oci.image.index.v1+json';
-export const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
-export const DOCKER_MANIFEST_LIST = 'application/vnd.docker.distribution.manifest.list.v2+json';
+const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json';
+const DOCKER_MANIFEST_LIST = 'application/vnd.docker.distribution.manifest.list.v2+json';
 /** The layer media types of the two Wasm artifact formats. */
 export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
 

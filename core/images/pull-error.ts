@@ -33,7 +33,7 @@ function detailOf(err: NodeletError): string {
  * Longest pull failure message put in a status: 1024 characters, the apiserver's
  * `NoteLengthLimit` that upstream's scheduler also truncates its condition messages to.
  */
-export const MAX_PULL_MESSAGE_LENGTH = 1024;
+const MAX_PULL_MESSAGE_LENGTH = 1024;
 
 /** Wraps any pull failure as `failed to pull image "<image>": <cause>` (reason `ErrImagePull`), at most {@link MAX_PULL_MESSAGE_LENGTH} characters. */
 export function pullFailure(image: string, e: unknown): ProviderError {

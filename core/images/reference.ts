@@ -14,7 +14,7 @@ import { nodeletError } from '../errors/index.ts';
 
 /** The docker hub's familiar domain and the host that actually serves its API. */
 export const DOCKER_HUB_DOMAIN = 'docker.io';
-export const DOCKER_HUB_REGISTRY = 'registry-1.docker.io';
+const DOCKER_HUB_REGISTRY = 'registry-1.docker.io';
 
 /** A parsed, normalised image reference. */
 export interface ImageReference {

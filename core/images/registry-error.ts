@@ -36,7 +36,7 @@ function reason(code: string | undefined, message: string | undefined): string |
 }
 
 /** Longest registry-provided reason kept in a {@link RegistryError}'s message. */
-export const MAX_REASON_LENGTH = 512;
+const MAX_REASON_LENGTH = 512;
 
 /** Cuts `text` to `max` characters, marking the cut with ` ...` like upstream's status messages. */
 export function truncateMessage(text: string, max: number): string {

@@ -17,8 +17,8 @@ import { OCI_MANIFEST } from './manifest.ts';
 import { formatReference, manifestReferenceOf, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
 import { RegistryClient, type RegistryClientOptions, type RepositoryTarget } from './registry-client.ts';
 
-export const WASM_CONFIG_TYPE = 'application/vnd.wasm.config.v0+json';
-export const WASM_LAYER_TYPE = 'application/wasm';
+const WASM_CONFIG_TYPE = 'application/vnd.wasm.config.v0+json';
+const WASM_LAYER_TYPE = 'application/wasm';
 /** Blobs larger than this are uploaded in chunks of this size. */
 export const DEFAULT_CHUNK_BYTES = 4 << 20;
 

@@ -27,7 +27,7 @@ import { nodeletError } from '../errors/index.ts';
 type Source = ExtractEvents['entry'][1];
 
 /** `./a/b`, `/a/b` and `a/b/` all name `a/b`; `a/x/../b` names `a/b`. Undefined when `..` leaves the root. */
-export function normaliseTarPath(p: string): string | undefined {
+function normaliseTarPath(p: string): string | undefined {
   const out: string[] = [];
   for (const c of p.split('/')) {
     if (c === '' || c === '.') continue;

@@ -57,7 +57,7 @@ const pemText = (x: unknown): string => (typeof x === 'string' ? x : Buffer.isBu
  * is closed gracefully, as upstream's rotating transport: idle connections now,
  * requests in flight and watches when they end.
  */
-export class SharedConnectionKubeConfig extends k8s.KubeConfig {
+class SharedConnectionKubeConfig extends k8s.KubeConfig {
   private readonly pools = new Map<string, Pool>();
 
   constructor(private readonly credentials?: ClientCredentials) {
@@ -127,7 +127,7 @@ function count(request: UndiciRequest, code: string): void {
  * Read from undici's diagnostics channels (client-node 2.x sends through undici),
  * so it sees API calls and watches whatever dispatcher they use.
  */
-export function countRequestsTo(server: string): void {
+function countRequestsTo(server: string): void {
   let origin: string;
   try {
     origin = new URL(server).origin;
@@ -162,7 +162,7 @@ export const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy
 export const strategicMergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.StrategicMergePatch);
 
 /** The HTTP status of an API error (client-node's ApiException, or one made by {@link apiError}), or undefined. */
-export function apiStatus(e: unknown): number | undefined {
+function apiStatus(e: unknown): number | undefined {
   const code = (e as { code?: unknown; httpStatus?: unknown })?.code;
   if (typeof code === 'number') return code;
   const status = (e as { httpStatus?: unknown })?.httpStatus;

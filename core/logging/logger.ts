@@ -21,7 +21,7 @@ export interface LoggerOptions {
 }
 
 /** The format used when none is given: text for a person at a terminal, JSON for files and collectors. */
-export function defaultLogFormat(): LogFormat {
+function defaultLogFormat(): LogFormat {
   return process.stderr.isTTY === true ? 'text' : 'json';
 }
 

@@ -28,7 +28,7 @@ const P = 0x50;
 const TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 
 /** Re-prints an RFC 3339 timestamp with nine fraction digits, or returns undefined if it is not one. */
-export function fixedNanoTime(text: string): { time: Date; text: string } | undefined {
+function fixedNanoTime(text: string): { time: Date; text: string } | undefined {
   const m = TIME.exec(text);
   if (!m) return undefined;
   const frac = (m[2] ?? '').padEnd(9, '0');

@@ -26,17 +26,17 @@ const UID = /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/;
 const ROTATED_SUFFIX = /^\.(\d{8}-\d{6})$/;
 
 /** True if `s` is an RFC 1123 DNS label (namespaces, container names). */
-export function isDnsLabel(s: string): boolean {
+function isDnsLabel(s: string): boolean {
   return s.length <= 63 && DNS_LABEL.test(s);
 }
 
 /** True if `s` is an RFC 1123 DNS subdomain (pod names). */
-export function isDnsSubdomain(s: string): boolean {
+function isDnsSubdomain(s: string): boolean {
   return s.length <= 253 && DNS_SUBDOMAIN.test(s);
 }
 
 /** True if `s` can be a pod UID path component (UUIDs, static-pod hashes). */
-export function isPodUid(s: string): boolean {
+function isPodUid(s: string): boolean {
   return UID.test(s);
 }
 
@@ -59,7 +59,7 @@ export function assertInside(root: string, p: string): string {
 }
 
 /** The directory name of a pod's logs: `<namespace>_<podName>_<podUID>`. */
-export function podLogDirName(pod: PodLogIdentity): string {
+function podLogDirName(pod: PodLogIdentity): string {
   check(isDnsLabel(pod.namespace), 'namespace', pod.namespace);
   check(isDnsSubdomain(pod.name), 'pod name', pod.name);
   check(isPodUid(pod.uid), 'pod uid', pod.uid);
@@ -80,7 +80,7 @@ export function containerLogDir(rootDir: string, pod: PodLogIdentity, container:
 }
 
 /** The file name of one container instance's log: `<restartCount>.log`. */
-export function logFileName(restartCount: number): string {
+function logFileName(restartCount: number): string {
   if (!Number.isSafeInteger(restartCount) || restartCount < 0) {
     throw nodeletError('NDL_PATH_ESCAPE', `invalid restart count ${restartCount} for a log path`);
   }

@@ -23,7 +23,7 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 /** Upstream's buckets of kubelet_pod_start_duration_seconds (`pkg/kubelet/metrics`). */
-export const POD_START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+const POD_START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 export const nodeName = new Gauge({ name: 'kubelet_node_name', help: "The node's name. The count is always 1.", labelNames: ['node'], registers: [registry] });
 
@@ -35,13 +35,13 @@ export interface RunningCounts {
 }
 
 export const runningPods = new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] });
-export const runningContainers = new Gauge({
+const runningContainers = new Gauge({
   name: 'kubelet_running_containers',
   help: 'Number of containers currently running',
   labelNames: ['container_state'],
   registers: [registry],
 });
-export const providerPods = new Gauge({ name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry] });
+const providerPods = new Gauge({ name: 'nodelet_provider_pods', help: 'Admitted pods per provider', labelNames: ['provider'], registers: [registry] });
 export const podStartDuration = new Histogram({
   name: 'kubelet_pod_start_duration_seconds',
   help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',

@@ -39,7 +39,7 @@ export interface NodeControllerOptions {
 }
 
 /** Default least time between a status write and a poke-triggered one. */
-export const MIN_POKE_INTERVAL_MS = 1000;
+const MIN_POKE_INTERVAL_MS = 1000;
 
 /** Registers the node and runs the status loop. */
 export class NodeController {

@@ -21,8 +21,8 @@ import path from 'node:path';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 
 /** Upstream atomic_writer limits. */
-export const MAX_PATH_LENGTH = 4096;
-export const MAX_FILE_NAME_LENGTH = 255;
+const MAX_PATH_LENGTH = 4096;
+const MAX_FILE_NAME_LENGTH = 255;
 
 /** Options of {@link validateRelativePath}. */
 export interface RelativePathOptions {

@@ -11,7 +11,7 @@ import type { DesiredStateOfWorld } from './desired-state.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 
 /** Mode of the plugins directory when the watcher has to create it. */
-export const PLUGIN_DIR_MODE = 0o750;
+const PLUGIN_DIR_MODE = 0o750;
 
 /** Feeds the desired state from a directory of plugin sockets. */
 export class PluginWatcher {

@@ -11,7 +11,7 @@ import type { OperationMap } from './operation-map.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 
 /** Upstream `loopSleepDuration`. */
-export const RECONCILE_PERIOD_MS = 1_000;
+const RECONCILE_PERIOD_MS = 1_000;
 
 /** What the reconciler works with; the operations are injected so they can be faked. */
 export interface ReconcilerDeps {

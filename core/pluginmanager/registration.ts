@@ -19,9 +19,9 @@ import type { PluginHandler } from './plugin-handler.ts';
 /** Upstream `dialTimeoutDuration`. */
 export const DIAL_TIMEOUT_MS = 10_000;
 /** Upstream's GetInfo deadline. */
-export const GET_INFO_TIMEOUT_MS = 1_000;
+const GET_INFO_TIMEOUT_MS = 1_000;
 /** Upstream `notifyTimeoutDuration`. */
-export const NOTIFY_TIMEOUT_MS = 5_000;
+const NOTIFY_TIMEOUT_MS = 5_000;
 
 /** What {@link registerPlugin} needs. */
 export interface RegisterRequest {

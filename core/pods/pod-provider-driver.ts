@@ -37,7 +37,7 @@ import { isTerminalPhase, statusFromReport } from './pod-status-report.ts';
 import { ProviderReports } from './provider-reports.ts';
 
 /** The pod reason when a provider refuses a pod for good (InvalidArgument/NotSupported without a reason of its own). */
-export const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
+const UNSUPPORTED_POD_SPEC = 'UnsupportedPodSpec';
 
 type Verdict = { failed: true; reason: string; message: string } | { failed: false; reason: string; message?: string };
 
@@ -46,7 +46,7 @@ const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const ownReason = (e: unknown) => (isProviderError(e) && e.reason && e.reason !== e.code ? e.reason : undefined);
 
 /** How long `deletePod` may run after the grace period (when the pod's signal is aborted) before core gives up. */
-export const KILL_SLACK_MS = 10_000;
+const KILL_SLACK_MS = 10_000;
 
 /** The driver of one pod owned by a {@link PodProvider}. */
 export class PodProviderDriver implements PodDriver {

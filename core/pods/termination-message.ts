@@ -29,10 +29,10 @@ import { isNodeletError, nodeletError } from '../errors/index.ts';
 import { resolveInRoot } from '../paths/index.ts';
 
 /** Upstream `kubecontainer.MaxContainerTerminationMessageLength`. */
-export const MAX_TERMINATION_MESSAGE_BYTES = 4096;
+const MAX_TERMINATION_MESSAGE_BYTES = 4096;
 /** Upstream `MaxContainerTerminationMessageLogLines` / `MaxContainerTerminationMessageLogLength`. */
-export const FALLBACK_LOG_LINES = 80;
-export const FALLBACK_LOG_BYTES = 2048;
+const FALLBACK_LOG_LINES = 80;
+const FALLBACK_LOG_BYTES = 2048;
 const DEFAULT_PATH = '/dev/termination-log';
 
 /** The host file behind `containerPath`, if a mount covers it (longest mount path wins), checked now. */

@@ -27,7 +27,7 @@ import { readManifest, type ProviderManifest } from './manifest.ts';
 import { providerFromModule } from './provider-shape.ts';
 
 /** Default time a provider's `init` may take. */
-export const DEFAULT_INIT_TIMEOUT_MS = 30_000;
+const DEFAULT_INIT_TIMEOUT_MS = 30_000;
 
 /** Options of {@link loadProviders}. */
 export interface ProviderLoadOptions {

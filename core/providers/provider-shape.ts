@@ -37,7 +37,7 @@ async function instantiate(mod: Record<string, unknown>, m: ProviderManifest): P
 }
 
 /** Everything wrong with `p` as a v1 provider for manifest `m` (empty when it is fine). */
-export function shapeProblems(p: unknown, m: ProviderManifest): string[] {
+function shapeProblems(p: unknown, m: ProviderManifest): string[] {
   if (typeof p !== 'object' || p === null) return [`the factory returned ${p === null ? 'null' : typeof p}, not a provider object`];
   const o = p as Record<string, unknown>;
   const out: string[] = [];

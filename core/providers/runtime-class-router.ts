@@ -16,10 +16,10 @@ import type { ProviderRouter } from '../pods/index.ts';
 import type { RuntimeClassSource } from './runtime-classes.ts';
 
 /** The admission reason for a pod no provider here can run. */
-export const UNSUPPORTED_RUNTIME_CLASS = 'UnsupportedRuntimeClass';
+const UNSUPPORTED_RUNTIME_CLASS = 'UnsupportedRuntimeClass';
 
 /** How long a pod waits before routing is tried again while RuntimeClasses are not listed yet. */
-export const UNSYNCED_RETRY_MS = 1000;
+const UNSYNCED_RETRY_MS = 1000;
 
 /** The provider for a pod, why none fits, or when to try again. */
 export type Route = { provider: AnyProvider; handler?: string } | { reason: string; message: string } | { retryAfterMs: number; message: string };

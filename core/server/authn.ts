@@ -40,7 +40,7 @@ function asList(v: string | string[] | undefined): string[] {
 }
 
 /** The user behind a TLS connection, or undefined if it presented no acceptable certificate. */
-export function authenticateTls(socket: TLSSocket): UserInfo | undefined {
+function authenticateTls(socket: TLSSocket): UserInfo | undefined {
   if (typeof socket.getPeerCertificate !== 'function' || !socket.authorized) return undefined;
   const cert = socket.getPeerCertificate();
   if (!cert || !cert.subject) return undefined;
@@ -52,7 +52,7 @@ export function authenticateTls(socket: TLSSocket): UserInfo | undefined {
 }
 
 /** The bearer token of a request (`Authorization: Bearer x`, upstream's bearertoken), if any. */
-export function bearerToken(req: IncomingMessage): string | undefined {
+function bearerToken(req: IncomingMessage): string | undefined {
   const h = req.headers.authorization;
   if (!h) return undefined;
   const m = /^\s*bearer\s+(\S+)\s*$/i.exec(h);

@@ -62,7 +62,7 @@ const WITH_PROXY_FALLBACK: Array<[string, string]> = [
 ];
 
 /** True if `p` is `root` or below it (upstream's isSubpath). */
-export function isSubpath(p: string, root: string): boolean {
+function isSubpath(p: string, root: string): boolean {
   return p === root || p.startsWith(`${root}/`);
 }
 

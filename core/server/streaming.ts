@@ -24,7 +24,7 @@ type Reason = 'BadRequest' | 'NotFound';
 const CODES: Record<Reason, number> = { BadRequest: 400, NotFound: 404 };
 
 /** Sends a `metav1.Status` failure. */
-export function sendStatus(reply: FastifyReply, reason: Reason, message: string): FastifyReply {
+function sendStatus(reply: FastifyReply, reason: Reason, message: string): FastifyReply {
   const code = CODES[reason];
   return reply.code(code).type('application/json').send({
     kind: 'Status',
@@ -38,7 +38,7 @@ export function sendStatus(reply: FastifyReply, reason: Reason, message: string)
 }
 
 /** The message for an unsupported streaming action, e.g. `not supported by provider "wasi": exec`. */
-export function notSupportedMessage(provider: string, action: string): string {
+function notSupportedMessage(provider: string, action: string): string {
   return `${CATALOGUE.NDL_API_NOT_SUPPORTED} ${JSON.stringify(provider)}: ${action}`;
 }
 

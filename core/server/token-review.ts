@@ -14,7 +14,7 @@ import { apiMessage } from '../kube/index.ts';
 import type { TokenAuthenticator, UserInfo } from './authn.ts';
 
 /** Upstream's default `authentication.webhook.cacheTTL`. */
-export const DEFAULT_TOKEN_CACHE_TTL_MS = 2 * 60_000;
+const DEFAULT_TOKEN_CACHE_TTL_MS = 2 * 60_000;
 
 /** One TokenReview round trip: the status the apiserver answered. */
 export type TokenReviewer = (token: string) => Promise<k8s.V1TokenReviewStatus | undefined>;

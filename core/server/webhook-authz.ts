@@ -15,8 +15,8 @@ import { apiMessage } from '../kube/index.ts';
 import type { Authorizer, Decision, RequestAttributes } from './authz.ts';
 
 /** Upstream's defaults of `authorization.webhook.cacheAuthorizedTTL` / `cacheUnauthorizedTTL`. */
-export const DEFAULT_AUTHORIZED_TTL_MS = 5 * 60_000;
-export const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
+const DEFAULT_AUTHORIZED_TTL_MS = 5 * 60_000;
+const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
 
 /** One SubjectAccessReview round trip. */
 export type AccessReviewer = (spec: k8s.V1SubjectAccessReviewSpec) => Promise<k8s.V1SubjectAccessReviewStatus | undefined>;

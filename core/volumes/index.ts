@@ -1,13 +1,12 @@
 /** Pod volumes: set-up, mounts, tear-down, and the plugin extension point. */
 export { prepareVolumes, teardownVolumes, volumeFailures, failedMountMessage } from './prepare.ts';
-export type { PrepareVolumesOptions, TeardownOptions, VolumeFailure, VolumeSetUpError } from './prepare.ts';
-export { VolumePluginRegistry, escapePluginName, volumeDirFor, volumeSourceType } from './plugin-registry.ts';
+export { VolumePluginRegistry, escapePluginName, volumeDirFor } from './plugin-registry.ts';
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin } from './plugins/index.ts';
 export type { PreparedVolume, VolumeContext, VolumePlugin, TearDownContext } from './types.ts';
 export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-source.ts';
 export { createApiObjectSource } from './api-object-source.ts';
 export { withTokenCache, tokenRefreshAt } from './token-cache.ts';
-export { writePayload, type Payload, type FileProjection } from './payload-writer.ts';
+export { writePayload, type Payload } from './payload-writer.ts';
 export { startCsi, type Csi, type StartCsiOptions } from './csi/index.ts';
 export { podFieldValue } from './downward-api/field-path.ts';
 export { resourceFieldValue } from './downward-api/resource-field.ts';

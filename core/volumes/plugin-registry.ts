@@ -20,7 +20,7 @@ export function volumeDirFor(podDir: string, pluginName: string, volumeName: str
 }
 
 /** The source field set on a volume (`emptyDir`, `nfs`, ...), or undefined when none is. */
-export function volumeSourceType(volume: V1Volume): string | undefined {
+function volumeSourceType(volume: V1Volume): string | undefined {
   for (const [k, v] of Object.entries(volume)) if (k !== 'name' && v !== undefined && v !== null) return k;
   return undefined;
 }

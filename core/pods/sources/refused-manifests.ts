@@ -8,7 +8,7 @@ import type { Events } from '../../events/index.ts';
 import type { RefusedManifest } from './static-pod-source.ts';
 
 /** Upstream's kubelet event reason for a pod that fails validation. */
-export const FAILED_VALIDATION = 'FailedValidation';
+const FAILED_VALIDATION = 'FailedValidation';
 
 /** Longest event note the apiserver accepts (events.k8s.io `NoteLengthLimit`). */
 const NOTE_LIMIT = 1024;

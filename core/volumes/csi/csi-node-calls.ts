@@ -28,7 +28,7 @@ export interface CsiNodeInfo {
 }
 
 /** The RPC error as NDL_CSI_DRIVER with Go's wording as its detail; the grpc error stays as `cause`. */
-export function rpcError(e: unknown): Error {
+function rpcError(e: unknown): Error {
   return nodeletError('NDL_CSI_DRIVER', grpcErrorText(e), e);
 }
 

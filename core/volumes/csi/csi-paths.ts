@@ -21,7 +21,7 @@ export const CSI_TIMEOUT_MS = 2 * 60_000;
 /** Upstream `volDataFileName`. */
 export const VOL_DATA_FILE = 'vol_data.json';
 /** Upstream `globalMountInGlobalPath`. */
-export const GLOBAL_MOUNT = 'globalmount';
+const GLOBAL_MOUNT = 'globalmount';
 /** The Node annotation holding the JSON map driver → node ID. */
 export const NODE_ID_ANNOTATION = 'csi.volume.kubernetes.io/nodeid';
 

@@ -80,7 +80,7 @@ export function formatMap(m: Readonly<Record<string, string>> | undefined): stri
 }
 
 /** `metadata.labels['a']` → `['metadata.labels', 'a']`. */
-export function splitSubscriptedPath(fieldPath: string): [string, string] | undefined {
+function splitSubscriptedPath(fieldPath: string): [string, string] | undefined {
   if (!fieldPath.endsWith("']")) return undefined;
   const i = fieldPath.indexOf("['");
   if (i < 0) return undefined;
@@ -104,7 +104,7 @@ export function isQualifiedName(s: string): boolean {
 }
 
 /** Upstream `ExtractFieldPathAsString` (metadata fields only). Throws upstream's messages. */
-export function extractMetadataField(pod: V1Pod, fieldPath: string): string {
+function extractMetadataField(pod: V1Pod, fieldPath: string): string {
   const meta = pod.metadata ?? {};
   const sub = splitSubscriptedPath(fieldPath);
   if (sub) {
@@ -133,7 +133,7 @@ export function extractMetadataField(pod: V1Pod, fieldPath: string): string {
 }
 
 /** Upstream `ConvertDownwardAPIFieldLabel`: checks apiVersion and the path, maps `spec.host`. */
-export function convertFieldLabel(apiVersion: string | undefined, fieldPath: string): string {
+function convertFieldLabel(apiVersion: string | undefined, fieldPath: string): string {
   const version = apiVersion || 'v1';
   if (version !== 'v1') throw nodeletError('NDL_DOWNWARD_API', `unsupported pod version: ${version}`);
   const sub = splitSubscriptedPath(fieldPath);

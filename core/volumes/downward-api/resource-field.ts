@@ -22,7 +22,7 @@ function qty(values: Record<string, string> | undefined, name: string): Quantity
 }
 
 /** Limits with missing cpu/memory/ephemeral-storage/hugepages taken from node allocatable. */
-export function limitsWithAllocatable(container: V1Container, allocatable: Readonly<Record<string, string>>): Record<string, string> {
+function limitsWithAllocatable(container: V1Container, allocatable: Readonly<Record<string, string>>): Record<string, string> {
   const limits: Record<string, string> = { ...(container.resources?.limits ?? {}) };
   for (const [k, v] of Object.entries(allocatable)) {
     if ((DEFAULTED_LIMITS.includes(k) || k.startsWith('hugepages-')) && limits[k] === undefined) limits[k] = v;

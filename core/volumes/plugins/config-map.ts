@@ -4,7 +4,7 @@ import type { VolumePlugin } from '../types.ts';
 import { configMapPayload, DEFAULT_MODE, fetchConfigMap } from './data-payload.ts';
 import { setUpDataVolume } from './data-volume.ts';
 
-export const CONFIG_MAP_PLUGIN = 'kubernetes.io/configmap';
+const CONFIG_MAP_PLUGIN = 'kubernetes.io/configmap';
 
 /** Writes the configMap's keys (or `items`) as files; missing + `optional` gives an empty volume. */
 export const configMapPlugin: VolumePlugin = {

@@ -9,7 +9,7 @@ import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, VolumeContext } from '../types.ts';
 
 /** Where nodelet records the files it wrote for a volume: next to, not inside, the volume dir. */
-export function manifestPathFor(volumeDir: string): string {
+function manifestPathFor(volumeDir: string): string {
   return path.join(path.dirname(volumeDir), `.${path.basename(volumeDir)}.nodelet-files`);
 }
 

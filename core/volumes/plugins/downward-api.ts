@@ -4,7 +4,7 @@ import type { VolumePlugin } from '../types.ts';
 import { DEFAULT_MODE, downwardApiPayload } from './data-payload.ts';
 import { setUpDataVolume } from './data-volume.ts';
 
-export const DOWNWARD_API_PLUGIN = 'kubernetes.io/downward-api';
+const DOWNWARD_API_PLUGIN = 'kubernetes.io/downward-api';
 
 /**
  * One file per item: metadata fields (labels/annotations as sorted

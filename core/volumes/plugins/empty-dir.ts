@@ -5,7 +5,7 @@ import { nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { VolumePlugin } from '../types.ts';
 
-export const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
+const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
 
 /**
  * A directory under the pod dir, mode 0777 like upstream. `medium: Memory`

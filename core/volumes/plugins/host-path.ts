@@ -11,7 +11,7 @@ import type { V1Volume } from '@kubernetes/client-node';
 import { nodeletError } from '../../errors/index.ts';
 import type { VolumePlugin } from '../types.ts';
 
-export const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';
+const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';
 
 const CHECKS: Record<string, [test: (s: Stats) => boolean, what: string]> = {
   Directory: [(s) => s.isDirectory(), 'a directory'],
@@ -26,7 +26,7 @@ function failed(p: string, what: string) {
 }
 
 /** Upstream `checkTypeInternal`; creates the dir (0755) or empty file (0644) for the `...OrCreate` types. */
-export async function checkHostPathType(p: string, type: string): Promise<void> {
+async function checkHostPathType(p: string, type: string): Promise<void> {
   if (type === '') return;
   const st = await stat(p).catch(() => undefined);
   if (type === 'DirectoryOrCreate' || type === 'FileOrCreate') {

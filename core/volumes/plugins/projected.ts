@@ -12,10 +12,10 @@ import type { VolumeContext, VolumePlugin } from '../types.ts';
 import { configMapPayload, DEFAULT_MODE, downwardApiPayload, fetchConfigMap, fetchSecret, secretPayload } from './data-payload.ts';
 import { setUpDataVolume } from './data-volume.ts';
 
-export const PROJECTED_PLUGIN = 'kubernetes.io/projected';
+const PROJECTED_PLUGIN = 'kubernetes.io/projected';
 
 /** The TokenRequest default lifetime (API server default of `expirationSeconds`). */
-export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
+const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
 
 interface Collected {
   payload: Payload;

@@ -4,7 +4,7 @@ import type { VolumePlugin } from '../types.ts';
 import { DEFAULT_MODE, fetchSecret, secretPayload } from './data-payload.ts';
 import { setUpDataVolume } from './data-volume.ts';
 
-export const SECRET_PLUGIN = 'kubernetes.io/secret';
+const SECRET_PLUGIN = 'kubernetes.io/secret';
 
 /**
  * Writes the secret's keys (or `items`) as files (base64-decoded); missing +
