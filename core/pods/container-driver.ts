@@ -199,6 +199,8 @@ export class ContainerDriver implements PodDriver {
           ...config,
           workingDir: spec.workingDir,
           restartCount,
+          ports: (spec.ports ?? []).map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP' })),
+          network: { podIPs: (pod.status?.podIPs ?? []).map((a) => a.ip), hostNetwork: pod.spec?.hostNetwork === true },
           limits: containerLimits(spec),
           logPath,
         },

@@ -24,6 +24,27 @@ export interface ContainerLimits {
   readonly cpuMillis?: number;
 }
 
+/** A port the container declares in `ports[]`. */
+export interface ContainerPort {
+  /** The port's `name`, if set (probes and Services may refer to it). */
+  readonly name?: string;
+  readonly containerPort: number;
+  /** `TCP` (the default), `UDP` or `SCTP`. */
+  readonly protocol: 'TCP' | 'UDP' | 'SCTP';
+}
+
+/** The pod's network as its containers see it. */
+export interface PodNetwork {
+  /**
+   * The pod's addresses (`status.podIPs`, primary first), held by core on the node's
+   * pod interface. For a `hostNetwork` pod, the node's own addresses. Empty when
+   * the node has no pod network (no pod CIDR): listen on loopback then.
+   */
+  readonly podIPs: readonly string[];
+  /** `spec.hostNetwork`. */
+  readonly hostNetwork: boolean;
+}
+
 /** Everything a provider needs to start one container, resolved by core. */
 export interface ContainerSpec {
   /** A unique id for this container instance (the part after `<scheme>://` in containerID). */
@@ -50,6 +71,10 @@ export interface ContainerSpec {
   readonly logPath: string;
   /** Which restart of the container this is (0 for the first run). */
   readonly restartCount: number;
+  /** The container's declared ports, in spec order (empty when none). */
+  readonly ports?: readonly ContainerPort[];
+  /** The pod's network. Core always sets it; optional so specs built by hand in tests stay short. */
+  readonly network?: PodNetwork;
 }
 
 /** Why a container ended, as in `containerStatuses[].state.terminated`. */
