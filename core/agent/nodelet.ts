@@ -6,10 +6,11 @@
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
  *   admit handlers        [devices, predicates]               → PodController
  *   admission allocatable [node, devices]                     → PodController
- *   container options     [devices]                           → pod set-up
- *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
+ *   container options     [devices, dra]                      → pod set-up
+ *   pod resources         [dra]                               → pod set-up (before the volumes)
+ *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *
- *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up
+ *   startNodelet ──► images ──► providers ──► events ──► devices + CSI (+ DRA) ──► pod set-up
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
  *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -42,7 +43,8 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
-import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { startDra } from '../dra/index.ts';
+import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -91,9 +93,13 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
+  // DRA needs the API (claims, ResourceSlices): cluster mode only.
+  const activePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const dra = clients ? startDra(o, { clients, activePods, sourcesReady: () => sourcesReady }, log) : undefined;
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
-    containerOptions: [deviceContainerOptions(devices.manager)],
+    containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
+    podResources: dra ? [dra.preparer] : [],
     events,
   });
   const pods = new PodController({
@@ -137,7 +143,11 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     });
     lease.start();
   }
-  const registration = await startPluginRegistration(o, log, { [CSI_PLUGIN]: csi.handler, [DEVICE_PLUGIN]: devices.handler });
+  const registration = await startPluginRegistration(o, log, {
+    [CSI_PLUGIN]: csi.handler,
+    [DEVICE_PLUGIN]: devices.handler,
+    ...(dra ? { [DRA_PLUGIN]: dra.handler } : {}),
+  });
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
@@ -169,6 +179,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       abort.abort();
       await registration.stop();
       csi.stop();
+      dra?.stop();
       await devices.stop();
       await providers.stop();
       await api.close();
