@@ -52,7 +52,8 @@ describe('DRA on nodelet', () => {
   const slices = async () => (await resource.listResourceSlice({ fieldSelector: `spec.nodeName=${nodeName}` })).items.filter((s) => s.spec.driver === DRIVER);
   const cdiFiles = (claimUID: string) => readdirSync(cdiDir).filter((f) => f.includes(claimUID));
   const nodeletLog = () => readFileSync(nodelet.logFile, 'utf8');
-  const count = (text: string, re: RegExp) => text.split('\n').filter((l) => re.test(l)).length;
+  /** Lines of `text` that contain every one of `needles`. */
+  const count = (text: string, ...needles: string[]) => text.split('\n').filter((l) => needles.every((n) => l.includes(n))).length;
 
   beforeAll(async () => {
     reg = await startRegistry();
@@ -89,12 +90,6 @@ describe('DRA on nodelet', () => {
   });
   const create = (p: V1Pod) => k.core.createNamespacedPod({ namespace: ns, body: p });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 120_000) => podUntil(k.core, ns, name, what, ok, ms);
-  const claimOf = async (p: V1Pod, podClaim: string) => {
-    const name =
-      p.spec?.resourceClaims?.find((c) => c.name === podClaim)?.resourceClaimName ??
-      p.status?.resourceClaimStatuses?.find((s) => s.name === podClaim)?.resourceClaimName;
-    return resource.readNamespacedResourceClaim({ namespace: ns, name: name! });
-  };
   const gone = async (name: string) => {
     await k.core.deleteNamespacedPod({ name, namespace: ns }).catch(() => undefined);
     await eventually(`${name} deleted`, async () => !(await k.core.listNamespacedPod({ namespace: ns })).items.some((p) => p.metadata?.name === name), 90_000);
@@ -104,7 +99,7 @@ describe('DRA on nodelet', () => {
     await startDriver();
     await eventually('ResourceSlice for the node', async () => (await slices()).length > 0 || undefined, 60_000, 250);
     await eventually('nodelet registered the driver', async () => /Registered DRA plugin/.test(nodeletLog()) || undefined, 30_000);
-    expect(nodeletLog()).toMatch(/Registered DRA plugin.*v1\.DRAPlugin/);
+    expect(count(nodeletLog(), 'Registered DRA plugin', 'v1.DRAPlugin')).toBe(1);
   });
 
   it('a ResourceClaimTemplate pod: the scheduler allocates, nodelet prepares, the container sees claim_* env, the pod Succeeds, the claim is unprepared after deletion', async () => {
@@ -114,14 +109,20 @@ describe('DRA on nodelet', () => {
     });
     await create(pod('t1', img.hello!, [{ name: 'gpu', resourceClaimTemplateName: 'one' }]));
     const done = await until('t1', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    const claim = await claimOf(done, 'gpu');
-    const uid = claim.metadata!.uid!;
+    // The generated claim is deleted by the resourceclaim controller once the pod is done: its UID comes from nodelet's log.
+    const claimName = done.status!.resourceClaimStatuses!.find((s) => s.name === 'gpu')!.resourceClaimName!;
+    const prepared = nodeletLog()
+      .split('\n')
+      .find((l) => l.includes('Prepared ResourceClaim') && l.includes(`"${ns}/${claimName}"`));
+    const uid = (JSON.parse(prepared!) as { uid: string }).uid;
     const env = kubectl(info, ['logs', '-n', ns, 't1', '-c', 'main']).stdout;
-    const want = `claim_${claim.metadata!.name!.replace(/[^a-zA-Z0-9]/g, '_')}_req=true`;
+    const want = `claim_${claimName.replace(/[^a-zA-Z0-9]/g, '_')}_req=true`;
     expect(env).toContain(`env ${want}`);
     await gone('t1');
     await eventually('CDI file removed (claim unprepared)', async () => cdiFiles(uid).length === 0 || undefined, 90_000);
-    expect(count(nodeletLog(), new RegExp(`Unprepared ResourceClaim.*${uid}`))).toBe(1);
+    // The driver removes the file before it answers; nodelet logs once the answer is in.
+    await eventually('nodelet logged the unprepare', async () => count(nodeletLog(), 'Unprepared ResourceClaim', uid) > 0 || undefined, 30_000);
+    expect(count(nodeletLog(), 'Unprepared ResourceClaim', uid)).toBe(1);
   });
 
   let sharedUID = '';
@@ -137,7 +138,7 @@ describe('DRA on nodelet', () => {
     sharedUID = claim.metadata!.uid!;
     expect(claim.status?.reservedFor?.map((r) => r.name).sort()).toEqual(['s1', 's2']);
     expect(cdiFiles(sharedUID)).toHaveLength(1);
-    expect(count(nodeletLog(), new RegExp(`Prepared ResourceClaim.*${sharedUID}`))).toBe(1);
+    expect(count(nodeletLog(), 'Prepared ResourceClaim', sharedUID)).toBe(1);
     const state = JSON.parse(readFileSync(join(nodelet.rootDir, 'dra_manager_state'), 'utf8'));
     const entry = state.ClaimInfoStateList.find((c: { ClaimUID: string }) => c.ClaimUID === sharedUID);
     expect(Object.keys(entry.PodUIDs)).toHaveLength(2);
@@ -148,7 +149,7 @@ describe('DRA on nodelet', () => {
     await eventually('restarted nodelet registered the driver again', async () => /Registered DRA plugin/.test(since()) || undefined, 30_000);
     for (const n of ['s1', 's2']) await until(n, 'Running', (p) => p.status?.phase === 'Running');
     expect(since()).toMatch(/DRA claims restored from the checkpoint/);
-    expect(count(since(), new RegExp(`Prepared ResourceClaim.*${sharedUID}`))).toBe(0);
+    expect(count(since(), 'Prepared ResourceClaim', sharedUID)).toBe(0);
   });
 
   it('after the restart, deleting both pods unprepares the shared claim once (its CDI file goes)', async () => {
@@ -156,7 +157,9 @@ describe('DRA on nodelet', () => {
     expect(cdiFiles(sharedUID)).toHaveLength(1);
     await gone('s2');
     await eventually('shared claim unprepared', async () => cdiFiles(sharedUID).length === 0 || undefined, 90_000);
-    expect(count(nodeletLog(), new RegExp(`Unprepared ResourceClaim.*${sharedUID}`))).toBe(1);
+    // The driver removes the file before it answers; nodelet logs once the answer is in.
+    await eventually('nodelet logged the unprepare', async () => count(nodeletLog(), 'Unprepared ResourceClaim', sharedUID) > 0 || undefined, 30_000);
+    expect(count(nodeletLog(), 'Unprepared ResourceClaim', sharedUID)).toBe(1);
   });
 
   it('a claim that cannot be prepared (driver stopped): the pod waits with FailedPrepareDynamicResources naming the driver, then runs once the driver is back', async () => {
@@ -182,12 +185,12 @@ describe('DRA on nodelet', () => {
 
   it('the driver stopped: it is deregistered and its ResourceSlices are removed after the grace period; restarted: registered again', async () => {
     await eventually('slices back', async () => (await slices()).length > 0 || undefined, 60_000, 250);
-    const registered = count(nodeletLog(), /Registered DRA plugin/);
+    const registered = count(nodeletLog(), 'Registered DRA plugin');
     await stopDriver();
     await eventually('ResourceSlices removed', async () => (await slices()).length === 0 || undefined, (GRACE_S + 60) * 1000, 500);
     expect(nodeletLog()).toMatch(/Deleted ResourceSlices of a DRA driver that did not register again/);
     await startDriver();
-    await eventually('registered again', async () => count(nodeletLog(), /Registered DRA plugin/) > registered || undefined, 30_000);
+    await eventually('registered again', async () => count(nodeletLog(), 'Registered DRA plugin') > registered || undefined, 30_000);
     await eventually('ResourceSlice published again', async () => (await slices()).length > 0 || undefined, 60_000, 250);
   });
 });
