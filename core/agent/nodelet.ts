@@ -43,7 +43,7 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
-import { startDra } from '../dra/index.ts';
+import { startDra, type Dra } from '../dra/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -90,12 +90,22 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const { allocatable } = nodeResources(shape, host);
   let podsRef: PodController | undefined;
   let sourcesReady = !clients;
-  const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
+  let draRef: Dra | undefined;
+  const devices = await startDevicePlugins(
+    o,
+    {
+      activePods: () => podsRef?.pods() ?? [],
+      sourcesReady: () => sourcesReady,
+      dynamicResources: (pod, container) => draRef?.manager.dynamicResources(pod, container) ?? [],
+    },
+    log,
+  );
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
   // DRA needs the API (claims, ResourceSlices): cluster mode only.
   const activePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
   const dra = clients ? startDra(o, { clients, activePods, sourcesReady: () => sourcesReady }, log) : undefined;
+  draRef = dra;
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],

@@ -195,6 +195,41 @@ export class DraManager {
     return [...new Set(ids)];
   }
 
+  /**
+   * The claims prepared for `container` with their devices, as podresources reports them
+   * (upstream `GetDynamicResources`: each claim the container references, its devices serving the request).
+   */
+  dynamicResources(
+    pod: V1Pod,
+    container: V1Container,
+  ): { claimName: string; claimNamespace: string; resources: { driverName: string; poolName: string; deviceName: string; cdiDevices: string[] }[] }[] {
+    const ns = pod.metadata?.namespace ?? '';
+    let names: PodClaim[];
+    try {
+      names = podClaimNames(pod);
+    } catch {
+      return [];
+    }
+    const out = [];
+    for (const ref of container.resources?.claims ?? []) {
+      const pc = names.find((n) => n.podClaimName === ref.name);
+      const state = pc && this.byName(ns, pc.claimName);
+      if (!state) continue;
+      const resources = Object.keys(state.DriverState)
+        .sort()
+        .flatMap((driverName) =>
+          state.DriverState[driverName]!.Devices.filter((d) => servesRequest(d.RequestNames, ref.request)).map((d) => ({
+            driverName,
+            poolName: d.PoolName,
+            deviceName: d.DeviceName,
+            cdiDevices: [...d.CDIDeviceIDs],
+          })),
+        );
+      out.push({ claimName: state.ClaimName, claimNamespace: state.Namespace, resources });
+    }
+    return out;
+  }
+
   /** The pod is gone: it no longer uses its claims; claims no pod uses are unprepared (failures are retried later). */
   release(podUID: string): Promise<void> {
     return this.serial(async () => {

@@ -22,6 +22,9 @@ import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { clientOn, dialUnix } from '../../sockets/dial.ts';
+import { loadPodResources } from '../../sockets/podresources.ts';
+import type { ListPodResourcesResponse__Output } from '../../sockets/generated/podresources/v1/ListPodResourcesResponse.ts';
 
 const GRACE_S = 15;
 const CLASS = 'dra-e2e.nodelet.dev';
@@ -90,6 +93,16 @@ describe('DRA on nodelet', () => {
   });
   const create = (p: V1Pod) => k.core.createNamespacedPod({ namespace: ns, body: p });
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 120_000) => podUntil(k.core, ns, name, what, ok, ms);
+  /** `List` on nodelet's podresources socket. */
+  const podResourcesList = async () => {
+    const client = clientOn(loadPodResources().PodResourcesLister, await dialUnix(join(nodelet.rootDir, 'pod-resources', 'kubelet.sock'), 5000));
+    try {
+      const r = await new Promise<ListPodResourcesResponse__Output>((resolve, reject) => client.List({}, (err, x) => (err || !x ? reject(err) : resolve(x))));
+      return r.pod_resources;
+    } finally {
+      client.close();
+    }
+  };
   const gone = async (name: string) => {
     await k.core.deleteNamespacedPod({ name, namespace: ns }).catch(() => undefined);
     await eventually(`${name} deleted`, async () => !(await k.core.listNamespacedPod({ namespace: ns })).items.some((p) => p.metadata?.name === name), 90_000);
@@ -139,6 +152,25 @@ describe('DRA on nodelet', () => {
     expect(claim.status?.reservedFor?.map((r) => r.name).sort()).toEqual(['s1', 's2']);
     expect(cdiFiles(sharedUID)).toHaveLength(1);
     expect(count(nodeletLog(), 'Prepared ResourceClaim', sharedUID)).toBe(1);
+    expect(count(allDriverLogs(), 'CDI file(s) created', 'DRAPlugin/NodePrepareResources', sharedUID)).toBe(1);
+    const listed = await podResourcesList();
+    for (const n of ['s1', 's2']) {
+      const main = listed.find((p) => p.namespace === ns && p.name === n)!.containers.find((c) => c.name === 'main')!;
+      expect(main.dynamic_resources).toEqual([
+        {
+          claim_name: 'shared',
+          claim_namespace: ns,
+          claim_resources: [
+            expect.objectContaining({
+              driver_name: DRIVER,
+              pool_name: nodeName,
+              device_name: expect.stringMatching(/^device-0\d$/),
+              cdi_devices: [{ name: `${DRIVER}/test=claim-${sharedUID}-req` }],
+            }),
+          ],
+        },
+      ]);
+    }
     const state = JSON.parse(readFileSync(join(nodelet.rootDir, 'dra_manager_state'), 'utf8'));
     const entry = state.ClaimInfoStateList.find((c: { ClaimUID: string }) => c.ClaimUID === sharedUID);
     expect(Object.keys(entry.PodUIDs)).toHaveLength(2);

@@ -142,6 +142,11 @@ describe('DRA manager', () => {
     expect(m.cdiDeviceIds(p1, p1.spec!.containers[1]!)).toEqual([`${DRV}/t=c-1-b`]); // request b serves sub-request b/sub
     expect(m.cdiDeviceIds(p1, p1.spec!.containers[2]!)).toEqual([]);
 
+    expect(m.dynamicResources(p1, p1.spec!.containers[1]!)).toEqual([
+      { claimName: 'shared', claimNamespace: 'ns', resources: [{ driverName: DRV, poolName: 'p', deviceName: 'dev-b', cdiDevices: [`${DRV}/t=c-1-b`] }] },
+    ]);
+    expect(m.dynamicResources(p1, p1.spec!.containers[2]!)).toEqual([]);
+
     const again = s.mk(); // a restarted nodelet
     await again.prepare(p1);
     expect(d.calls).toHaveLength(1);
