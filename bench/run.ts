@@ -40,6 +40,7 @@ import { measureDensity, type DensityResult } from './figures/density.ts';
 import { inNodelet, isolation, type ModuleStart } from './figures/module-start.ts';
 import { measureLogs, type LogsResult } from './figures/logs.ts';
 import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
+import { measureDra, type DraResult } from './figures/dra.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
 
 const argv = process.argv.slice(2);
@@ -200,9 +201,10 @@ try {
     : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
+  const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -213,6 +215,7 @@ try {
     mods: ok(mods as never) as ModuleStart[] | undefined,
     logs: ok(logs),
     plugins: ok(plugins),
+    dra: ok(dra),
     cpu: ok(cpu),
   });
 } finally {
@@ -243,6 +246,7 @@ function report(r: {
   mods?: ModuleStart[];
   logs?: LogsResult;
   plugins?: PluginsResult;
+  dra?: DraResult;
   cpu?: CpuBoundResult;
 }): void {
   const rows: Row[] = [];
@@ -344,6 +348,11 @@ function report(r: {
     add('6 CSI socket → CSINode updated', f(r.plugins.csi));
     add('6 device plugin socket → capacity in apiserver', f(r.plugins.devicePlugin));
   }
+  if (r.dra) {
+    const f = (p: PluginsResult['csi']) => ('ms' in p ? `${p.ms} ms` : `not available: ${p.notAvailable}`);
+    add('6 DRA registration socket → ResourceSlice visible', f(r.dra.registration));
+    add('6 DRA claim allocated → pod Running', f(r.dra.claimToRunning));
+  }
   if (r.cpu)
     add(
       `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
@@ -382,6 +391,7 @@ function report(r: {
     moduleStart: { modules: r.mods, replicas: r.dens?.replicas },
     logs: r.logs,
     plugins: r.plugins,
+    dra: r.dra,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
     help,
   };
