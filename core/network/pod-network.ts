@@ -74,12 +74,12 @@ export class PodNetworkManager {
     return ips;
   }
 
-  /** Frees the pod's IPs (the pod is gone); nothing when it held none. */
+  /** Frees the pod's IPs (the pod is gone); nothing when it held none. Never rejects (a failure is logged). */
   async release(pod: V1Pod): Promise<void> {
     await this.releaseUid(pod.metadata!.uid!);
   }
 
-  /** Frees the IPs of pods not in `live` (deleted while nodelet was down). */
+  /** Frees the IPs of pods not in `live` (deleted while nodelet was down). Never rejects. */
   async releaseExcept(live: readonly V1Pod[]): Promise<void> {
     const keep = new Set(live.map((p) => p.metadata?.uid));
     for (const uid of this.allocator.uids()) if (!keep.has(uid)) await this.releaseUid(uid);
@@ -94,7 +94,12 @@ export class PodNetworkManager {
         if (this.state.kind !== 'unavailable') this.o.log.warn({ uid, ip, err: errorDetail(e) }, 'cannot remove a pod IP from the pod interface');
       });
     }
-    this.allocator.release(uid);
+    try {
+      this.allocator.release(uid);
+    } catch (e) {
+      this.o.log.error({ uid, ips, err: errorDetail(e) }, 'cannot release pod IPs; they stay taken until a later release or restart');
+      return;
+    }
     this.o.log.info({ uid, ips }, 'released pod IPs');
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -98,5 +98,20 @@ describe('PodNetworkManager', () => {
     const { m } = manager({ ip, podCIDRs: ['10.9.0.0/30'] });
     await m.setUp(pod('a'));
     await expect(m.setUp(pod('b'))).rejects.toThrow(/no free IP in the pod CIDR: all 1 pod addresses of 10.9.0.0\/30 are in use/);
+  });
+});
+
+describe('PodNetworkManager release', () => {
+  it('never rejects: a record that cannot be removed is logged and stays', async () => {
+    const { ip } = fakeIp();
+    const { m, logs, root } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    const dir = join(root, 'network', 'allocations');
+    // A record that became a directory: rmSync(force) cannot remove it (permissions would not stop root).
+    rmSync(join(dir, 'a.json'));
+    mkdirSync(join(dir, 'a.json', 'x'), { recursive: true });
+    await expect(m.release(pod('a'))).resolves.toBeUndefined();
+    expect(logs.some((l) => l.startsWith('error cannot release pod IPs'))).toBe(true);
+    expect(await m.setUp(pod('b'))).toEqual(['10.244.3.3']);
   });
 });
