@@ -64,9 +64,16 @@ export class PodNetworkManager {
     await this.settle();
     if (this.state.kind !== 'ready') return [];
     const uid = pod.metadata!.uid!;
-    const ips = this.allocator.allocate(uid, this.state.cidrs);
+    const cidrs = this.state.cidrs;
+    const ips = this.allocator.allocate(uid, cidrs);
     try {
-      for (const ip of ips) await this.iface.add(ip);
+      for (const ip of ips) {
+        // The bridge may have been removed under nodelet (`ip link del`): make it again, once.
+        await this.iface.add(ip).catch(async () => {
+          await this.iface.ensure(cidrs.map((c) => `${c.gateway}/${c.prefix}`));
+          await this.iface.add(ip);
+        });
+      }
     } catch (e) {
       this.allocator.release(uid);
       throw e;

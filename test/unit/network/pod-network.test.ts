@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -101,7 +101,35 @@ describe('PodNetworkManager', () => {
   });
 });
 
-describe('PodNetworkManager release', () => {
+describe('PodNetworkManager recovery', () => {
+  it('makes the bridge again when it was removed under nodelet', async () => {
+    let gone = false;
+    const { ip, calls } = fakeIp((a) => {
+      if (a[0] === 'link' && a[1] === 'add') gone = false;
+      return gone && a[0] === 'addr' ? 'Cannot find device "ndltest"' : undefined;
+    });
+    const { m } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    gone = true;
+    const before = calls.length;
+    expect(await m.setUp(pod('b'))).toEqual(['10.244.3.3']);
+    expect(calls.slice(before)).toEqual([
+      'addr replace 10.244.3.3/32 dev ndltest',
+      'link add name ndltest type bridge',
+      'link set dev ndltest up',
+      'addr replace 10.244.3.1/24 dev ndltest',
+      'addr replace 10.244.3.3/32 dev ndltest',
+    ]);
+  });
+
+  it('a bridge it cannot make again fails setUp (the pod retries) and frees the address it took', async () => {
+    const { ip } = fakeIp((a) => (a[0] === 'addr' && a[2] === '10.244.3.3/32' ? 'RTNETLINK answers: Operation not permitted' : undefined));
+    const { m, root } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    await expect(m.setUp(pod('b'))).rejects.toThrow(/pod interface operation failed: add 10.244.3.3 to ndltest: RTNETLINK answers: Operation not permitted/);
+    expect(readdirSync(join(root, 'network', 'allocations'))).toEqual(['a.json']);
+  });
+
   it('never rejects: a record that cannot be removed is logged and stays', async () => {
     const { ip } = fakeIp();
     const { m, logs, root } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
