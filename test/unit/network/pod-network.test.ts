@@ -61,12 +61,23 @@ describe('PodNetworkManager', () => {
   it("prefers the node's spec.podCIDRs over --pod-cidr, and gives no IP while there is no CIDR at all", async () => {
     const { ip } = fakeIp();
     let node: string[] | undefined;
-    const { m } = manager({ ip, podCIDRs: [], nodePodCIDRs: async () => node });
+    const { m, logs } = manager({ ip, podCIDRs: [], nodePodCIDRs: async () => node, cidrWaitMs: 0 });
     expect(await m.setUp(pod('a'))).toEqual([]);
+    expect(logs.some((l) => l.includes('the node has no pod CIDR'))).toBe(true);
     node = ['10.77.0.0/24'];
     expect(await m.setUp(pod('a'))).toEqual(['10.77.0.2']);
     const withFlag = manager({ ip, podCIDRs: ['10.1.0.0/24'], nodePodCIDRs: async () => ['10.78.0.0/24'] }).m;
     expect(await withFlag.setUp(pod('x'))).toEqual(['10.78.0.2']);
+  });
+
+  it('the first set-up waits for kube-controller-manager to give the node its CIDR', async () => {
+    const { ip } = fakeIp();
+    const answers: (string[] | undefined)[] = [undefined, undefined, ['10.79.0.0/24']];
+    let reads = 0;
+    const nodePodCIDRs = async () => answers[Math.min(reads++, answers.length - 1)];
+    const { m } = manager({ ip, podCIDRs: [], nodePodCIDRs, cidrWaitMs: 60_000, cidrPollMs: 1 });
+    expect(await m.setUp(pod('a'))).toEqual(['10.79.0.2']);
+    expect(reads).toBe(3);
   });
 
   it('without CAP_NET_ADMIN: one log line and one node event, and pods get no IP rather than failing', async () => {
