@@ -6,7 +6,7 @@ export type { ProviderRouter } from './pod-controller.ts';
 export { predicateAdmitHandler } from './admission.ts';
 export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
 export type { ContainerOptionsContributor } from './container-options.ts';
-export { PodController } from './pod-controller.ts';
+export { type AbnormalTermination, PodController } from './pod-controller.ts';
 export { createPodSetup } from './pod-setup-impl.ts';
 export { startApiPodSource } from './sources/api-pod-source.ts';
 export { apiStatusSink } from './status-sinks/api-status-sink.ts';
