@@ -104,6 +104,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
     syncNodeStatus: () => node?.syncNow() ?? Promise.resolve(),
   });
+  // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
+  shutdown.start();
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
     containerOptions: [deviceContainerOptions(devices.manager)],
@@ -164,7 +166,6 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
-  shutdown.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
   log.info(
     { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
