@@ -66,7 +66,7 @@ describe('graceful node shutdown', () => {
     expect((await read('kube-system', critical)).spec?.priority).toBe(2_000_001_000);
   });
 
-  it('a plain SIGTERM (nodelet restart) is not a node shutdown: no pod is failed, and they run again after the restart', async () => {
+  it('a plain SIGTERM (nodelet restart) is not a node shutdown: no pod is failed, and nodelet comes back Ready', async () => {
     expect(await nodelet.stop()).toBe(0);
     for (const p of await Promise.all(all())) expect(p.status?.phase).not.toBe('Failed');
     await nodelet.restart();
