@@ -32,11 +32,11 @@ import type { AbnormalTermination, AdmitResult, PodAdmitHandler } from '../pods/
 import { groupPods, podShutdownGraceMs, shutdownGroups, type ShutdownGroup } from './shutdown-groups.ts';
 
 /** Upstream's pod status reason and message for a pod stopped by node shutdown. */
-export const NODE_SHUTDOWN_REASON = 'Terminated';
+const NODE_SHUTDOWN_REASON = 'Terminated';
 /** Upstream's pod status message (also the DisruptionTarget condition's). */
-export const NODE_SHUTDOWN_MESSAGE = 'Pod was terminated in response to imminent node shutdown.';
+const NODE_SHUTDOWN_MESSAGE = 'Pod was terminated in response to imminent node shutdown.';
 /** Upstream's Ready=False message while the node shuts down (`ShutdownStatus()`). */
-export const NODE_SHUTTING_DOWN = 'node is shutting down';
+const NODE_SHUTTING_DOWN = 'node is shutting down';
 const NOT_ADMITTED: AdmitResult = { admit: false, reason: 'NodeShutdown', message: 'Pod was rejected as the node is shutting down.' };
 
 /** Where the trigger signal comes from (`process`, or a test's emitter). */
