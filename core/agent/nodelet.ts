@@ -43,6 +43,7 @@ import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
+import { startEmptyDirLimits } from '../eviction/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -167,6 +168,13 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
+  const stopEviction = startEmptyDirLimits({
+    log: log.child({ component: 'eviction' }),
+    events,
+    activePods: () => pods.activePods(),
+    podDir: (pod) => setup.podDir(pod),
+    terminate: (pod, t) => pods.terminateAbnormally(pod, t),
+  });
   log.info(
     { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
     'nodelet is running',
@@ -179,6 +187,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       shutdown.stop();
       stopSource?.();
       stopImageGc();
+      stopEviction();
       await pods.shutdown();
       lease?.stop();
       node?.stop();
