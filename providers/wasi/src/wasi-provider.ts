@@ -24,9 +24,14 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
 
 /**
  * Worker JS-heap limits: the worker's own JavaScript is a few KB, so a small
- * heap is plenty; it lowers the RSS of each running module (see README.md).
+ * heap is enough; a small young generation lowers the RSS of each running
+ * module (see README.md). The old generation is 16 MiB, not less: Node 24's
+ * worker bootstrap alone fills ~6 MiB of it (bytecode now lives in V8's trusted
+ * space), and with 8 MiB each boot ran near the limit, collecting again and
+ * again — 2.4x the CPU of a boot with 16 MiB (bench/README.md, "Node 24
+ * regressions"), for 0.6 MiB less RSS per worker.
  */
-export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
