@@ -20,7 +20,15 @@
  * (~30–50 ms) that a preview1 start does not.
  */
 import { Worker } from 'node:worker_threads';
-import { CRI_LOG_MODULE_URL, providerError, type ContainerExit, type ContainerSpec, type ContainerStats, type Logger } from '@nodelet/plugin-api/v1';
+import {
+  CRI_LOG_MODULE_URL,
+  providerError,
+  type ContainerExit,
+  type ContainerSpec,
+  type ContainerStats,
+  type EventRecorder,
+  type Logger,
+} from '@nodelet/plugin-api/v1';
 import type { LoadedComponent } from './component-cache.ts';
 import { KILLED_EXIT_CODE, TRAP_EXIT_CODE, DEFAULT_START_TIMEOUT_MS, type WasiContainer } from './container-runner.ts';
 
@@ -65,13 +73,19 @@ export function listenAddress(spec: ContainerSpec): { host: string; port: number
   return { host: spec.network?.podIPs[0] ?? '127.0.0.1', port };
 }
 
-type Message = { type: 'started' } | { type: 'exit'; code: number } | { type: 'trap'; message: string } | { type: 'failed'; message: string; reason?: string };
+type Message =
+  | { type: 'started' }
+  | { type: 'exit'; code: number }
+  | { type: 'trap'; message: string }
+  | { type: 'failed'; message: string; reason?: string }
+  | { type: 'warning'; message: string; reason?: string };
 
 /**
  * Starts `spec` as the transpiled component `loaded`. Resolves once it runs
  * (cli: about to call run; http: listening); rejects with a branded error if
  * it could not be instantiated, its port is taken (reason `PortInUse`), or it
- * did not start within the start timeout.
+ * did not start within the start timeout. Warnings with a reason (e.g.
+ * `VolumeReplaced`) also become Warning events through `events`.
  */
 export async function startComponent(
   spec: ContainerSpec,
@@ -79,6 +93,7 @@ export async function startComponent(
   log: Logger,
   opts: ComponentRunOptions = {},
   signal?: AbortSignal,
+  events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
   const input: ComponentWorkerInput = {
@@ -176,8 +191,14 @@ export async function startComponent(
           fail(
             m.reason === 'PortInUse'
               ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`, { reason: 'PortInUse' })
-              : providerError('InvalidImage', `cannot start the component of image ${spec.image.image}: ${m.message}`),
+              : m.reason === 'mount'
+                ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
+                : providerError('InvalidImage', `cannot start the component of image ${spec.image.image}: ${m.message}`),
           );
+          break;
+        case 'warning':
+          log.warn({ container: spec.name }, m.message);
+          if (m.reason !== undefined) events?.('Warning', m.reason, `container ${spec.name}: ${m.message}`);
           break;
         case 'exit':
           outcome ??= { exitCode: m.code, reason: m.code === 0 ? 'Completed' : 'Error' };

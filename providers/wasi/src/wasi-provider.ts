@@ -117,7 +117,14 @@ export class WasiProvider implements Provider {
     const loaded = await this.components.load(spec.image);
     if (loaded.transpileMs > 0)
       ctx.log.info({ container: spec.name, image: spec.image.image, world: loaded.world, ms: Math.round(loaded.transpileMs) }, 'component transpiled');
-    const running = await startComponent(spec, loaded, ctx.log, { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs }, ctx.signal);
+    const running = await startComponent(
+      spec,
+      loaded,
+      ctx.log,
+      { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs },
+      ctx.signal,
+      ctx.event,
+    );
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import createProvider, { WasiProvider } from '../src/index.ts';
 import { wasmKindOf } from '../src/wasm-kind.ts';
 import { buildComponent, type ComponentName } from '../../../test/harness/wasm-components.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
+import { freePort } from '../../../test/harness/ports.ts';
 
 let provider: WasiProvider;
 const tmp = scratch();
@@ -22,15 +23,6 @@ afterAll(async () => {
 });
 
 const pulled = async (name: ComponentName) => pulledFile(await buildComponent(name), `fixture:${name}`);
-
-/** A port nobody listens on now (the kernel's pick). */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 describe('wasmKindOf', () => {
   it('tells a component from a core module by the layer/version bytes', () => {
@@ -79,6 +71,18 @@ describe('wasi:cli components', () => {
     expect(out).not.toContain('outside');
     expect(out).toContain('write /data/new: ok\n');
     expect(existsSync(join(vol, 'new'))).toBe(true);
+  });
+
+  it('a mount whose host directory is a symlink is refused at start, as for preview1 modules', async () => {
+    const real = join(tmp.dir, 'real-dir');
+    mkdirSync(real, { recursive: true });
+    symlinkSync(real, join(tmp.dir, 'link-dir'));
+    const s = spec(await pulled('cli-read'), tmp.dir, ['/v/x'], {
+      mounts: [{ name: 'v', containerPath: '/v', hostPath: join(tmp.dir, 'link-dir'), readOnly: false }],
+    });
+    const err = await provider.startContainer(s, podContext()).catch((e: unknown) => e);
+    expect(isInvalidArgument(err)).toBe(true);
+    expect((err as Error).message).toBe('container main: volume v: cannot open its host directory: ENOTDIR');
   });
 
   it('a component importing an interface nodelet does not provide fails at start, naming it', async () => {

@@ -11,14 +11,18 @@
 //   { type: 'exit', code }                cli: run() returned (0, or 1 for its error result)
 //   { type: 'trap', message }             the component trapped / threw
 //   { type: 'failed', message, reason? }  could not start (before 'started'); reason
-//                                         'PortInUse' when the HTTP port is taken
+//                                         'PortInUse' when the HTTP port is taken, 'mount'
+//                                         when a mount's directory is not the one named
+//   { type: 'warning', message, reason? } any time; with a reason also a Warning event
 // wasi:cli/exit ends the thread with process.exit(code): the thread's exit code is
 // the container's. The shim runs its blocking I/O (files, HTTP server) in one
 // more thread it starts itself, which ends with this one.
-import { readFileSync } from 'node:fs';
+import * as fs from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
+import { identifyMounts, MountError } from './wasi-imports.mjs';
 
 const d = workerData;
 const post = (msg) => parentPort.postMessage(msg);
@@ -56,15 +60,26 @@ const http = await import('@bytecodealliance/preview2-shim/http');
 cli._setArgs(d.argv);
 cli._setEnv(d.env);
 cli._setCwd('/');
-// Volumes: each mount is a preopen. The shim resolves every path inside its
-// preopen (no `..` above it, no absolute symlink, relative symlinks followed
-// within it; see README "Components"); read-only mounts refuse writes below.
+// Volumes: each mount is a preopen, identified first like preview1's (opened
+// O_NOFOLLOW, its real path must be hostPath). The shim resolves every path inside
+// its preopen (no `..` above it, no absolute symlink, relative symlinks followed
+// within it); guardMounts adds read-only mounts and the mount identity check.
 const preopens = {};
 for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
+let ids;
+try {
+  ids = identifyMounts(d.mounts, fs);
+} catch (e) {
+  post(e instanceof MountError ? { type: 'failed', reason: 'mount', message: e.message } : { type: 'failed', message: describe(e) });
+  process.exit(1);
+}
 filesystem._setPreopens(preopens);
-guardReadOnly(
-  filesystem,
-  d.mounts.filter((m) => m.readOnly).map((m) => m.containerPath),
+guardMounts(filesystem, d.mounts, ids, (m) =>
+  post({
+    type: 'warning',
+    reason: 'VolumeReplaced',
+    message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
+  }),
 );
 
 const imports = {
@@ -140,53 +155,57 @@ function serve(inst) {
   post({ type: 'started' });
 }
 
-// Also works around the shim's refusal of mutate-directory (see openAt).
-// Read-only mounts: the preopen descriptors of `paths`, and every descriptor
-// opened through them, refuse whatever would change the volume ('read-only').
-function guardReadOnly(fsShim, paths) {
-  const readOnly = new WeakSet();
-  for (const [desc, path] of fsShim._getPreopens()) if (paths.includes(path)) readOnly.add(desc);
+// Volumes: every descriptor is tied to the mount it came from (preopens, then
+// whatever openAt returns below them).
+//  - Read-only mounts refuse whatever would change them ('read-only').
+//  - Before each path call (…At), the mount's host directory must still be the one
+//    identified at start (device + inode, not a symlink): a mount renamed or replaced
+//    (e.g. by a symlink) by another container sharing the volume is refused
+//    ('not-permitted') and reported once as VolumeReplaced, never followed.
+//  - The shim refuses the mutate-directory flag wasi-libc asks for with writes
+//    ('unsupported'), although it does not enforce it: it is dropped here.
+function guardMounts(fsShim, mounts, ids, onReplaced) {
+  const mountOf = new WeakMap();
+  const byPath = new Map(mounts.map((m, i) => [m.containerPath, { ...m, id: ids[i], reported: false }]));
+  for (const [desc, path] of fsShim._getPreopens()) if (byPath.has(path)) mountOf.set(desc, byPath.get(path));
+  const intact = (m) => {
+    try {
+      const st = lstatSync(m.hostPath, { bigint: true });
+      if (!st.isSymbolicLink() && st.dev === m.id.dev && st.ino === m.id.ino) return true;
+    } catch {
+      // gone: refused below
+    }
+    if (!m.reported) {
+      m.reported = true;
+      onReplaced(m);
+    }
+    return false;
+  };
   const proto = fsShim.types.Descriptor.prototype;
-  const refuse = (name, isWrite) => {
+  const wrap = (name, { write = () => false, path = false, others = () => [] }) => {
     const orig = proto[name];
     proto[name] = function (...args) {
-      if (readOnly.has(this) && isWrite(args)) throw 'read-only';
+      for (const m of [mountOf.get(this), ...others(args).map((d) => mountOf.get(d))]) {
+        if (!m) continue;
+        if (m.readOnly && write(args)) throw 'read-only';
+        if (path && !intact(m)) throw 'not-permitted';
+      }
       return orig.apply(this, args);
     };
   };
-  for (const name of [
-    'writeViaStream',
-    'appendViaStream',
-    'setSize',
-    'setTimes',
-    'write',
-    'createDirectoryAt',
-    'setTimesAt',
-    'removeDirectoryAt',
-    'symlinkAt',
-    'unlinkFileAt',
-  ]) {
-    refuse(name, () => true);
-  }
-  const renameAt = proto.renameAt;
-  proto.renameAt = function (oldPath, newDescriptor, newPath) {
-    if (readOnly.has(this) || readOnly.has(newDescriptor)) throw 'read-only';
-    return renameAt.call(this, oldPath, newDescriptor, newPath);
-  };
-  const linkAt = proto.linkAt;
-  proto.linkAt = function (oldFlags, oldPath, newDescriptor, newPath) {
-    if (readOnly.has(newDescriptor)) throw 'read-only';
-    return linkAt.call(this, oldFlags, oldPath, newDescriptor, newPath);
-  };
+  for (const name of ['writeViaStream', 'appendViaStream', 'setSize', 'setTimes', 'write']) wrap(name, { write: () => true });
+  for (const name of ['createDirectoryAt', 'setTimesAt', 'removeDirectoryAt', 'symlinkAt', 'unlinkFileAt']) wrap(name, { write: () => true, path: true });
+  for (const name of ['statAt', 'readlinkAt', 'metadataHashAt']) wrap(name, { path: true });
+  wrap('renameAt', { write: () => true, path: true, others: (a) => [a[1]] });
+  wrap('linkAt', { write: () => true, path: true, others: (a) => [a[2]] });
   const openAt = proto.openAt;
   proto.openAt = function (pathFlags, path, openFlags, descriptorFlags) {
-    const ro = readOnly.has(this);
-    if (ro && (openFlags?.create || openFlags?.truncate || descriptorFlags?.write)) throw 'read-only';
-    // wasi-libc asks for mutate-directory with writes; the shim refuses the flag
-    // ('unsupported') although it does not enforce it: drop it (read-only is enforced here).
+    const m = mountOf.get(this);
+    if (m?.readOnly && (openFlags?.create || openFlags?.truncate || descriptorFlags?.write)) throw 'read-only';
+    if (m && !intact(m)) throw 'not-permitted';
     const flags = descriptorFlags?.mutateDirectory ? { ...descriptorFlags, mutateDirectory: false } : descriptorFlags;
     const opened = openAt.call(this, pathFlags, path, openFlags, flags);
-    if (ro) readOnly.add(opened);
+    if (m) mountOf.set(opened, m);
     return opened;
   };
 }
