@@ -53,7 +53,8 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
 }
 
 /**
- * The `wasi` provider: runs WASI preview1 command modules with node:wasi, one
+ * The `wasi` provider: runs WASI preview1 command modules with node:wasi, and
+ * WASI 0.2 components (wasi:cli/run, wasi:http/proxy) transpiled with jco, one
  * worker thread per container. See README.md for limits and the threat model.
  */
 export class WasiProvider implements Provider {
