@@ -6,7 +6,6 @@
  * network) with the pod's name; a component importing an interface nodelet does not provide
  * stays waiting with the interface named, and an event says it.
  */
-import { createServer } from 'node:net';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
@@ -14,14 +13,7 @@ import { pushComponent, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+import { freePort } from '../harness/ports.ts';
 
 describe('WASI 0.2 components', () => {
   const info = inject('cluster');
