@@ -3,10 +3,12 @@
  * (wasm32-wasip2) and pushed to a real registry: a wasi:cli component reading a configMap and an
  * env var ends Failed with its exit code and its output in `kubectl logs`; a wasi:http component
  * (pushed in the layout wkg writes) answers on its pod IP (127.0.0.1 when the node has no pod
- * network) with the pod's name; a component importing an interface nodelet does not provide
- * stays waiting with the interface named, and an event says it.
+ * network) with the pod's name; 3 replicas of it behind a Service get distinct pod IPs and ready
+ * endpoints, each answering with its own name; a component importing an interface nodelet does
+ * not provide stays waiting with the interface named, and an event says it.
  */
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushComponent, WASM_TOLERATION } from './support/images.ts';
@@ -98,6 +100,81 @@ describe('WASI 0.2 components', () => {
       }
     });
     await expect(fetch(`http://${host}:${port}/hello`)).rejects.toThrow();
+  });
+
+  it('a Deployment of 3 wasi:http replicas: distinct pod IPs, a Service with 3 ready endpoints, each answering with its pod name; a deleted pod leaves the endpoints', async () => {
+    const discovery = k.kc.makeApiClient(k8s.DiscoveryV1Api);
+    const app = 'hello-web';
+    const podCIDR = await eventually('the node pod CIDR', async () => (await k.core.readNode({ name: nodeName })).spec?.podCIDR);
+    const prefix = podCIDR.split('.').slice(0, 3).join('.') + '.';
+    await k.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: app },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app } },
+          template: {
+            metadata: { labels: { app } },
+            spec: {
+              nodeName,
+              tolerations: [WASM_TOLERATION],
+              terminationGracePeriodSeconds: 1,
+              containers: [
+                {
+                  name: 'main',
+                  image: img.http!,
+                  ports: [{ containerPort: 8080 }],
+                  env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await k.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: app }, spec: { selector: { app }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+    const appPods = async () =>
+      (await k.core.listNamespacedPod({ namespace: ns, labelSelector: `app=${app}` })).items.filter((p) => !p.metadata?.deletionTimestamp);
+    const ready = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' && !!p.status.podIP;
+    const pods = await eventually('3 ready pods with IPs', async () => {
+      const p = await appPods();
+      return p.length === 3 && p.every(ready) ? p : undefined;
+    });
+    const ips = pods.map((p) => p.status!.podIP!).sort();
+    expect(new Set(ips).size).toBe(3);
+    for (const ip of ips) expect(ip.startsWith(prefix), `${ip} in ${podCIDR}`).toBe(true);
+    const readyEndpoints = async () =>
+      (await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: `kubernetes.io/service-name=${app}` })).items
+        .flatMap((x) => x.endpoints ?? [])
+        .filter((e) => e.conditions?.ready === true)
+        .flatMap((e) => e.addresses)
+        .sort();
+    await eventually('3 ready endpoints', async () => JSON.stringify(await readyEndpoints()) === JSON.stringify(ips));
+    // Each endpoint answers with the name of the pod holding that IP.
+    for (const p of pods) {
+      const res = await fetch(`http://${p.status!.podIP}:8080/`);
+      expect(await res.text()).toBe(`hello from ${p.metadata!.name}\n`);
+    }
+    const victim = pods[0]!;
+    await k.core.deleteNamespacedPod({ name: victim.metadata!.name!, namespace: ns });
+    await eventually(
+      'the deleted pod gone',
+      async () => !(await k.core.listNamespacedPod({ namespace: ns })).items.some((p) => p.metadata!.uid === victim.metadata!.uid),
+    );
+    const now = await eventually('3 ready pods again', async () => {
+      const p = await appPods();
+      return p.length === 3 && p.every(ready) ? p : undefined;
+    });
+    const nowIPs = now.map((p) => p.status!.podIP!).sort();
+    await eventually('the endpoints are the pods now there', async () => JSON.stringify(await readyEndpoints()) === JSON.stringify(nowIPs));
+    for (const p of now) expect(await (await fetch(`http://${p.status!.podIP}:8080/`)).text()).toBe(`hello from ${p.metadata!.name}\n`);
+    // Unless its IP was given to the replacement, nothing answers on the deleted pod's IP any more.
+    if (!nowIPs.includes(victim.status!.podIP!)) await expect(fetch(`http://${victim.status!.podIP}:8080/`)).rejects.toThrow();
+    await k.apps.deleteNamespacedDeployment({ name: app, namespace: ns });
   });
 
   it('a component importing an interface nodelet does not provide stays waiting with the interface named, and an event says it', async () => {
