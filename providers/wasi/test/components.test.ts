@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +121,25 @@ describe('wasi:http components', () => {
     await c.stop(0);
     expect((await c.exit).exitCode).toBe(137);
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+  });
+
+  it('make outbound requests through wasi:http/outgoing-handler', async () => {
+    const upstream = createHttpServer((req, res) => res.end(`upstream saw ${req.url}`));
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamPort = (upstream.address() as { port: number }).port;
+    const port = await freePort();
+    const s = spec(await pulled('hello-http'), tmp.dir, [], {
+      ports: [{ containerPort: port, protocol: 'TCP' }],
+      network: { podIPs: ['127.0.0.1'], hostNetwork: false },
+    });
+    const c = await provider.startContainer(s, podContext());
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/fetch/127.0.0.1:${upstreamPort}/path?q=1`);
+      expect(await res.text()).toBe('fetched 200: upstream saw /path?q=1\n');
+    } finally {
+      await c.stop(0);
+      upstream.close();
+    }
   });
 
   it('a port already taken fails the container with a clear message', async () => {
