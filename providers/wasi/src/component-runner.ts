@@ -29,14 +29,19 @@ import {
   type EventRecorder,
   type Logger,
 } from '@nodelet/plugin-api/v1';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';
-import { KILLED_EXIT_CODE, TRAP_EXIT_CODE, DEFAULT_START_TIMEOUT_MS, type WasiContainer } from './container-runner.ts';
+import { KILLED_EXIT_CODE, TRAP_EXIT_CODE, DEFAULT_START_TIMEOUT_MS, oomHeadroom, type WasiContainer } from './container-runner.ts';
+import { capModuleMemory, MemoryCapError } from './memory-cap.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 
 /** What a component worker gets as `workerData` (see worker/component-worker.mjs). */
 export interface ComponentWorkerInput {
   readonly dir: string;
+  /** The component's core modules (`component.core*.wasm`), compiled with their memories capped. */
+  readonly modules: Readonly<Record<string, WebAssembly.Module>>;
   readonly world: LoadedComponent['world'];
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
@@ -76,7 +81,7 @@ export function listenAddress(spec: ContainerSpec): { host: string; port: number
 type Message =
   | { type: 'started' }
   | { type: 'exit'; code: number }
-  | { type: 'trap'; message: string }
+  | { type: 'trap'; message: string; memoryBytes?: number }
   | { type: 'failed'; message: string; reason?: string }
   | { type: 'warning'; message: string; reason?: string };
 
@@ -96,8 +101,11 @@ export async function startComponent(
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
+  const capBytes = spec.limits.memoryBytes;
+  const modules = await compileCoreModules(loaded, spec, capBytes);
   const input: ComponentWorkerInput = {
     dir: loaded.dir,
+    modules,
     world: loaded.world,
     argv: spec.argv,
     env: spec.env,
@@ -204,7 +212,11 @@ export async function startComponent(
           outcome ??= { exitCode: m.code, reason: m.code === 0 ? 'Completed' : 'Error' };
           break;
         case 'trap':
-          outcome ??= { exitCode: TRAP_EXIT_CODE, reason: 'Error', message: m.message };
+          // As for modules: a trap with the memory within the headroom of its cap is an OOM kill.
+          outcome ??=
+            capBytes !== undefined && (m.memoryBytes ?? 0) + oomHeadroom(capBytes) > capBytes
+              ? { exitCode: KILLED_EXIT_CODE, reason: 'OOMKilled', message: `memory limit of ${capBytes} bytes reached (${m.message})` }
+              : { exitCode: TRAP_EXIT_CODE, reason: 'Error', message: m.message };
           break;
       }
     });
@@ -224,4 +236,29 @@ export async function startComponent(
       resolveExit(result);
     });
   });
+}
+
+/**
+ * Compiles the transpiled component's core modules with every memory's maximum
+ * capped to `capBytes` (memory-cap.ts, as for modules). A cap below what the
+ * component needs to start fails like a module's: InvalidArgument, reason OOMKilled.
+ */
+async function compileCoreModules(loaded: LoadedComponent, spec: ContainerSpec, capBytes: number | undefined): Promise<Record<string, WebAssembly.Module>> {
+  const out: Record<string, WebAssembly.Module> = {};
+  for (const file of (await readdir(loaded.dir)).filter((f) => f.endsWith('.wasm'))) {
+    const bytes = await readFile(join(loaded.dir, file));
+    let capped: Uint8Array;
+    try {
+      capped = capModuleMemory(bytes, capBytes).bytes;
+    } catch (e) {
+      if (e instanceof MemoryCapError && e.kind === 'too-small') {
+        throw providerError('InvalidArgument', `image ${spec.image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
+      }
+      throw providerError('InvalidImage', `the transpiled component of image ${spec.image.image} has an invalid core module ${file}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    out[file] = await WebAssembly.compile(capped as Uint8Array<ArrayBuffer>);
+  }
+  return out;
 }

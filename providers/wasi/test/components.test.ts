@@ -86,6 +86,15 @@ describe('wasi:cli components', () => {
     expect((err as Error).message).toBe('container main: volume v: cannot open its host directory: ENOTDIR');
   });
 
+  it('limits.memoryBytes caps the component’s memories: below what it needs to start it is refused (OOMKilled); 32 MiB runs', async () => {
+    const small = spec(await pulled('cli-read'), tmp.dir, [], { limits: { memoryBytes: 65536 } });
+    const err = await provider.startContainer(small, podContext()).catch((e: unknown) => e);
+    expect(isInvalidArgument(err)).toBe(true);
+    expect(err).toMatchObject({ reason: 'OOMKilled' });
+    const ok = spec(await pulled('cli-read'), tmp.dir, [], { limits: { memoryBytes: 32 << 20 } });
+    expect((await (await provider.startContainer(ok, podContext())).exit).exitCode).toBe(3);
+  });
+
   it('a component importing an interface nodelet does not provide fails at start, naming it', async () => {
     const s = spec(await pulled('unsupported-import'), tmp.dir);
     const err = await provider.startContainer(s, podContext()).catch((e: unknown) => e);

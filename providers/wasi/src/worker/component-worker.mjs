@@ -107,10 +107,22 @@ const imports = {
   'wasi:http/outgoing-handler': http.outgoingHandler,
 };
 
+const memories = [];
+const memoryBytes = () => Math.max(0, ...memories.map((m) => m.buffer.byteLength));
 let instance;
 try {
   const { instantiate } = await import(pathToFileURL(join(d.dir, 'component.js')).href);
-  instance = await instantiate((file) => WebAssembly.compile(readFileSync(join(d.dir, file))), imports);
+  // Core modules come compiled (memories capped) from the runner; their memories are
+  // kept to report the size at a trap (an OOM kill when near the cap).
+  instance = await instantiate(
+    (file) => d.modules[file] ?? WebAssembly.compile(readFileSync(join(d.dir, file))),
+    imports,
+    async (module, imps) => {
+      const inst = await WebAssembly.instantiate(module, imps);
+      for (const v of Object.values(inst.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
+      return inst;
+    },
+  );
 } catch (e) {
   post({ type: 'failed', message: describe(e) });
   process.exit(1);
@@ -132,7 +144,7 @@ function runCli(inst) {
       post({ type: 'exit', code: 1 });
       process.exit(1);
     }
-    post({ type: 'trap', message: describe(e) });
+    post({ type: 'trap', message: describe(e), memoryBytes: memoryBytes() });
     process.exit(134);
   }
 }
