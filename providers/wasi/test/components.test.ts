@@ -15,6 +15,7 @@ const tmp = scratch();
 const rootDir = join(tmp.dir, 'root');
 beforeAll(async () => {
   mkdirSync(rootDir, { recursive: true });
+  await buildComponent('hello-http'); // builds all test components (cargo, minutes when not cached)
   provider = createProvider() as WasiProvider;
   await provider.init(providerContext(new FakeImages(), rootDir));
 }, 600_000);
