@@ -145,6 +145,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     });
     await node.register(abort.signal);
     node.start();
+    // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
+    void network.settle();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
     lease = new LeaseController(clients, {
