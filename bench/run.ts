@@ -6,13 +6,14 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu);
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWasmModule } from '../test/harness/wasm-modules.ts';
+import { buildComponent } from '../test/harness/wasm-components.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
 import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { nodeBinary } from '../test/harness/node-binary.ts';
@@ -42,6 +43,7 @@ import { measureLogs, type LogsResult } from './figures/logs.ts';
 import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
 import { measureDra, type DraResult } from './figures/dra.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
+import { measureHttpComponent, type HttpComponentResult } from './figures/http-component.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -54,8 +56,8 @@ const only = argv
 const want = (f: string) => !only || only.includes(f);
 
 const P = quick
-  ? { single: 10, burst: 100, steps: [100], settleMs: 5_000, idleMs: 15_000, cpuWindowMs: 15_000, logMb: 50, cpuRounds: 150 }
-  : { single: 20, burst: 100, steps: [100, 250, 500], settleMs: 10_000, idleMs: 60_000, cpuWindowMs: 60_000, logMb: 200, cpuRounds: 300 };
+  ? { single: 10, burst: 100, steps: [100], settleMs: 5_000, idleMs: 15_000, cpuWindowMs: 15_000, logMb: 50, cpuRounds: 150, httpS: 10 }
+  : { single: 20, burst: 100, steps: [100, 250, 500], settleMs: 10_000, idleMs: 60_000, cpuWindowMs: 60_000, logMb: 200, cpuRounds: 300, httpS: 10 };
 
 const t0 = Date.now();
 const phases: Record<string, number> = {};
@@ -80,6 +82,8 @@ const paths = {
   spew: await buildBenchC('spew'),
   cpu: await buildBenchC('cpu'),
   big: await buildBigGo(),
+  // figure 8: the wasi:http hello component (cargo wasm32-wasip2, cached)
+  'hello-http': await buildComponent('hello-http'),
 };
 buildPeers();
 ensureBuilt(); // nodelet runs from dist/
@@ -204,7 +208,9 @@ try {
   const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu });
+  const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
+
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu, http });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -217,6 +223,7 @@ try {
     plugins: ok(plugins),
     dra: ok(dra),
     cpu: ok(cpu),
+    http: ok(http),
   });
 } finally {
   await cleanup();
@@ -248,6 +255,7 @@ function report(r: {
   plugins?: PluginsResult;
   dra?: DraResult;
   cpu?: CpuBoundResult;
+  http?: HttpComponentResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
@@ -358,6 +366,18 @@ function report(r: {
       `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
       `${r.cpu.nodeletMs.join(',')} / ${r.cpu.nodeWasiMs} / ${r.cpu.wasmtimeMs ?? `skipped: ${wasmtimeSkip}`} ms${r.cpu.ratio ? `; ratio ${r.cpu.ratio}x` : ''}`,
     );
+  if (r.http) {
+    const h = r.http;
+    add(
+      `8 wasi:http hello component, 1 pod on ${h.address} (${h.seconds} s, ${h.connections} keep-alive conns): req/s, p50/p99`,
+      `${h.component.rps} req/s, ${h.component.p50Ms}/${h.component.p99Ms} ms (errors ${h.component.errors})`,
+    );
+    add(
+      '8 plain Node http server, same body, same client: req/s, p50/p99',
+      `${h.node.rps} req/s, ${h.node.p50Ms}/${h.node.p99Ms} ms; ratio component/node: ${h.rpsRatio}x req/s, ${h.p99Ratio}x p99`,
+    );
+    add('8 wasi:http first request after Ready (create→Ready)', `${h.firstRequestAfterReadyMs} ms (${h.createToReadyMs} ms)`);
+  }
   const totalS = Math.round((Date.now() - t0) / 1000);
   console.log(`\nnodelet bench (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${totalS} s\n`);
   printTable(rows);
@@ -393,6 +413,7 @@ function report(r: {
     plugins: r.plugins,
     dra: r.dra,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
+    httpComponent: r.http,
     help,
   };
   const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;

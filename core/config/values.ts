@@ -6,7 +6,7 @@
 import { nodeletError } from '../errors/index.ts';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/index.ts';
+import { parseQuantity as parseExactQuantity, quantityValue } from '../quantity/index.ts';
 import { parseGoDuration } from './duration.ts';
 
 /** Log levels nodelet's logger understands, least to most severe. */
