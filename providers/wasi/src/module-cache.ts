@@ -64,6 +64,8 @@ export interface LoadedModule {
   readonly capBytes?: number;
   /** How long reading + compiling took (0 when it came from the cache). */
   readonly compileMs: number;
+  /** It imports `sock_accept`: its container ports are pre-opened as listening sockets (worker/wasi-sockets.mjs). */
+  readonly acceptsSockets: boolean;
 }
 
 /**
@@ -136,7 +138,8 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   }
   validate(module, capped.memories, image.image);
   const importedMemories = capped.memories.filter((m) => m.import !== undefined);
-  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0 };
+  const acceptsSockets = WebAssembly.Module.imports(module).some((i) => i.module === 'wasi_snapshot_preview1' && i.name === 'sock_accept');
+  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0, acceptsSockets };
 }
 
 function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {

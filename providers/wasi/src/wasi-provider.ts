@@ -12,7 +12,7 @@ import {
   type PulledImage,
   type RunningContainer,
 } from '@nodelet/plugin-api/v1';
-import { runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
+import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ModuleCache } from './module-cache.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
@@ -27,6 +27,13 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
  * heap is plenty; it lowers the RSS of each running module (see README.md).
  */
 export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+
+/**
+ * The smallest JS heap of a worker running a module with pre-opened sockets:
+ * it runs node:net and suspended (JSPI) calls, and 8 MB ran out under load
+ * (measured: "JS heap out of memory" after a few requests; 12 MB never did).
+ */
+export const SOCKET_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
@@ -67,6 +74,9 @@ export class WasiProvider implements Provider {
   private readonly _fdBudget: FdBudget;
   private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private pool: WorkerPool;
+  /** Workers for modules with pre-opened sockets: a bigger heap, booted on demand (none idle). */
+  private socketPool: WorkerPool;
+  private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
 
   constructor(opts: WasiProviderOptions = {}) {
@@ -80,6 +90,13 @@ export class WasiProvider implements Provider {
       onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message),
     };
     this.pool = new WorkerPool(this.poolOpts);
+    const limits = this.poolOpts.resourceLimits ?? {};
+    this.socketPoolOpts = {
+      ...this.poolOpts,
+      size: 0,
+      resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, SOCKET_WORKER_MIN_OLD_GENERATION_MB) },
+    };
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
   }
 
   async init(ctx: ProviderContext): Promise<void> {
@@ -97,7 +114,8 @@ export class WasiProvider implements Provider {
     checkSpec(spec, this.running);
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.pool, this.opts, ctx.signal, ctx.event);
+    const pool = listenAddresses(spec, loaded).length > 0 ? this.socketPool : this.pool;
+    const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -118,8 +136,10 @@ export class WasiProvider implements Provider {
   /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
     const pool = this.pool;
+    const socketPool = this.socketPool;
     this.pool = new WorkerPool(this.poolOpts);
-    await Promise.all([pool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
+    await Promise.all([pool.close(), socketPool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
     this.cache.clear();
   }
 
