@@ -30,6 +30,7 @@ import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
 import type { WorkerPool } from './worker-pool.ts';
 import { CONTROL_BYTES, moduleStats } from './thread-stats.ts';
+import { experimentalHttpConfig, type ExperimentalHttpConfig } from './experimental-http-config.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -127,6 +128,8 @@ export interface WorkerInput {
    * directories (see {@link listenAddresses}); the module then runs with JSPI.
    */
   readonly listen?: ReadonlyArray<{ host: string; port: number }>;
+  /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
+  readonly http?: ExperimentalHttpConfig;
 }
 
 /** Where pre-opened sockets listen when the pod has no IP (no pod network on the node). */
@@ -187,6 +190,7 @@ export async function runContainer(
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
+  const http = loaded.experimentalHttp ? experimentalHttpConfig(spec) : undefined;
   const t0 = performance.now();
   let worker: Worker;
   try {
@@ -208,6 +212,7 @@ export async function runContainer(
     control,
     fdBudget: opts.fdBudget,
     listen: listenAddresses(spec, loaded),
+    http,
   };
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;

@@ -29,11 +29,11 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
 export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
 
 /**
- * The smallest JS heap of a worker running a module with pre-opened sockets:
- * it runs node:net and suspended (JSPI) calls, and 8 MB ran out under load
+ * The smallest JS heap of a worker running a module with JSPI (pre-opened
+ * sockets, wasi_experimental_http): it runs node:net/http and suspended calls, and 8 MB ran out under load
  * (measured: "JS heap out of memory" after a few requests; 12 MB never did).
  */
-export const SOCKET_WORKER_MIN_OLD_GENERATION_MB = 16;
+export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
@@ -74,7 +74,7 @@ export class WasiProvider implements Provider {
   private readonly _fdBudget: FdBudget;
   private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private pool: WorkerPool;
-  /** Workers for modules with pre-opened sockets: a bigger heap, booted on demand (none idle). */
+  /** Workers for modules run with JSPI (sockets, outbound HTTP): a bigger heap, booted on demand (none idle). */
   private socketPool: WorkerPool;
   private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
@@ -94,7 +94,7 @@ export class WasiProvider implements Provider {
     this.socketPoolOpts = {
       ...this.poolOpts,
       size: 0,
-      resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, SOCKET_WORKER_MIN_OLD_GENERATION_MB) },
+      resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, JSPI_WORKER_MIN_OLD_GENERATION_MB) },
     };
     this.socketPool = new WorkerPool(this.socketPoolOpts);
   }
@@ -114,7 +114,7 @@ export class WasiProvider implements Provider {
     checkSpec(spec, this.running);
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const pool = listenAddresses(spec, loaded).length > 0 ? this.socketPool : this.pool;
+    const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
     const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
     void running.exit.then(() => {

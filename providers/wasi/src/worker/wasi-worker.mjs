@@ -20,8 +20,9 @@
 // A stopped module (control[0] = 1) unwinds at its next WASI call, closes its
 // descriptors and ends without a message.
 // A run message with `listen` (container ports of a module that imports
-// sock_accept) first opens those listeners (wasi-sockets.mjs), then runs the
-// module with JSPI (jspi.mjs).
+// sock_accept) first opens those listeners (wasi-sockets.mjs); with `http` (a
+// module importing wasi_experimental_http) the module gets those functions
+// (wasi-experimental-http.mjs). Either way the module runs with JSPI (jspi.mjs).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -41,6 +42,7 @@ import {
 } from './wasi-imports.mjs';
 import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
 import { listenAll, ListenError, preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
+import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
 
@@ -91,6 +93,7 @@ function runContainer(d, listeners) {
   let memory;
   const mem = () => memory;
   let closeDescriptors = () => {};
+  const jspi = listeners !== undefined || d.http !== undefined;
   let finished; // the run's promise when it goes on asynchronously (the cleanup waits for it)
   const cleanups = [];
   try {
@@ -133,11 +136,16 @@ function runContainer(d, listeners) {
     const preopenFds = d.mounts.map((_, i) => 3 + i);
     const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
     let stop;
-    if (listeners) {
+    if (jspi) {
       stop = stopSignal(control);
       cleanups.push(stop.cancel);
-      cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
       procExitUnwinds(w);
+    }
+    if (listeners) cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
+    if (d.http) {
+      const h = experimentalHttpImports(mem, d.http, stop.promise);
+      makeSuspending(h, EXPERIMENTAL_HTTP_ASYNC);
+      imports.wasi_experimental_http = h;
     }
     closeDescriptors = trackDescriptors(w, mem, [...preopenFds, ...sockFds], budget);
     captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
@@ -178,7 +186,7 @@ function runContainer(d, listeners) {
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    if (listeners) finished = runAsync(wasi, instance, mem);
+    if (jspi) finished = runAsync(wasi, instance, mem);
     else run(wasi, instance, mem);
   } finally {
     const cleanup = () => {
