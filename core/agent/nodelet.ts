@@ -7,9 +7,10 @@
  *   admit handlers        [devices, predicates]               → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices]                           → pod set-up
+ *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
  *
- *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up
+ *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up + pod network
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
  *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -42,6 +43,7 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
+import { PodNetworkManager } from '../network/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -67,6 +69,12 @@ function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: n
     runtimeVersion: provider.runtimeVersion,
     contributions: [contribution],
   };
+}
+
+/** The node's `spec.podCIDRs` (or `spec.podCIDR`), as kube-controller-manager allocated them. */
+async function nodePodCIDRs(clients: KubeClients, name: string): Promise<string[] | undefined> {
+  const node = await clients.core.readNode({ name });
+  return node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : undefined;
 }
 
 /** Starts every part of nodelet; throws if a required part cannot start. */
@@ -96,7 +104,16 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     containerOptions: [deviceContainerOptions(devices.manager)],
     events,
   });
+  const network = new PodNetworkManager({
+    rootDir: o.rootDir,
+    interfaceName: o.podInterface,
+    podCIDRs: o.podCIDR,
+    nodePodCIDRs: clients ? () => nodePodCIDRs(clients, o.nodeName) : undefined,
+    log: log.child({ component: 'network' }),
+    nodeEvent: (type, reason, note) => events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note),
+  });
   const pods = new PodController({
+    network,
     nodeName: o.nodeName,
     hostIP: nodeIP,
     log: log.child({ component: 'pods' }),
@@ -114,6 +131,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let lease: LeaseController | undefined;
   let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
+  let livePods: V1Pod[] | undefined;
   if (clients && o.registerNode) {
     node = new NodeController(clients, {
       shape,
@@ -141,6 +159,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
+    livePods = src.pods;
     sourcesReady = true;
     await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
@@ -149,6 +168,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   reportRefusedManifests(events, o.nodeName, manifests.refused);
   const nodeRef = clients && node?.uid ? { name: o.nodeName, uid: node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
+  if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
+  else await network.releaseExcept(staticPods);
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));

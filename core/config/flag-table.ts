@@ -10,6 +10,8 @@ import {
   parseBool,
   parseDuration,
   parseIP,
+  parseInterfaceName,
+  parsePodCIDRs,
   parseIntIn,
   parseList,
   parseLogFormat,
@@ -265,6 +267,26 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'IP address of the node reported in its status',
     apply: (s, r) => {
       s.nodeIP = parseIP(r);
+    },
+  },
+  {
+    name: 'pod-cidr',
+    type: 'string',
+    default: '',
+    upstream: true,
+    help: "The CIDR for pod IPs in standalone mode (in a cluster the node's spec.podCIDR wins)",
+    apply: (s, r) => {
+      s.podCIDR = parsePodCIDRs(r);
+    },
+  },
+  {
+    name: 'pod-interface',
+    type: 'string',
+    default: 'nodelet0',
+    upstream: false,
+    help: 'The bridge nodelet creates to hold pod IPs (one per nodelet on a machine)',
+    apply: (s, r) => {
+      s.podInterface = parseInterfaceName(r);
     },
   },
   {

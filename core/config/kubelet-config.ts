@@ -18,6 +18,7 @@ import {
   parsePort,
   parsePositiveDuration,
   parsePositiveInt,
+  parsePodCIDRs,
   parseQuantity,
   parseVerbosity,
   parseLogFormat,
@@ -75,6 +76,9 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   },
   maxPods: (s, v) => {
     s.maxPods = parsePositiveInt(str(v));
+  },
+  podCIDR: (s, v) => {
+    s.podCIDR = parsePodCIDRs(str(v));
   },
   registerNode: (s, v) => {
     s.registerNode = parseBool(str(v));

@@ -45,6 +45,10 @@ export interface NodeletOptions extends DerivedDirs {
   nodeLabels: Record<string, string>;
   registerWithTaints: Taint[];
   maxPods: number;
+  /** `--pod-cidr`: pod CIDRs for standalone mode (a node's `spec.podCIDRs` wins in a cluster). */
+  podCIDR: string[];
+  /** `--pod-interface`: the bridge holding pod IPs. */
+  podInterface: string;
   rootDir: string;
   port: number;
   address: string;
@@ -98,6 +102,8 @@ const DEFAULTS = {
   nodeLabels: {},
   registerWithTaints: [],
   maxPods: 110,
+  podCIDR: [] as string[],
+  podInterface: 'nodelet0',
   rootDir: '/var/lib/nodelet',
   port: 10250,
   address: '0.0.0.0',

@@ -7,6 +7,7 @@ export { predicateAdmitHandler } from './admission.ts';
 export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
 export type { ContainerOptionsContributor } from './container-options.ts';
 export { PodController } from './pod-controller.ts';
+export type { PodNetwork } from './pod-network.ts';
 export { createPodSetup } from './pod-setup-impl.ts';
 export { startApiPodSource } from './sources/api-pod-source.ts';
 export { apiStatusSink } from './status-sinks/api-status-sink.ts';

@@ -4,16 +4,17 @@
  * shape). Sources (the API informer or static manifests) only call
  * `upsert`/`remove`; container exits and back-offs re-queue keys.
  *
- *   sync(key):  gone? ──► terminate(0) ──► forget
- *               deleting? ──► terminate(grace) ──► final status ──► delete object
+ *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
+ *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► status (patched only if changed)
+ *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
+import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -44,6 +45,8 @@ export interface PodControllerOptions {
   setup: PodSetup;
   sink: StatusSink;
   events: Events;
+  /** Pod IPs (none: pods get no IP); released when a pod is deleted, forgotten or finished. */
+  network?: PodNetwork;
   /** The node admission checks against (its allocatable from explicit contributors). */
   admitNode: AdmitNode;
   /** Run in order for each new pod; the first rejection fails the pod with its reason. */
@@ -177,6 +180,8 @@ export class PodController {
       }
     }
     await this.post(pod, entry, entry.worker.status(pod));
+    // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
+    if (entry.worker.finished(pod)) await this.o.network?.release(pod);
   }
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
@@ -201,6 +206,7 @@ export class PodController {
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
       entry.rejected = true;
+      await this.o.network?.release(pod);
       return entry;
     }
     const { routed, verdict } = await this.verdict(pod);
@@ -221,6 +227,7 @@ export class PodController {
     const deps = {
       setup: this.o.setup,
       hostIP: this.o.hostIP,
+      network: this.o.network,
       requeue: (ms: number) => this.queue.addAfter(key, ms),
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
@@ -288,6 +295,7 @@ export class PodController {
       this.queue.addAfter(key, 2000);
       return;
     }
+    await this.o.network?.release(pod);
     try {
       await this.o.sink.deletePod(pod);
     } catch (e) {
@@ -303,7 +311,10 @@ export class PodController {
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
     await old.terminate(pod, 0);
-    if (!replacement || replacement.metadata!.uid !== entry.uid) await this.o.setup.teardown(pod).catch(() => undefined);
+    if (!replacement || replacement.metadata!.uid !== entry.uid) {
+      await this.o.setup.teardown(pod).catch(() => undefined);
+      await this.o.network?.release(pod);
+    }
   }
 
   /** Stops taking pods and stops every container within its grace period (pod objects stay). */

@@ -48,6 +48,8 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   kubeconfig: ['/etc/kubeconfig', (o) => [o.kubeconfig, o.podManifestPath], ['/etc/kubeconfig', undefined]],
   'max-pods': ['7', (o) => o.maxPods, 7],
   'node-ip': ['fd00::5', (o) => o.nodeIP, 'fd00::5'],
+  'pod-cidr': ['10.244.0.0/24,fd00:10:244::/64', (o) => o.podCIDR, ['10.244.0.0/24', 'fd00:10:244::/64']],
+  'pod-interface': ['ndl-test0', (o) => o.podInterface, 'ndl-test0'],
   'node-labels': ['a=b,node.kubernetes.io/pool=w', (o) => o.nodeLabels, { a: 'b', 'node.kubernetes.io/pool': 'w' }],
   'node-status-update-frequency': ['2s', (o) => o.nodeStatusUpdateFrequencyMs, 2000],
   'pod-manifest-path': ['/etc/pods', (o) => o.podManifestPath, '/etc/pods'],

@@ -1,0 +1,131 @@
+/**
+ * Pod networking of one node: IPs from the node's pod CIDRs (the node's
+ * `spec.podCIDRs` in a cluster, else `--pod-cidr`), held on the pod interface,
+ * recorded by the {@link IpAllocator} and released when the pod is gone.
+ * nodelet runs no service proxy: Services reach these IPs through whatever
+ * routes the cluster has to each node's pod CIDR (README "Pod networking").
+ *
+ *   no CIDR yet ──setUp: CIDRs known──► ensure interface ──ok──► ready: setUp allocates + adds the IP
+ *        │ (setUp gives [] meanwhile)          │
+ *        │                                     └─ fails (no CAP_NET_ADMIN, no `ip`) ──► unavailable:
+ *        │                                          log + node event once; setUp gives [] (pods run without IP)
+ *        └─ CIDR unusable ──► unavailable (same)
+ *   release(pod) / releaseExcept(live pods): the IP leaves the interface, then its record is removed.
+ */
+import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import { errorDetail } from '../errors/index.ts';
+import { parsePodCidr, type PodCidr } from './cidr.ts';
+import { IpAllocator } from './ip-allocator.ts';
+import { PodInterface, ipCommand, type IpCommand } from './pod-interface.ts';
+
+/** What the pod network is built from (by the composition root). */
+export interface PodNetworkOptions {
+  rootDir: string;
+  /** The bridge name (`--pod-interface`). */
+  interfaceName: string;
+  /** `--pod-cidr` (standalone mode, or until the node has `spec.podCIDRs`). */
+  podCIDRs: readonly string[];
+  /** The node's `spec.podCIDRs` (cluster mode); undefined or empty while it has none. */
+  nodePodCIDRs?: () => Promise<readonly string[] | undefined>;
+  log: Logger;
+  /** Records an event on the Node. */
+  nodeEvent(type: 'Normal' | 'Warning', reason: string, note: string): void;
+  /** The `ip` command (tests fake it). */
+  ip?: IpCommand;
+}
+
+type State = { kind: 'no-cidr' } | { kind: 'ready'; cidrs: PodCidr[] } | { kind: 'unavailable'; why: string };
+
+/** The node's pod network. */
+export class PodNetworkManager {
+  private readonly allocator: IpAllocator;
+  private readonly iface: PodInterface;
+  private state: State = { kind: 'no-cidr' };
+  private settling?: Promise<void>;
+
+  constructor(private readonly o: PodNetworkOptions) {
+    this.allocator = new IpAllocator(join(o.rootDir, 'network', 'allocations'));
+    this.iface = new PodInterface(o.interfaceName, o.ip ?? ipCommand);
+  }
+
+  /** The interface's name. */
+  get interfaceName(): string {
+    return this.iface.name;
+  }
+
+  /**
+   * The pod's IPs, set up on the interface: the same ones across restarts. Empty when the
+   * node has no pod CIDR or the interface is unavailable. Throws `NDL_NETWORK_EXHAUSTED`
+   * when the CIDR is full (the pod waits; upstream's `FailedCreatePodSandBox`).
+   */
+  async setUp(pod: V1Pod): Promise<string[]> {
+    await this.settle();
+    if (this.state.kind !== 'ready') return [];
+    const uid = pod.metadata!.uid!;
+    const ips = this.allocator.allocate(uid, this.state.cidrs);
+    try {
+      for (const ip of ips) await this.iface.add(ip);
+    } catch (e) {
+      this.allocator.release(uid);
+      throw e;
+    }
+    return ips;
+  }
+
+  /** Frees the pod's IPs (the pod is gone); nothing when it held none. */
+  async release(pod: V1Pod): Promise<void> {
+    await this.releaseUid(pod.metadata!.uid!);
+  }
+
+  /** Frees the IPs of pods not in `live` (deleted while nodelet was down). */
+  async releaseExcept(live: readonly V1Pod[]): Promise<void> {
+    const keep = new Set(live.map((p) => p.metadata?.uid));
+    for (const uid of this.allocator.uids()) if (!keep.has(uid)) await this.releaseUid(uid);
+  }
+
+  private async releaseUid(uid: string): Promise<void> {
+    const ips = this.allocator.get(uid);
+    if (!ips) return;
+    for (const ip of ips) {
+      // A leftover address is harmless (adding it again is idempotent); the record must go.
+      await this.iface.remove(ip).catch((e) => {
+        if (this.state.kind !== 'unavailable') this.o.log.warn({ uid, ip, err: errorDetail(e) }, 'cannot remove a pod IP from the pod interface');
+      });
+    }
+    this.allocator.release(uid);
+    this.o.log.info({ uid, ips }, 'released pod IPs');
+  }
+
+  /** Moves out of `no-cidr` once the CIDRs are known (one attempt at a time). */
+  private settle(): Promise<void> {
+    if (this.state.kind !== 'no-cidr') return Promise.resolve();
+    this.settling ??= this.trySettle().finally(() => (this.settling = undefined));
+    return this.settling;
+  }
+
+  private async trySettle(): Promise<void> {
+    let texts: readonly string[] = [];
+    try {
+      texts = (await this.o.nodePodCIDRs?.())?.filter((c) => c) ?? [];
+    } catch (e) {
+      this.o.log.warn({ err: errorDetail(e) }, 'cannot read the node pod CIDR; pods get no IP until it can be read');
+    }
+    if (texts.length === 0) texts = this.o.podCIDRs;
+    if (texts.length === 0) return;
+    let cidrs: PodCidr[];
+    try {
+      cidrs = texts.map(parsePodCidr);
+      await this.iface.ensure(cidrs.map((c) => `${c.gateway}/${c.prefix}`));
+    } catch (e) {
+      const why = errorDetail(e);
+      this.state = { kind: 'unavailable', why };
+      this.o.log.error({ err: why, interface: this.iface.name }, 'pod network unavailable: pods get no IP (needs CAP_NET_ADMIN and iproute2)');
+      this.o.nodeEvent('Warning', 'PodNetworkUnavailable', `pods on this node get no IP: ${why}`);
+      return;
+    }
+    this.state = { kind: 'ready', cidrs };
+    this.o.log.info({ podCIDRs: cidrs.map((c) => c.text), interface: this.iface.name }, 'pod network ready');
+  }
+}
