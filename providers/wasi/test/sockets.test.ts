@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
 import createProvider, { type WasiProvider } from '../src/index.ts';
@@ -122,5 +122,40 @@ describe('pre-opened listening sockets', () => {
       again.listen(port, '127.0.0.1', resolve);
     });
     again.close();
+  });
+
+  it('closes connections beyond half the descriptor budget at once; those within are served', async () => {
+    const small = createProvider({ maxOpenFiles: 8 }) as WasiProvider; // 4 connections per listener
+    await small.init(providerContext(new FakeImages()));
+    const port = await freePort();
+    const s = spec(await pulledFixture('http-server'), tmp.dir, ['--max=4'], { ports: [{ containerPort: port, protocol: 'TCP' }] });
+    const c = await small.startContainer(s, podContext());
+    const socks: Socket[] = [];
+    const track = (sock: Socket) => {
+      socks.push(sock);
+      sock.on('error', () => {});
+      let got = '';
+      sock.setEncoding('utf8');
+      sock.on('data', (d) => (got += d));
+      return new Promise<string>((resolve) => sock.on('close', () => resolve(got)));
+    };
+    try {
+      // Four connections, each established before the next (the accept queue is in order): the module
+      // waits for the first one's request, the others are pending. The fifth is one too many.
+      const answers: Array<Promise<string>> = [];
+      for (let i = 0; i < 4; i++) {
+        const sock = connect(port, '127.0.0.1');
+        answers.push(track(sock));
+        await new Promise((r) => sock.once('connect', r));
+      }
+      expect(await track(connect(port, '127.0.0.1'))).toBe('');
+      for (const sock of socks.slice(0, 4)) sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      const results = await Promise.all(answers);
+      expect(results.map((r) => r.split('\r\n')[0])).toEqual(Array(4).fill('HTTP/1.1 200 OK'));
+      expect(await c.exit).toMatchObject({ exitCode: 0 });
+    } finally {
+      for (const sock of socks) sock.destroy();
+      await small.shutdown();
+    }
   });
 });

@@ -60,14 +60,17 @@ export class ListenError extends Error {
  * {@link ListenError} (and closes those already open) when one cannot be
  * opened, e.g. the port is already taken on that address.
  * @param {Array<{ host: string, port: number }>} addrs
+ * @param {number} [maxConnections] per listener: connections beyond (pending or accepted) are
+ *   closed at once (node:net's server.maxConnections), so a flood cannot take nodelet's descriptors
  * @returns {Promise<Array<{ server: import('node:net').Server, pending: import('node:net').Socket[], host: string, port: number, onChange?: () => void }>>}
  */
-export async function listenAll(addrs) {
+export async function listenAll(addrs, maxConnections) {
   const net = await import('node:net'); // loaded only by workers that listen (a worker's heap is small)
   const out = [];
   try {
     for (const { host, port } of addrs) {
       const l = { server: net.createServer({ allowHalfOpen: true, pauseOnConnect: true }), pending: [], host, port };
+      if (maxConnections !== undefined && Number.isFinite(maxConnections)) l.server.maxConnections = maxConnections;
       l.server.on('connection', (s) => {
         s.on('error', () => {}); // until accepted: a reset while pending is not worth a crash
         l.pending.push(s);

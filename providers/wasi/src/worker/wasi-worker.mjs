@@ -77,7 +77,8 @@ parentPort.on('message', function onMessage(m) {
   if (m?.type !== 'run') return;
   parentPort.off('message', onMessage);
   if (!m.listen?.length) return runContainer(m);
-  listenAll(m.listen).then(
+  // Each connection costs nodelet two descriptors (the socket, the slot's directory): half the budget.
+  listenAll(m.listen, m.fdBudget ? Math.max(1, Math.floor(m.fdBudget.max / 2)) : undefined).then(
     (listeners) => runContainer(m, listeners),
     (e) => post({ type: 'failed', reason: e instanceof ListenError ? 'port' : 'wasi', message: describe(e) }),
   );
