@@ -6,7 +6,7 @@
  * or refused by the pod's `alpha.wasi.krustlet.dev/allowed-domains` annotation.
  */
 import { readFile } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -17,19 +17,7 @@ import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
-
-function get(host: string, port: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path: '/', agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { httpGet } from '../harness/http-get.ts';
 
 describe('WASI preview1 networking', () => {
   const info = inject('cluster');
@@ -81,7 +69,7 @@ describe('WASI preview1 networking', () => {
     const pod = await podUntil(k.core, ns, 'server', 'Running with an IP', (p) => p.status?.phase === 'Running' && !!p.status.podIP);
     const ip = pod.status!.podIP!;
     expect(ip).not.toBe('127.0.0.1'); // an address from the node's pod CIDR
-    for (let n = 1; n <= 3; n++) expect(await get(ip, 8080)).toEqual({ status: 200, body: `hello from wasm ${n}\n` });
+    for (let n = 1; n <= 3; n++) expect(await httpGet(ip, 8080)).toEqual({ status: 200, body: `hello from wasm ${n}\n` });
     // The socket comes after the preopened directories (here the service account token's volume).
     const out = logs('server');
     const fd = Number(/listening on fd (\d+)/.exec(out)?.[1]);

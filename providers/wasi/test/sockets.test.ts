@@ -1,9 +1,9 @@
-import { request } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
 import createProvider, { type WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+import { httpGet } from '../../../test/harness/http-get.ts';
 
 let provider: WasiProvider;
 const tmp = scratch();
@@ -25,19 +25,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function get(port: number, path = '/'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 describe('pre-opened listening sockets', () => {
   it('serves several HTTP requests from a C module on the declared port (fd after stdio and preopens)', async () => {
     const port = await freePort();
@@ -48,7 +35,7 @@ describe('pre-opened listening sockets', () => {
     const c = await provider.startContainer(s, podContext());
     const bodies: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await get(port);
+      const r = await httpGet('127.0.0.1', port);
       expect(r.status).toBe(200);
       bodies.push(r.body);
     }
@@ -67,7 +54,7 @@ describe('pre-opened listening sockets', () => {
       mounts: [{ name: 'v', hostPath: tmp.dir, containerPath: '/data', readOnly: true }],
     });
     const c = await provider.startContainer(s, podContext());
-    expect((await get(port)).body).toBe('hello from wasm 1\n');
+    expect((await httpGet('127.0.0.1', port)).body).toBe('hello from wasm 1\n');
     expect(await c.exit).toMatchObject({ exitCode: 0 });
     expect(logText(s.logPath)).toContain('listening on fd 4\n');
   });
@@ -76,7 +63,7 @@ describe('pre-opened listening sockets', () => {
     const port = await freePort();
     const s = spec(await pulledFixture('http-server'), tmp.dir, ['--max=1', '--nonblock'], { ports: [{ containerPort: port, protocol: 'TCP' }] });
     const c = await provider.startContainer(s, podContext());
-    expect((await get(port)).body).toBe('hello from wasm 1\n');
+    expect((await httpGet('127.0.0.1', port)).body).toBe('hello from wasm 1\n');
     expect(await c.exit).toMatchObject({ exitCode: 0 });
     expect(logText(s.logPath)).toContain('accept with nothing pending: -1 EAGAIN\n');
   });
@@ -112,7 +99,7 @@ describe('pre-opened listening sockets', () => {
     const port = await freePort();
     const s = spec(await pulledFixture('http-server'), tmp.dir, [], { ports: [{ containerPort: port, protocol: 'TCP' }] });
     const c = await provider.startContainer(s, podContext());
-    expect((await get(port)).body).toBe('hello from wasm 1\n');
+    expect((await httpGet('127.0.0.1', port)).body).toBe('hello from wasm 1\n');
     await c.stop(0);
     expect(await c.exit).toMatchObject({ exitCode: 137 });
     // The port can be listened on again at once.

@@ -24,6 +24,7 @@
 //      │ sock_shutdown(WR)  : the write side ends (FIN), reads go on
 //      │ sock_shutdown(RD)  : reads return 0
 //      └──'error'──► broken: recv ECONNRESET, send EPIPE ──fd_close──► closed
+import { clockNow as now } from './wasi-imports.mjs';
 
 /** preview1 errno values used here. */
 const E = { SUCCESS: 0, AGAIN: 6, BADF: 8, CONNRESET: 15, FAULT: 21, INVAL: 28, NOTCONN: 53, NOTDIR: 54, NOTSUP: 58, PIPE: 64, SPIPE: 70 };
@@ -458,10 +459,4 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     }
     socks.clear();
   };
-}
-
-// CLOCK_REALTIME (0) and CLOCK_MONOTONIC (1) in nanoseconds, as uvwasi reads them.
-function now(clock) {
-  if (clock === 1) return process.hrtime.bigint();
-  return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
 }
