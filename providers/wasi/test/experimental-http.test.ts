@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
 import createProvider, { type WasiProvider } from '../src/index.ts';
-import { ALLOWED_DOMAINS_ANNOTATION, MAX_CONCURRENT_REQUESTS_ANNOTATION } from '../src/experimental-http-config.ts';
+import { ALLOWED_DOMAINS_ANNOTATION, experimentalHttpConfig, MAX_CONCURRENT_REQUESTS_ANNOTATION } from '../src/experimental-http-config.ts';
 import { buildRustModule } from '../../../test/harness/rust-modules.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, scratch, spec } from './helpers.ts';
 
@@ -87,5 +87,27 @@ describe('wasi_experimental_http (Krustlet)', () => {
     );
     expect(isInvalidArgument(err)).toBe(true);
     expect((err as Error).message).toContain(`error parsing annotation "${ALLOWED_DOMAINS_ANNOTATION}"`);
+  });
+});
+
+describe('experimentalHttpConfig (the pod annotations, as Krustlet parsed them)', () => {
+  const config = (annotations?: Record<string, string>) => experimentalHttpConfig({ name: 'main', pod: { namespace: 'd', name: 'p', uid: 'u', annotations } });
+  it('allows nothing and sets no limit without annotations', () => {
+    expect(config()).toEqual({ allowedHosts: null, maxConcurrentRequests: undefined });
+  });
+  it('takes a JSON list of strings and an unsigned integer', () => {
+    expect(config({ [ALLOWED_DOMAINS_ANNOTATION]: '["https://a.example", "insecure:allow-all"]', [MAX_CONCURRENT_REQUESTS_ANNOTATION]: '42' })).toEqual({
+      allowedHosts: ['https://a.example', 'insecure:allow-all'],
+      maxConcurrentRequests: 42,
+    });
+  });
+  it.each([
+    [ALLOWED_DOMAINS_ANNOTATION, '{"a": 1}'],
+    [ALLOWED_DOMAINS_ANNOTATION, '[1]'],
+    [MAX_CONCURRENT_REQUESTS_ANNOTATION, '-1'],
+    [MAX_CONCURRENT_REQUESTS_ANNOTATION, 'ten'],
+    [MAX_CONCURRENT_REQUESTS_ANNOTATION, '4294967296'],
+  ])('refuses %s = %s', (key, value) => {
+    expect(() => config({ [key]: value })).toThrow(`error parsing annotation "${key}"`);
   });
 });
