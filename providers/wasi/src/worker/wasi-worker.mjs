@@ -41,7 +41,8 @@ import {
   trackDescriptors,
 } from './wasi-imports.mjs';
 import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
-import { listenAll, ListenError, preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
+import { listenAll, ListenError } from './wasi-listen.mjs';
+import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
