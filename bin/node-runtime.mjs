@@ -46,7 +46,8 @@ export async function relaunchOnSupportedNode(script, argv) {
   const forward = (sig) => {
     child.kill(sig);
   };
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
+  // SIGPWR (Linux only) triggers graceful node shutdown in nodelet.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', ...(constants.signals.SIGPWR ? ['SIGPWR'] : [])];
   for (const s of signals) process.on(s, forward);
   return new Promise((resolve) => {
     child.on('error', (e) => {

@@ -4,7 +4,7 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [devices, predicates]               → PodController
+ *   admit handlers        [node shutdown, devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices]                           → pod set-up
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
@@ -44,6 +44,8 @@ import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
+import { NodeShutdownManager } from '../nodeshutdown/index.ts';
+import { startEmptyDirLimits } from '../eviction/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -99,6 +101,20 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
+  let node: NodeController | undefined;
+  // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
+  const shutdown = new NodeShutdownManager({
+    nodeName: o.nodeName,
+    gracePeriodMs: o.shutdownGracePeriodMs,
+    criticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
+    log: log.child({ component: 'nodeshutdown' }),
+    events,
+    activePods: () => podsRef?.activePods() ?? [],
+    terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
+    syncNodeStatus: () => node?.syncNow() ?? Promise.resolve(),
+  });
+  // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
+  shutdown.start();
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
     containerOptions: [deviceContainerOptions(devices.manager)],
@@ -123,13 +139,12 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
-    admitHandlers: [deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    admitHandlers: [shutdown.admitHandler(), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
-  let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
   let livePods: V1Pod[] | undefined;
   if (clients && o.registerNode) {
@@ -140,11 +155,14 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       updateMs: o.nodeStatusUpdateFrequencyMs,
       reportMs: o.nodeStatusReportFrequencyMs,
       log: log.child({ component: 'node' }),
+      notReadyReasons: () => shutdown.notReadyReasons(),
       images: () => images.nodeImages(),
       extraResources: () => devices.extraResources(),
     });
     await node.register(abort.signal);
     node.start();
+    // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
+    void network.settle();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
     lease = new LeaseController(clients, {
@@ -173,6 +191,13 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
+  const stopEviction = startEmptyDirLimits({
+    log: log.child({ component: 'eviction' }),
+    events,
+    activePods: () => pods.activePods(),
+    podDir: (pod) => setup.podDir(pod),
+    terminate: (pod, t) => pods.terminateAbnormally(pod, t),
+  });
   log.info(
     { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
     'nodelet is running',
@@ -182,8 +207,10 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     pods,
     maxShutdownMs: () => grace() + 15_000,
     async stop() {
+      shutdown.stop();
       stopSource?.();
       stopImageGc();
+      stopEviction();
       await pods.shutdown();
       lease?.stop();
       node?.stop();

@@ -520,6 +520,26 @@ export const FLAGS: readonly FlagSpec[] = [
       s.providersDir = [...(s.providersDir ?? []), ...parseList(r).map(parsePath)];
     },
   },
+  {
+    name: 'shutdown-grace-period',
+    type: 'duration',
+    default: '0s',
+    upstream: false,
+    help: 'Graceful node shutdown: how long the node delays shutdown to stop its pods; 0s disables it (upstream: config file only)',
+    apply: (s, r) => {
+      s.shutdownGracePeriodMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'shutdown-grace-period-critical-pods',
+    type: 'duration',
+    default: '0s',
+    upstream: false,
+    help: 'The part of --shutdown-grace-period kept for critical pods, stopped last (upstream: config file only)',
+    apply: (s, r) => {
+      s.shutdownGracePeriodCriticalPodsMs = parseDuration(r);
+    },
+  },
 ];
 
 function nonEmpty(raw: string): string {

@@ -92,6 +92,12 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   nodeStatusReportFrequency: (s, v) => {
     s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v));
   },
+  shutdownGracePeriod: (s, v) => {
+    s.shutdownGracePeriodMs = parseDuration(str(v));
+  },
+  shutdownGracePeriodCriticalPods: (s, v) => {
+    s.shutdownGracePeriodCriticalPodsMs = parseDuration(str(v));
+  },
   nodeLeaseDurationSeconds: (s, v) => {
     s.nodeLeaseDurationSeconds = parsePositiveInt(str(v));
   },

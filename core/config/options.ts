@@ -77,6 +77,9 @@ export interface NodeletOptions extends DerivedDirs {
   authorizationWebhookCacheUnauthorizedTtlMs: number;
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
+  /** Graceful node shutdown: the whole budget (0 disables it), and the part of it kept for critical pods. */
+  shutdownGracePeriodMs: number;
+  shutdownGracePeriodCriticalPodsMs: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
   registerNode: boolean;
@@ -122,6 +125,8 @@ const DEFAULTS = {
   authorizationWebhookCacheUnauthorizedTtlMs: 30_000,
   nodeStatusUpdateFrequencyMs: 10_000,
   nodeStatusReportFrequencyMs: 300_000,
+  shutdownGracePeriodMs: 0,
+  shutdownGracePeriodCriticalPodsMs: 0,
   nodeLeaseDurationSeconds: 40,
   syncFrequencyMs: 60_000,
   registerNode: true,

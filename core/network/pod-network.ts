@@ -5,7 +5,7 @@
  * nodelet runs no service proxy: Services reach these IPs through whatever
  * routes the cluster has to each node's pod CIDR (README "Pod networking").
  *
- *   no CIDR yet ──setUp: CIDRs known──► ensure interface ──ok──► ready: setUp allocates + adds the IP
+ *   no CIDR yet ──settle (first: waits for the node's CIDR)──► CIDRs known ──► ensure interface ──ok──► ready: setUp allocates + adds the IP
  *        │ (setUp gives [] meanwhile)          │
  *        │                                     └─ fails (no CAP_NET_ADMIN, no `ip`) ──► unavailable:
  *        │                                          log + node event once; setUp gives [] (pods run without IP)
@@ -32,6 +32,14 @@ export interface PodNetworkOptions {
   log: Logger;
   /** Records an event on the Node. */
   nodeEvent(type: 'Normal' | 'Warning', reason: string, note: string): void;
+  /**
+   * Cluster mode: how long the first set-up waits for kube-controller-manager to give the
+   * node a pod CIDR (it does so just after the node registered); default 10 s. Later set-ups
+   * look once. A cluster that allocates none costs its first pod this wait, once.
+   */
+  cidrWaitMs?: number;
+  /** How often the node is read during that wait (default 500 ms). */
+  cidrPollMs?: number;
   /** The `ip` command (tests fake it). */
   ip?: IpCommand;
 }
@@ -44,6 +52,7 @@ export class PodNetworkManager {
   private readonly iface: PodInterface;
   private state: State = { kind: 'no-cidr' };
   private settling?: Promise<void>;
+  private waited = false;
 
   constructor(private readonly o: PodNetworkOptions) {
     this.allocator = new IpAllocator(join(o.rootDir, 'network', 'allocations'));
@@ -64,9 +73,16 @@ export class PodNetworkManager {
     await this.settle();
     if (this.state.kind !== 'ready') return [];
     const uid = pod.metadata!.uid!;
-    const ips = this.allocator.allocate(uid, this.state.cidrs);
+    const cidrs = this.state.cidrs;
+    const ips = this.allocator.allocate(uid, cidrs);
     try {
-      for (const ip of ips) await this.iface.add(ip);
+      for (const ip of ips) {
+        // The bridge may have been removed under nodelet (`ip link del`): make it again, once.
+        await this.iface.add(ip).catch(async () => {
+          await this.iface.ensure(cidrs.map((c) => `${c.gateway}/${c.prefix}`));
+          await this.iface.add(ip);
+        });
+      }
     } catch (e) {
       this.allocator.release(uid);
       throw e;
@@ -74,12 +90,12 @@ export class PodNetworkManager {
     return ips;
   }
 
-  /** Frees the pod's IPs (the pod is gone); nothing when it held none. */
+  /** Frees the pod's IPs (the pod is gone); nothing when it held none. Never rejects (a failure is logged). */
   async release(pod: V1Pod): Promise<void> {
     await this.releaseUid(pod.metadata!.uid!);
   }
 
-  /** Frees the IPs of pods not in `live` (deleted while nodelet was down). */
+  /** Frees the IPs of pods not in `live` (deleted while nodelet was down). Never rejects. */
   async releaseExcept(live: readonly V1Pod[]): Promise<void> {
     const keep = new Set(live.map((p) => p.metadata?.uid));
     for (const uid of this.allocator.uids()) if (!keep.has(uid)) await this.releaseUid(uid);
@@ -94,26 +110,41 @@ export class PodNetworkManager {
         if (this.state.kind !== 'unavailable') this.o.log.warn({ uid, ip, err: errorDetail(e) }, 'cannot remove a pod IP from the pod interface');
       });
     }
-    this.allocator.release(uid);
+    try {
+      this.allocator.release(uid);
+    } catch (e) {
+      this.o.log.error({ uid, ips, err: errorDetail(e) }, 'cannot release pod IPs; they stay taken until a later release or restart');
+      return;
+    }
     this.o.log.info({ uid, ips }, 'released pod IPs');
   }
 
-  /** Moves out of `no-cidr` once the CIDRs are known (one attempt at a time). */
-  private settle(): Promise<void> {
+  /**
+   * Moves out of `no-cidr` once the CIDRs are known (one attempt at a time; the first one in
+   * cluster mode waits up to `cidrWaitMs` for the node's CIDR). The root starts it once the
+   * node is registered, so the wait overlaps start-up.
+   */
+  settle(): Promise<void> {
     if (this.state.kind !== 'no-cidr') return Promise.resolve();
     this.settling ??= this.trySettle().finally(() => (this.settling = undefined));
     return this.settling;
   }
 
   private async trySettle(): Promise<void> {
-    let texts: readonly string[] = [];
-    try {
-      texts = (await this.o.nodePodCIDRs?.())?.filter((c) => c) ?? [];
-    } catch (e) {
-      this.o.log.warn({ err: errorDetail(e) }, 'cannot read the node pod CIDR; pods get no IP until it can be read');
+    const deadline = !this.waited && this.o.nodePodCIDRs && this.o.podCIDRs.length === 0 ? Date.now() + (this.o.cidrWaitMs ?? 10_000) : 0;
+    this.waited = true;
+    let texts = await this.readNodeCidrs();
+    while (texts.length === 0 && Date.now() < deadline) {
+      // unref: the wait never keeps a stopping nodelet alive.
+      await new Promise((r) => setTimeout(r, this.o.cidrPollMs ?? 500).unref());
+      texts = await this.readNodeCidrs();
     }
     if (texts.length === 0) texts = this.o.podCIDRs;
-    if (texts.length === 0) return;
+    if (texts.length === 0) {
+      if (deadline)
+        this.o.log.info({}, 'the node has no pod CIDR (kube-controller-manager --allocate-node-cidrs, or --pod-cidr): pods get no IP until it has one');
+      return;
+    }
     let cidrs: PodCidr[];
     try {
       cidrs = texts.map(parsePodCidr);
@@ -127,5 +158,14 @@ export class PodNetworkManager {
     }
     this.state = { kind: 'ready', cidrs };
     this.o.log.info({ podCIDRs: cidrs.map((c) => c.text), interface: this.iface.name }, 'pod network ready');
+  }
+
+  private async readNodeCidrs(): Promise<readonly string[]> {
+    try {
+      return (await this.o.nodePodCIDRs?.())?.filter((c) => c) ?? [];
+    } catch (e) {
+      this.o.log.warn({ err: errorDetail(e) }, 'cannot read the node pod CIDR');
+      return [];
+    }
   }
 }

@@ -8,8 +8,10 @@
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
  *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
+ *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► status Failed(reason)
+ *               └──► final: never synced again, not active (its object stays until deleted)
  */
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
@@ -19,6 +21,7 @@ import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import { needsSync } from './pod-changes.ts';
+import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 
@@ -69,6 +72,18 @@ interface Entry {
   posting?: Promise<void>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
+  /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
+  final?: AbnormalTermination;
+}
+
+/** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
+export interface AbnormalTermination {
+  /** The grace period for its containers (already capped by the caller). */
+  graceMs: number;
+  reason: string;
+  message: string;
+  /** Pod conditions to set, e.g. `DisruptionTarget`. */
+  conditions?: Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>[];
 }
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
@@ -130,7 +145,7 @@ export class PodController {
     const out: V1Pod[] = [];
     for (const [k, e] of this.entries) {
       const pod = this.desired.get(k);
-      if (pod && e.worker && !e.rejected && !e.worker.finished(pod)) out.push(pod);
+      if (pod && e.worker && !e.rejected && !e.final && !e.worker.finished(pod)) out.push(pod);
     }
     return out;
   }
@@ -169,7 +184,7 @@ export class PodController {
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
     if (!entry) entry = await this.admitSerially(key, pod);
-    if (entry.rejected || !entry.worker) return;
+    if (entry.rejected || entry.final || !entry.worker) return;
     if (!entry.worker.finished(pod)) {
       const worker = entry.worker;
       const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
@@ -257,7 +272,11 @@ export class PodController {
     return run;
   }
 
-  private async postNow(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+  private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
+    const f = entry.final;
+    const status = f
+      ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }
+      : given;
     const text = JSON.stringify(status);
     if (text === entry.posted) return;
     try {
@@ -315,6 +334,26 @@ export class PodController {
       await this.o.setup.teardown(pod).catch(() => undefined);
       await this.o.network?.release(pod);
     }
+  }
+
+  /**
+   * Stops an admitted pod for good and fails it, as upstream's
+   * `TerminatePodAbnormallyAndWait` (graceful node shutdown uses it): aborts what is in
+   * flight, stops its containers through the normal stop path within `graceMs`, then
+   * posts phase `Failed` with `reason`, `message` and `conditions`. The pod is no longer
+   * synced nor counted as active; a later deletion still cleans it up. Resolves once the
+   * status was posted (or its post failed and was queued for retry); never rejects.
+   */
+  async terminateAbnormally(pod: V1Pod, t: AbnormalTermination): Promise<void> {
+    const key = keyOf(pod);
+    const entry = this.entries.get(key);
+    if (!entry?.worker || entry.rejected || entry.final || entry.uid !== pod.metadata?.uid) return;
+    const current = this.desired.get(key) ?? pod;
+    entry.final = t;
+    this.o.log.info({ pod: key, graceMs: t.graceMs, reason: t.reason }, 'terminating pod abnormally');
+    entry.worker.cancel?.();
+    await entry.worker.terminate(current, t.graceMs);
+    await this.post(current, entry, entry.worker.status(current));
   }
 
   /** Stops taking pods and stops every container within its grace period (pod objects stay). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -61,12 +61,23 @@ describe('PodNetworkManager', () => {
   it("prefers the node's spec.podCIDRs over --pod-cidr, and gives no IP while there is no CIDR at all", async () => {
     const { ip } = fakeIp();
     let node: string[] | undefined;
-    const { m } = manager({ ip, podCIDRs: [], nodePodCIDRs: async () => node });
+    const { m, logs } = manager({ ip, podCIDRs: [], nodePodCIDRs: async () => node, cidrWaitMs: 0 });
     expect(await m.setUp(pod('a'))).toEqual([]);
+    expect(logs.some((l) => l.includes('the node has no pod CIDR'))).toBe(true);
     node = ['10.77.0.0/24'];
     expect(await m.setUp(pod('a'))).toEqual(['10.77.0.2']);
     const withFlag = manager({ ip, podCIDRs: ['10.1.0.0/24'], nodePodCIDRs: async () => ['10.78.0.0/24'] }).m;
     expect(await withFlag.setUp(pod('x'))).toEqual(['10.78.0.2']);
+  });
+
+  it('the first set-up waits for kube-controller-manager to give the node its CIDR', async () => {
+    const { ip } = fakeIp();
+    const answers: (string[] | undefined)[] = [undefined, undefined, ['10.79.0.0/24']];
+    let reads = 0;
+    const nodePodCIDRs = async () => answers[Math.min(reads++, answers.length - 1)];
+    const { m } = manager({ ip, podCIDRs: [], nodePodCIDRs, cidrWaitMs: 60_000, cidrPollMs: 1 });
+    expect(await m.setUp(pod('a'))).toEqual(['10.79.0.2']);
+    expect(reads).toBe(3);
   });
 
   it('without CAP_NET_ADMIN: one log line and one node event, and pods get no IP rather than failing', async () => {
@@ -98,5 +109,48 @@ describe('PodNetworkManager', () => {
     const { m } = manager({ ip, podCIDRs: ['10.9.0.0/30'] });
     await m.setUp(pod('a'));
     await expect(m.setUp(pod('b'))).rejects.toThrow(/no free IP in the pod CIDR: all 1 pod addresses of 10.9.0.0\/30 are in use/);
+  });
+});
+
+describe('PodNetworkManager recovery', () => {
+  it('makes the bridge again when it was removed under nodelet', async () => {
+    let gone = false;
+    const { ip, calls } = fakeIp((a) => {
+      if (a[0] === 'link' && a[1] === 'add') gone = false;
+      return gone && a[0] === 'addr' ? 'Cannot find device "ndltest"' : undefined;
+    });
+    const { m } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    gone = true;
+    const before = calls.length;
+    expect(await m.setUp(pod('b'))).toEqual(['10.244.3.3']);
+    expect(calls.slice(before)).toEqual([
+      'addr replace 10.244.3.3/32 dev ndltest',
+      'link add name ndltest type bridge',
+      'link set dev ndltest up',
+      'addr replace 10.244.3.1/24 dev ndltest',
+      'addr replace 10.244.3.3/32 dev ndltest',
+    ]);
+  });
+
+  it('a bridge it cannot make again fails setUp (the pod retries) and frees the address it took', async () => {
+    const { ip } = fakeIp((a) => (a[0] === 'addr' && a[2] === '10.244.3.3/32' ? 'RTNETLINK answers: Operation not permitted' : undefined));
+    const { m, root } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    await expect(m.setUp(pod('b'))).rejects.toThrow(/pod interface operation failed: add 10.244.3.3 to ndltest: RTNETLINK answers: Operation not permitted/);
+    expect(readdirSync(join(root, 'network', 'allocations'))).toEqual(['a.json']);
+  });
+
+  it('never rejects: a record that cannot be removed is logged and stays', async () => {
+    const { ip } = fakeIp();
+    const { m, logs, root } = manager({ ip, podCIDRs: ['10.244.3.0/24'] });
+    await m.setUp(pod('a'));
+    const dir = join(root, 'network', 'allocations');
+    // A record that became a directory: rmSync(force) cannot remove it (permissions would not stop root).
+    rmSync(join(dir, 'a.json'));
+    mkdirSync(join(dir, 'a.json', 'x'), { recursive: true });
+    await expect(m.release(pod('a'))).resolves.toBeUndefined();
+    expect(logs.some((l) => l.startsWith('error cannot release pod IPs'))).toBe(true);
+    expect(await m.setUp(pod('b'))).toEqual(['10.244.3.3']);
   });
 });

@@ -380,6 +380,36 @@ describe('PodController', () => {
     ctrl.upsert(pod('late'));
     expect(ctrl.pods().map((p) => p.metadata!.name)).toEqual(['sd']);
   });
+
+  it('terminateAbnormally stops the pod through the normal stop path within the grace given, fails it for good, and no restart follows', async () => {
+    const { provider, sink, ctrl } = setupController();
+    const p = pod('down', { restartPolicy: 'Always' });
+    ctrl.upsert(p);
+    await until(() => sink.last('default/down')?.phase === 'Running');
+    const message = 'Pod was terminated in response to imminent node shutdown.';
+    await ctrl.terminateAbnormally(p, {
+      graceMs: 7000,
+      reason: 'Terminated',
+      message,
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }],
+    });
+    expect(provider.started).toHaveLength(1);
+    expect(provider.started[0]!.stoppedWith).toBe(7000);
+    const s = sink.last('default/down')!;
+    expect(s).toMatchObject({ phase: 'Failed', reason: 'Terminated', message });
+    expect(s.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }));
+    expect(s.containerStatuses![0]!.state?.terminated).toBeDefined();
+    expect(ctrl.activePods()).toEqual([]);
+    // A later sync (resync, status echo from the API) neither restarts it nor un-fails it.
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2' }, status: s });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(provider.started).toHaveLength(1);
+    expect(sink.last('default/down')!.phase).toBe('Failed');
+    // A second call is a no-op.
+    const n = sink.patches.length;
+    await ctrl.terminateAbnormally(p, { graceMs: 0, reason: 'Other', message: 'other' });
+    expect(sink.patches.length).toBe(n);
+  });
 });
 
 describe('PodController pod IPs', () => {
