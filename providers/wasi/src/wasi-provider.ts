@@ -12,7 +12,7 @@ import {
   type PulledImage,
   type RunningContainer,
 } from '@nodelet/plugin-api/v1';
-import { runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
+import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ComponentCache } from './component-cache.ts';
 import { startComponent } from './component-runner.ts';
@@ -35,6 +35,13 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
  * regressions"), for 0.6 MiB less RSS per worker.
  */
 export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+
+/**
+ * The smallest JS heap of a worker running a module with JSPI (pre-opened
+ * sockets, wasi_experimental_http): it runs node:net/http and suspended calls, and 8 MB ran out under load
+ * (measured: "JS heap out of memory" after a few requests; 12 MB never did).
+ */
+export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
@@ -76,6 +83,9 @@ export class WasiProvider implements Provider {
   private readonly _fdBudget: FdBudget;
   private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private pool: WorkerPool;
+  /** Workers for modules run with JSPI (sockets, outbound HTTP): a bigger heap, booted on demand (none idle). */
+  private socketPool: WorkerPool;
+  private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
   private components?: ComponentCache;
 
@@ -90,6 +100,13 @@ export class WasiProvider implements Provider {
       onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message),
     };
     this.pool = new WorkerPool(this.poolOpts);
+    const limits = this.poolOpts.resourceLimits ?? {};
+    this.socketPoolOpts = {
+      ...this.poolOpts,
+      size: 0,
+      resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, JSPI_WORKER_MIN_OLD_GENERATION_MB) },
+    };
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
   }
 
   async init(ctx: ProviderContext): Promise<void> {
@@ -109,7 +126,8 @@ export class WasiProvider implements Provider {
     if ((await wasmKindOfFile(spec.image.path)) === 'component') return this.startComponent(spec, ctx);
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.pool, this.opts, ctx.signal, ctx.event);
+    const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
+    const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -151,8 +169,10 @@ export class WasiProvider implements Provider {
   /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
     const pool = this.pool;
+    const socketPool = this.socketPool;
     this.pool = new WorkerPool(this.poolOpts);
-    await Promise.all([pool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
+    await Promise.all([pool.close(), socketPool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
     this.cache.clear();
   }
 
