@@ -13,7 +13,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+
+/** The YAML parser, loaded on the first YAML spec only: an idle node loads none (bench/README.md). */
+const yamlParse = (): ((text: string) => unknown) => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse;
 
 /** A CDI mount (`containerEdits.mounts[]`). */
 export interface CdiMount {
@@ -64,7 +67,7 @@ function loadDevices(dirs: readonly string[]): Map<string, CdiContainerEdits[]> 
       let spec: CdiSpecFile;
       try {
         const text = readFileSync(join(dir, n), 'utf8');
-        spec = (n.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as CdiSpecFile;
+        spec = (n.endsWith('.json') ? JSON.parse(text) : yamlParse()(text)) as CdiSpecFile;
       } catch {
         continue; // a spec being written, or not a spec: skipped, as the CDI registry reports and skips it
       }
