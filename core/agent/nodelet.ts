@@ -8,6 +8,7 @@
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices]                           → pod set-up
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
+ *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *
  *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
@@ -42,6 +43,7 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
+import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -96,6 +98,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     containerOptions: [deviceContainerOptions(devices.manager)],
     events,
   });
+  const probes = new ProbeManager();
   const pods = new PodController({
     nodeName: o.nodeName,
     hostIP: nodeIP,
@@ -107,6 +110,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
     admitHandlers: [deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    probes,
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
@@ -164,6 +168,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopSource?.();
       stopImageGc();
       await pods.shutdown();
+      await probes.close();
       lease?.stop();
       node?.stop();
       abort.abort();

@@ -36,6 +36,7 @@ import { PodVolumes } from './pod-volumes.ts';
 import type { DriverEnv, PodBackoffs, PodDriver } from './pod-driver.ts';
 import { ContainerDriver } from './container-driver.ts';
 import { PodProviderDriver } from './pod-provider-driver.ts';
+import type { ProbeManager } from '../probes/index.ts';
 
 /** Shared services of all pod workers. */
 export interface PodWorkerDeps {
@@ -52,6 +53,8 @@ export interface PodWorkerDeps {
   event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
   /** Pod providers: how long `deletePod` may run past the grace period (default 10 s). */
   killSlackMs?: number;
+  /** The node's prober (container providers' probes and lifecycle hooks). */
+  probes?: ProbeManager;
 }
 
 /** The state and behaviour of one admitted pod, whatever runs it. */
@@ -80,6 +83,7 @@ export class PodWorker implements PodRunner {
       terminating: () => this.terminating,
       abort: () => this.abort.abort(),
       statusChanged: () => this.statusChanged(),
+      probes: d.probes,
     };
     this.driver = isPodProvider(d.provider) ? new PodProviderDriver(pod, d.provider, env, d.killSlackMs) : new ContainerDriver(pod, d.provider, env);
   }
