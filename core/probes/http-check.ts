@@ -36,14 +36,18 @@ export function dialError(e: unknown, hostPort: string): string {
   return err.message ?? String(e);
 }
 
-async function readAtMost(body: AsyncIterable<Uint8Array> & { destroy?(): void }): Promise<string> {
+/** Reads at most 10 KiB; a longer body is cut (upstream: a non-fatal truncation) and its connection given up. */
+async function readAtMost(body: AsyncIterable<Uint8Array> & { destroy(): void }): Promise<string> {
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const c of body) {
     const b = Buffer.from(c);
     chunks.push(b.subarray(0, MAX_BODY - n));
     n += b.length;
-    if (n >= MAX_BODY) break; // upstream: a non-fatal truncation
+    if (n >= MAX_BODY) {
+      body.destroy();
+      break;
+    }
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -65,9 +69,8 @@ export async function httpGetCheck(agent: Agent, url: URL, headers: Record<strin
     try {
       body = await readAtMost(res.body);
     } catch (e) {
+      res.body.destroy();
       return { result: 'failure', output: `Get "${current.href}": ${dialError(e, current.host)}` };
-    } finally {
-      if (!res.body.destroyed) res.body.destroy();
     }
     const code = res.statusCode;
     const location = res.headers.location;
