@@ -1,6 +1,6 @@
 /** The checks against real local servers: HTTP (status, headers, redirects, body limit, timeout), TCP, gRPC health, exec without the capability, hooks. */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Server as GrpcServer, ServerCredentials, status as GrpcStatus } from '@grpc/grpc-js';
 import { createProbeAgent, httpGetCheck } from '../../../core/probes/http-check.ts';
