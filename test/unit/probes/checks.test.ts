@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Server as GrpcServer, ServerCredentials, status as GrpcStatus } from '@grpc/grpc-js';
+import { Server as GrpcServer, ServerCredentials, status as GrpcStatus, type StatusObject } from '@grpc/grpc-js';
 import { createProbeAgent, httpGetCheck } from '../../../core/probes/http-check.ts';
 import { tcpCheck } from '../../../core/probes/tcp-check.ts';
 import { decodeHealthStatus, encodeHealthRequest, grpcCheck } from '../../../core/probes/grpc-check.ts';
@@ -141,7 +141,7 @@ describe('gRPC check', () => {
         },
       },
       {
-        Check: (call: { request: { service: string } }, cb: (e: unknown, v?: number) => void) =>
+        Check: (call: { request: { service: string } }, cb: (e: Partial<StatusObject> | null, v?: number) => void) =>
           call.request.service in answers ? cb(null, answers[call.request.service]) : cb({ code: GrpcStatus.NOT_FOUND, details: 'unknown service' }),
       },
     );
