@@ -315,7 +315,7 @@ export class ContainerDriver implements PodDriver {
   }
 
   private onStarted(
-    pod: V1Pod,
+    _pod: V1Pod,
     rec: ContainerRecord,
     running: RunningContainer,
     restartCount: number,
@@ -330,7 +330,7 @@ export class ContainerDriver implements PodDriver {
     rec.containerID = `${this.provider.name}://${running.id}`;
     void running.exit.then(async (x) => {
       if (rec.running === running) {
-        rec.probes?.stop({ container: rec.name, pod: pod.metadata!.name!, namespace: pod.metadata!.namespace!, pod_uid: pod.metadata!.uid! });
+        rec.probes?.stop();
         rec.probes = undefined;
         rec.killing = false;
       }
@@ -350,6 +350,11 @@ export class ContainerDriver implements PodDriver {
         if (rec.killing) return rec.running?.stop(graceMs);
         await this.kill(pod.spec?.containers?.length ? pod : this.pod, specOf(rec), rec, graceMs, `Stopping container ${rec.name}`);
       }),
+    );
+    const m = this.pod.metadata!;
+    this.d.probes?.forgetPod(
+      { name: m.name!, namespace: m.namespace!, uid: m.uid! },
+      [...this.init, ...this.app].map((r) => r.name),
     );
   }
 }

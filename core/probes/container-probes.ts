@@ -12,7 +12,7 @@
  */
 import type { V1Container, V1Probe } from '@kubernetes/client-node';
 import type { Agent } from 'undici';
-import { countProbe, forgetProbeSeries, type ProbeSeries } from '../metrics/index.ts';
+import { countProbe, type ProbeSeries } from '../metrics/index.ts';
 import type { ProbeKind, ProbeTarget } from './probe-types.ts';
 import { probeSettings } from './probe-settings.ts';
 import { ProbeWorker, type ProbeResult } from './probe-worker.ts';
@@ -99,11 +99,8 @@ export class ContainerProbes {
   }
 
   /** Stops every worker (the run ended, or the pod goes). */
-  stop(series?: ProbeSeries): void {
+  stop(): void {
     this.stopped = true;
-    for (const [kind, w] of this.workers) {
-      w.stop();
-      if (series) forgetProbeSeries(series, kind);
-    }
+    for (const w of this.workers.values()) w.stop();
   }
 }

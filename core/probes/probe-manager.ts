@@ -11,6 +11,7 @@ import { createProbeAgent } from './http-check.ts';
 import { ContainerProbes, type ContainerProbeEvents, type ContainerRun } from './container-probes.ts';
 import { runHook } from './lifecycle-hooks.ts';
 import type { ProbeTarget } from './probe-types.ts';
+import { forgetProbeSeries } from '../metrics/index.ts';
 
 /** The node's prober; see the header. */
 export class ProbeManager {
@@ -31,6 +32,13 @@ export class ProbeManager {
   /** Runs a lifecycle hook within `timeoutMs`: undefined on success, else upstream's failure message. */
   hook(handler: V1LifecycleHandler, pod: V1Pod, container: V1Container, target: ProbeTarget, timeoutMs: number): Promise<string | undefined> {
     return runHook(handler, pod, container, target, timeoutMs, this.agent);
+  }
+
+  /** Drops the `prober_probe_total` series of a pod's containers (the pod is gone; a container restart keeps them, as upstream). */
+  forgetPod(pod: { name: string; namespace: string; uid: string }, containers: readonly string[]): void {
+    for (const container of containers)
+      for (const kind of ['Startup', 'Readiness', 'Liveness'])
+        forgetProbeSeries({ container, pod: pod.name, namespace: pod.namespace, pod_uid: pod.uid }, kind);
   }
 
   /** Closes the shared agent's idle connections (nodelet stops). */

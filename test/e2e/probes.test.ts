@@ -12,6 +12,7 @@ import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { kubeletGet } from './support/kubelet-api.ts';
 
 describe('probes and lifecycle hooks on nodelet', () => {
   const info = inject('cluster');
@@ -170,5 +171,22 @@ describe('probes and lifecycle hooks on nodelet', () => {
     );
     const p = (await k.core.readNamespacedPod({ name: 'exec', namespace: ns })) as V1Pod;
     expect(cond(p, 'Ready')).toBe('False');
+  });
+  // Read as the apiserver would (its kubelet client certificate): the apiserver does not proxy to a loopback node address (see metrics.test.ts).
+  it('/metrics/probes counts prober_probe_total', async () => {
+    const r = await kubeletGet(nodelet.port, '/metrics/probes', info.caCert, { cert: info.kubeletClientCert, key: info.kubeletClientKey });
+    expect(r.status).toBe(200);
+    const counted = (pod: string, type: string, result: string) =>
+      r.body
+        .split('\n')
+        .some(
+          (l) =>
+            l.startsWith('prober_probe_total{') &&
+            [`pod="${pod}"`, `probe_type="${type}"`, `result="${result}"`, `namespace="${ns}"`].every((x) => l.includes(x)) &&
+            /\} [1-9]\d*$/.test(l),
+        );
+    expect(counted('exec', 'Readiness', 'failed')).toBe(true);
+    expect(counted('ready', 'Readiness', 'successful')).toBe(true);
+    expect(counted('live', 'Liveness', 'failed')).toBe(true); // kept across the container's restarts
   });
 });
