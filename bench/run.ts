@@ -6,7 +6,7 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu);
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
@@ -41,6 +41,7 @@ import { inNodelet, isolation, type ModuleStart } from './figures/module-start.t
 import { measureLogs, type LogsResult } from './figures/logs.ts';
 import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
+import { measureProbes, type ProbesResult } from './figures/probes.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -200,9 +201,14 @@ try {
     : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
+  const probes = want('probes')
+    ? await phase('probes: 100 pods with a 1 s readiness probe', () =>
+        measureProbes(c, nodelet.pid, images.sleep!, { pods: 100, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),
+      )
+    : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu, probes });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -214,6 +220,7 @@ try {
     logs: ok(logs),
     plugins: ok(plugins),
     cpu: ok(cpu),
+    probes: ok(probes),
   });
 } finally {
   await cleanup();
@@ -244,6 +251,7 @@ function report(r: {
   logs?: LogsResult;
   plugins?: PluginsResult;
   cpu?: CpuBoundResult;
+  probes?: ProbesResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
@@ -349,6 +357,13 @@ function report(r: {
       `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
       `${r.cpu.nodeletMs.join(',')} / ${r.cpu.nodeWasiMs} / ${r.cpu.wasmtimeMs ?? `skipped: ${wasmtimeSkip}`} ms${r.cpu.ratio ? `; ratio ${r.cpu.ratio}x` : ''}`,
     );
+  if (r.probes)
+    add(
+      `8 ${r.probes.pods} pods with a 1 s readiness probe (${r.probes.windowS}s)`,
+      `${r.probes.cores} cores, RSS ${r.probes.rssMiB} MiB; ${r.probes.probesPerS} probes/s on ${r.probes.connections} connections; all Ready in ${Math.round(r.probes.allReadyMs / 1000)} s` +
+        (r.dens?.at100 ? ` (no probes, figure 3: ${r.dens.at100.cores} cores)` : ''),
+      atMost('100 pods probed every second, CPU', r.probes.cores, 0.1, 'cores'),
+    );
   const totalS = Math.round((Date.now() - t0) / 1000);
   console.log(`\nnodelet bench (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${totalS} s\n`);
   printTable(rows);
@@ -383,6 +398,7 @@ function report(r: {
     logs: r.logs,
     plugins: r.plugins,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
+    probes: r.probes,
     help,
   };
   const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;
