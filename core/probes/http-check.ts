@@ -19,9 +19,15 @@ export const PROBE_USER_AGENT = `kube-probe/${KUBELET_COMPATIBLE_VERSION.replace
 const MAX_BODY = 10 * 1024;
 const MAX_REDIRECTS = 10;
 
-/** The shared keep-alive client of every probe and hook request. */
+/**
+ * The shared keep-alive client of every probe and hook request. No cap on
+ * connections per origin: many `hostNetwork` pods share one origin
+ * (127.0.0.1:port), and a cap would queue their checks behind each other
+ * (the queue counts against each check's timeout); idle connections are
+ * reused, so steady probing needs about one per concurrent check.
+ */
 export function createProbeAgent(): Agent {
-  return new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { rejectUnauthorized: false } });
+  return new Agent({ keepAliveTimeout: 30_000, connect: { rejectUnauthorized: false } });
 }
 
 /** Go's wording of a dial/read error, so events read like upstream's. */
