@@ -96,6 +96,7 @@ export class ProbeWorker {
   private async tick(): Promise<void> {
     if (this.stopped || this.onHold) return;
     if (this.d.gate && !this.d.gate()) return this.schedule(this.d.settings.periodMs);
+    const began = this.d.now?.() ?? Date.now();
     this.checking = true;
     let out: CheckOutcome;
     try {
@@ -108,7 +109,8 @@ export class ProbeWorker {
     if (this.stopped) return;
     this.d.observed(out.result);
     this.apply(out);
-    this.schedule(this.d.settings.periodMs);
+    // a ticker, as upstream: the next check is a period after this one began, not after it ended
+    this.schedule(Math.max(0, began + this.d.settings.periodMs - (this.d.now?.() ?? Date.now())));
   }
 
   private apply(out: CheckOutcome): void {

@@ -141,3 +141,30 @@ describe('probeSettings', () => {
     expect(probeSettings('Readiness', { terminationGracePeriodSeconds: 4 }).terminationGraceMs).toBeUndefined();
   });
 });
+
+describe('ProbeWorker period', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('checks every period from the start of the previous check (a ticker), not from its end', async () => {
+    const starts: number[] = [];
+    const w = new ProbeWorker({
+      kind: 'Readiness',
+      settings: probeSettings('Readiness', { periodSeconds: 1 }),
+      startedAt: new Date(Date.now()),
+      check: async () => {
+        starts.push(Date.now());
+        await new Promise((r) => setTimeout(r, 300)); // a slow check
+        return { result: 'success', output: '' };
+      },
+      onResult: () => undefined,
+      observed: () => undefined,
+      event: () => undefined,
+    });
+    const t0 = Date.now();
+    w.start();
+    await vi.advanceTimersByTimeAsync(3000);
+    w.stop();
+    expect(starts.map((t) => t - t0)).toEqual([0, 1000, 2000, 3000]);
+  });
+});
