@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Container, V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Server as GrpcServer, ServerCredentials } from '@grpc/grpc-js';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
@@ -173,6 +174,33 @@ describe('probes and lifecycle hooks on nodelet', () => {
     expect(cond(p, 'Ready')).toBe('False');
   });
   // Read as the apiserver would (its kubelet client certificate): the apiserver does not proxy to a loopback node address (see metrics.test.ts).
+  it('grpc and tcpSocket readiness probes make pods Ready (grpc.health.v1.Health/Check SERVING; a TCP connect)', async () => {
+    const grpc = new GrpcServer();
+    grpc.addService(
+      {
+        Check: {
+          path: '/grpc.health.v1.Health/Check',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: () => Buffer.alloc(0),
+          requestDeserialize: () => ({}), // an object: grpc-js refuses a falsy request message
+          responseSerialize: () => Buffer.from([0x08, 1]), // status: SERVING
+          responseDeserialize: () => ({}),
+        },
+      },
+      { Check: (_call: unknown, cb: (e: null, v: object) => void) => cb(null, {}) },
+    );
+    const gport = await new Promise<number>((res, rej) => grpc.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    try {
+      await create('grpc', { readinessProbe: { grpc: { port: gport }, periodSeconds: 1 } });
+      await create('tcp', { ports: [{ name: 'web', containerPort: port }], readinessProbe: { tcpSocket: { port: 'web' }, periodSeconds: 1 } });
+      await until('grpc', 'Ready', (p) => cond(p, 'Ready') === 'True');
+      await until('tcp', 'Ready', (p) => cond(p, 'Ready') === 'True');
+    } finally {
+      grpc.forceShutdown();
+    }
+  });
+
   it('/metrics/probes counts prober_probe_total', async () => {
     const r = await kubeletGet(nodelet.port, '/metrics/probes', info.caCert, { cert: info.kubeletClientCert, key: info.kubeletClientKey });
     expect(r.status).toBe(200);
