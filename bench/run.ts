@@ -6,13 +6,14 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,probes);
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWasmModule } from '../test/harness/wasm-modules.ts';
+import { buildComponent } from '../test/harness/wasm-components.ts';
 import { buildPeers } from '../test/peers/build-peers.ts';
 import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { nodeBinary } from '../test/harness/node-binary.ts';
@@ -41,6 +42,7 @@ import { inNodelet, isolation, type ModuleStart } from './figures/module-start.t
 import { measureLogs, type LogsResult } from './figures/logs.ts';
 import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
+import { measureHttpComponent, type HttpComponentResult } from './figures/http-component.ts';
 import { measureProbes, type ProbesResult } from './figures/probes.ts';
 
 const argv = process.argv.slice(2);
@@ -54,8 +56,8 @@ const only = argv
 const want = (f: string) => !only || only.includes(f);
 
 const P = quick
-  ? { single: 10, burst: 100, steps: [100], settleMs: 5_000, idleMs: 15_000, cpuWindowMs: 15_000, logMb: 50, cpuRounds: 150 }
-  : { single: 20, burst: 100, steps: [100, 250, 500], settleMs: 10_000, idleMs: 60_000, cpuWindowMs: 60_000, logMb: 200, cpuRounds: 300 };
+  ? { single: 10, burst: 100, steps: [100], settleMs: 5_000, idleMs: 15_000, cpuWindowMs: 15_000, logMb: 50, cpuRounds: 150, httpS: 10 }
+  : { single: 20, burst: 100, steps: [100, 250, 500], settleMs: 10_000, idleMs: 60_000, cpuWindowMs: 60_000, logMb: 200, cpuRounds: 300, httpS: 10 };
 
 const t0 = Date.now();
 const phases: Record<string, number> = {};
@@ -80,6 +82,8 @@ const paths = {
   spew: await buildBenchC('spew'),
   cpu: await buildBenchC('cpu'),
   big: await buildBigGo(),
+  // figure 8: the wasi:http hello component (cargo wasm32-wasip2, cached)
+  'hello-http': await buildComponent('hello-http'),
 };
 buildPeers();
 ensureBuilt(); // nodelet runs from dist/
@@ -208,7 +212,9 @@ try {
     : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu, probes });
+  const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
+
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu, http, probes });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -220,6 +226,7 @@ try {
     logs: ok(logs),
     plugins: ok(plugins),
     cpu: ok(cpu),
+    http: ok(http),
     probes: ok(probes),
   });
 } finally {
@@ -251,6 +258,7 @@ function report(r: {
   logs?: LogsResult;
   plugins?: PluginsResult;
   cpu?: CpuBoundResult;
+  http?: HttpComponentResult;
   probes?: ProbesResult;
 }): void {
   const rows: Row[] = [];
@@ -357,9 +365,21 @@ function report(r: {
       `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
       `${r.cpu.nodeletMs.join(',')} / ${r.cpu.nodeWasiMs} / ${r.cpu.wasmtimeMs ?? `skipped: ${wasmtimeSkip}`} ms${r.cpu.ratio ? `; ratio ${r.cpu.ratio}x` : ''}`,
     );
+  if (r.http) {
+    const h = r.http;
+    add(
+      `8 wasi:http hello component, 1 pod on ${h.address} (${h.seconds} s, ${h.connections} keep-alive conns): req/s, p50/p99`,
+      `${h.component.rps} req/s, ${h.component.p50Ms}/${h.component.p99Ms} ms (errors ${h.component.errors})`,
+    );
+    add(
+      '8 plain Node http server, same body, same client: req/s, p50/p99',
+      `${h.node.rps} req/s, ${h.node.p50Ms}/${h.node.p99Ms} ms; ratio component/node: ${h.rpsRatio}x req/s, ${h.p99Ratio}x p99`,
+    );
+    add('8 wasi:http first request after Ready (create→Ready)', `${h.firstRequestAfterReadyMs} ms (${h.createToReadyMs} ms)`);
+  }
   if (r.probes)
     add(
-      `8 ${r.probes.pods} pods with a 1 s readiness probe (${r.probes.windowS}s)`,
+      `9 ${r.probes.pods} pods with a 1 s readiness probe (${r.probes.windowS}s)`,
       `${r.probes.cores} cores, RSS ${r.probes.rssMiB} MiB; ${r.probes.probesPerS} probes/s on ${r.probes.connections} connections; all Ready in ${Math.round(r.probes.allReadyMs / 1000)} s` +
         `; the same pods without probes ${r.probes.baselineCores} cores`,
       atMost(
@@ -403,6 +423,7 @@ function report(r: {
     logs: r.logs,
     plugins: r.plugins,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
+    httpComponent: r.http,
     probes: r.probes,
     help,
   };

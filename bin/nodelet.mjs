@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The `nodelet` command: runs the built JavaScript in dist/ (`npm run build`)
 // with plain node — no TypeScript loader. On a Node older than 24 it first
-// re-runs itself with the bundled Node 24 (see node-runtime.mjs).
+// re-runs itself with the bundled Node 24, and on Node 24 it re-executes itself
+// (same pid) with nodelet's V8 flags when they are missing (see node-runtime.mjs).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { relaunchOnSupportedNode } from './node-runtime.mjs';
+import { reexecWithV8Flags, relaunchOnSupportedNode } from './node-runtime.mjs';
 
 const relaunched = await relaunchOnSupportedNode(fileURLToPath(import.meta.url), process.argv.slice(2));
 const entry = new URL('../dist/core/cli/main.js', import.meta.url);
@@ -14,6 +15,7 @@ if (relaunched !== undefined) {
   process.stderr.write(`nodelet: ${fileURLToPath(entry)} is missing: run "npm run build" first\n`);
   process.exitCode = 1;
 } else {
+  reexecWithV8Flags(fileURLToPath(import.meta.url), process.argv.slice(2)); // returns when nothing is missing
   process.removeAllListeners('warning');
   process.on('warning', (w) => {
     // node:wasi prints an ExperimentalWarning on every load; everything else is shown.

@@ -1,5 +1,5 @@
 /**
- * Figure 8: nodelet's CPU with 100 pods each probed every second. One
+ * Figure 9: nodelet's CPU with 100 pods each probed every second. One
  * Deployment of 100 `hostNetwork: true` sleeping pods with a readiness probe
  * (`httpGet`, `periodSeconds: 1`) on a small HTTP server this process runs on
  * 127.0.0.1 (it answers 200). Once all 100 are Ready and `settleMs` passed:
@@ -64,7 +64,7 @@ async function sampleWith(
   return { allReadyMs, cores: Math.round(s.cores * 1000) / 1000, seconds: s.seconds, rssMiB: mib(s.memory.rss) };
 }
 
-/** Runs figure 8 on the nodelet with pid `pid`: the same 100 pods without probes (baseline), then with a 1 s readiness probe. */
+/** Runs figure 9 on the nodelet with pid `pid`: the same 100 pods without probes (baseline), then with a 1 s readiness probe. */
 export async function measureProbes(c: Clients, pid: number, image: string, o: { pods: number; settleMs: number; cpuWindowMs: number }): Promise<ProbesResult> {
   let requests = 0;
   const sockets = new Set<unknown>();

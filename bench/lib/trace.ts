@@ -26,6 +26,7 @@ export async function mainThreadMemory(pid: number, file: string): Promise<Recor
         arrayBuffersMiB: mb(m.arrayBuffers),
         codeKiB: m.codeKiB,
         spacesKiB: m.spacesKiB,
+        spacesCommittedKiB: (m as { spacesCommittedKiB?: unknown }).spacesCommittedKiB,
       };
     }
   }

@@ -37,11 +37,13 @@ if (file && workerThreads.isMainThread) {
   process.on('SIGUSR2', async () => {
     const v8 = await import('node:v8');
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_used_size / 1024)]));
+    const committed = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 1024)]));
     const code = v8.getHeapCodeStatistics();
     write({
       ev: 'mem',
       ...process.memoryUsage(),
       spacesKiB: spaces,
+      spacesCommittedKiB: committed,
       codeKiB: Math.round((code.code_and_metadata_size + code.bytecode_and_metadata_size) / 1024),
     });
   });

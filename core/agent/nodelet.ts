@@ -4,13 +4,14 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [devices, predicates]               → PodController
+ *   admit handlers        [node shutdown, devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices]                           → pod set-up
+ *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *
- *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up
+ *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up + pod network
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
  *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -43,6 +44,9 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
+import { PodNetworkManager } from '../network/index.ts';
+import { NodeShutdownManager } from '../nodeshutdown/index.ts';
+import { startEmptyDirLimits } from '../eviction/index.ts';
 import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 
@@ -71,6 +75,12 @@ function shapeFor(o: NodeletOptions, provider: Provider, nodeIP: string, port: n
   };
 }
 
+/** The node's `spec.podCIDRs` (or `spec.podCIDR`), as kube-controller-manager allocated them. */
+async function nodePodCIDRs(clients: KubeClients, name: string): Promise<string[] | undefined> {
+  const node = await clients.core.readNode({ name });
+  return node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : undefined;
+}
+
 /** Starts every part of nodelet; throws if a required part cannot start. */
 export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Nodelet> {
   for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
@@ -93,13 +103,36 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
+  let node: NodeController | undefined;
+  // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
+  const shutdown = new NodeShutdownManager({
+    nodeName: o.nodeName,
+    gracePeriodMs: o.shutdownGracePeriodMs,
+    criticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
+    log: log.child({ component: 'nodeshutdown' }),
+    events,
+    activePods: () => podsRef?.activePods() ?? [],
+    terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
+    syncNodeStatus: () => node?.syncNow() ?? Promise.resolve(),
+  });
+  // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
+  shutdown.start();
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
     containerOptions: [deviceContainerOptions(devices.manager)],
     events,
   });
+  const network = new PodNetworkManager({
+    rootDir: o.rootDir,
+    interfaceName: o.podInterface,
+    podCIDRs: o.podCIDR,
+    nodePodCIDRs: clients ? () => nodePodCIDRs(clients, o.nodeName) : undefined,
+    log: log.child({ component: 'network' }),
+    nodeEvent: (type, reason, note) => events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note),
+  });
   const probes = new ProbeManager();
   const pods = new PodController({
+    network,
     nodeName: o.nodeName,
     hostIP: nodeIP,
     log: log.child({ component: 'pods' }),
@@ -109,15 +142,15 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
-    admitHandlers: [deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    admitHandlers: [shutdown.admitHandler(), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
     probes,
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
-  let node: NodeController | undefined;
   let stopSource: (() => void) | undefined;
+  let livePods: V1Pod[] | undefined;
   if (clients && o.registerNode) {
     node = new NodeController(clients, {
       shape,
@@ -126,11 +159,14 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       updateMs: o.nodeStatusUpdateFrequencyMs,
       reportMs: o.nodeStatusReportFrequencyMs,
       log: log.child({ component: 'node' }),
+      notReadyReasons: () => shutdown.notReadyReasons(),
       images: () => images.nodeImages(),
       extraResources: () => devices.extraResources(),
     });
     await node.register(abort.signal);
     node.start();
+    // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
+    void network.settle();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
     lease = new LeaseController(clients, {
@@ -145,6 +181,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
+    livePods = src.pods;
     sourcesReady = true;
     await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
@@ -153,9 +190,18 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   reportRefusedManifests(events, o.nodeName, manifests.refused);
   const nodeRef = clients && node?.uid ? { name: o.nodeName, uid: node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
+  if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
+  else await network.releaseExcept(staticPods);
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
+  const stopEviction = startEmptyDirLimits({
+    log: log.child({ component: 'eviction' }),
+    events,
+    activePods: () => pods.activePods(),
+    podDir: (pod) => setup.podDir(pod),
+    terminate: (pod, t) => pods.terminateAbnormally(pod, t),
+  });
   log.info(
     { node: o.nodeName, nodeIP, port: api.port, mode: clients ? 'cluster' : 'standalone', staticPods: staticPods.length, logs: join(o.logsDir) },
     'nodelet is running',
@@ -165,8 +211,10 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     pods,
     maxShutdownMs: () => grace() + 15_000,
     async stop() {
+      shutdown.stop();
       stopSource?.();
       stopImageGc();
+      stopEviction();
       await pods.shutdown();
       await probes.close();
       lease?.stop();

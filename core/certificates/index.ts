@@ -21,7 +21,7 @@ export {
   importKeys,
   KeyUsage,
   parseKeyPair,
-  Pkcs10CertificateRequest,
+  parseCsr,
   privateKeyPem,
   splitAddresses,
   type CertificateOptions,

@@ -8,12 +8,28 @@
  */
 import { createHash, createPrivateKey, createPublicKey, randomBytes, webcrypto, X509Certificate as NodeX509 } from 'node:crypto';
 import { isIP } from 'node:net';
-// @peculiar/x509 resolves its ASN.1 providers with tsyringe, which needs the Reflect metadata API first.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
+import type * as x509 from '@peculiar/x509';
 import { nodeletError } from '../errors/index.ts';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+type X509Library = typeof import('@peculiar/x509');
+let library: Promise<X509Library> | undefined;
+
+/**
+ * `@peculiar/x509` (with `reflect-metadata` and tsyringe), loaded on first use: only issuing a
+ * certificate or a CSR needs it, which a running node does at start-up in standalone mode, at TLS
+ * bootstrap and at rotation. Loaded at start it costs ~20 MiB of RSS for the life of the process
+ * (bench/README.md, idle footprint); parsing uses node:crypto's X509Certificate instead.
+ */
+function x509Library(): Promise<X509Library> {
+  library ??= (async () => {
+    // @peculiar/x509 resolves its ASN.1 providers with tsyringe, which needs the Reflect metadata API first.
+    await import('reflect-metadata');
+    const lib = await import('@peculiar/x509');
+    lib.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return lib;
+  })();
+  return library;
+}
 
 /** Key algorithms nodelet creates: RSA 2048 (upstream's self-signed pair) and ECDSA P-256 (upstream's CSR keys). */
 export type KeyKind = 'rsa' | 'ecdsa';
@@ -70,14 +86,14 @@ export async function importKeys(pem: string): Promise<Keys> {
 }
 
 /** A UTF8String-encoded name: CN, then one O per organization. */
-function utf8Name(cn: string, orgs: readonly string[] = []): x509.Name {
+function utf8Name(x509: X509Library, cn: string, orgs: readonly string[] = []): x509.Name {
   const rdns: x509.JsonAttributeAndObjectValue[] = [];
   for (const o of orgs) rdns.push({ O: [{ utf8String: o }] });
   rdns.push({ CN: [{ utf8String: cn }] });
   return new x509.Name(rdns);
 }
 
-function sanExtension(s: Subject): x509.Extension[] {
+function sanExtension(x509: X509Library, s: Subject): x509.Extension[] {
   const names: x509.JsonGeneralName[] = [
     ...(s.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(s.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
@@ -110,12 +126,13 @@ export interface CertificateOptions {
 
 /** Creates a certificate (CA or leaf) signed by `signing`. */
 export async function createCertificate(o: CertificateOptions): Promise<x509.X509Certificate> {
-  const name = utf8Name(o.subject.cn, o.subject.orgs);
+  const x509 = await x509Library();
+  const name = utf8Name(x509, o.subject.cn, o.subject.orgs);
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(o.ca ?? false, undefined, true),
     new x509.KeyUsagesExtension(o.keyUsage, true),
     ...(o.extKeyUsage?.length ? [new x509.ExtendedKeyUsageExtension(o.extKeyUsage.map((u) => x509.ExtendedKeyUsage[u]))] : []),
-    ...sanExtension(o.subject),
+    ...sanExtension(x509, o.subject),
   ];
   if (o.ca) extensions.push(await x509.SubjectKeyIdentifierExtension.create(o.publicKey));
   if (o.issuer) extensions.push(await x509.AuthorityKeyIdentifierExtension.create(o.issuer));
@@ -132,19 +149,36 @@ export async function createCertificate(o: CertificateOptions): Promise<x509.X50
   });
 }
 
-/** A parsed PKCS#10 request (re-exported: importing the library directly skips the Reflect polyfill above). */
-export const Pkcs10CertificateRequest = x509.Pkcs10CertificateRequest;
+/** Parses a PKCS#10 request (PEM or DER); loads the library with its Reflect polyfill (see x509Library). */
+export async function parseCsr(csr: string | ArrayBuffer): Promise<x509.Pkcs10CertificateRequest> {
+  const { Pkcs10CertificateRequest } = await x509Library();
+  return new Pkcs10CertificateRequest(csr);
+}
 
-/** Key usage bits (re-exported so callers need not import the library). */
-export const KeyUsage = x509.KeyUsageFlags;
+/**
+ * Key usage bits: the values of `@peculiar/x509`'s KeyUsageFlags (RFC 5280's KeyUsage bit string,
+ * as that library numbers it), kept here so that callers need not load the library.
+ */
+export const KeyUsage = {
+  digitalSignature: 1,
+  nonRepudiation: 2,
+  keyEncipherment: 4,
+  dataEncipherment: 8,
+  keyAgreement: 16,
+  keyCertSign: 32,
+  cRLSign: 64,
+  encipherOnly: 128,
+  decipherOnly: 256,
+} as const;
 
 /** Creates a PKCS#10 request (PEM) for `subject`, SANs in an extensionRequest as Go's MakeCSR does. */
 export async function createCsr(keys: Keys, subject: Subject): Promise<string> {
+  const x509 = await x509Library();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: utf8Name(subject.cn, subject.orgs),
+    name: utf8Name(x509, subject.cn, subject.orgs),
     keys: keys.pair,
     signingAlgorithm: SIGN[keys.kind],
-    extensions: sanExtension(subject),
+    extensions: sanExtension(x509, subject),
   });
   return csr.toString('pem');
 }

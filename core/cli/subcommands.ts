@@ -1,5 +1,5 @@
 /**
- * `nodelet push` and `nodelet pull`: dispatch, and the argument parsing they
+ * `nodelet push`, `nodelet pull` and `nodelet run`: dispatch, and the argument parsing they
  * share (node:util `parseArgs`, strict: positionals plus `--flag[=value]`;
  * `-h`/`--help` on every subcommand). Both print errors as
  * `nodelet <cmd>: <message>` and return exit code 1 (2 for bad usage).
@@ -8,7 +8,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 
 /** The subcommands `nodelet` knows. */
-export type SubcommandName = 'push' | 'pull';
+export type SubcommandName = 'push' | 'pull' | 'run';
 
 /** One subcommand: its usage text and its options (parseArgs's config). */
 export interface SubcommandSpec {
@@ -19,7 +19,7 @@ export interface SubcommandSpec {
 /** Parsed arguments: positionals in order and option values by name; `help` when -h/--help was given. */
 export interface SubcommandArgs {
   readonly positionals: string[];
-  readonly values: Record<string, string | boolean | undefined>;
+  readonly values: Record<string, string | boolean | string[] | undefined>;
   readonly help: boolean;
 }
 
@@ -35,7 +35,7 @@ export function parseSubcommandArgs(_cmd: SubcommandName, args: readonly string[
       strict: true,
       options: { ...spec.options, help: { type: 'boolean', short: 'h' } },
     });
-    const { help, ...rest } = values as Record<string, string | boolean | undefined>;
+    const { help, ...rest } = values as Record<string, string | boolean | string[] | undefined>;
     return { positionals, values: rest, help: help === true };
   } catch (e) {
     // parseArgs's own messages name the flag ("Unknown option '--x'", "Option '--y <value>' argument missing").
@@ -43,10 +43,11 @@ export function parseSubcommandArgs(_cmd: SubcommandName, args: readonly string[
   }
 }
 
-/** Runs `nodelet push|pull args`; resolves to the exit code. */
+/** Runs `nodelet push|pull|run args`; resolves to the exit code. */
 export async function runSubcommand(name: SubcommandName, args: string[]): Promise<number> {
   try {
     if (name === 'push') return await (await import('./push.ts')).runPush(args);
+    if (name === 'run') return await (await import('./run-module.ts')).runModule(args);
     return await (await import('./pull.ts')).runPull(args);
   } catch (e) {
     const usage = isNodeletError(e, 'NDL_CONFIG_UNEXPECTED_ARG');

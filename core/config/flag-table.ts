@@ -10,6 +10,8 @@ import {
   parseBool,
   parseDuration,
   parseIP,
+  parseInterfaceName,
+  parsePodCIDRs,
   parseIntIn,
   parseList,
   parseLogFormat,
@@ -268,6 +270,26 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
+    name: 'pod-cidr',
+    type: 'string',
+    default: '',
+    upstream: true,
+    help: "The CIDR for pod IPs in standalone mode (in a cluster the node's spec.podCIDR wins)",
+    apply: (s, r) => {
+      s.podCIDR = parsePodCIDRs(r);
+    },
+  },
+  {
+    name: 'pod-interface',
+    type: 'string',
+    default: 'nodelet0',
+    upstream: false,
+    help: 'The bridge nodelet creates to hold pod IPs (one per nodelet on a machine)',
+    apply: (s, r) => {
+      s.podInterface = parseInterfaceName(r);
+    },
+  },
+  {
     name: 'node-labels',
     type: 'mapStringString',
     default: '',
@@ -496,6 +518,26 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Directories searched for provider packages, comma-separated or repeated',
     apply: (s, r) => {
       s.providersDir = [...(s.providersDir ?? []), ...parseList(r).map(parsePath)];
+    },
+  },
+  {
+    name: 'shutdown-grace-period',
+    type: 'duration',
+    default: '0s',
+    upstream: false,
+    help: 'Graceful node shutdown: how long the node delays shutdown to stop its pods; 0s disables it (upstream: config file only)',
+    apply: (s, r) => {
+      s.shutdownGracePeriodMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'shutdown-grace-period-critical-pods',
+    type: 'duration',
+    default: '0s',
+    upstream: false,
+    help: 'The part of --shutdown-grace-period kept for critical pods, stopped last (upstream: config file only)',
+    apply: (s, r) => {
+      s.shutdownGracePeriodCriticalPodsMs = parseDuration(r);
     },
   },
 ];

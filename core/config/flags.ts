@@ -1,7 +1,7 @@
 /**
  * The command line: upstream kubelet flag syntax (`--flag=value`,
  * `--flag value`, booleans `--flag` / `--flag=false`, `-v N`, `-h`), the
- * `push` / `pull` subcommands, and the merge defaults < --config < flags.
+ * `push` / `pull` / `run` subcommands, and the merge defaults < --config < flags.
  */
 import os from 'node:os';
 import { errorDetail, nodeletError } from '../errors/index.ts';
@@ -19,7 +19,7 @@ export type CommandLine =
   | { kind: 'run'; options: NodeletOptions; warnings: string[] }
   | { kind: 'help'; text: string }
   | { kind: 'version'; text: string }
-  | { kind: 'subcommand'; name: 'push' | 'pull'; args: string[] };
+  | { kind: 'subcommand'; name: 'push' | 'pull' | 'run'; args: string[] };
 
 /** Test seams for {@link parseCommandLine}. */
 export interface ParseEnv {
@@ -27,7 +27,7 @@ export interface ParseEnv {
   hostname?: string;
 }
 
-const SUBCOMMANDS = ['push', 'pull'] as const;
+const SUBCOMMANDS = ['push', 'pull', 'run'] as const;
 const SHORTHANDS: Readonly<Record<string, string>> = { h: 'help', v: 'v' };
 
 type Parsed = { kind: 'help' } | { kind: 'version' } | { kind: 'flags'; settings: Settings };
@@ -57,7 +57,7 @@ function parseFlags(argv: readonly string[]): Parsed {
     const arg = argv[i]!;
     const split = splitArg(arg);
     if (!split) {
-      throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `${JSON.stringify(arg)} (nodelet takes flags, or a subcommand first: push, pull)`);
+      throw nodeletError('NDL_CONFIG_UNEXPECTED_ARG', `${JSON.stringify(arg)} (nodelet takes flags, or a subcommand first: push, pull, run)`);
     }
     const { name, shown, inline } = split;
     if (name === 'help' || name === 'version') {
@@ -98,7 +98,7 @@ function boolOf(raw: string, shown: string): boolean {
 export function parseCommandLine(argv: readonly string[], env: ParseEnv = {}): CommandLine {
   const first = argv[0];
   if (first !== undefined && (SUBCOMMANDS as readonly string[]).includes(first)) {
-    return { kind: 'subcommand', name: first as 'push' | 'pull', args: argv.slice(1) };
+    return { kind: 'subcommand', name: first as (typeof SUBCOMMANDS)[number], args: argv.slice(1) };
   }
   const parsed = parseFlags(argv);
   if (parsed.kind === 'help') return { kind: 'help', text: helpText() };

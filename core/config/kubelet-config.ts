@@ -18,6 +18,7 @@ import {
   parsePort,
   parsePositiveDuration,
   parsePositiveInt,
+  parsePodCIDRs,
   parseQuantity,
   parseVerbosity,
   parseLogFormat,
@@ -76,6 +77,9 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   maxPods: (s, v) => {
     s.maxPods = parsePositiveInt(str(v));
   },
+  podCIDR: (s, v) => {
+    s.podCIDR = parsePodCIDRs(str(v));
+  },
   registerNode: (s, v) => {
     s.registerNode = parseBool(str(v));
   },
@@ -87,6 +91,12 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   },
   nodeStatusReportFrequency: (s, v) => {
     s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v));
+  },
+  shutdownGracePeriod: (s, v) => {
+    s.shutdownGracePeriodMs = parseDuration(str(v));
+  },
+  shutdownGracePeriodCriticalPods: (s, v) => {
+    s.shutdownGracePeriodCriticalPodsMs = parseDuration(str(v));
   },
   nodeLeaseDurationSeconds: (s, v) => {
     s.nodeLeaseDurationSeconds = parsePositiveInt(str(v));

@@ -45,6 +45,10 @@ export interface NodeletOptions extends DerivedDirs {
   nodeLabels: Record<string, string>;
   registerWithTaints: Taint[];
   maxPods: number;
+  /** `--pod-cidr`: pod CIDRs for standalone mode (a node's `spec.podCIDRs` wins in a cluster). */
+  podCIDR: string[];
+  /** `--pod-interface`: the bridge holding pod IPs. */
+  podInterface: string;
   rootDir: string;
   port: number;
   address: string;
@@ -73,6 +77,9 @@ export interface NodeletOptions extends DerivedDirs {
   authorizationWebhookCacheUnauthorizedTtlMs: number;
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
+  /** Graceful node shutdown: the whole budget (0 disables it), and the part of it kept for critical pods. */
+  shutdownGracePeriodMs: number;
+  shutdownGracePeriodCriticalPodsMs: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
   registerNode: boolean;
@@ -98,6 +105,8 @@ const DEFAULTS = {
   nodeLabels: {},
   registerWithTaints: [],
   maxPods: 110,
+  podCIDR: [] as string[],
+  podInterface: 'nodelet0',
   rootDir: '/var/lib/nodelet',
   port: 10250,
   address: '0.0.0.0',
@@ -116,6 +125,8 @@ const DEFAULTS = {
   authorizationWebhookCacheUnauthorizedTtlMs: 30_000,
   nodeStatusUpdateFrequencyMs: 10_000,
   nodeStatusReportFrequencyMs: 300_000,
+  shutdownGracePeriodMs: 0,
+  shutdownGracePeriodCriticalPodsMs: 0,
   nodeLeaseDurationSeconds: 40,
   syncFrequencyMs: 60_000,
   registerNode: true,

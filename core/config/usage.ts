@@ -28,6 +28,7 @@ export function helpText(): string {
     '  nodelet [flags]                     run the node agent',
     '  nodelet push <module.wasm> <ref>    push a Wasm module to an OCI registry as an image',
     '  nodelet pull <ref>                  pull an image into the local image store',
+    '  nodelet run <ref|file.wasm> [-- args]  run a Wasm module once (like wasmtime run)',
     '  nodelet --version                   print the version',
     '  nodelet --help                      print this help',
     '',

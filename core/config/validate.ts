@@ -16,6 +16,12 @@ export function validateOptions(o: NodeletOptions): void {
       `"${o.imageGCLowThresholdPercent}" for --image-gc-low-threshold: must be less than --image-gc-high-threshold (${o.imageGCHighThresholdPercent})`,
     );
   }
+  if (o.shutdownGracePeriodCriticalPodsMs > o.shutdownGracePeriodMs) {
+    throw nodeletError(
+      'NDL_CONFIG_INVALID_VALUE',
+      `"${o.shutdownGracePeriodCriticalPodsMs / 1000}s" for --shutdown-grace-period-critical-pods: must be <= --shutdown-grace-period (${o.shutdownGracePeriodMs / 1000}s)`,
+    );
+  }
   if ((o.tlsCertFile === undefined) !== (o.tlsPrivateKeyFile === undefined)) {
     const [missing, other] = o.tlsCertFile === undefined ? ['--tls-cert-file', '--tls-private-key-file'] : ['--tls-private-key-file', '--tls-cert-file'];
     throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${missing}: required when ${other} is set`);

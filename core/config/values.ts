@@ -6,7 +6,7 @@
 import { nodeletError } from '../errors/index.ts';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parseQuantity as parseExactQuantity, quantityValue } from '../kube/index.ts';
+import { parseQuantity as parseExactQuantity, quantityValue } from '../quantity/index.ts';
 import { parseGoDuration } from './duration.ts';
 
 /** Log levels nodelet's logger understands, least to most severe. */
@@ -48,6 +48,24 @@ export function parseBool(text: string): boolean {
 /** Parses an IPv4 or IPv6 address. */
 export function parseIP(text: string): string {
   if (isIP(text) === 0) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an IPv4 or IPv6 address');
+  return text;
+}
+
+/** Parses `--pod-cidr`: one CIDR, or an IPv4 and an IPv6 CIDR separated by a comma (upstream `podCIDR` is one; dual stack adds a second). */
+export function parsePodCIDRs(text: string): string[] {
+  const list = text
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+  const ok = (c: string) => /^[0-9a-fA-F.:]+\/\d{1,3}$/.test(c) && isIP(c.split('/')[0]!) !== 0;
+  if (list.length > 2 || !list.every(ok))
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a CIDR such as 10.244.0.0/24 (or an IPv4 and an IPv6 CIDR, comma-separated)');
+  return list;
+}
+
+/** Parses a Linux interface name (1-15 characters, no `/`, whitespace or `:`). */
+export function parseInterfaceName(text: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,15}$/.test(text)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an interface name of 1-15 letters, digits, _ . or -');
   return text;
 }
 

@@ -42,6 +42,11 @@ export const CATALOGUE = {
   NDL_POD_ADMISSION: 'pod rejected at admission',
   NDL_CONTAINER_CONFIG: 'container config unavailable',
   NDL_TERMINATION_MESSAGE: 'termination message unreadable',
+  // pod network
+  NDL_NETWORK_CIDR: 'pod CIDR unusable',
+  NDL_NETWORK_EXHAUSTED: 'no free IP in the pod CIDR',
+  NDL_NETWORK_STATE: 'pod IP allocation state unusable',
+  NDL_NETWORK_INTERFACE: 'pod interface operation failed',
   // kubelet API
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',

@@ -5,6 +5,8 @@
  *
  * Wasm artifact formats understood (both are one manifest with one module layer):
  *   CNCF (wasm.cncf.io):  config application/vnd.wasm.config.v0+json, layer application/wasm
+ *                         (also what wkg / wasm-pkg-tools push: config os wasip2 with a
+ *                         `component` section, no artifactType; the layer holds a component)
  *   wasm-to-oci/Krustlet: config application/vnd.wasm.config.v1+json, layer application/vnd.wasm.content.layer.v1+wasm
  * and a third, "compat" OCI images with tar layers, handled by compat-image.ts.
  */
@@ -20,8 +22,8 @@ export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.conte
 /** What nodelet sends as `Accept` when it asks for a manifest. */
 export const MANIFEST_ACCEPT = [OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_MANIFEST_LIST].join(', ');
 
-/** Platforms (os / architecture) that name a WASI module in an image index. */
-const WASM_OS = ['wasip1', 'wasi'];
+/** Platforms (os / architecture) that name a WASI module (wasip1) or component (wasip2) in an image index. */
+const WASM_OS = ['wasip1', 'wasi', 'wasip2'];
 const WASM_ARCH = ['wasm', 'wasm32'];
 
 /** A content descriptor. */
@@ -88,7 +90,7 @@ function platformName(d: Descriptor): string {
   return [p.os ?? '?', p.architecture ?? '?', p.variant].filter(Boolean).join('/');
 }
 
-/** Picks the WASI entry of an index (os wasip1|wasi, architecture wasm|wasm32), else fails naming what was found. */
+/** Picks the WASI entry of an index (os wasip1|wasi|wasip2, architecture wasm|wasm32), else fails naming what was found. */
 export function selectWasmPlatform(index: ParsedManifest & { kind: 'index' }): Descriptor {
   const match = index.manifests.find((d) => WASM_OS.includes(d.platform?.os ?? '') && WASM_ARCH.includes(d.platform?.architecture ?? ''));
   if (match) return match;

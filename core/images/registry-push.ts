@@ -105,7 +105,7 @@ class Pusher {
   }
 }
 
-/** Pushes `module` to `ref` as a CNCF Wasm artifact. */
+/** Pushes `module` (a core module or a WASI 0.2 component) to `ref` as a CNCF Wasm artifact. */
 export async function pushWasmModule(ref: ImageReference, module: Uint8Array, opts: PushOptions = {}): Promise<PushResult> {
   if (!Buffer.from(module.subarray(0, 4)).equals(Buffer.from([0, 0x61, 0x73, 0x6d]))) {
     throw nodeletError('NDL_IMAGE_FORMAT', 'the file is not a WebAssembly module (no \\0asm header)');
@@ -113,8 +113,10 @@ export async function pushWasmModule(ref: ImageReference, module: Uint8Array, op
   const client = new RegistryClient(opts);
   const t: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: opts.credential, signal: opts.signal };
   const pusher = new Pusher(client, t, opts);
-  // No `created`: the same module always gives the same manifest digest.
-  const config = Buffer.from(JSON.stringify({ architecture: 'wasm', os: 'wasip1', layerDigests: [sha256(module)] }));
+  // No `created`: the same module always gives the same manifest digest. A component
+  // (layer byte 1 after the version: 00 61 73 6d 0d 00 01 00) is `wasip2`, as wkg writes it.
+  const os = module[6] === 1 && module[7] === 0 ? 'wasip2' : 'wasip1';
+  const config = Buffer.from(JSON.stringify({ architecture: 'wasm', os, layerDigests: [sha256(module)] }));
   const configDesc = await pusher.blob(WASM_CONFIG_TYPE, config);
   const layer = await pusher.blob(WASM_LAYER_TYPE, module);
   const manifest = Buffer.from(

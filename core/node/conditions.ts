@@ -4,6 +4,7 @@
  * eviction thresholds: memory.available<100Mi, nodefs.available<10%, and 5% of pid_max.
  */
 import type { V1NodeCondition } from '@kubernetes/client-node';
+import type { NodeConditionContribution } from '@nodelet/plugin-api/v1';
 import type { Pressure } from './host-info.ts';
 
 const MEMORY_THRESHOLD = 100 * 1024 * 1024;
@@ -48,6 +49,23 @@ export function computeConditions(p: Pressure, notReady: string[]): Cond[] {
       ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
     ),
   ];
+}
+
+/**
+ * Appends the providers' node conditions (`NodeContribution.conditions`) to core's:
+ * a provider condition whose type core already reports (`Ready`, the pressures) is
+ * dropped, as is a second one of the same type; the result is what the status loop
+ * posts and compares with the server's copy.
+ */
+export function withProviderConditions(core: Cond[], provided: readonly NodeConditionContribution[]): Cond[] {
+  const out = [...core];
+  const seen = new Set(core.map((c) => c.type));
+  for (const c of provided) {
+    if (seen.has(c.type)) continue;
+    seen.add(c.type);
+    out.push({ type: c.type, status: c.status, reason: c.reason, message: c.message });
+  }
+  return out;
 }
 
 /**

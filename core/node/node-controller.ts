@@ -1,7 +1,13 @@
 /**
  * Registers the Node and keeps its status current. Status is computed every
- * `updateMs` (10 s) and patched only when it changed or when `reportMs` (5 min)
- * passed since the last post, as upstream's kubelet does.
+ * `updateMs` (10 s, `nodeStatusUpdateFrequency`) and patched when it changed,
+ * when `reportMs` (5 min, `nodeStatusReportFrequency`) passed since the last
+ * post, or when the server's copy drifted from nodelet's view: each tick reads
+ * the Node back (one GET, as upstream's `tryUpdateNodeStatus`) and compares its
+ * conditions, addresses, capacity and allocatable ({@link statusDrift}) — so a
+ * `Ready=Unknown` the node-lifecycle controller wrote during an apiserver outage
+ * is overwritten within one tick of the apiserver's return. Providers' node
+ * conditions are posted with core's.
  *
  * A {@link NodeController.poke} (device-plugin capacity changed) asks for a
  * computation at once, rate-limited: pokes coalesce into one pending sync that
@@ -11,13 +17,19 @@
  *
  *   register ──► (create | 409 → patch labels) ──► status loop ──► stop
  *                     ▲ retry with back-off on error
+ *
+ *   status loop tick (every updateMs):
+ *     compute ──(changed | report due)──────────────────────► PATCH status
+ *        └──(same)──► GET Node ──(server's copy drifted)────► PATCH status
+ *                          └──(in step)──► nothing to write
  */
 import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/index.ts';
-import { computeConditions, mergeConditions } from './conditions.ts';
+import { computeConditions, mergeConditions, withProviderConditions } from './conditions.ts';
 import { readHostInfo, samplePressure, type HostInfo } from './host-info.ts';
 import { newNodeObject, nodeLabels, nodeStatusBase, type NodeShape } from './node-object.ts';
+import { statusDrift } from './status-drift.ts';
 
 /** Dependencies of the node controller. */
 export interface NodeControllerOptions {
@@ -98,7 +110,7 @@ export class NodeController {
   start(): void {
     const loop = async (): Promise<void> => {
       try {
-        await this.serialSync(false);
+        await this.serialSync(false, true);
       } catch (e) {
         this.o.log.warn({ err: apiMessage(e) }, 'error updating node status, will retry');
       }
@@ -143,9 +155,17 @@ export class NodeController {
     if (this.pokeTimer) clearTimeout(this.pokeTimer);
   }
 
+  /**
+   * Computes and posts status now (after any sync in progress), e.g. when the node
+   * starts shutting down; rejects when the post fails.
+   */
+  syncNow(): Promise<void> {
+    return this.serialSync(false);
+  }
+
   /** Runs {@link sync} after any sync in progress. */
-  private serialSync(force: boolean): Promise<void> {
-    const run = this.chain.then(() => this.sync(force));
+  private serialSync(force: boolean, readBack = false): Promise<void> {
+    const run = this.chain.then(() => this.sync(force, readBack));
     this.chain = run.catch(() => undefined);
     return run;
   }
@@ -161,13 +181,25 @@ export class NodeController {
     return base;
   }
 
-  /** Computes status; patches when changed, when forced, or when the report interval passed. */
-  async sync(force: boolean): Promise<void> {
+  /**
+   * Computes status; patches when changed, when forced, or when the report interval
+   * passed; with `readBack`, otherwise reads the Node and patches when the server's
+   * copy drifted from nodelet's view.
+   */
+  async sync(force: boolean, readBack = false): Promise<void> {
     const status = this.desiredStatus();
-    const conds = computeConditions(samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []);
+    const provided = this.o.shape.contributions.flatMap((c) => c.conditions ?? []);
+    const conds = withProviderConditions(computeConditions(samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []), provided);
     const fingerprint = JSON.stringify([status, conds]);
     const due = Date.now() - this.lastPostAt >= this.o.reportMs;
-    if (!force && !due && fingerprint === this.lastPosted) return;
+    if (!force && !due && fingerprint === this.lastPosted) {
+      if (!readBack) return;
+      const server = await this.clients.core.readNode({ name: this.o.shape.nodeName });
+      const drift = statusDrift(server.status, status, conds);
+      this.node = server;
+      if (!drift.length) return;
+      this.o.log.info({ drift }, "node status on the API server differs from nodelet's, posting it again");
+    }
     status.conditions = mergeConditions(this.node?.status?.conditions, conds, new Date());
     this.node = await this.clients.core.patchNodeStatus({ name: this.o.shape.nodeName, body: { status } }, strategicMergePatch);
     this.lastPosted = fingerprint;

@@ -210,7 +210,7 @@ export class ContainerDriver implements PodDriver {
       const running = await this.provider.startContainer(
         {
           id,
-          pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+          pod: { namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid!, annotations: pod.metadata!.annotations ?? {} },
           name: rec.name,
           image: rec.image!,
           ...config,

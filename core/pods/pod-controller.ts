@@ -4,20 +4,24 @@
  * shape). Sources (the API informer or static manifests) only call
  * `upsert`/`remove`; container exits and back-offs re-queue keys.
  *
- *   sync(key):  gone? ──► terminate(0) ──► forget
- *               deleting? ──► terminate(grace) ──► final status ──► delete object
+ *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
+ *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► status (patched only if changed)
+ *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
+ *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► status Failed(reason)
+ *               └──► final: never synced again, not active (its object stays until deleted)
  */
-import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
+import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
 import { needsSync } from './pod-changes.ts';
+import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
@@ -45,6 +49,8 @@ export interface PodControllerOptions {
   setup: PodSetup;
   sink: StatusSink;
   events: Events;
+  /** Pod IPs (none: pods get no IP); released when a pod is deleted, forgotten or finished. */
+  network?: PodNetwork;
   /** The node admission checks against (its allocatable from explicit contributors). */
   admitNode: AdmitNode;
   /** Run in order for each new pod; the first rejection fails the pod with its reason. */
@@ -69,6 +75,18 @@ interface Entry {
   posting?: Promise<void>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
+  /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
+  final?: AbnormalTermination;
+}
+
+/** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
+export interface AbnormalTermination {
+  /** The grace period for its containers (already capped by the caller). */
+  graceMs: number;
+  reason: string;
+  message: string;
+  /** Pod conditions to set, e.g. `DisruptionTarget`. */
+  conditions?: Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>[];
 }
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
@@ -130,7 +148,7 @@ export class PodController {
     const out: V1Pod[] = [];
     for (const [k, e] of this.entries) {
       const pod = this.desired.get(k);
-      if (pod && e.worker && !e.rejected && !e.worker.finished(pod)) out.push(pod);
+      if (pod && e.worker && !e.rejected && !e.final && !e.worker.finished(pod)) out.push(pod);
     }
     return out;
   }
@@ -169,7 +187,7 @@ export class PodController {
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
     if (!entry) entry = await this.admitSerially(key, pod);
-    if (entry.rejected || !entry.worker) return;
+    if (entry.rejected || entry.final || !entry.worker) return;
     if (!entry.worker.finished(pod)) {
       const worker = entry.worker;
       const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
@@ -180,6 +198,8 @@ export class PodController {
       }
     }
     await this.post(pod, entry, entry.worker.status(pod));
+    // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
+    if (entry.worker.finished(pod)) await this.o.network?.release(pod);
   }
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
@@ -204,6 +224,7 @@ export class PodController {
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
       entry.rejected = true;
+      await this.o.network?.release(pod);
       return entry;
     }
     const { routed, verdict } = await this.verdict(pod);
@@ -224,6 +245,7 @@ export class PodController {
     const deps = {
       setup: this.o.setup,
       hostIP: this.o.hostIP,
+      network: this.o.network,
       requeue: (ms: number) => this.queue.addAfter(key, ms),
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
@@ -254,7 +276,11 @@ export class PodController {
     return run;
   }
 
-  private async postNow(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+  private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
+    const f = entry.final;
+    const status = f
+      ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }
+      : given;
     const text = JSON.stringify(status);
     if (text === entry.posted) return;
     try {
@@ -292,6 +318,7 @@ export class PodController {
       this.queue.addAfter(key, 2000);
       return;
     }
+    await this.o.network?.release(pod);
     try {
       await this.o.sink.deletePod(pod);
     } catch (e) {
@@ -307,7 +334,30 @@ export class PodController {
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
     await old.terminate(pod, 0);
-    if (!replacement || replacement.metadata!.uid !== entry.uid) await this.o.setup.teardown(pod).catch(() => undefined);
+    if (!replacement || replacement.metadata!.uid !== entry.uid) {
+      await this.o.setup.teardown(pod).catch(() => undefined);
+      await this.o.network?.release(pod);
+    }
+  }
+
+  /**
+   * Stops an admitted pod for good and fails it, as upstream's
+   * `TerminatePodAbnormallyAndWait` (graceful node shutdown uses it): aborts what is in
+   * flight, stops its containers through the normal stop path within `graceMs`, then
+   * posts phase `Failed` with `reason`, `message` and `conditions`. The pod is no longer
+   * synced nor counted as active; a later deletion still cleans it up. Resolves once the
+   * status was posted (or its post failed and was queued for retry); never rejects.
+   */
+  async terminateAbnormally(pod: V1Pod, t: AbnormalTermination): Promise<void> {
+    const key = keyOf(pod);
+    const entry = this.entries.get(key);
+    if (!entry?.worker || entry.rejected || entry.final || entry.uid !== pod.metadata?.uid) return;
+    const current = this.desired.get(key) ?? pod;
+    entry.final = t;
+    this.o.log.info({ pod: key, graceMs: t.graceMs, reason: t.reason }, 'terminating pod abnormally');
+    entry.worker.cancel?.();
+    await entry.worker.terminate(current, t.graceMs);
+    await this.post(current, entry, entry.worker.status(current));
   }
 
   /** Stops taking pods and stops every container within its grace period (pod objects stay). */

@@ -47,6 +47,9 @@ const noApi: ObjectSource = {
 
 const UID = /^[0-9a-f-]{36}$/;
 
+/** The pod's IPs as the pod worker set them (`status.podIPs`). */
+const podIPsOf = (pod: V1Pod): string[] => (pod.status?.podIPs ?? []).flatMap((a) => (a.ip ? [a.ip] : []));
+
 /** The extension points pod set-up applies (built by the composition root). */
 export interface PodSetupExtensions {
   /** The node's volume plugins (set-up and tear-down). */
@@ -79,7 +82,7 @@ export function createPodSetup(
       const dir = podDir(pod);
       mkdirSync(dir, { recursive: true, mode: 0o750 });
       try {
-        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, log, plugins });
+        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, podIPs: podIPsOf(pod), log, plugins });
       } catch (e) {
         const fails = volumeFailures(e);
         // Re-made (not re-thrown) so the pod worker sees only the FailedMount texts, not the aggregate's inner errors.
@@ -94,7 +97,7 @@ export function createPodSetup(
       return contributedMounts(ext.containerOptions, pod, container, podDir(pod), own, (w) => ext.events.emit(regarding, 'Warning', w.reason, w.message));
     },
     env: (pod, container) =>
-      contributedEnv(ext.containerOptions, pod, container, () => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: [] })),
+      contributedEnv(ext.containerOptions, pod, container, () => resolveEnv(pod, container, { source, nodeName: o.nodeName, hostIP, podIPs: podIPsOf(pod) })),
     argv: (container, env) => resolveArgv(container, env),
     logPath(pod, container, restartCount) {
       const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);

@@ -9,6 +9,11 @@
  * (`ContainerDriver`: containers, restarts, pulls; `PodProviderDriver`:
  * createPod/updatePod/deletePod and reports).
  *
+ * Pod IPs come first (upstream's sandbox): `hostNetwork` pods get the host IP,
+ * others ask the {@link PodNetwork}; the pod handed to volumes and the driver
+ * carries them in `status.podIPs` (env, Downward API, `ContainerSpec.network`),
+ * and {@link PodWorker.status} reports them.
+ *
  * Decided once for both kinds (they differed before the merge):
  * - `cancel()` (the pod got a deletionTimestamp): the worker starts nothing new
  *   (no container start, no `createPod`/`updatePod`) for either kind; the
@@ -22,9 +27,10 @@
  * - Back-offs: one set for all pods ({@link PodBackoffs}), every key under
  *   `<uid>/`; `terminate` frees the pod's keys in all three.
  *
- *   new ──sync: make context──► volumes ──ready──► driver.sync ──► (re-queued by exits,
- *    │                            │ FailedMount, back-off           back-offs, statusChanged)
- *    │                            └──► retry later                      │ statusChanged: skip volumes once
+ *   new ──sync: make context──► pod IPs (once) ──► volumes ──ready──► driver.sync ──► (re-queued by exits,
+ *    │                            │ no IP yet:       │ FailedMount, back-off           back-offs, statusChanged)
+ *    │                            │ FailedCreate-    └──► retry later                      │ statusChanged: skip volumes once
+ *    │                            └ PodSandBox, retry after back-off
  *    ├── cancel() (deletion) ──► terminating: nothing new starts; driver.cancel()
  *    └── terminate(grace) ──► terminating ──► driver.stop(grace) ──► abort signal ──► free back-offs
  */
@@ -36,6 +42,7 @@ import { PodVolumes } from './pod-volumes.ts';
 import type { DriverEnv, PodBackoffs, PodDriver } from './pod-driver.ts';
 import { ContainerDriver } from './container-driver.ts';
 import { PodProviderDriver } from './pod-provider-driver.ts';
+import { withPodIPs, type PodNetwork } from './pod-network.ts';
 import type { ProbeManager } from '../probes/index.ts';
 
 /** Shared services of all pod workers. */
@@ -51,6 +58,8 @@ export interface PodWorkerDeps {
   context(pod: V1Pod, signal: AbortSignal): PodContext;
   /** Records an event on the pod; `fieldPath` like `spec.containers{name}`. */
   event(type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void;
+  /** Pod IPs (none: pods get no IP; `hostNetwork` pods get `hostIP` either way). */
+  network?: PodNetwork;
   /** Pod providers: how long `deletePod` may run past the grace period (default 10 s). */
   killSlackMs?: number;
   /** The node's prober (container providers' probes and lifecycle hooks). */
@@ -65,6 +74,8 @@ export class PodWorker implements PodRunner {
   private ctx?: PodContext;
   private terminating = false;
   private statusOnly = false;
+  /** The pod's IPs once its network is set up (`[hostIP]` for hostNetwork pods). */
+  private ips?: string[];
 
   constructor(
     pod: V1Pod,
@@ -97,11 +108,27 @@ export class PodWorker implements PodRunner {
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating) return;
     this.ctx ??= this.driver.context(this.d.context(pod, this.abort.signal));
+    this.ips ??= await this.setUpNetwork(pod);
+    if (!this.ips || this.terminating) return;
+    pod = withPodIPs(pod, this.ips);
     const skipVolumes = this.statusOnly && this.volumes.isReady;
     this.statusOnly = false;
     if (!skipVolumes && !(await this.volumes.sync(pod))) return;
     if (this.terminating) return;
     await this.driver.sync(pod);
+  }
+
+  /** The pod's IPs, or undefined (a `FailedCreatePodSandBox` event, retried after a back-off) when the network cannot give one yet. */
+  private async setUpNetwork(pod: V1Pod): Promise<string[] | undefined> {
+    if (pod.spec?.hostNetwork === true) return [this.d.hostIP];
+    if (!this.d.network) return [];
+    try {
+      return await this.d.network.setUp(pod);
+    } catch (e) {
+      this.d.event('Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${e instanceof Error ? e.message : String(e)}`);
+      this.d.requeue(this.d.backoff.volume.next(`${pod.metadata!.uid}/sandbox`));
+      return undefined;
+    }
   }
 
   /** The provider reported a change: sync the pod again, without re-syncing its volumes. */
@@ -113,7 +140,9 @@ export class PodWorker implements PodRunner {
 
   /** The pod status to post. */
   status(pod: V1Pod): V1PodStatus {
-    return this.driver.status(pod);
+    const ips = this.ips ?? [];
+    const status = this.driver.status(withPodIPs(pod, ips));
+    return ips.length ? { ...status, podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) } : status;
   }
 
   /** True when the pod finished for good. */

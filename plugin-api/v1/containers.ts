@@ -49,8 +49,16 @@ export interface PodNetwork {
 export interface ContainerSpec {
   /** A unique id for this container instance (the part after `<scheme>://` in containerID). */
   readonly id: string;
-  /** Pod identity. */
-  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  /**
+   * Pod identity, and the pod's `metadata.annotations` (core always sets them; optional so
+   * specs built by hand in tests stay short).
+   */
+  readonly pod: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly uid: string;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
   /** The container's name in the pod spec. */
   readonly name: string;
   /** The image, already pulled. */

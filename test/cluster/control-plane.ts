@@ -40,6 +40,8 @@ export interface ClusterInfo {
   bootstrapKubeconfig: string;
   /** The controller-manager's `--cluster-signing-duration`. */
   clusterSigningDuration: string;
+  /** The controller-manager's `--cluster-cidr`: each node gets a /24 of it as `spec.podCIDR`. */
+  clusterCIDR: string;
   pids: Record<string, number>;
 }
 
@@ -236,6 +238,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
   const [tokenId, tokenSecret] = [randomBytes(3).toString('hex'), randomBytes(8).toString('hex')];
   const bootstrapKubeconfig = tokenKubeconfig(join(pki.dir, 'bootstrap.kubeconfig'), server, pki.caCert, `${tokenId}.${tokenSecret}`);
   const signingDuration = opts.clusterSigningDuration ?? '8760h0m0s';
+  // A /16 per control plane (from its port), so clusters started at once on one machine hand out
+  // distinct pod CIDRs; outside the service range 10.0.0.0/24.
+  const clusterCIDR = `10.${64 + (apiPort % 128)}.0.0/16`;
   let etcdUrl = '';
   const peers: Peer[] = [];
   try {
@@ -276,6 +281,10 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
           `--service-account-private-key-file=${pki.saKey}`,
           '--use-service-account-credentials=true',
           '--controllers=*',
+          '--allocate-node-cidrs=true',
+          `--cluster-cidr=${clusterCIDR}`,
+          '--node-cidr-mask-size=24',
+          '--service-cluster-ip-range=10.0.0.0/24',
           `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`,
           '--node-monitor-period=2s',
           '--v=1',
@@ -318,6 +327,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
     bootstrapToken: `${tokenId}.${tokenSecret}`,
     bootstrapKubeconfig,
     clusterSigningDuration: signingDuration,
+    clusterCIDR,
     pids: Object.fromEntries(peers.map((p) => [p.name, p.proc.pid ?? 0])),
   };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(info, null, 2));

@@ -194,7 +194,7 @@ describe('images on nodelet', () => {
     );
   }, 300_000);
 
-  it('a module published with `nodelet push` runs', async () => {
+  it('a module published with `nodelet push` runs (in a pod, and once with `nodelet run`)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nodelet-e2e-push-'));
     try {
       writeFileSync(join(dir, 'config.json'), JSON.stringify({ auths: { [secured.host]: { username: AUTH.username, password: AUTH.password } } }));
@@ -207,6 +207,11 @@ describe('images on nodelet', () => {
       const pod = await succeeded('pushed');
       expect(pod.status!.containerStatuses![0]!.imageID).toBe(`${secured.host}/pushed/hello@${digest}`);
       expect(logs('pushed')).toContain('arg 1 pushed');
+      // The same image through `nodelet run`: pulled into its own store and run once here.
+      const ran = await promisify(execFile)(nodeBinary(), [BIN, 'run', '--root-dir', join(dir, 'store'), image, '--', 'via-run'], {
+        env: { ...process.env, DOCKER_CONFIG: dir },
+      });
+      expect(ran.stdout).toContain('arg 1 via-run');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

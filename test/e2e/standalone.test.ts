@@ -66,3 +66,31 @@ describe('npm start (standalone mode)', () => {
     expect(out).toContain('"msg":"stopped"');
   });
 });
+
+describe('standalone mode with --pod-cidr', () => {
+  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-standalone-net-'));
+  const iface = `ndlsa${process.pid % 100000}`;
+  afterAll(() => {
+    rmSync(rootDir, { recursive: true, force: true });
+    spawn('ip', ['link', 'del', iface], { stdio: 'ignore' });
+  });
+
+  it('gives the static pod an IP from --pod-cidr on --pod-interface and frees it once the pod finished', async () => {
+    const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=standalone-net'];
+    const p = spawn(process.execPath, [...args, '--pod-cidr=10.63.7.0/29', `--pod-interface=${iface}`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+    try {
+      await eventually('the static pod IP released', async () => out.includes('"msg":"released pod IPs"'), 60_000);
+      expect(out).toContain('"podCIDRs":["10.63.7.0/29"],"interface":"' + iface + '","msg":"pod network ready"');
+      expect(out).toContain('"ips":["10.63.7.2"],"msg":"released pod IPs"');
+      expect(out).toContain('pod default/hello-wasi-standalone-net is Succeeded');
+      expect(readdirSync(join(rootDir, 'network', 'allocations'))).toEqual([]);
+    } finally {
+      p.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  });
+});

@@ -21,7 +21,7 @@ import tls from 'node:tls';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Pkcs10CertificateRequest } from '../../core/certificates/index.ts';
+import { parseCsr } from '../../core/certificates/index.ts';
 import { startExtraApiServer, type ExtraApiServer } from '../cluster/control-plane.ts';
 import { nodeBinary } from '../harness/node-binary.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
@@ -136,12 +136,11 @@ describe('a node joined with only a bootstrap token', () => {
     readdirSync(pki())
       .filter((f) => new RegExp(`^${prefix}-\\d{4}(-\\d{2}){5}\\.pem$`).test(f))
       .sort();
-  const nodeCsrs = async (signer: string) =>
-    (await csrApi.listCertificateSigningRequest()).items.filter(
-      (c) =>
-        c.spec.signerName === signer &&
-        new Pkcs10CertificateRequest(Buffer.from(c.spec.request, 'base64').toString()).subject === `O=system:nodes, CN=system:node:${nodeName}`,
-    );
+  const nodeCsrs = async (signer: string) => {
+    const items = (await csrApi.listCertificateSigningRequest()).items.filter((c) => c.spec.signerName === signer);
+    const subjects = await Promise.all(items.map(async (c) => (await parseCsr(Buffer.from(c.spec.request, 'base64').toString())).subject));
+    return items.filter((_, i) => subjects[i] === `O=system:nodes, CN=system:node:${nodeName}`);
+  };
 
   beforeAll(async () => {
     nodelet = await startNodelet(info, nodeName, ['--rotate-certificates', '--rotate-server-certificates'], 'bootstrap');

@@ -38,6 +38,15 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   });
 }
 
+/**
+ * Freezes a peer with SIGSTOP (an outage that keeps its port: connections are
+ * accepted by the kernel but nothing answers), or thaws it with SIGCONT.
+ */
+export function freezePeer(peer: Peer, frozen: boolean): void {
+  if (peer.proc.exitCode !== null || peer.proc.signalCode !== null) return;
+  peer.proc.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
+}
+
 /** Polls `fn` until it returns a truthy value and returns it; throws naming `what` (and the last error) after `timeoutMs`. */
 export async function eventually<T>(
   what: string,

@@ -15,7 +15,6 @@
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parse } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../../errors/index.ts';
@@ -40,6 +39,7 @@ export interface StaticPods {
 /** Reads one manifest file into a static pod for `nodeName`; throws `NDL_POD_INVALID` naming the file. */
 export async function readStaticPod(file: string, nodeName: string): Promise<V1Pod> {
   const text = (await readRegularFile(file, MAX_MANIFEST_BYTES)).toString('utf8');
+  const { parse } = await import('yaml'); // loaded on first manifest only: most nodes have none (bench/README.md)
   let pod: V1Pod;
   try {
     pod = parse(text) as V1Pod;

@@ -9,8 +9,8 @@ const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
 
 /**
  * A directory under the pod dir, mode 0777 like upstream. `medium: Memory`
- * is a plain directory too (no tmpfs here) and `sizeLimit` is not enforced —
- * both are recorded as notes so the lead can surface them.
+ * is a plain directory too (no tmpfs here), recorded as a note; `sizeLimit` is
+ * enforced by eviction (core/eviction), not by the filesystem, as upstream.
  */
 export const emptyDirPlugin: VolumePlugin = {
   pluginName: EMPTY_DIR_PLUGIN,
@@ -25,7 +25,6 @@ export const emptyDirPlugin: VolumePlugin = {
     const notes: string[] = [];
     if (src.medium === 'Memory') notes.push('emptyDir medium Memory is a plain directory on this node (no tmpfs)');
     else if (src.medium) notes.push(`emptyDir medium ${JSON.stringify(src.medium)} is a plain directory on this node`);
-    if (src.sizeLimit) notes.push(`emptyDir sizeLimit ${src.sizeLimit} is not enforced on this node`);
     for (const note of notes) ctx.log.debug({ volume: volume.name }, note);
     return { name: volume.name, hostPath: dir, readOnly: false, kind: 'emptyDir', ...(notes.length ? { notes } : {}) };
   },

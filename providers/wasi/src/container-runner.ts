@@ -30,6 +30,7 @@ import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
 import type { WorkerPool } from './worker-pool.ts';
 import { CONTROL_BYTES, moduleStats } from './thread-stats.ts';
+import { experimentalHttpConfig, type ExperimentalHttpConfig } from './experimental-http-config.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -122,6 +123,28 @@ export interface WorkerInput {
   readonly control: SharedArrayBuffer;
   /** No budget when absent. */
   readonly fdBudget?: FdBudget;
+  /**
+   * TCP listeners to pre-open, in order, as descriptors after the preopened
+   * directories (see {@link listenAddresses}); the module then runs with JSPI.
+   */
+  readonly listen?: ReadonlyArray<{ host: string; port: number }>;
+  /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
+  readonly http?: ExperimentalHttpConfig;
+}
+
+/** Where pre-opened sockets listen when the pod has no IP (no pod network on the node). */
+export const FALLBACK_LISTEN_HOST = '127.0.0.1';
+
+/**
+ * The listeners a container gets: one per declared TCP `containerPort`, on the
+ * pod's primary IP ({@link FALLBACK_LISTEN_HOST} when it has none), only when
+ * the module imports `sock_accept` (a module that cannot accept would leave
+ * clients hanging on an open port). UDP and SCTP ports get none.
+ */
+export function listenAddresses(spec: ContainerSpec, loaded: Pick<LoadedModule, 'acceptsSockets'>): Array<{ host: string; port: number }> {
+  if (!loaded.acceptsSockets) return [];
+  const host = spec.network?.podIPs[0] ?? FALLBACK_LISTEN_HOST;
+  return (spec.ports ?? []).filter((p) => p.protocol === 'TCP').map((p) => ({ host, port: p.containerPort }));
 }
 
 /** Tunables of the container runs. */
@@ -140,7 +163,7 @@ type WorkerMessage =
   | { type: 'exit'; code: number }
   | { type: 'trap'; message: string; memoryBytes: number }
   | { type: 'instantiating' }
-  | { type: 'failed'; message: string; reason?: 'mount' | 'wasi' }
+  | { type: 'failed'; message: string; reason?: 'mount' | 'wasi' | 'port' }
   | { type: 'warning'; message: string; reason?: string };
 
 /**
@@ -167,6 +190,7 @@ export async function runContainer(
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
+  const http = loaded.experimentalHttp ? experimentalHttpConfig(spec) : undefined;
   const t0 = performance.now();
   let worker: Worker;
   try {
@@ -187,6 +211,8 @@ export async function runContainer(
     logOptions: opts.logOptions ?? {},
     control,
     fdBudget: opts.fdBudget,
+    listen: listenAddresses(spec, loaded),
+    http,
   };
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
@@ -281,8 +307,8 @@ export async function runContainer(
         case 'failed':
           cleanupStart();
           rejectStart(
-            m.reason === 'mount'
-              ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
+            m.reason === 'mount' || m.reason === 'port'
+              ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`, m.reason === 'port' ? { reason: 'CannotListen' } : {})
               : providerError('InvalidImage', `cannot instantiate the module of image ${spec.image.image}: ${m.message}`),
           );
           break;

@@ -64,7 +64,14 @@ export interface LoadedModule {
   readonly capBytes?: number;
   /** How long reading + compiling took (0 when it came from the cache). */
   readonly compileMs: number;
+  /** It imports `sock_accept`: its container ports are pre-opened as listening sockets (worker/wasi-sockets.mjs). */
+  readonly acceptsSockets: boolean;
+  /** It imports Krustlet's `wasi_experimental_http` functions (worker/wasi-experimental-http.mjs). */
+  readonly experimentalHttp: boolean;
 }
+
+/** Krustlet's outbound HTTP functions for preview1 modules (module `wasi_experimental_http`). */
+export const EXPERIMENTAL_HTTP_FUNCTIONS: ReadonlySet<string> = new Set(['req', 'close', 'header_get', 'headers_get_all', 'body_read']);
 
 /**
  * Compiled modules by image digest and memory cap, least recently used
@@ -136,7 +143,10 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   }
   validate(module, capped.memories, image.image);
   const importedMemories = capped.memories.filter((m) => m.import !== undefined);
-  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0 };
+  const imports = WebAssembly.Module.imports(module);
+  const acceptsSockets = imports.some((i) => i.module === 'wasi_snapshot_preview1' && i.name === 'sock_accept');
+  const experimentalHttp = imports.some((i) => i.module === 'wasi_experimental_http');
+  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0, acceptsSockets, experimentalHttp };
 }
 
 function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {
@@ -145,6 +155,7 @@ function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], i
   if (!exports.some((e) => e.name === '_start' && e.kind === 'function')) throw bad('it exports no _start function (a reactor or library module?)');
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.kind === 'memory') continue;
+    if (imp.kind === 'function' && imp.module === 'wasi_experimental_http' && EXPERIMENTAL_HTTP_FUNCTIONS.has(imp.name)) continue;
     if (imp.module !== 'wasi_snapshot_preview1' || imp.kind !== 'function' || !WASI_PREVIEW1_FUNCTIONS.has(imp.name)) {
       throw bad(`it imports ${imp.kind} ${imp.module}.${imp.name}, which nodelet does not provide`);
     }

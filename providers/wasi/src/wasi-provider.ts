@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import {
   API_VERSION,
   providerError,
@@ -12,9 +12,12 @@ import {
   type PulledImage,
   type RunningContainer,
 } from '@nodelet/plugin-api/v1';
-import { runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
+import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
+import { ComponentCache } from './component-cache.ts';
+import { startComponent } from './component-runner.ts';
 import { ModuleCache } from './module-cache.ts';
+import { wasmKindOfFile } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
@@ -24,9 +27,21 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', impor
 
 /**
  * Worker JS-heap limits: the worker's own JavaScript is a few KB, so a small
- * heap is plenty; it lowers the RSS of each running module (see README.md).
+ * heap is enough; a small young generation lowers the RSS of each running
+ * module (see README.md). The old generation is 16 MiB, not less: Node 24's
+ * worker bootstrap alone fills ~6 MiB of it (bytecode now lives in V8's trusted
+ * space), and with 8 MiB each boot ran near the limit, collecting again and
+ * again — 2.4x the CPU of a boot with 16 MiB (bench/README.md, "Node 24
+ * regressions"), for 0.6 MiB less RSS per worker.
  */
-export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 1, stackSizeMb: 1 } as const;
+
+/**
+ * The smallest JS heap of a worker running a module with JSPI (pre-opened
+ * sockets, wasi_experimental_http): it runs node:net/http and suspended calls, and 8 MB ran out under load
+ * (measured: "JS heap out of memory" after a few requests; 12 MB never did).
+ */
+export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
 export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
@@ -50,7 +65,8 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
 }
 
 /**
- * The `wasi` provider: runs WASI preview1 command modules with node:wasi, one
+ * The `wasi` provider: runs WASI preview1 command modules with node:wasi, and
+ * WASI 0.2 components (wasi:cli/run, wasi:http/proxy) transpiled with jco, one
  * worker thread per container. See README.md for limits and the threat model.
  */
 export class WasiProvider implements Provider {
@@ -67,7 +83,11 @@ export class WasiProvider implements Provider {
   private readonly _fdBudget: FdBudget;
   private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private pool: WorkerPool;
+  /** Workers for modules run with JSPI (sockets, outbound HTTP): a bigger heap, booted on demand (none idle). */
+  private socketPool: WorkerPool;
+  private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
+  private components?: ComponentCache;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.cache = new ModuleCache(opts.cacheEntries);
@@ -80,10 +100,18 @@ export class WasiProvider implements Provider {
       onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message),
     };
     this.pool = new WorkerPool(this.poolOpts);
+    const limits = this.poolOpts.resourceLimits ?? {};
+    this.socketPoolOpts = {
+      ...this.poolOpts,
+      size: 0,
+      resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, JSPI_WORKER_MIN_OLD_GENERATION_MB) },
+    };
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
   }
 
   async init(ctx: ProviderContext): Promise<void> {
     this.ctx = ctx;
+    this.components = new ComponentCache(join(ctx.rootDir, 'components'));
   }
 
   /** Asks core's image service for the image's Wasm layer; core emits the events. */
@@ -95,9 +123,32 @@ export class WasiProvider implements Provider {
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.running);
+    if ((await wasmKindOfFile(spec.image.path)) === 'component') return this.startComponent(spec, ctx);
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
-    const running = await runContainer(spec, loaded, ctx.log, this.pool, this.opts, ctx.signal, ctx.event);
+    const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
+    const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
+    this.running.set(spec.id, running);
+    void running.exit.then(() => {
+      if (this.running.get(spec.id) === running) this.running.delete(spec.id);
+    });
+    return running;
+  }
+
+  /** A WASI 0.2 component: transpiled once per digest (component-cache.ts), one thread per container. */
+  private async startComponent(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
+    if (!this.components) throw providerError('Unavailable', 'the wasi provider was not initialised');
+    const loaded = await this.components.load(spec.image);
+    if (loaded.transpileMs > 0)
+      ctx.log.info({ container: spec.name, image: spec.image.image, world: loaded.world, ms: Math.round(loaded.transpileMs) }, 'component transpiled');
+    const running = await startComponent(
+      spec,
+      loaded,
+      ctx.log,
+      { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs },
+      ctx.signal,
+      ctx.event,
+    );
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -118,8 +169,10 @@ export class WasiProvider implements Provider {
   /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
     const pool = this.pool;
+    const socketPool = this.socketPool;
     this.pool = new WorkerPool(this.poolOpts);
-    await Promise.all([pool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    this.socketPool = new WorkerPool(this.socketPoolOpts);
+    await Promise.all([pool.close(), socketPool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
     this.cache.clear();
   }
 

@@ -1,4 +1,6 @@
 /** Runs the real `nodelet` command as a child process for e2e tests. */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +9,9 @@ import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
 import { adminClients } from './kube.ts';
+
+/** A distinct pod interface per test node (Linux names are at most 15 bytes): `ndl` + a hash of the node name and this process. */
+export const podInterfaceFor = (nodeName: string): string => `ndl${createHash('sha256').update(`${process.pid}/${nodeName}`).digest('hex').slice(0, 10)}`;
 
 const BIN = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'nodelet.mjs');
 const LOG_KEEP_DIR = resolve(import.meta.dirname, '..', '..', '.cache', 'e2e-logs');
@@ -36,7 +41,7 @@ export interface NodeletProcess {
   stop(): Promise<number | null>;
   /** Starts it again with the same root dir and flags. */
   restart(): Promise<void>;
-  /** Stops it and removes its root dir. */
+  /** Stops it and removes its root dir and pod interface. */
   dispose(): Promise<void>;
 }
 
@@ -73,6 +78,7 @@ export async function startNodelet(
     `--port=${port}`,
     '--address=127.0.0.1',
     `--healthz-port=${healthz}`,
+    `--pod-interface=${podInterfaceFor(nodeName)}`,
     ...tlsArgs,
     '--v=2',
     ...extraArgs,
@@ -102,6 +108,8 @@ export async function startNodelet(
       mkdirSync(LOG_KEEP_DIR, { recursive: true });
       copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
       rmSync(rootDir, { recursive: true, force: true });
+      // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not.
+      await new Promise((done) => execFile('ip', ['link', 'del', podInterfaceFor(nodeName)], () => done(undefined)));
       // A stopped node looks Ready until the node-lifecycle grace period ends; remove it so
       // the scheduler cannot bind later test files' pods to it.
       await adminClients(info)

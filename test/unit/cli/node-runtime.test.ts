@@ -47,3 +47,45 @@ describe('on Node 24', () => {
     expect(await relaunchOnSupportedNode('/nonexistent.mjs', [])).toBeUndefined();
   });
 });
+
+describe('V8 flags (re-executed in place on Node 24)', () => {
+  // A script that re-executes itself like bin/nodelet.mjs and prints what it ran with.
+  const script = join(dir, 'v8-flags.mjs');
+  writeFileSync(
+    script,
+    `import { reexecWithV8Flags } from ${JSON.stringify(RUNTIME)};\n` +
+      `reexecWithV8Flags(import.meta.filename, process.argv.slice(2));\n` +
+      `const v8 = await import('node:v8');\n` +
+      `const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');\n` +
+      `console.log(JSON.stringify({ pid: process.pid, execArgv: process.execArgv, args: process.argv.slice(2), maxNewSpace: young.space_size }));\n`,
+  );
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const r = spawnSync(process.execPath, ['--no-warnings', script, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, NODE_OPTIONS: '', ...env },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return { pid: r.pid, out: JSON.parse(r.stdout.trim()) as { pid: number; execArgv: string[]; args: string[]; maxNewSpace: number } };
+  };
+
+  it('adds --max-semi-space-size in the same process (same pid), keeping node arguments and the command line', () => {
+    const { pid, out } = run(['--port=1', 'x']);
+    expect(out.pid).toBe(pid);
+    expect(out.execArgv).toEqual(['--max-semi-space-size=2', '--no-warnings']);
+    expect(out.args).toEqual(['--port=1', 'x']);
+    expect(out.maxNewSpace).toBeLessThanOrEqual(4 << 20);
+  });
+
+  it("keeps the operator's value, from NODE_OPTIONS or node arguments (either spelling)", async () => {
+    expect(run([], { NODE_OPTIONS: '--max-semi-space-size=8' }).out.execArgv).toEqual(['--no-warnings']);
+    const { missingV8Flags } = (await import(RUNTIME)) as { missingV8Flags: (a: string[], o: string) => string[] };
+    expect(missingV8Flags(['--max_semi_space_size=16'], '')).toEqual([]);
+    expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=2']);
+  });
+
+  it('does not start twice for --help or --version', () => {
+    expect(run(['--help']).out.execArgv).toEqual(['--no-warnings']);
+    expect(run(['--version']).out.execArgv).toEqual(['--no-warnings']);
+  });
+});

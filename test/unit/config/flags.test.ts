@@ -48,6 +48,8 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   kubeconfig: ['/etc/kubeconfig', (o) => [o.kubeconfig, o.podManifestPath], ['/etc/kubeconfig', undefined]],
   'max-pods': ['7', (o) => o.maxPods, 7],
   'node-ip': ['fd00::5', (o) => o.nodeIP, 'fd00::5'],
+  'pod-cidr': ['10.244.0.0/24,fd00:10:244::/64', (o) => o.podCIDR, ['10.244.0.0/24', 'fd00:10:244::/64']],
+  'pod-interface': ['ndl-test0', (o) => o.podInterface, 'ndl-test0'],
   'node-labels': ['a=b,node.kubernetes.io/pool=w', (o) => o.nodeLabels, { a: 'b', 'node.kubernetes.io/pool': 'w' }],
   'node-status-update-frequency': ['2s', (o) => o.nodeStatusUpdateFrequencyMs, 2000],
   'pod-manifest-path': ['/etc/pods', (o) => o.podManifestPath, '/etc/pods'],
@@ -69,6 +71,8 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'node-lease-duration-seconds': ['15', (o) => o.nodeLeaseDurationSeconds, 15],
   'node-status-report-frequency': ['1m', (o) => o.nodeStatusReportFrequencyMs, 60_000],
   'providers-dir': ['/p1,/p2', (o) => o.providersDir, ['/p1', '/p2']],
+  'shutdown-grace-period': ['30s', (o) => o.shutdownGracePeriodMs, 30_000],
+  'shutdown-grace-period-critical-pods': ['0s', (o) => o.shutdownGracePeriodCriticalPodsMs, 0],
 };
 
 /** Flags that need a partner flag to validate. */
@@ -129,6 +133,8 @@ describe('parseCommandLine: defaults and derived values', () => {
       logLevel: 'info',
       nodeStatusUpdateFrequencyMs: 10_000,
       nodeStatusReportFrequencyMs: 300_000,
+      shutdownGracePeriodMs: 0,
+      shutdownGracePeriodCriticalPodsMs: 0,
       nodeLeaseDurationSeconds: 40,
       syncFrequencyMs: 60_000,
       registerNode: true,
@@ -269,6 +275,12 @@ describe('parseCommandLine: errors name the flag on one line', () => {
     [['--sync-frequency=10'], 'NDL_CONFIG_INVALID_VALUE', '"10" for --sync-frequency: missing unit'],
     [['--sync-frequency=0s'], 'NDL_CONFIG_INVALID_VALUE', '"0s" for --sync-frequency: must be a positive duration'],
     [['--node-status-update-frequency=-1s'], 'NDL_CONFIG_INVALID_VALUE', 'for --node-status-update-frequency'],
+    [
+      ['--shutdown-grace-period-critical-pods=20s', '--shutdown-grace-period=10s'],
+      'NDL_CONFIG_INVALID_VALUE',
+      '"20s" for --shutdown-grace-period-critical-pods: must be <= --shutdown-grace-period (10s)',
+    ],
+    [['--shutdown-grace-period=-1s'], 'NDL_CONFIG_INVALID_VALUE', 'for --shutdown-grace-period'],
     [['--register-node=maybe'], 'NDL_CONFIG_INVALID_VALUE', '"maybe" for --register-node: must be true or false'],
     [['--bootstrap-kubeconfig=/b'], 'NDL_CONFIG_INVALID_VALUE', '--kubeconfig: required with --bootstrap-kubeconfig'],
     [['--rotate-server-certificates'], 'NDL_CONFIG_INVALID_VALUE', '--rotate-server-certificates: needs --kubeconfig'],

@@ -32,6 +32,8 @@ registerWithTaints:
     effect: NoExecute
 nodeStatusUpdateFrequency: 5s
 nodeStatusReportFrequency: 1m30s
+shutdownGracePeriod: 30s
+shutdownGracePeriodCriticalPods: 10s
 nodeLeaseDurationSeconds: 20
 syncFrequency: 5m0s
 staticPodPath: manifests
@@ -85,6 +87,8 @@ describe('KubeletConfiguration file', () => {
       ],
       nodeStatusUpdateFrequencyMs: 5000,
       nodeStatusReportFrequencyMs: 90_000,
+      shutdownGracePeriodMs: 30_000,
+      shutdownGracePeriodCriticalPodsMs: 10_000,
       nodeLeaseDurationSeconds: 20,
       syncFrequencyMs: 300_000,
       podManifestPath: path.join(dir, 'manifests'),

@@ -83,6 +83,20 @@ describe('pulling Wasm artifacts', () => {
     expect(await readFile(img.path)).toEqual(tinyModule('index-wasm'));
   });
 
+  it('picks the wasip2/wasm entry (a component) of an image index', async () => {
+    const comp = await pushWasmArtifact(reg.host, 'multi2', 'comp', tinyModule('index-component'));
+    const linux = await pushImage(reg.host, 'multi2', 'linux-only', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{}') }, [
+      { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', bytes: Buffer.from('not really a tarball') },
+    ]);
+    await pushIndex(reg.host, 'multi2', 'v1', [
+      { digest: linux.digest, size: linux.manifest.length, os: 'linux', architecture: 'amd64' },
+      { digest: comp.digest, size: comp.manifest.length, os: 'wasip2', architecture: 'wasm' },
+    ]);
+    const { svc } = await newService();
+    const img = await svc.pull(`${reg.host}/multi2:v1`, req());
+    expect(await readFile(img.path)).toEqual(tinyModule('index-component'));
+  });
+
   it('fails on an index without a wasm platform, naming the platforms found', async () => {
     const linux = await pushImage(reg.host, 'linuxonly', 'x', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{"a":1}') }, [
       { mediaType: 'application/vnd.oci.image.layer.v1.tar', bytes: Buffer.from('tar') },

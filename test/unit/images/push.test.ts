@@ -61,6 +61,18 @@ describe('pushWasmModule', () => {
     expect(await readFile(img.path)).toEqual(mod);
   });
 
+  it('marks a WASI 0.2 component os wasip2 in its config (a core module wasip1), as wkg does', async () => {
+    const component = Buffer.concat([Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]), Buffer.from('component')]);
+    await pushWasmModule(parseReference(`${reg.host}/pub/comp:v1`), component);
+    await pushWasmModule(parseReference(`${reg.host}/pub/mod:v1`), tinyModule('module'));
+    const configOf = async (repo: string) => {
+      const m = (await manifestOf(reg.host, repo, 'v1')) as { config: { digest: string } };
+      return (await fetch(`http://${reg.host}/v2/${repo}/blobs/${m.config.digest}`)).json();
+    };
+    expect(await configOf('pub/comp')).toEqual({ architecture: 'wasm', os: 'wasip2', layerDigests: [sha256(component)] });
+    expect(await configOf('pub/mod')).toMatchObject({ os: 'wasip1' });
+  });
+
   it('uploads a large module in chunks with progress, and skips blobs the registry already has', async () => {
     const mod = Buffer.concat([tinyModule(), Buffer.alloc(10_000, 7)]);
     const progress: PushProgress[] = [];

@@ -16,9 +16,10 @@ afterEach(() => {
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
 
-/** Only the three calls the node controller makes. */
+/** Only the four calls the node controller makes. */
 class FakeCore {
   creates: V1Node[] = [];
+  reads = 0;
   patches: { name: string; body: unknown; opts: unknown }[] = [];
   statusPatches: { name: string; body: { status: V1Node['status'] }; opts: unknown }[] = [];
   createErrors: Error[] = [];
@@ -36,6 +37,12 @@ class FakeCore {
     this.patches.push({ name, body, opts });
     this.node = { metadata: { name, uid: 'node-uid-existing' } };
     return this.node;
+  }
+
+  async readNode({ name }: { name: string }): Promise<V1Node> {
+    this.reads++;
+    if (!this.node || name !== 'node-a') throw apiError(404);
+    return JSON.parse(JSON.stringify(this.node)) as V1Node;
   }
 
   async patchNodeStatus({ name, body }: { name: string; body: { status: V1Node['status'] } }, opts: unknown): Promise<V1Node> {
@@ -184,6 +191,68 @@ describe('NodeController status loop', () => {
     ctrl.stop();
     await vi.advanceTimersByTimeAsync(600_000);
     expect(core.statusPatches).toHaveLength(2);
+  });
+
+  it("reads the Node back each tick and re-posts when the server's Ready was overwritten (apiserver outage)", async () => {
+    vi.useFakeTimers();
+    const { core, ctrl } = make({ updateMs: 10_000, reportMs: 300_000 });
+    await ctrl.register();
+    ctrl.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(core.reads).toBe(1);
+    expect(core.statusPatches).toHaveLength(1);
+    // The node-lifecycle controller marks the node Unknown while nodelet could not reach the apiserver.
+    const unknown = { status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' };
+    core.node!.status!.conditions = core.node!.status!.conditions!.map((c) => (c.type === 'Ready' ? { ...c, ...unknown } : c));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(core.reads).toBe(2);
+    expect(core.statusPatches).toHaveLength(2);
+    expect(cond(core.statusPatches[1], 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(core.reads).toBe(3);
+    expect(core.statusPatches).toHaveLength(2);
+    ctrl.stop();
+  });
+
+  it('moves Ready lastTransitionTime when re-posting over Unknown', async () => {
+    vi.useFakeTimers({ now: new Date('2024-01-01T00:00:00Z') });
+    const { core, ctrl } = make();
+    await ctrl.register();
+    core.node!.status!.conditions = core.node!.status!.conditions!.map((c) =>
+      c.type === 'Ready' ? { ...c, status: 'Unknown', reason: 'NodeStatusUnknown', lastTransitionTime: new Date('2024-01-01T00:00:30Z') } : c,
+    );
+    vi.setSystemTime(new Date('2024-01-01T00:01:00Z'));
+    await ctrl.sync(false, true);
+    const ready = cond(core.statusPatches[1], 'Ready')!;
+    expect(ready).toMatchObject({ status: 'True', lastTransitionTime: '2024-01-01T00:01:00.000Z' });
+    expect(cond(core.statusPatches[1], 'MemoryPressure')!.lastTransitionTime).toBe('2024-01-01T00:00:00.000Z');
+  });
+
+  it('a failed read-back is retried on the next tick without writing', async () => {
+    vi.useFakeTimers();
+    const { core, ctrl } = make();
+    await ctrl.register();
+    ctrl.start();
+    const real = core.readNode.bind(core);
+    let fail = true;
+    core.readNode = async (a) => {
+      if (fail) {
+        fail = false;
+        throw apiError(503);
+      }
+      return real(a);
+    };
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(core.reads).toBe(1);
+    expect(core.statusPatches).toHaveLength(1);
+    ctrl.stop();
+  });
+
+  it("posts providers' node conditions with core's", async () => {
+    const provided = { type: 'WasiRuntimeReady', status: 'True' as const, reason: 'Loaded', message: 'wasi runtime loaded' };
+    const { core, ctrl } = make({ shape: { ...shape, contributions: [{ conditions: [provided] }] } });
+    await ctrl.register();
+    expect(cond(core.statusPatches[0], 'WasiRuntimeReady')).toMatchObject(provided);
   });
 
   it('a failing status patch is retried on the next tick', async () => {

@@ -380,4 +380,118 @@ describe('PodController', () => {
     ctrl.upsert(pod('late'));
     expect(ctrl.pods().map((p) => p.metadata!.name)).toEqual(['sd']);
   });
+
+  it('terminateAbnormally stops the pod through the normal stop path within the grace given, fails it for good, and no restart follows', async () => {
+    const { provider, sink, ctrl } = setupController();
+    const p = pod('down', { restartPolicy: 'Always' });
+    ctrl.upsert(p);
+    await until(() => sink.last('default/down')?.phase === 'Running');
+    const message = 'Pod was terminated in response to imminent node shutdown.';
+    await ctrl.terminateAbnormally(p, {
+      graceMs: 7000,
+      reason: 'Terminated',
+      message,
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }],
+    });
+    expect(provider.started).toHaveLength(1);
+    expect(provider.started[0]!.stoppedWith).toBe(7000);
+    const s = sink.last('default/down')!;
+    expect(s).toMatchObject({ phase: 'Failed', reason: 'Terminated', message });
+    expect(s.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }));
+    expect(s.containerStatuses![0]!.state?.terminated).toBeDefined();
+    expect(ctrl.activePods()).toEqual([]);
+    // A later sync (resync, status echo from the API) neither restarts it nor un-fails it.
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2' }, status: s });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(provider.started).toHaveLength(1);
+    expect(sink.last('default/down')!.phase).toBe('Failed');
+    // A second call is a no-op.
+    const n = sink.patches.length;
+    await ctrl.terminateAbnormally(p, { graceMs: 0, reason: 'Other', message: 'other' });
+    expect(sink.patches.length).toBe(n);
+  });
+});
+
+describe('PodController pod IPs', () => {
+  /** A fake pod network: IPs from a list, recording releases; `full` makes setUp fail like an exhausted CIDR. */
+  function fakeNetwork() {
+    const n = {
+      free: ['10.244.0.2', '10.244.0.3'],
+      held: new Map<string, string>(),
+      released: [] as string[],
+      full: false,
+      async setUp(p: V1Pod) {
+        const uid = p.metadata!.uid!;
+        if (n.full) throw new Error('no free IP in the pod CIDR: all 253 pod addresses of 10.244.0.0/24 are in use');
+        if (!n.held.has(uid)) n.held.set(uid, n.free.shift()!);
+        return [n.held.get(uid)!];
+      },
+      async release(p: V1Pod) {
+        const uid = p.metadata!.uid!;
+        if (!n.held.has(uid)) return;
+        n.free.unshift(n.held.get(uid)!);
+        n.held.delete(uid);
+        n.released.push(uid);
+      },
+    };
+    return n;
+  }
+
+  it('sets the IP before containers start (ContainerSpec.network, env source) and reports status.podIP/podIPs', async () => {
+    const network = fakeNetwork();
+    const { provider, setup, sink, ctrl } = setupController({ network });
+    const envPods: (string | undefined)[] = [];
+    setup.env = async (p) => {
+      envPods.push(p.status?.podIP);
+      return {};
+    };
+    ctrl.upsert(pod('ip'));
+    await until(() => sink.last('default/ip')?.phase === 'Running');
+    expect(provider.started[0]!.spec.network).toEqual({ podIPs: ['10.244.0.2'], hostNetwork: false });
+    expect(envPods).toEqual(['10.244.0.2']);
+    expect(sink.last('default/ip')).toMatchObject({ podIP: '10.244.0.2', podIPs: [{ ip: '10.244.0.2' }], hostIP: '10.0.0.9' });
+  });
+
+  it('a hostNetwork pod gets the host IP and takes none from the pod network', async () => {
+    const network = fakeNetwork();
+    const { provider, sink, ctrl } = setupController({ network });
+    ctrl.upsert(pod('host', { spec: { hostNetwork: true } }));
+    await until(() => sink.last('default/host')?.phase === 'Running');
+    expect(sink.last('default/host')).toMatchObject({ podIP: '10.0.0.9', podIPs: [{ ip: '10.0.0.9' }] });
+    expect(provider.started[0]!.spec.network).toEqual({ podIPs: ['10.0.0.9'], hostNetwork: true });
+    expect(network.held.size).toBe(0);
+  });
+
+  it('releases the IP when the pod is deleted, and when it finished', async () => {
+    const network = fakeNetwork();
+    const { provider, sink, ctrl } = setupController({ network });
+    provider.autoExit.done = 0;
+    const p = pod('del');
+    ctrl.upsert(p);
+    await until(() => sink.last('default/del')?.phase === 'Running');
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, deletionTimestamp: new Date() } });
+    await until(() => sink.deleted.length === 1);
+    expect(network.released).toEqual(['uid-del']);
+    ctrl.upsert(pod('job', { restartPolicy: 'Never', containers: ['done'] }));
+    await until(() => network.released.length === 2);
+    expect(network.released).toEqual(['uid-del', 'uid-job']);
+    expect(sink.last('default/job')).toMatchObject({ phase: 'Succeeded', podIP: '10.244.0.2' });
+  });
+
+  it('no IP to give: the pod stays Pending/ContainerCreating with a FailedCreatePodSandBox event, and nothing starts', async () => {
+    const network = fakeNetwork();
+    network.full = true;
+    const { provider, sink, events, ctrl } = setupController({ network });
+    ctrl.upsert(pod('full'));
+    await until(() => events.list.some((e) => e.reason === 'FailedCreatePodSandBox'));
+    expect(events.list.find((e) => e.reason === 'FailedCreatePodSandBox')).toMatchObject({
+      type: 'Warning',
+      note: 'Failed to create pod sandbox: no free IP in the pod CIDR: all 253 pod addresses of 10.244.0.0/24 are in use',
+    });
+    await until(() => sink.last('default/full'));
+    expect(sink.last('default/full')).toMatchObject({ phase: 'Pending' });
+    expect(waitingReason(sink.last('default/full'))).toBe('ContainerCreating');
+    expect(sink.last('default/full')!.podIP).toBeUndefined();
+    expect(provider.started).toEqual([]);
+  });
 });

@@ -20,6 +20,7 @@ const OURS: Record<string, { file: string; upstreamPath: string }> = {
   deviceplugin: { file: 'deviceplugin/v1beta1/api.proto', upstreamPath: 'pkg/apis/deviceplugin/v1beta1/api.proto' },
   podresources: { file: 'podresources/v1/api.proto', upstreamPath: 'pkg/apis/podresources/v1/api.proto' },
   csi: { file: 'csi/v1/csi.proto', upstreamPath: 'csi.proto' },
+  dra: { file: 'dra/v1/api.proto', upstreamPath: 'pkg/apis/dra/v1/api.proto' },
 };
 
 function goModCache(): string {
@@ -141,6 +142,7 @@ describe('sockets/proto matches upstream field for field', () => {
     expect(packages(OURS.deviceplugin.file)).toEqual(['.v1beta1', '.v1beta1']);
     expect(packages(OURS.podresources.file)).toEqual(['.v1']);
     expect(new Set(packages(OURS.csi.file))).toEqual(new Set(['.csi.v1']));
+    expect(packages(OURS.dra.file)).toEqual(['.k8s.io.kubelet.pkg.apis.dra.v1']);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { formatMap, goQuote, isQualifiedName, podFieldValue } from '../../../core/volumes/downward-api/field-path.ts';
-import { parseQuantity, quantityMilliValue, quantityValue } from '../../../core/kube/quantity.ts';
+import { parseQuantity, quantityMilliValue, quantityValue } from '../../../core/quantity/quantity.ts';
 import { resourceFieldValue } from '../../../core/volumes/downward-api/resource-field.ts';
 import { tokenRefreshAt, withTokenCache } from '../../../core/volumes/token-cache.ts';
 import { FakeObjectSource } from './fakes.ts';

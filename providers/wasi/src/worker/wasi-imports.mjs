@@ -526,15 +526,15 @@ export function interruptibleSleep(w, mem, control) {
       if (clock > 1) return pollOneoff(inPtr, outPtr, nsubs, neventsPtr); // cputime clocks
       const timeout = dv.getBigUint64(base + 24, true);
       const abs = (dv.getUint16(base + 40, true) & 1) !== 0;
-      deadlines.push({ userdata: dv.getBigUint64(base, true), clock, at: abs ? timeout : now(clock) + timeout });
+      deadlines.push({ userdata: dv.getBigUint64(base, true), clock, at: abs ? timeout : clockNow(clock) + timeout });
     }
     let due = [];
     for (;;) {
       if (Atomics.load(control, 0) !== 0) throw new StoppedError();
-      due = deadlines.filter((d) => d.at <= now(d.clock));
+      due = deadlines.filter((d) => d.at <= clockNow(d.clock));
       if (due.length > 0) break;
       const waitNs = deadlines.reduce((m, d) => {
-        const r = d.at - now(d.clock);
+        const r = d.at - clockNow(d.clock);
         return r < m ? r : m;
       }, 2n ** 63n);
       Atomics.wait(control, 0, 0, Math.max(1, Math.ceil(Number(waitNs) / 1e6)));
@@ -553,8 +553,8 @@ export function interruptibleSleep(w, mem, control) {
   };
 }
 
-// CLOCK_REALTIME (0) and CLOCK_MONOTONIC (1) in nanoseconds, as uvwasi reads them.
-function now(clock) {
+/** CLOCK_REALTIME (0) and CLOCK_MONOTONIC (1) in nanoseconds, as uvwasi reads them. */
+export function clockNow(clock) {
   if (clock === 1) return process.hrtime.bigint();
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;
 }

@@ -13,12 +13,19 @@
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
 //   { type: 'instantiating' }                    about to instantiate (the module's start function runs)
 //   { type: 'failed', message, reason? }         could not instantiate (before 'started'); reason
-//                                                'mount' when a mount's directory is not the one named
+//                                                'mount' when a mount's directory is not the one named,
+//                                                'port' when a container port cannot be listened on
 //   { type: 'warning', message, reason? }        anything worth a log line, any time; with a reason,
 //                                                also a Warning event on the pod
 // A stopped module (control[0] = 1) unwinds at its next WASI call, closes its
 // descriptors and ends without a message.
+// A run message with `listen` (container ports of a module that imports
+// sock_accept) first opens those listeners (wasi-sockets.mjs); with `http` (a
+// module importing wasi_experimental_http) the module gets those functions
+// (wasi-experimental-http.mjs). Either way the module runs with JSPI (jspi.mjs).
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   captureStdio,
@@ -33,6 +40,10 @@ import {
   StoppedError,
   trackDescriptors,
 } from './wasi-imports.mjs';
+import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
+import { listenAll, ListenError } from './wasi-listen.mjs';
+import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
+import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
 
@@ -66,23 +77,46 @@ parentPort.on('message', function onMessage(m) {
   if (m?.type === 'ping') return post({ type: 'ready' });
   if (m?.type !== 'run') return;
   parentPort.off('message', onMessage);
-  runContainer(m);
+  if (!m.listen?.length) return runContainer(m);
+  // Each connection costs nodelet two descriptors (the socket, the slot's directory): half the budget.
+  listenAll(m.listen, m.fdBudget ? Math.max(1, Math.floor(m.fdBudget.max / 2)) : undefined).then(
+    (listeners) => runContainer(m, listeners),
+    (e) => post({ type: 'failed', reason: e instanceof ListenError ? 'port' : 'wasi', message: describe(e) }),
+  );
 });
 
-/** @param {import('../container-runner.ts').WorkerInput} d */
-function runContainer(d) {
+/**
+ * @param {import('../container-runner.ts').WorkerInput} d
+ * @param {Awaited<ReturnType<typeof listenAll>>} [listeners] pre-opened sockets: the module runs with JSPI
+ */
+function runContainer(d, listeners) {
   const control = new Int32Array(d.control);
   const log = new CriLogWriter(d.logPath, d.logOptions);
   let memory;
   const mem = () => memory;
   let closeDescriptors = () => {};
+  const jspi = listeners !== undefined || d.http !== undefined;
+  let finished; // the run's promise when it goes on asynchronously (the cleanup waits for it)
+  const cleanups = [];
   try {
     let wasi;
     let ids;
+    // Each pre-opened socket takes a descriptor after the preopened directories: a
+    // preopen of an empty directory reserves it in uvwasi's table (wasi-sockets.mjs).
+    let sockDir;
+    const sockFds = (listeners ?? []).map((_, i) => 3 + d.mounts.length + i);
+    if (listeners) {
+      sockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nodelet-sock-'));
+      cleanups.push(() => fs.rmSync(sockDir, { recursive: true, force: true }));
+      cleanups.push(() => listeners.forEach((l) => l.server.close()));
+    }
     try {
       ids = identifyMounts(d.mounts, fs);
       const preopens = {};
       for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
+      (listeners ?? []).forEach((l, i) => {
+        preopens[`/.nodelet-socket-${i}`] = sockDir;
+      });
       wasi = new WASI({
         version: 'preview1',
         args: d.argv,
@@ -103,7 +137,19 @@ function runContainer(d) {
     // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
     const preopenFds = d.mounts.map((_, i) => 3 + i);
     const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
-    closeDescriptors = trackDescriptors(w, mem, preopenFds, budget);
+    let stop;
+    if (jspi) {
+      stop = stopSignal(control);
+      cleanups.push(stop.cancel);
+      procExitUnwinds(w);
+    }
+    if (listeners) cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
+    if (d.http) {
+      const h = experimentalHttpImports(mem, d.http, stop.promise);
+      makeSuspending(h, EXPERIMENTAL_HTTP_ASYNC);
+      imports.wasi_experimental_http = h;
+    }
+    closeDescriptors = trackDescriptors(w, mem, [...preopenFds, ...sockFds], budget);
     captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
     guardReadOnly(
       w,
@@ -125,6 +171,7 @@ function runContainer(d) {
     interruptibleSleep(w, mem, control);
     const report = publishMemory(d.control, mem);
     stopOnRequest(w, control, report);
+    if (listeners) makeSuspending(w, SOCKET_ASYNC_IMPORTS);
     for (const m of d.importedMemories) {
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
@@ -141,10 +188,26 @@ function runContainer(d) {
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    run(wasi, instance, mem);
+    if (jspi) finished = runAsync(wasi, instance, mem);
+    else run(wasi, instance, mem);
   } finally {
-    closeDescriptors();
-    log.close();
+    const cleanup = () => {
+      closeDescriptors();
+      for (const c of cleanups.reverse()) c();
+      log.close();
+    };
+    if (finished) finished.finally(cleanup);
+    else cleanup();
+  }
+}
+
+async function runAsync(wasi, instance, mem) {
+  post({ type: 'started', tid });
+  try {
+    const code = await startPromising(wasi, instance, mem());
+    post({ type: 'exit', code });
+  } catch (e) {
+    if (!(e instanceof StoppedError)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
   }
 }
 

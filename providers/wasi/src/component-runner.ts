@@ -1,0 +1,264 @@
+/**
+ * Runs one WASI 0.2 component container in its own worker thread
+ * (worker/component-worker.mjs), started for it and never reused.
+ *
+ *   startComponent ──new Worker──► starting ──'started'──► running ──'exit'/'trap'/thread exit──► exited
+ *                                     │                       │
+ *                                     │'failed' / error        │ stop(): worker.terminate()
+ *                                     │start timeout / abort   ▼
+ *                                     ▼                     exited (137)
+ *                                 (rejects; thread terminated)
+ *
+ * cli world: `wasi:cli/run` is called once; the exit code is `run`'s result
+ * (0 / 1) or the code given to `wasi:cli/exit` (the thread's exit code).
+ * http world: the component's `incoming-handler` serves `listen.host:listen.port`
+ * until the container is stopped (one instance, requests handled one at a time).
+ *
+ * Components do not come from the worker pool: the pool's workers are
+ * preview1 workers (node:wasi loaded and warmed up), and a component thread
+ * loads preview2-shim instead. A component start therefore pays a worker boot
+ * (~30–50 ms) that a preview1 start does not.
+ */
+import { Worker } from 'node:worker_threads';
+import {
+  CRI_LOG_MODULE_URL,
+  providerError,
+  type ContainerExit,
+  type ContainerSpec,
+  type ContainerStats,
+  type EventRecorder,
+  type Logger,
+} from '@nodelet/plugin-api/v1';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LoadedComponent } from './component-cache.ts';
+import { KILLED_EXIT_CODE, TRAP_EXIT_CODE, DEFAULT_START_TIMEOUT_MS, oomHeadroom, type WasiContainer } from './container-runner.ts';
+import { capModuleMemory, MemoryCapError } from './memory-cap.ts';
+
+const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
+
+/** What a component worker gets as `workerData` (see worker/component-worker.mjs). */
+export interface ComponentWorkerInput {
+  readonly dir: string;
+  /** The component's core modules (`component.core*.wasm`), compiled with their memories capped. */
+  readonly modules: Readonly<Record<string, WebAssembly.Module>>;
+  readonly world: LoadedComponent['world'];
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: ReadonlyArray<{ name: string; containerPath: string; hostPath: string; readOnly: boolean }>;
+  readonly logPath: string;
+  readonly logOptions: { maxBytes?: number; maxFiles?: number };
+  readonly criLogUrl: string;
+  /** http world: where to serve. */
+  readonly listen?: { readonly host: string; readonly port: number };
+}
+
+/** Options of {@link startComponent}. */
+export interface ComponentRunOptions {
+  readonly logOptions?: { maxBytes?: number; maxFiles?: number };
+  /** Instantiation (and, for http, listen) timeout (default {@link DEFAULT_START_TIMEOUT_MS}). */
+  readonly startTimeoutMs?: number;
+  /** Passed to `new Worker`. */
+  readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
+}
+
+/**
+ * Where an http component listens: the pod's first IP (127.0.0.1 when the
+ * pod has none, e.g. on a node without a pod network), at the container's
+ * first declared TCP port. Throws InvalidArgument when it declares none.
+ */
+export function listenAddress(spec: ContainerSpec): { host: string; port: number } {
+  const port = spec.ports?.find((p) => p.protocol === 'TCP')?.containerPort;
+  if (port === undefined) {
+    throw providerError(
+      'InvalidArgument',
+      `container ${spec.name}: a wasi:http component needs a TCP containerPort to listen on (the first declared one is used)`,
+    );
+  }
+  return { host: spec.network?.podIPs[0] ?? '127.0.0.1', port };
+}
+
+type Message =
+  | { type: 'started' }
+  | { type: 'exit'; code: number }
+  | { type: 'trap'; message: string; memoryBytes?: number }
+  | { type: 'failed'; message: string; reason?: string }
+  | { type: 'warning'; message: string; reason?: string };
+
+/**
+ * Starts `spec` as the transpiled component `loaded`. Resolves once it runs
+ * (cli: about to call run; http: listening); rejects with a branded error if
+ * it could not be instantiated, its port is taken (reason `PortInUse`), or it
+ * did not start within the start timeout. Warnings with a reason (e.g.
+ * `VolumeReplaced`) also become Warning events through `events`.
+ */
+export async function startComponent(
+  spec: ContainerSpec,
+  loaded: LoadedComponent,
+  log: Logger,
+  opts: ComponentRunOptions = {},
+  signal?: AbortSignal,
+  events?: EventRecorder,
+): Promise<WasiContainer> {
+  signal?.throwIfAborted();
+  const capBytes = spec.limits.memoryBytes;
+  const modules = await compileCoreModules(loaded, spec, capBytes);
+  const input: ComponentWorkerInput = {
+    dir: loaded.dir,
+    modules,
+    world: loaded.world,
+    argv: spec.argv,
+    env: spec.env,
+    mounts: spec.mounts.map((m) => ({ name: m.name, containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
+    logPath: spec.logPath,
+    logOptions: opts.logOptions ?? {},
+    criLogUrl: CRI_LOG_MODULE_URL,
+    listen: loaded.world === 'http' ? listenAddress(spec) : undefined,
+  };
+  const worker = new Worker(COMPONENT_WORKER_URL, {
+    workerData: input,
+    execArgv: [],
+    argv: [],
+    env: {},
+    stdin: false,
+    stdout: true,
+    stderr: true,
+    resourceLimits: opts.resourceLimits,
+  });
+  // The worker sends the component's output to its log; anything else written is dropped.
+  worker.stdout.resume();
+  worker.stderr.resume();
+  let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
+  let stopping = false;
+  let startedAt: Date | undefined;
+  const t0 = performance.now();
+
+  return new Promise<WasiContainer>((resolveStart, rejectStart) => {
+    let resolveExit!: (e: ContainerExit) => void;
+    const exit = new Promise<ContainerExit>((r) => {
+      resolveExit = r;
+    });
+    const running: WasiContainer = {
+      id: spec.id,
+      get startedAt() {
+        return startedAt ?? new Date();
+      },
+      exit,
+      stats: (): ContainerStats => {
+        // CPU of the component's thread (not of the shim's I/O thread); no memory figure.
+        const usage = (worker as unknown as { cpuUsage?: () => { user: number; system: number } }).cpuUsage?.();
+        return { timestamp: new Date(), cpu: usage ? { usageCoreNanoSeconds: (usage.user + usage.system) * 1000 } : undefined };
+      },
+      async stop() {
+        // No signals in WASI; a component's thread is simply terminated (its files are
+        // held by the shim's I/O thread, which ends with it).
+        if (!stopping) {
+          stopping = true;
+          void worker.terminate();
+        }
+        await exit;
+      },
+    };
+    const fail = (err: Error) => {
+      if (startedAt !== undefined) return;
+      stopping = true;
+      cleanup();
+      rejectStart(err);
+      void worker.terminate();
+    };
+    const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    const timer = setTimeout(
+      () =>
+        fail(
+          providerError(
+            'InvalidImage',
+            `the component of image ${spec.image.image} did not start within ${startTimeoutMs / 1000}s; its thread was terminated`,
+            {
+              reason: 'StartTimeout',
+            },
+          ),
+        ),
+      startTimeoutMs,
+    );
+    const onAbort = () => fail(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted`));
+    function cleanup() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: Message) => {
+      switch (m.type) {
+        case 'started':
+          cleanup();
+          if (stopping) break;
+          startedAt = new Date();
+          log.debug({ container: spec.name, world: loaded.world, startMs: Math.round(performance.now() - t0), ...input.listen }, 'component started');
+          resolveStart(running);
+          break;
+        case 'failed':
+          fail(
+            m.reason === 'PortInUse'
+              ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`, { reason: 'PortInUse' })
+              : m.reason === 'mount'
+                ? providerError('InvalidArgument', `container ${spec.name}: ${m.message}`)
+                : providerError('InvalidImage', `cannot start the component of image ${spec.image.image}: ${m.message}`),
+          );
+          break;
+        case 'warning':
+          log.warn({ container: spec.name }, m.message);
+          if (m.reason !== undefined) events?.('Warning', m.reason, `container ${spec.name}: ${m.message}`);
+          break;
+        case 'exit':
+          outcome ??= { exitCode: m.code, reason: m.code === 0 ? 'Completed' : 'Error' };
+          break;
+        case 'trap':
+          // As for modules: a trap with the memory within the headroom of its cap is an OOM kill.
+          outcome ??=
+            capBytes !== undefined && (m.memoryBytes ?? 0) + oomHeadroom(capBytes) > capBytes
+              ? { exitCode: KILLED_EXIT_CODE, reason: 'OOMKilled', message: `memory limit of ${capBytes} bytes reached (${m.message})` }
+              : { exitCode: TRAP_EXIT_CODE, reason: 'Error', message: m.message };
+          break;
+      }
+    });
+    worker.on('error', (e) => {
+      if (startedAt === undefined) fail(providerError('Internal', `the worker of container ${spec.name} failed: ${e.message}`, { cause: e }));
+      else outcome ??= { exitCode: 1, reason: 'Error', message: `${e.name}: ${e.message}` };
+    });
+    worker.on('exit', (code) => {
+      cleanup();
+      if (startedAt === undefined) fail(providerError('Internal', `the worker of container ${spec.name} exited before the component started (code ${code})`));
+      const result: ContainerExit = {
+        ...(stopping && outcome === undefined
+          ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
+          : (outcome ?? { exitCode: code, reason: code === 0 ? 'Completed' : 'Error' })),
+        finishedAt: new Date(),
+      };
+      resolveExit(result);
+    });
+  });
+}
+
+/**
+ * Compiles the transpiled component's core modules with every memory's maximum
+ * capped to `capBytes` (memory-cap.ts, as for modules). A cap below what the
+ * component needs to start fails like a module's: InvalidArgument, reason OOMKilled.
+ */
+async function compileCoreModules(loaded: LoadedComponent, spec: ContainerSpec, capBytes: number | undefined): Promise<Record<string, WebAssembly.Module>> {
+  const out: Record<string, WebAssembly.Module> = {};
+  for (const file of (await readdir(loaded.dir)).filter((f) => f.endsWith('.wasm'))) {
+    const bytes = await readFile(join(loaded.dir, file));
+    let capped: Uint8Array;
+    try {
+      capped = capModuleMemory(bytes, capBytes).bytes;
+    } catch (e) {
+      if (e instanceof MemoryCapError && e.kind === 'too-small') {
+        throw providerError('InvalidArgument', `image ${spec.image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
+      }
+      throw providerError('InvalidImage', `the transpiled component of image ${spec.image.image} has an invalid core module ${file}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    out[file] = await WebAssembly.compile(capped as Uint8Array<ArrayBuffer>);
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parsePodCidr } from '../../../core/network/cidr.ts';
+import { IpAllocator } from '../../../core/network/ip-allocator.ts';
+import { isNodeletError } from '../../../core/errors/index.ts';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'ipam-'));
+  dirs.push(d);
+  return join(d, 'allocations');
+};
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const v4 = parsePodCidr('10.244.1.0/24');
+
+describe('IpAllocator', () => {
+  it('hands out the lowest free address, the same one again for the same pod, and re-uses a released one', () => {
+    const a = new IpAllocator(tmp());
+    expect(a.allocate('pod-a', [v4])).toEqual(['10.244.1.2']);
+    expect(a.allocate('pod-b', [v4])).toEqual(['10.244.1.3']);
+    expect(a.allocate('pod-a', [v4])).toEqual(['10.244.1.2']);
+    expect(a.release('pod-a')).toBe(true);
+    expect(a.release('pod-a')).toBe(false);
+    expect(a.allocate('pod-c', [v4])).toEqual(['10.244.1.2']);
+  });
+
+  it('keeps allocations across a restart (a new allocator on the same directory) and frees those of pods gone meanwhile', () => {
+    const dir = tmp();
+    const first = new IpAllocator(dir);
+    first.allocate('pod-a', [v4]);
+    first.allocate('pod-b', [v4]);
+    const again = new IpAllocator(dir);
+    expect(again.get('pod-b')).toEqual(['10.244.1.3']);
+    expect(again.allocate('pod-b', [v4])).toEqual(['10.244.1.3']);
+    expect(again.releaseExcept(new Set(['pod-b']))).toEqual([{ uid: 'pod-a', ips: ['10.244.1.2'] }]);
+    expect(readdirSync(dir)).toEqual(['pod-b.json']);
+    expect(new IpAllocator(dir).uids()).toEqual(['pod-b']);
+  });
+
+  it('ignores a file that is not an allocation', () => {
+    const dir = tmp();
+    new IpAllocator(dir).allocate('pod-a', [v4]);
+    writeFileSync(join(dir, 'pod-x.json'), 'not json');
+    writeFileSync(join(dir, 'pod-y.json'), JSON.stringify({ uid: 'pod-z', ips: ['10.244.1.9'] }));
+    expect(new IpAllocator(dir).uids()).toEqual(['pod-a']);
+  });
+
+  it('fails with NDL_NETWORK_EXHAUSTED when the CIDR is full (a /30 holds one pod) and records nothing', () => {
+    const dir = tmp();
+    const small = parsePodCidr('10.9.0.0/30');
+    const a = new IpAllocator(dir);
+    expect(a.allocate('pod-a', [small])).toEqual(['10.9.0.2']);
+    let err: unknown;
+    try {
+      a.allocate('pod-b', [small]);
+    } catch (e) {
+      err = e;
+    }
+    expect(isNodeletError(err) && err.code).toBe('NDL_NETWORK_EXHAUSTED');
+    expect(a.get('pod-b')).toBeUndefined();
+    expect(readdirSync(dir)).toEqual(['pod-a.json']);
+    a.release('pod-a');
+    expect(a.allocate('pod-b', [small])).toEqual(['10.9.0.2']);
+  });
+
+  it('fills a /28 with 13 pods (network, gateway and broadcast stay free)', () => {
+    const c = parsePodCidr('10.9.0.16/28');
+    const a = new IpAllocator(tmp());
+    const got = Array.from({ length: 13 }, (_, i) => a.allocate(`pod-${i}`, [c])[0]);
+    expect(new Set(got).size).toBe(13);
+    expect(got[0]).toBe('10.9.0.18');
+    expect(got[12]).toBe('10.9.0.30');
+    expect(() => a.allocate('pod-13', [c])).toThrow(/no free IP/);
+  });
+
+  it('gives a dual-stack pod one IPv4 and one IPv6 address, and new ones when the CIDR changed', () => {
+    const dir = tmp();
+    const v6 = parsePodCidr('fd00:10:244:1::/64');
+    const a = new IpAllocator(dir);
+    expect(a.allocate('pod-a', [v4, v6])).toEqual(['10.244.1.2', 'fd00:10:244:1::2']);
+    expect(a.allocate('pod-a', [parsePodCidr('10.244.7.0/24')])).toEqual(['10.244.7.2']);
+    expect(new IpAllocator(dir).get('pod-a')).toEqual(['10.244.7.2']);
+  });
+});
