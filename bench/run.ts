@@ -41,6 +41,7 @@ import { measureDensity, type DensityResult } from './figures/density.ts';
 import { inNodelet, isolation, type ModuleStart } from './figures/module-start.ts';
 import { measureLogs, type LogsResult } from './figures/logs.ts';
 import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
+import { measureDra, type DraResult } from './figures/dra.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
 import { measureHttpComponent, type HttpComponentResult } from './figures/http-component.ts';
 import { measureProbes, type ProbesResult } from './figures/probes.ts';
@@ -205,6 +206,7 @@ try {
     : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
+  const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
   const probes = want('probes')
     ? await phase('probes: 100 pods with a 1 s readiness probe', () =>
         measureProbes(c, nodelet.pid, images.sleep!, { pods: 100, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),
@@ -214,7 +216,7 @@ try {
 
   const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, cpu, http, probes });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu, http, probes });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -225,6 +227,7 @@ try {
     mods: ok(mods as never) as ModuleStart[] | undefined,
     logs: ok(logs),
     plugins: ok(plugins),
+    dra: ok(dra),
     cpu: ok(cpu),
     http: ok(http),
     probes: ok(probes),
@@ -257,6 +260,7 @@ function report(r: {
   mods?: ModuleStart[];
   logs?: LogsResult;
   plugins?: PluginsResult;
+  dra?: DraResult;
   cpu?: CpuBoundResult;
   http?: HttpComponentResult;
   probes?: ProbesResult;
@@ -360,6 +364,11 @@ function report(r: {
     add('6 CSI socket → CSINode updated', f(r.plugins.csi));
     add('6 device plugin socket → capacity in apiserver', f(r.plugins.devicePlugin));
   }
+  if (r.dra) {
+    const f = (p: PluginsResult['csi']) => ('ms' in p ? `${p.ms} ms` : `not available: ${p.notAvailable}`);
+    add('6 DRA registration socket → ResourceSlice visible', f(r.dra.registration));
+    add('6 DRA claim allocated → pod Running', f(r.dra.claimToRunning));
+  }
   if (r.cpu)
     add(
       `7 CPU-bound (${r.cpu.rounds} rounds) nodelet / node:wasi / wasmtime`,
@@ -422,6 +431,7 @@ function report(r: {
     moduleStart: { modules: r.mods, replicas: r.dens?.replicas },
     logs: r.logs,
     plugins: r.plugins,
+    dra: r.dra,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
     httpComponent: r.http,
     probes: r.probes,

@@ -6,12 +6,13 @@
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
  *   admit handlers        [node shutdown, devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
- *   container options     [devices]                           → pod set-up
+ *   container options     [devices, dra]                      → pod set-up
+ *   pod resources         [dra]                               → pod set-up (before the volumes)
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
- *   registration handlers { CSIPlugin: csi, DevicePlugin: devices } → PluginManager
+ *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *
- *   startNodelet ──► images ──► providers ──► events ──► devices + CSI ──► pod set-up + pod network
+ *   startNodelet ──► images ──► providers ──► events ──► devices + CSI (+ DRA) ──► pod set-up + pod network
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
  *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -44,11 +45,12 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
+import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { startEmptyDirLimits } from '../eviction/index.ts';
 import { ProbeManager } from '../probes/index.ts';
-import { CSI_PLUGIN, DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -100,9 +102,22 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const { allocatable } = nodeResources(shape, host);
   let podsRef: PodController | undefined;
   let sourcesReady = !clients;
-  const devices = await startDevicePlugins(o, { activePods: () => podsRef?.pods() ?? [], sourcesReady: () => sourcesReady }, log);
+  let draRef: Dra | undefined;
+  const devices = await startDevicePlugins(
+    o,
+    {
+      activePods: () => podsRef?.pods() ?? [],
+      sourcesReady: () => sourcesReady,
+      dynamicResources: (pod, container) => draRef?.manager.dynamicResources(pod, container) ?? [],
+    },
+    log,
+  );
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
+  // DRA needs the API (claims, ResourceSlices): cluster mode only.
+  const draActivePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const dra = clients ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady }, log) : undefined;
+  draRef = dra;
   let node: NodeController | undefined;
   // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
   const shutdown = new NodeShutdownManager({
@@ -119,7 +134,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   shutdown.start();
   const setup = createPodSetup(o, clients, nodeIP, log, {
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
-    containerOptions: [deviceContainerOptions(devices.manager)],
+    containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
+    podResources: dra ? [dra.preparer] : [],
     events,
   });
   const network = new PodNetworkManager({
@@ -177,7 +193,11 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     });
     lease.start();
   }
-  const registration = await startPluginRegistration(o, log, { [CSI_PLUGIN]: csi.handler, [DEVICE_PLUGIN]: devices.handler });
+  const registration = await startPluginRegistration(o, log, {
+    [CSI_PLUGIN]: csi.handler,
+    [DEVICE_PLUGIN]: devices.handler,
+    ...(dra ? { [DRA_PLUGIN]: dra.handler } : {}),
+  });
   if (clients) {
     const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
     stopSource = src.stop;
@@ -222,6 +242,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       abort.abort();
       await registration.stop();
       csi.stop();
+      dra?.stop();
       await devices.stop();
       await providers.stop();
       await api.close();

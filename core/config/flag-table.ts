@@ -461,6 +461,26 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
+    name: 'cdi-spec-dirs',
+    type: 'strings',
+    default: '/etc/cdi,/var/run/cdi',
+    upstream: false,
+    help: 'Directories of CDI spec files, for the CDI devices DRA drivers return (later ones win), comma-separated or repeated',
+    apply: (s, r) => {
+      s.cdiSpecDirs = [...(s.cdiSpecDirs ?? []), ...parseList(r)];
+    },
+  },
+  {
+    name: 'dra-plugin-deregistration-grace-period',
+    type: 'duration',
+    default: '30s',
+    upstream: false,
+    help: "How long a deregistered DRA driver's ResourceSlices of this node stay before they are deleted (upstream's fixed 30s)",
+    apply: (s, r) => {
+      s.draDeregistrationGracePeriodMs = parsePositiveDuration(r);
+    },
+  },
+  {
     name: 'image-pull-progress-deadline',
     type: 'duration',
     default: '5m0s',

@@ -86,6 +86,10 @@ export interface NodeletOptions extends DerivedDirs {
   /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
   defaultTaint: boolean;
   deviceEndpointGracePeriodMs: number;
+  /** Directories of CDI spec files (`--cdi-spec-dirs`). */
+  cdiSpecDirs: string[];
+  /** How long a deregistered DRA driver's ResourceSlices stay (`--dra-plugin-deregistration-grace-period`). */
+  draDeregistrationGracePeriodMs: number;
   /** A registry body without progress for this long fails the pull (`--image-pull-progress-deadline`). */
   imagePullProgressDeadlineMs: number;
   imageGCHighThresholdPercent: number;
@@ -132,6 +136,8 @@ const DEFAULTS = {
   registerNode: true,
   defaultTaint: true,
   deviceEndpointGracePeriodMs: 300_000,
+  cdiSpecDirs: ['/etc/cdi', '/var/run/cdi'],
+  draDeregistrationGracePeriodMs: 30_000,
   imagePullProgressDeadlineMs: 300_000,
   imageGCHighThresholdPercent: 85,
   imageGCLowThresholdPercent: 80,
@@ -170,6 +176,7 @@ export function resolveOptions(s: Settings, hostname: string = os.hostname()): N
     nodeLabels: { ...(s.nodeLabels ?? {}) },
     registerWithTaints: [...(s.registerWithTaints ?? [])],
     insecureRegistries: [...(s.insecureRegistries ?? [])],
+    cdiSpecDirs: [...(s.cdiSpecDirs ?? DEFAULTS.cdiSpecDirs)],
     logLevel: s.logLevel ?? verbosityLevel ?? DEFAULTS.logLevel,
     nodeName: (s.hostnameOverride || hostname).trim().toLowerCase(),
     rootDir,

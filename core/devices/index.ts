@@ -11,19 +11,20 @@
  *   plugin registration   handler                         → { [DEVICE_PLUGIN]: handler }
  */
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { PluginHandler } from '../pluginmanager/index.ts';
 import { DeviceManager } from './device-manager.ts';
 import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { createDevicePluginHandler } from './device-plugin-handler.ts';
-import { startPodResourcesServer, type PodResourcesServer } from './pod-resources-server.ts';
+import { startPodResourcesServer, type DynamicResourceInfo, type PodResourcesServer } from './pod-resources-server.ts';
 import { RegistrationServer } from './registration-server.ts';
 
 export { DeviceManager } from './device-manager.ts';
 export { DEVICE_WARNING_REASON } from './container-devices.ts';
 export { deviceAdmitHandler, deviceAllocatable } from './device-admit-handler.ts';
 export { deviceContainerOptions } from './device-container-options.ts';
+export type { DynamicResourceInfo } from './pod-resources-server.ts';
 
 /** The socket file of the podresources API. */
 export const POD_RESOURCES_SOCKET_NAME = 'kubelet.sock';
@@ -41,6 +42,8 @@ export interface DevicePluginsDeps {
   activePods(): readonly V1Pod[];
   /** False until the pod sources delivered their initial list (default: always true). */
   sourcesReady?(): boolean;
+  /** The DRA claims prepared for a container, for podresources (default: none). */
+  dynamicResources?(pod: V1Pod, container: V1Container): readonly DynamicResourceInfo[];
 }
 
 /** Running device-plugin support. */
@@ -73,7 +76,7 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
   try {
     podResources = await startPodResourcesServer(
       join(o.podResourcesDir, POD_RESOURCES_SOCKET_NAME),
-      { activePods: () => deps.activePods(), devices: manager },
+      { activePods: () => deps.activePods(), devices: manager, dynamicResources: deps.dynamicResources ? (p, c) => deps.dynamicResources!(p, c) : undefined },
       log.child({ component: 'podresources' }),
     );
   } catch (e) {

@@ -1,7 +1,8 @@
 /**
  * The podresources v1 API on `<root>/pod-resources/kubelet.sock` (upstream
  * `pkg/kubelet/apis/podresources/server_v1.go`): `List` (active pods),
- * `GetAllocatableResources` and `Get`. Devices come from the device manager;
+ * `GetAllocatableResources` and `Get`. Devices come from the device manager,
+ * `dynamic_resources` from the DRA manager (through `dynamicResources`);
  * nodelet has no CPU or memory managers, so `cpu_ids` and `memory` are empty.
  */
 import { mkdirSync, rmSync } from 'node:fs';
@@ -19,11 +20,20 @@ import {
 } from '../../sockets/podresources.ts';
 import type { ContainerDevicesInfo, DeviceManager } from './device-manager.ts';
 
+/** A container's prepared DRA claim as podresources reports it (upstream `GetDynamicResources`). */
+export interface DynamicResourceInfo {
+  readonly claimName: string;
+  readonly claimNamespace: string;
+  readonly resources: readonly { driverName: string; poolName: string; deviceName: string; cdiDevices: readonly string[] }[];
+}
+
 /** What the server reads. */
 export interface PodResourcesSource {
   /** Pods bound here that are not terminal (upstream `GetActivePods`). */
   activePods(): readonly V1Pod[];
   readonly devices: Pick<DeviceManager, 'containerDevices' | 'allocatableDevices' | 'updateAllocatedDevices'>;
+  /** The DRA claims prepared for a container (none without DRA). */
+  dynamicResources?(pod: V1Pod, container: V1Container): readonly DynamicResourceInfo[];
 }
 
 function toWire(d: ContainerDevicesInfo): ContainerDevices {
@@ -43,7 +53,16 @@ function podResources(pod: V1Pod, source: PodResourcesSource): PodResources {
     devices: source.devices.containerDevices(uid, c.name).map(toWire),
     cpu_ids: [],
     memory: [],
-    dynamic_resources: [],
+    dynamic_resources: (source.dynamicResources?.(pod, c) ?? []).map((d) => ({
+      claim_name: d.claimName,
+      claim_namespace: d.claimNamespace,
+      claim_resources: d.resources.map((r) => ({
+        cdi_devices: r.cdiDevices.map((name) => ({ name })),
+        driver_name: r.driverName,
+        pool_name: r.poolName,
+        device_name: r.deviceName,
+      })),
+    })),
   }));
   return { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', containers: list };
 }

@@ -69,6 +69,11 @@ export const CATALOGUE = {
   NDL_DEVICE_ALLOCATE: 'device allocation failed',
   NDL_DEVICE_PLUGIN_RPC: 'device plugin call failed',
   NDL_DEVICE_CHECKPOINT: 'device manager checkpoint unusable',
+  // dynamic resource allocation (DRA drivers)
+  NDL_DRA_PREPARE: 'failed to prepare dynamic resources',
+  NDL_DRA_UNPREPARE: 'failed to unprepare dynamic resources',
+  NDL_DRA_CHECKPOINT: 'DRA manager checkpoint unusable',
+  NDL_DRA_DRIVER_RPC: 'DRA driver call failed',
   // API server and shared helpers
   NDL_API_CLIENT: 'API client misconfigured',
   NDL_API_REQUEST: 'API server request failed',

@@ -5,7 +5,8 @@
 export type { ProviderRouter } from './pod-controller.ts';
 export { predicateAdmitHandler } from './admission.ts';
 export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
-export type { ContainerOptionsContributor } from './container-options.ts';
+export type { ContainerOptionsContributor, ContainerWarning } from './container-options.ts';
+export type { PodResourcePreparer } from './pod-resources.ts';
 export type { PodNetwork } from './pod-network.ts';
 export { type AbnormalTermination, PodController } from './pod-controller.ts';
 export { createPodSetup } from './pod-setup-impl.ts';

@@ -32,6 +32,7 @@ import { resolveEnv } from './env.ts';
 import { resolveMounts } from './mounts.ts';
 import { resolveArgv } from './argv.ts';
 import type { PodSetup } from './pod-setup.ts';
+import type { PodResourcePreparer } from './pod-resources.ts';
 import { pullSecretCredentials } from '../images/index.ts';
 import { removeTreeNoFollow } from '../paths/index.ts';
 import { errorDetail, isNodeletError, nodeletError } from '../errors/index.ts';
@@ -58,6 +59,8 @@ export interface PodSetupExtensions {
   readonly containerOptions: readonly ContainerOptionsContributor[];
   /** Where contributors' warnings go (`Warning` events on the container). */
   readonly events: Events;
+  /** Pod-level resources prepared before the volumes, in order (DRA claims). */
+  readonly podResources?: readonly PodResourcePreparer[];
 }
 
 /** Builds the pod setup for this node. */
@@ -81,6 +84,14 @@ export function createPodSetup(
     async prepare(pod) {
       const dir = podDir(pod);
       mkdirSync(dir, { recursive: true, mode: 0o750 });
+      for (const r of ext.podResources ?? []) {
+        try {
+          await r.prepare(pod);
+        } catch (e) {
+          const err = isNodeletError(e) ? nodeletError(e.code, e.detail) : nodeletError('NDL_CONTAINER_CONFIG', errorDetail(e), e);
+          throw Object.assign(err, { reason: r.failureReason, messages: [`${r.failurePrefix}: ${err.detail}`] });
+        }
+      }
       try {
         return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, podIPs: podIPsOf(pod), log, plugins });
       } catch (e) {
@@ -108,6 +119,7 @@ export function createPodSetup(
     async teardown(pod) {
       const dir = podDir(pod);
       await teardownVolumes(dir, { log, plugins });
+      for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);
     },
     async cleanupOrphans(pods) {

@@ -13,7 +13,7 @@
  *
  *   none ──prepare ok──► prepared ──(≥ 1 min since the last start) prepare ok──► prepared
  *    │  ▲                   │
- *    │  └─ back-off ◄───────┴── prepare fails: FailedMount events, re-queue (≤ 30 s)
+ *    │  └─ back-off ◄───────┴── prepare fails: FailedMount (or the preparer's reason) events, re-queue (≤ 30 s)
  *    └── prepare fails ──┘      (a failed re-sync keeps the old contents; the pod starts nothing until one succeeds)
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -71,7 +71,9 @@ export class PodVolumes {
       return true;
     } catch (e) {
       const notes = (e as { messages?: string[] }).messages ?? [e instanceof Error ? e.message : String(e)];
-      for (const note of notes) this.d.event('Warning', 'FailedMount', note);
+      // A pod-resource preparer's failure carries its own reason (FailedPrepareDynamicResources).
+      const reason = (e as { reason?: string }).reason ?? 'FailedMount';
+      for (const note of notes) this.d.event('Warning', reason, note);
       this.d.requeue(Math.min(this.d.backoff.next(key), MAX_RETRY_MS));
       return false;
     }

@@ -3,8 +3,8 @@
  * started against a kubelet-style root dir it creates its registration socket
  * under `<root>/plugins_registry` and its DRAPlugin socket under
  * `<root>/plugins/<driver>/`, and publishes a ResourceSlice for the node once
- * the Node exists. No kubelet is involved here (nodelet's DRA side is issue
- * 18's later work), so the Node is created by the admin.
+ * the Node exists. No kubelet is involved here (nodelet's DRA side is tested in
+ * dra.test.ts), so the Node is created by the admin.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

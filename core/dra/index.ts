@@ -1,0 +1,116 @@
+/**
+ * Dynamic Resource Allocation on this node, ready to wire: the driver
+ * registry, the DRA manager (checkpoint loaded) and what the composition
+ * root plugs into the extension points:
+ *
+ *   pod resources         preparer         (claims prepared before the volumes; FailedPrepareDynamicResources)
+ *   container options     containerOptions (CDI env + mounts of the claims a container references)
+ *   plugin registration   handler          → { [DRA_PLUGIN]: handler }
+ *
+ * A reconcile loop (every {@link DRA_RECONCILE_MS}, and when a driver
+ * registers) drops terminated or deleted pods from the claims and unprepares
+ * the claims no pod uses, retrying unprepares that failed.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import type { KubeClients } from '../kube/index.ts';
+import type { PluginHandler } from '../pluginmanager/index.ts';
+import type { ContainerOptionsContributor, PodResourcePreparer } from '../pods/index.ts';
+import { join } from 'node:path';
+import { DRA_CHECKPOINT_FILE } from './checkpoint.ts';
+import { draContainerOptions } from './dra-container-options.ts';
+import { DraManager } from './dra-manager.ts';
+import { createDraPluginHandler } from './dra-plugin-handler.ts';
+import type { DraClientFactory } from './driver-client.ts';
+import { DraDriverRegistry } from './driver-registry.ts';
+import { grpcDraClient } from './grpc-driver-client.ts';
+
+export { DRA_WARNING_REASON } from './dra-container-options.ts';
+export { DraManager } from './dra-manager.ts';
+
+/** How often claims of pods that are gone are unprepared (upstream's reconcile period: 60 s). */
+export const DRA_RECONCILE_MS = 60_000;
+
+/** Upstream's event reason when a pod's claims cannot be prepared. */
+export const FAILED_PREPARE_DYNAMIC_RESOURCES = 'FailedPrepareDynamicResources';
+
+/** Options of {@link startDra} (fields of NodeletOptions). */
+export interface DraOptions {
+  readonly rootDir: string;
+  readonly nodeName: string;
+  /** Where CDI spec files are read (`--cdi-spec-dirs`). */
+  readonly cdiSpecDirs: readonly string[];
+  /** How long a deregistered driver's ResourceSlices stay (`--dra-plugin-deregistration-grace-period`). */
+  readonly draDeregistrationGracePeriodMs: number;
+}
+
+/** Pod facts and connections DRA needs. */
+export interface DraDeps {
+  readonly clients: KubeClients;
+  /** Pods bound here that are not terminal. */
+  activePods(): readonly V1Pod[];
+  sourcesReady(): boolean;
+  /** Tests: how drivers are reached (default gRPC). */
+  readonly connect?: DraClientFactory;
+  /** Tests: the reconcile period (default {@link DRA_RECONCILE_MS}). */
+  readonly reconcileMs?: number;
+}
+
+/** Running DRA support. */
+export interface Dra {
+  readonly manager: DraManager;
+  readonly handler: PluginHandler;
+  readonly preparer: PodResourcePreparer;
+  readonly containerOptions: ContainerOptionsContributor;
+  stop(): void;
+}
+
+/** Loads the checkpoint, builds the registry, manager and handler, and starts the reconcile loop. */
+export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
+  const dlog = log.child({ component: 'dra' });
+  const resource = deps.clients.kc.makeApiClient(k8s.ResourceV1Api);
+  const drivers = new DraDriverRegistry({
+    graceMs: o.draDeregistrationGracePeriodMs,
+    log: dlog,
+    wipeSlices: async (driver) => {
+      await resource.deleteCollectionResourceSlice({ fieldSelector: `spec.nodeName=${o.nodeName},spec.driver=${driver}` });
+    },
+  });
+  const manager = new DraManager({
+    checkpointPath: join(o.rootDir, DRA_CHECKPOINT_FILE),
+    drivers,
+    log: dlog,
+    activePods: deps.activePods,
+    sourcesReady: deps.sourcesReady,
+    async getClaim(namespace, name) {
+      try {
+        return await resource.readNamespacedResourceClaim({ namespace, name });
+      } catch (e) {
+        if ((e as { code?: number }).code === 404) return undefined;
+        throw e;
+      }
+    },
+  });
+  const reconcile = () => void manager.reconcile().catch((e: unknown) => dlog.warn({ err: String(e) }, 'DRA reconcile failed'));
+  const timer = setInterval(reconcile, deps.reconcileMs ?? DRA_RECONCILE_MS);
+  timer.unref?.();
+  const offRegister = drivers.onRegister(() => reconcile());
+  return {
+    manager,
+    handler: createDraPluginHandler(drivers, deps.connect ?? grpcDraClient, dlog),
+    preparer: {
+      name: 'dra',
+      failureReason: FAILED_PREPARE_DYNAMIC_RESOURCES,
+      failurePrefix: 'Failed to prepare dynamic resources',
+      prepare: (pod) => manager.prepare(pod),
+      release: (pod) => manager.release(pod.metadata!.uid!).catch((e: unknown) => dlog.warn({ err: String(e) }, 'DRA release failed')),
+    },
+    containerOptions: draContainerOptions(manager, o.cdiSpecDirs),
+    stop() {
+      clearInterval(timer);
+      offRegister();
+      drivers.stop();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+// grpcDraClient against a real grpc-js server on a unix socket: v1 and the
+// v1beta1 fallback reach their own method paths, results map back per claim
+// UID, and a gRPC error becomes NDL_DRA_DRIVER_RPC.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { unixTarget } from '../../../sockets/dial.ts';
+import { DRAPluginService, NodePrepareResourcesResponse, type DRAPluginServer } from '../../../sockets/dra.ts';
+import { DRAPluginV1beta1Service } from '../../../sockets/dra-v1beta1.ts';
+import { grpcDraClient } from '../../../core/dra/grpc-driver-client.ts';
+
+describe('grpcDraClient', () => {
+  const cleanups: Array<() => void> = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+
+  async function serve(): Promise<{ sock: string; seen: string[] }> {
+    const dir = mkdtempSync(join(tmpdir(), 'nodelet-dra-grpc-'));
+    const sock = join(dir, 'dra.sock');
+    const seen: string[] = [];
+    const impl = (version: string): DRAPluginServer => ({
+      nodePrepareResources: (call, cb) => {
+        seen.push(`${version} prepare ${call.request.claims.map((c) => c.uid).join(',')}`);
+        if (call.request.claims.some((c) => c.uid === 'bad')) return cb({ code: grpc.status.UNAVAILABLE, details: 'driver busy' });
+        cb(
+          null,
+          NodePrepareResourcesResponse.fromPartial({
+            claims: {
+              u1: { devices: [{ request_names: ['req'], pool_name: 'p', device_name: 'd0', cdi_device_ids: ['v.io/c=d0'] }] },
+              u2: { error: 'no such claim' },
+            },
+          }),
+        );
+      },
+      nodeUnprepareResources: (call, cb) => {
+        seen.push(`${version} unprepare ${call.request.claims.map((c) => c.uid).join(',')}`);
+        cb(null, { claims: { u1: { error: '' } } });
+      },
+    });
+    const server = new grpc.Server();
+    server.addService(DRAPluginService, impl('v1'));
+    server.addService(DRAPluginV1beta1Service, impl('v1beta1'));
+    await new Promise<void>((ok, fail) => server.bindAsync(unixTarget(sock), grpc.ServerCredentials.createInsecure(), (e) => (e ? fail(e) : ok())));
+    cleanups.push(() => {
+      server.forceShutdown();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return { sock, seen };
+  }
+
+  it('calls v1 and v1beta1 on their own paths and maps the results', async () => {
+    const { sock, seen } = await serve();
+    const claims = [
+      { namespace: 'ns', uid: 'u1', name: 'c1' },
+      { namespace: 'ns', uid: 'u2', name: 'c2' },
+    ];
+    for (const v of ['v1.DRAPlugin', 'v1beta1.DRAPlugin'] as const) {
+      const c = grpcDraClient(sock, v, 5000);
+      cleanups.push(() => c.close());
+      expect(await c.nodePrepareResources(claims)).toEqual({
+        u1: { error: undefined, devices: [{ requestNames: ['req'], poolName: 'p', deviceName: 'd0', cdiDeviceIds: ['v.io/c=d0'] }] },
+        u2: { error: 'no such claim', devices: [] },
+      });
+      expect(await c.nodeUnprepareResources([claims[0]!])).toEqual({ u1: { error: undefined } });
+    }
+    expect(seen).toEqual(['v1 prepare u1,u2', 'v1 unprepare u1', 'v1beta1 prepare u1,u2', 'v1beta1 unprepare u1']);
+  });
+
+  it('a gRPC error is NDL_DRA_DRIVER_RPC with the status text', async () => {
+    const { sock } = await serve();
+    const c = grpcDraClient(sock, 'v1.DRAPlugin', 5000);
+    cleanups.push(() => c.close());
+    await expect(c.nodePrepareResources([{ namespace: 'ns', uid: 'bad', name: 'x' }])).rejects.toMatchObject({
+      code: 'NDL_DRA_DRIVER_RPC',
+      message: expect.stringContaining('rpc error: code = Unavailable desc = driver busy'),
+    });
+  });
+});
