@@ -6,7 +6,7 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http);
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
@@ -44,6 +44,7 @@ import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
 import { measureDra, type DraResult } from './figures/dra.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
 import { measureHttpComponent, type HttpComponentResult } from './figures/http-component.ts';
+import { measureProbes, type ProbesResult } from './figures/probes.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -206,11 +207,16 @@ try {
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
   const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
+  const probes = want('probes')
+    ? await phase('probes: 100 pods with a 1 s readiness probe', () =>
+        measureProbes(c, nodelet.pid, images.sleep!, { pods: 100, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),
+      )
+    : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
   const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu, http });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, dens, mods, logs, plugins, dra, cpu, http, probes });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -224,6 +230,7 @@ try {
     dra: ok(dra),
     cpu: ok(cpu),
     http: ok(http),
+    probes: ok(probes),
   });
 } finally {
   await cleanup();
@@ -256,6 +263,7 @@ function report(r: {
   dra?: DraResult;
   cpu?: CpuBoundResult;
   http?: HttpComponentResult;
+  probes?: ProbesResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
@@ -378,6 +386,18 @@ function report(r: {
     );
     add('8 wasi:http first request after Ready (create→Ready)', `${h.firstRequestAfterReadyMs} ms (${h.createToReadyMs} ms)`);
   }
+  if (r.probes)
+    add(
+      `9 ${r.probes.pods} pods with a 1 s readiness probe (${r.probes.windowS}s)`,
+      `${r.probes.cores} cores, RSS ${r.probes.rssMiB} MiB; ${r.probes.probesPerS} probes/s on ${r.probes.connections} connections; all Ready in ${Math.round(r.probes.allReadyMs / 1000)} s` +
+        `; the same pods without probes ${r.probes.baselineCores} cores`,
+      atMost(
+        '100 pods probed every second, CPU over the same pods without probes',
+        Math.round((r.probes.cores - r.probes.baselineCores) * 1000) / 1000,
+        0.1,
+        'cores',
+      ),
+    );
   const totalS = Math.round((Date.now() - t0) / 1000);
   console.log(`\nnodelet bench (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${totalS} s\n`);
   printTable(rows);
@@ -414,6 +434,7 @@ function report(r: {
     dra: r.dra,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
     httpComponent: r.http,
+    probes: r.probes,
     help,
   };
   const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;

@@ -10,6 +10,7 @@
  *   pod resources         [dra]                               → pod set-up (before the volumes)
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
+ *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *
  *   startNodelet ──► images ──► providers ──► events ──► devices + CSI (+ DRA) ──► pod set-up + pod network
  *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
@@ -48,6 +49,7 @@ import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { startEmptyDirLimits } from '../eviction/index.ts';
+import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 
 /** A running nodelet. */
@@ -144,6 +146,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     log: log.child({ component: 'network' }),
     nodeEvent: (type, reason, note) => events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note),
   });
+  const probes = new ProbeManager();
   const pods = new PodController({
     network,
     nodeName: o.nodeName,
@@ -156,6 +159,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
     admitHandlers: [shutdown.admitHandler(), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    probes,
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
@@ -232,6 +236,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopImageGc();
       stopEviction();
       await pods.shutdown();
+      await probes.close();
       lease?.stop();
       node?.stop();
       abort.abort();

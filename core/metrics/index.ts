@@ -9,6 +9,7 @@ export {
   restClientRequests,
   type RunningCounts,
 } from './kubelet-metrics.ts';
+export { countProbe, forgetProbeSeries, probeMetricsText, type ProbeSeries } from './probe-metrics.ts';
 export { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from './resource-metrics.ts';
 export type { ContainerUsage, PodUsage, StatsSnapshot } from './stats-types.ts';
 export { summaryOf } from './summary.ts';

@@ -6,6 +6,14 @@
  * containers on deletion. Never blocks on a running container: exits re-queue
  * the pod.
  *
+ * Probes and lifecycle hooks (core/probes, when the root passes a prober):
+ * after a start, `postStart` runs (its failure: `FailedPostStartHook`, the
+ * container is killed and the restart policy applies), then the run's probes
+ * start; a Liveness/Startup failure kills the run (`Killing`: "Container X
+ * failed liveness probe, will be restarted") within the probe's
+ * `terminationGracePeriodSeconds` or the pod's. Every kill runs `preStop`
+ * first, within the grace period (`FailedPreStopHook` on failure).
+ *
  *   pod:  Pending ──init done──► app containers start ──► Running
  *           │                                              │ all exited, policy allows no restart
  *           └──init failed (Never) ──► Failed ◄── some failed ┤
@@ -14,6 +22,7 @@
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isProviderError, type Mount, type PodContext, type Provider, type RunningContainer } from '@nodelet/plugin-api/v1';
 import { newRecord, type ContainerRecord } from './container-record.ts';
+import { targetHost, type ProbeTarget } from '../probes/index.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
 import { recordView, type RunnerContainer } from './pod-runner.ts';
 import { containerLimits } from './container-limits.ts';
@@ -23,17 +32,24 @@ import type { DriverEnv, PodDriver } from './pod-driver.ts';
 
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
+/** The pod's termination grace period (upstream: deletionGracePeriodSeconds, else the spec's, else 30 s). */
+const podGraceMs = (p: V1Pod) => Math.max(0, p.metadata?.deletionGracePeriodSeconds ?? p.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+/** Upstream's minimumGracePeriodInSeconds: what a container gets after its preStop used up the grace period. */
+const MIN_GRACE_MS = 2000;
 
 /** The container driver of one admitted pod. */
 export class ContainerDriver implements PodDriver {
   readonly init: ContainerRecord[];
   readonly app: ContainerRecord[];
+  /** The latest pod seen (probes read its IP when they run). */
+  private pod: V1Pod;
 
   constructor(
     pod: V1Pod,
     readonly provider: Provider,
     private readonly d: DriverEnv,
   ) {
+    this.pod = pod;
     const st = pod.status;
     this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
     this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
@@ -83,6 +99,7 @@ export class ContainerDriver implements PodDriver {
 
   /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
   async sync(pod: V1Pod): Promise<void> {
+    this.pod = pod;
     for (const rec of this.init) {
       const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
       if (rec.running || rec.starting) return;
@@ -214,6 +231,81 @@ export class ContainerDriver implements PodDriver {
       const reason = isProviderError(e) ? 'CreateContainerError' : 'RunContainerError';
       return this.startFailed(pod, rec, reason, (e as Error).message);
     }
+    await this.afterStart(pod, spec, rec);
+  }
+
+  /** What probes and hooks of `spec`'s current run reach: the pod's address (read when they run), its ports, the provider's exec. */
+  private target(spec: V1Container, running: RunningContainer): ProbeTarget {
+    const provider = this.provider;
+    const currentPod = () => this.pod;
+    return {
+      get host() {
+        return targetHost(currentPod());
+      },
+      ports: spec.ports ?? [],
+      providerName: provider.name,
+      exec: provider.exec ? (command, timeoutMs, signal) => provider.exec!(running.id, command, { timeoutMs, signal }) : undefined,
+    };
+  }
+
+  /** postStart, then the run's probes (upstream: the hook runs before the start is done; a failure kills the container). */
+  private async afterStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+    const probes = this.d.probes;
+    const running = rec.running;
+    if (!probes || !running) return;
+    const target = this.target(spec, running);
+    const hook = spec.lifecycle?.postStart;
+    if (hook) {
+      const failed = await probes.hook(hook, pod, spec, target, podGraceMs(pod));
+      if (rec.running !== running) return;
+      if (failed !== undefined) {
+        this.d.event('Warning', 'FailedPostStartHook', failed, fieldPath(rec));
+        await this.kill(pod, spec, rec, podGraceMs(pod), 'FailedPostStartHook');
+        return;
+      }
+    }
+    if (this.terminating || rec.running !== running || rec.killing) return;
+    const m = pod.metadata!;
+    rec.probes = probes.watch(
+      { container: spec, startedAt: running.startedAt, target, series: { container: rec.name, pod: m.name!, namespace: m.namespace!, pod_uid: m.uid! } },
+      {
+        changed: () => this.d.statusChanged(),
+        event: (type, reason, message) => this.d.event(type, reason, message, fieldPath(rec)),
+        kill: (kind, _output, graceMs) => {
+          if (rec.running !== running) return;
+          const restart = (this.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+          const why = `Container ${rec.name} failed ${kind.toLowerCase()} probe${restart ? ', will be restarted' : ''}`;
+          void this.kill(this.pod, spec, rec, graceMs ?? podGraceMs(this.pod), why);
+        },
+      },
+    );
+  }
+
+  /**
+   * Kills the current run of `rec` (upstream killContainer): `Killing` with
+   * `message`, its probes stopped, `preStop` within `graceMs`, then the
+   * provider's stop with what is left of the grace (at least 2 s after a
+   * preStop). The exit handler records the end; the restart policy decides.
+   */
+  private async kill(pod: V1Pod, spec: V1Container | undefined, rec: ContainerRecord, graceMs: number, message: string): Promise<void> {
+    const running = rec.running;
+    if (!running || rec.killing) return;
+    rec.killing = true;
+    rec.probes?.stop();
+    this.d.event('Normal', 'Killing', message, fieldPath(rec));
+    let grace = graceMs;
+    const preStop = spec?.lifecycle?.preStop;
+    if (spec && preStop && this.d.probes && graceMs > 0) {
+      const t0 = Date.now();
+      const failed = await this.d.probes.hook(preStop, pod, spec, this.target(spec, running), graceMs);
+      if (failed !== undefined) {
+        this.d.ctx().log.warn({ container: rec.name, err: failed }, 'PreStop hook failed');
+        // upstream: the detail stays out of the event so that secrets do not leak.
+        this.d.event('Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath(rec));
+      }
+      grace = Math.max(graceMs - (Date.now() - t0), MIN_GRACE_MS);
+    }
+    await running.stop(grace);
   }
 
   private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string): void {
@@ -237,6 +329,11 @@ export class ContainerDriver implements PodDriver {
     rec.startedAt = running.startedAt;
     rec.containerID = `${this.provider.name}://${running.id}`;
     void running.exit.then(async (x) => {
+      if (rec.running === running) {
+        rec.probes?.stop();
+        rec.probes = undefined;
+        rec.killing = false;
+      }
       const message = await terminationMessage(run.spec, x, run.mounts, run.logPath).catch(() => x.message);
       rec.running = undefined;
       rec.terminated = { ...x, message, startedAt: running.startedAt, containerID: rec.containerID! };
@@ -245,13 +342,19 @@ export class ContainerDriver implements PodDriver {
   }
 
   /** Stops every running container within `graceMs` (emitting `Killing`). */
-  async stop(_pod: V1Pod, graceMs: number): Promise<void> {
+  async stop(pod: V1Pod, graceMs: number): Promise<void> {
     const live = [...this.init, ...this.app].filter((r) => r.running);
+    const specOf = (rec: ContainerRecord) => (rec.init ? this.pod.spec?.initContainers : this.pod.spec?.containers)?.find((c) => c.name === rec.name);
     await Promise.all(
       live.map(async (rec) => {
-        this.d.event('Normal', 'Killing', `Stopping container ${rec.name}`, fieldPath(rec));
-        await rec.running!.stop(graceMs);
+        if (rec.killing) return rec.running?.stop(graceMs);
+        await this.kill(pod.spec?.containers?.length ? pod : this.pod, specOf(rec), rec, graceMs, `Stopping container ${rec.name}`);
       }),
+    );
+    const m = this.pod.metadata!;
+    this.d.probes?.forgetPod(
+      { name: m.name!, namespace: m.namespace!, uid: m.uid! },
+      [...this.init, ...this.app].map((r) => r.name),
     );
   }
 }

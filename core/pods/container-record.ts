@@ -9,6 +9,7 @@
  * `last` keeps the previous termination (status `lastState.terminated`).
  */
 import type { PulledImage, RunningContainer } from '@nodelet/plugin-api/v1';
+import type { ContainerProbes } from '../probes/index.ts';
 
 /** A finished run of a container. */
 export interface Termination {
@@ -40,6 +41,20 @@ export interface ContainerRecord {
   /** The last image pull error and when it happened (for ImagePullBackOff). */
   pullError?: string;
   pullFailedAt?: number;
+  /** The probes of the current run (core/probes), when the container declares any. */
+  probes?: ContainerProbes;
+  /** True while the current run is being killed (preStop, then stop). */
+  killing?: boolean;
+}
+
+/** Upstream's `started`: running, and its Startup probe (if any) succeeded. */
+export function isStarted(c: ContainerRecord): boolean {
+  return !!c.running && (c.probes?.started() ?? true);
+}
+
+/** Upstream's `ready` of an app container: started, and its Readiness probe (if any) succeeded. */
+export function isReady(c: ContainerRecord): boolean {
+  return isStarted(c) && (c.probes?.ready() ?? true);
 }
 
 /** A new record for a container that has not started yet. */

@@ -24,6 +24,7 @@ import { needsSync } from './pod-changes.ts';
 import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
+import type { ProbeManager } from '../probes/index.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -59,6 +60,8 @@ export interface PodControllerOptions {
   concurrency?: number;
   /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
+  /** The node's prober: probes and lifecycle hooks of container runs (absent: not run). */
+  probes?: ProbeManager;
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -246,6 +249,7 @@ export class PodController {
       requeue: (ms: number) => this.queue.addAfter(key, ms),
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
+      probes: this.o.probes,
     };
     entry.worker = new PodWorker(pod, { ...deps, provider, backoff: { restart: this.restartBackoff, pull: this.pullBackoff, volume: this.volumeBackoff } });
     return entry;

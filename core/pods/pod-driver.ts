@@ -15,6 +15,7 @@ import type { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import type { PodVolumes } from './pod-volumes.ts';
 import type { RunnerContainer } from './pod-runner.ts';
+import type { ProbeManager } from '../probes/index.ts';
 
 /**
  * The back-offs of a pod's work, shared by all workers; every key starts with
@@ -50,6 +51,8 @@ export interface DriverEnv {
   abort(): void;
   /** Asks for a status-only sync (a `PodProvider`'s `statusChanged()`). */
   statusChanged(): void;
+  /** The node's prober (probes and lifecycle hooks of container runs); without it they are not run (unit tests). */
+  probes?: ProbeManager;
 }
 
 /** The provider-specific steps of one pod's path. */

@@ -3,7 +3,7 @@
  * (pkg/kubelet/kubelet_pods.go getPhase, pkg/kubelet/status/generate.go).
  */
 import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import type { ContainerRecord } from './container-record.ts';
+import { isReady, isStarted, type ContainerRecord } from './container-record.ts';
 
 /** Upstream's phase rules for the app and init containers. */
 export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerRecord[]): string {
@@ -42,9 +42,9 @@ function toStatus(c: ContainerRecord, image: string): V1ContainerStatus {
     image,
     imageID: c.image?.imageID ?? '',
     restartCount: c.restartCount,
-    // upstream prober: an init container is ready once it exited 0; an app container while it runs.
-    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : !!c.running,
-    started: !!c.running,
+    // upstream prober: an init container is ready once it exited 0; an app container once started and its readiness probe (if any) succeeded.
+    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : isReady(c),
+    started: isStarted(c),
     state: {},
     lastState: {},
   };
@@ -65,7 +65,7 @@ type Cond = Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>;
 
 function readiness(phase: string, init: ContainerRecord[], app: ContainerRecord[], sandboxReady: boolean): Cond[] {
   const uninit = init.filter((c) => !(c.terminated?.exitCode === 0 && !c.running)).map((c) => c.name);
-  const unready = app.filter((c) => !c.running).map((c) => c.name);
+  const unready = app.filter((c) => !isReady(c)).map((c) => c.name);
   return podConditions(phase, uninit, unready, sandboxReady);
 }
 

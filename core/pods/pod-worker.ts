@@ -43,6 +43,7 @@ import type { DriverEnv, PodBackoffs, PodDriver } from './pod-driver.ts';
 import { ContainerDriver } from './container-driver.ts';
 import { PodProviderDriver } from './pod-provider-driver.ts';
 import { withPodIPs, type PodNetwork } from './pod-network.ts';
+import type { ProbeManager } from '../probes/index.ts';
 
 /** Shared services of all pod workers. */
 export interface PodWorkerDeps {
@@ -61,6 +62,8 @@ export interface PodWorkerDeps {
   network?: PodNetwork;
   /** Pod providers: how long `deletePod` may run past the grace period (default 10 s). */
   killSlackMs?: number;
+  /** The node's prober (container providers' probes and lifecycle hooks). */
+  probes?: ProbeManager;
 }
 
 /** The state and behaviour of one admitted pod, whatever runs it. */
@@ -91,6 +94,7 @@ export class PodWorker implements PodRunner {
       terminating: () => this.terminating,
       abort: () => this.abort.abort(),
       statusChanged: () => this.statusChanged(),
+      probes: d.probes,
     };
     this.driver = isPodProvider(d.provider) ? new PodProviderDriver(pod, d.provider, env, d.killSlackMs) : new ContainerDriver(pod, d.provider, env);
   }

@@ -41,6 +41,22 @@ export interface PodContext {
   readonly podDir: string;
 }
 
+/** How core runs a command through {@link ProviderBase.exec}. */
+export interface ExecOptions {
+  /** The command must finish within this many milliseconds (a probe's `timeoutSeconds`). */
+  readonly timeoutMs: number;
+  /** Aborted when core no longer waits (timeout, container stopped). */
+  readonly signal: AbortSignal;
+}
+
+/** The outcome of {@link ProviderBase.exec}. */
+export interface ExecResult {
+  /** The command's exit status (0: success). */
+  readonly exitCode: number;
+  /** What the command wrote (stdout and stderr). */
+  readonly output: string;
+}
+
 /**
  * What every provider has, whatever it runs: identity, node contributions,
  * initialisation/shutdown and the optional capabilities. Providers implement
@@ -67,8 +83,15 @@ export interface ProviderBase extends OptionalCapabilities {
   /** Stops everything and frees resources when nodelet exits. */
   shutdown?(): Promise<void>;
 
-  /** Optional: run a command in a container (kubectl exec). */
-  exec?(containerId: string, command: string[]): Promise<never>;
+  /**
+   * Optional: runs `command` in a running container and waits for it (exec
+   * probes and exec lifecycle hooks; later kubectl exec). Resolves with the
+   * exit code and the combined output (core keeps the first 10 KiB); rejects
+   * when the command could not run. `opts` (deadline and signal) was added
+   * after the first `Promise<never>` stub: an implementation without it
+   * still type-checks.
+   */
+  exec?(containerId: string, command: string[], opts?: ExecOptions): Promise<ExecResult>;
 }
 
 /**
