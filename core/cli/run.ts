@@ -7,23 +7,42 @@ import { createLogger, flushLogger } from '../logging/index.ts';
 import { startNodelet } from '../agent/index.ts';
 import { type NodeletOptions, KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/index.ts';
 
+/** How long a start interrupted by SIGTERM/SIGINT may still take before nodelet exits without stopping cleanly. */
+const START_ABORT_MS = 10_000;
+
 /** Runs until a termination signal; resolves to the exit code. */
 export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {
   const log = createLogger({ level: options.logLevel, name: 'nodelet', format: options.loggingFormat });
   log.info({ version: packageVersion(), kubeletVersion: KUBELET_COMPATIBLE_VERSION, nodeVersion: process.version }, 'starting nodelet');
   for (const w of warnings) log.warn(w);
+  // Listen before starting: a SIGTERM while the agent is still starting (the Node can be
+  // registered and Ready well before every subsystem is up) must stop it cleanly, not kill
+  // the process with the signal's default action.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  let started = false;
+  void signalled.then((signal) => {
+    if (started) return;
+    log.warn({ signal }, 'signal received while starting: stopping as soon as the start completes');
+    const giveUp = setTimeout(() => {
+      log.error({ waitedMs: START_ABORT_MS }, 'nodelet did not finish starting after the signal, exiting');
+      flushLogger();
+      process.exit(1);
+    }, START_ABORT_MS);
+    giveUp.unref();
+  });
   let agent;
   try {
     agent = await startNodelet(options, log);
+    started = true;
   } catch (e) {
     log.error({ err: (e as Error).message }, 'nodelet failed to start');
     flushLogger();
     return 1;
   }
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const signal = await signalled;
   log.info({ signal }, 'shutting down');
   const force = setTimeout(() => {
     log.error('shutdown took too long, exiting');

@@ -67,6 +67,33 @@ describe('npm start (standalone mode)', () => {
   });
 });
 
+describe('a SIGTERM while nodelet is still starting', () => {
+  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-early-term-'));
+  afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
+
+  it('stops it cleanly (exit 0, "stopped"), not by the signal default action', async () => {
+    const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=early-term'];
+    const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let signalled = false;
+    const onData = (c: Buffer) => {
+      out += c;
+      const pid = Number(/"pid":(\d+)/.exec(out)?.[1]);
+      // The first log line ("starting nodelet") comes before the agent has started anything.
+      if (!signalled && pid && out.includes('starting nodelet')) {
+        signalled = true;
+        process.kill(pid, 'SIGTERM');
+      }
+    };
+    p.stdout.on('data', onData);
+    p.stderr.on('data', onData);
+    const exited = await new Promise<{ code: number | null; signal: string | null }>((r) => p.on('exit', (code, signal) => r({ code, signal })));
+    expect(signalled).toBe(true);
+    expect(exited, out).toEqual({ code: 0, signal: null });
+    expect(out).toContain('"msg":"stopped"');
+  });
+});
+
 describe('standalone mode with --pod-cidr', () => {
   const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-standalone-net-'));
   const iface = `ndlsa${process.pid % 100000}`;
