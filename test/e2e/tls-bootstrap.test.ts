@@ -12,7 +12,7 @@
  *   the verifying apiserver then serves its logs; client and serving
  *   certificates rotate while `kubectl logs -f` keeps streaming.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,6 +99,12 @@ describe("a node on nodelet's defaults (only --kubeconfig)", () => {
     expect((await servedCertificate(nodelet.port)).fingerprint256).toBe(leaf.fingerprint256);
 
     await ticker(nodeName, 'defaults-ticker');
+    // The pod network on its defaults: an IP from the node's podCIDR, held on the default bridge nodelet0.
+    const podCIDR = (await k.core.readNode({ name: nodeName })).spec?.podCIDR;
+    const podIP = (await k.core.readNamespacedPod({ name: 'defaults-ticker', namespace: ns })).status?.podIP;
+    expect(podCIDR).toMatch(/^10\.\d+\.\d+\.0\/24$/);
+    expect(podIP?.startsWith(podCIDR!.split('.').slice(0, 3).join('.') + '.')).toBe(true);
+    expect(execFileSync('ip', ['-o', 'addr', 'show', 'dev', 'nodelet0'], { encoding: 'utf8' })).toContain(`inet ${podIP}/32`);
     const once = await eventually(
       'kubectl logs through the non-verifying apiserver',
       () => {

@@ -133,15 +133,18 @@ describe('descriptor budget (20.1)', () => {
   });
 
   // Skipped only where this process may not open 8,300 descriptors at all (Node raises its soft limit to the hard one).
-  it.skipIf((processFdLimit() ?? Infinity) < 9000)('the largest budget accepted fits the worker heap', async () => {
-    // skipped only where this process may not open 9,000 descriptors
-    const p = await provider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS, nodeMaxOpenFiles: MAX_CONTAINER_MAX_FDS + 100 });
-    const v = volume();
-    const s = spec(await pulledFixture('fd-hog'), tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
-    const exit = await (await p.startContainer(s, podContext())).exit;
-    expect(logText(s.logPath)).toBe(`opened ${MAX_CONTAINER_MAX_FDS - 1}: No file descriptors available\n`);
-    expect(exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
-  });
+  it.skipIf((processFdLimit() ?? Infinity) < 9000)(
+    'the largest budget accepted fits the worker heap (skipped where this process may not open 9,000 descriptors)',
+    async () => {
+      // skipped only where this process may not open 9,000 descriptors
+      const p = await provider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS, nodeMaxOpenFiles: MAX_CONTAINER_MAX_FDS + 100 });
+      const v = volume();
+      const s = spec(await pulledFixture('fd-hog'), tmp.dir, ['hog', '/data/f'], { mounts: v.mounts });
+      const exit = await (await p.startContainer(s, podContext())).exit;
+      expect(logText(s.logPath)).toBe(`opened ${MAX_CONTAINER_MAX_FDS - 1}: No file descriptors available\n`);
+      expect(exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    },
+  );
 });
 
 describe('start functions that never return (20.2)', () => {

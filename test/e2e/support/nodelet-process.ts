@@ -69,6 +69,8 @@ export async function startNodelet(
       tlsArgs = [`--tls-cert-file=${creds.servingCert}`, `--tls-private-key-file=${creds.servingKey}`, `--client-ca-file=${info.caCert}`];
     }
   }
+  // A node on nodelet's defaults keeps the default pod interface (nodelet0): the suite has one such node.
+  const podInterface = credentials === 'defaults' ? 'nodelet0' : podInterfaceFor(nodeName);
   const args = [
     BIN,
     `--kubeconfig=${kubeconfig}`,
@@ -78,7 +80,7 @@ export async function startNodelet(
     `--port=${port}`,
     '--address=127.0.0.1',
     `--healthz-port=${healthz}`,
-    `--pod-interface=${podInterfaceFor(nodeName)}`,
+    ...(credentials === 'defaults' ? [] : [`--pod-interface=${podInterface}`]),
     ...tlsArgs,
     '--v=2',
     ...extraArgs,
@@ -109,7 +111,7 @@ export async function startNodelet(
       copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
       rmSync(rootDir, { recursive: true, force: true });
       // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not.
-      await new Promise((done) => execFile('ip', ['link', 'del', podInterfaceFor(nodeName)], () => done(undefined)));
+      await new Promise((done) => execFile('ip', ['link', 'del', podInterface], () => done(undefined)));
       // A stopped node looks Ready until the node-lifecycle grace period ends; remove it so
       // the scheduler cannot bind later test files' pods to it.
       await adminClients(info)
