@@ -162,6 +162,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     probes,
   });
   podsRef = pods;
+  setup.onObjectsChanged((uids) => pods.resyncPods(uids));
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
@@ -236,6 +237,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopImageGc();
       stopEviction();
       await pods.shutdown();
+      setup.stop();
       await probes.close();
       lease?.stop();
       node?.stop();

@@ -133,6 +133,13 @@ export class PodController {
     if (!prev || needsSync(prev, pod)) this.queue.add(key);
   }
 
+  /** Syncs the pods with these uids again now (an object they refer to changed). */
+  resyncPods(uids: readonly string[]): void {
+    if (this.stopping || uids.length === 0) return;
+    const want = new Set(uids);
+    for (const [k, p] of this.desired) if (want.has(p.metadata?.uid ?? '')) this.queue.add(k);
+  }
+
   /** A pod is gone from the source. */
   remove(key: string): void {
     this.desired.delete(key);
