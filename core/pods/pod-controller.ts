@@ -7,8 +7,9 @@
  *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
- *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► status Failed(reason)
+ *               └──► worker.reconcile ──► finished? release pod resources (DRA, once) ──► status (patched only if changed)
+ *                        ──► finished? release pod IPs
+ *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► release pod resources ──► status Failed(reason)
  *               └──► final: never synced again, not active (its object stays until deleted)
  */
 import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
@@ -77,6 +78,8 @@ interface Entry {
   seenAt?: number;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
+  /** The pod's resources (DRA claims) were released after its containers stopped for good. */
+  released?: boolean;
 }
 
 /** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
@@ -197,6 +200,8 @@ export class PodController {
         clearTimeout(interim);
       }
     }
+    // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
+    if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
     await this.post(pod, entry, entry.worker.status(pod));
     // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
     if (entry.worker.finished(pod)) await this.o.network?.release(pod);
@@ -224,6 +229,7 @@ export class PodController {
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
       entry.rejected = true;
+      await this.releaseResources(pod, entry);
       await this.o.network?.release(pod);
       return entry;
     }
@@ -357,7 +363,15 @@ export class PodController {
     this.o.log.info({ pod: key, graceMs: t.graceMs, reason: t.reason }, 'terminating pod abnormally');
     entry.worker.cancel?.();
     await entry.worker.terminate(current, t.graceMs);
+    await this.releaseResources(current, entry);
     await this.post(current, entry, entry.worker.status(current));
+  }
+
+  /** Releases the pod-level resources of a pod whose containers stopped for good, once per entry. */
+  private async releaseResources(pod: V1Pod, entry: Entry): Promise<void> {
+    if (entry.released || !this.o.setup.releaseResources) return;
+    entry.released = true;
+    await this.o.setup.releaseResources(pod);
   }
 
   /** Stops taking pods and stops every container within its grace period (pod objects stay). */
