@@ -4,7 +4,7 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [node shutdown, devices, predicates] → PodController
+ *   admit handlers        [node shutdown, (standalone: DRA refused), devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
@@ -45,7 +45,7 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
-import { startDra, type Dra } from '../dra/index.ts';
+import { standaloneDraAdmitHandler, startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { startEmptyDirLimits } from '../eviction/index.ts';
@@ -158,7 +158,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
-    admitHandlers: [shutdown.admitHandler(), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    // Standalone: no scheduler allocates claims, so a pod with resourceClaims is refused (UnsupportedPodSpec).
+    admitHandlers: [shutdown.admitHandler(), ...(dra ? [] : [standaloneDraAdmitHandler()]), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
     probes,
   });
   podsRef = pods;

@@ -1,7 +1,8 @@
 /**
  * Dynamic Resource Allocation on this node, ready to wire: the driver
- * registry, the DRA manager (checkpoint loaded) and what the composition
- * root plugs into the extension points:
+ * registry (this node's ResourceSlices wiped at start, as upstream), the DRA
+ * manager (checkpoint loaded) and what the composition root plugs into the
+ * extension points:
  *
  *   pod resources         preparer         (claims prepared before the volumes; FailedPrepareDynamicResources)
  *   container options     containerOptions (CDI env + mounts of the claims a container references)
@@ -28,6 +29,7 @@ import { grpcDraClient } from './grpc-driver-client.ts';
 
 export { DRA_WARNING_REASON } from './dra-container-options.ts';
 export { DraManager } from './dra-manager.ts';
+export { standaloneDraAdmitHandler } from './standalone-admit-handler.ts';
 
 /** How often claims of pods that are gone are unprepared (upstream's reconcile period: 60 s). */
 export const DRA_RECONCILE_MS = 60_000;
@@ -74,9 +76,10 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
     graceMs: o.draDeregistrationGracePeriodMs,
     log: dlog,
     wipeSlices: async (driver) => {
-      await resource.deleteCollectionResourceSlice({ fieldSelector: `spec.nodeName=${o.nodeName},spec.driver=${driver}` });
+      await resource.deleteCollectionResourceSlice({ fieldSelector: `spec.nodeName=${o.nodeName}${driver === undefined ? '' : `,spec.driver=${driver}`}` });
     },
   });
+  drivers.wipeAtStart();
   const manager = new DraManager({
     checkpointPath: join(o.rootDir, DRA_CHECKPOINT_FILE),
     drivers,
