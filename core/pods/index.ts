@@ -7,6 +7,7 @@ export { predicateAdmitHandler } from './admission.ts';
 export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
 export type { ContainerOptionsContributor, ContainerWarning } from './container-options.ts';
 export type { PodResourcePreparer } from './pod-resources.ts';
+export type { PodStatusContributor } from './pod-status-contributor.ts';
 export type { PodNetwork } from './pod-network.ts';
 export { type AbnormalTermination, PodController } from './pod-controller.ts';
 export { createPodSetup } from './pod-setup-impl.ts';

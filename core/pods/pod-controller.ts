@@ -7,7 +7,8 @@
  *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► finished? release pod resources (DRA, once) ──► status (patched only if changed)
+ *               └──► worker.reconcile ──► finished? release pod resources (DRA, once)
+ *                        ──► status + contributors (DRA health) (patched only if changed)
  *                        ──► finished? release pod IPs
  *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► release pod resources ──► status Failed(reason)
  *               └──► final: never synced again, not active (its object stays until deleted)
@@ -26,6 +27,7 @@ import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
+import type { PodStatusContributor } from './pod-status-contributor.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -63,6 +65,8 @@ export interface PodControllerOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** The node's prober: probes and lifecycle hooks of container runs (absent: not run). */
   probes?: ProbeManager;
+  /** Applied in order to every status before it is compared and posted (DRA: allocatedResourcesStatus). */
+  statusContributors?: readonly PodStatusContributor[];
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -154,6 +158,12 @@ export class PodController {
       if (pod && e.worker && !e.rejected && !e.final && !e.worker.finished(pod)) out.push(pod);
     }
     return out;
+  }
+
+  /** Syncs the pods with these UIDs again (a status contributor's data about them changed). */
+  resyncPods(uids: readonly string[]): void {
+    const wanted = new Set(uids);
+    for (const [key, e] of this.entries) if (wanted.has(e.uid) && this.desired.has(key)) this.queue.add(key);
   }
 
   /** The pod and its worker for a key (the kubelet API's log lookups). */
@@ -282,7 +292,9 @@ export class PodController {
     return run;
   }
 
-  private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
+  private async postNow(pod: V1Pod, entry: Entry, computed: V1PodStatus): Promise<void> {
+    let given = computed;
+    for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
     const f = entry.final;
     const status = f
       ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }
