@@ -8,6 +8,7 @@
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
+ *   pod status            [dra] (allocatedResourcesStatus)    → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
@@ -116,7 +117,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
   // DRA needs the API (claims, ResourceSlices): cluster mode only.
   const draActivePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  const dra = clients ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady }, log) : undefined;
+  const dra = clients
+    ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady, onHealthChange: (uids) => podsRef?.resyncPods(uids) }, log)
+    : undefined;
   draRef = dra;
   let node: NodeController | undefined;
   // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
@@ -161,6 +164,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     // Standalone: no scheduler allocates claims, so a pod with resourceClaims is refused (UnsupportedPodSpec).
     admitHandlers: [shutdown.admitHandler(), ...(dra ? [] : [standaloneDraAdmitHandler()]), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
     probes,
+    statusContributors: dra ? [dra.statusContributor] : [],
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);

@@ -8,7 +8,8 @@
  * unprepares it when the last pod using it finished (before the pod's
  * Succeeded status is posted) or is gone (the driver removes its CDI file),
  * deletes at start a ResourceSlice of this node whose driver never registers,
- * makes a pod wait with FailedPrepareDynamicResources while the driver is
+ * reports the claim's devices in allocatedResourcesStatus (health from the
+ * driver's v1alpha1 stream), makes a pod wait with FailedPrepareDynamicResources while the driver is
  * away, and removes a stopped driver's ResourceSlices after the (shortened)
  * grace period.
  */
@@ -192,6 +193,14 @@ describe('DRA on nodelet', () => {
             }),
           ],
         },
+      ]);
+    }
+    // allocatedResourcesStatus (upstream's names; the test driver offers the health stream but reports no device: Unknown).
+    expect(nodeletLog()).toContain('Watching DRA device health');
+    for (const n of ['s1', 's2']) {
+      const st = await until(n, 'allocatedResourcesStatus', (p) => !!p.status?.containerStatuses?.[0]?.allocatedResourcesStatus, 30_000);
+      expect(st.status!.containerStatuses![0]!.allocatedResourcesStatus).toEqual([
+        { name: 'claim:dev', resources: [{ resourceID: `${DRIVER}/test=claim-${sharedUID}-req`, health: 'Unknown' }] },
       ]);
     }
     const state = JSON.parse(readFileSync(join(nodelet.rootDir, 'dra_manager_state'), 'utf8'));
