@@ -80,10 +80,10 @@ interface Entry {
   posting?: Promise<void>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
-  /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
-  final?: AbnormalTermination;
   /** The pod's resources (DRA claims) were released after its containers stopped for good. */
   released?: boolean;
+  /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
+  final?: AbnormalTermination;
 }
 
 /** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */

@@ -122,9 +122,6 @@ export function createPodSetup(
       for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);
     },
-    async releaseResources(pod) {
-      for (const r of ext.podResources ?? []) await r.release(pod);
-    },
     async cleanupOrphans(pods) {
       const known = new Set(pods.map((p) => p.metadata?.uid));
       for (const uid of await readdir(o.podsDir).catch(() => [] as string[])) {
@@ -140,6 +137,9 @@ export function createPodSetup(
         }
         await removeTreeNoFollow(dir);
       }
+    },
+    async releaseResources(pod) {
+      for (const r of ext.podResources ?? []) await r.release(pod);
     },
   };
 }
