@@ -4,11 +4,12 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [node shutdown, (standalone: DRA refused), devices, predicates] → PodController
+ *   admit handlers        [node shutdown, devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
  *   pod status            [dra] (allocatedResourcesStatus)    → PodController
+ *   standalone admission  + DRA refusal (pods with resourceClaims: UnsupportedPodSpec) → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
@@ -46,12 +47,13 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { startCsi } from '../volumes/index.ts';
-import { standaloneDraAdmitHandler, startDra, type Dra } from '../dra/index.ts';
+import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { startEmptyDirLimits } from '../eviction/index.ts';
 import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { standaloneDraAdmitHandler } from '../dra/index.ts';
 
 /** A running nodelet. */
 export interface Nodelet {

@@ -18,6 +18,7 @@ import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
+import type { PodStatusContributor } from './pod-status-contributor.ts';
 import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
@@ -27,7 +28,6 @@ import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
-import type { PodStatusContributor } from './pod-status-contributor.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -138,6 +138,13 @@ export class PodController {
     if (!prev || needsSync(prev, pod)) this.queue.add(key);
   }
 
+  /** Syncs the pods with these uids again now (an object they refer to changed). */
+  resyncPods(uids: readonly string[]): void {
+    if (this.stopping || uids.length === 0) return;
+    const want = new Set(uids);
+    for (const [k, p] of this.desired) if (want.has(p.metadata?.uid ?? '')) this.queue.add(k);
+  }
+
   /** A pod is gone from the source. */
   remove(key: string): void {
     this.desired.delete(key);
@@ -150,6 +157,13 @@ export class PodController {
     if (entry?.worker && (uid === undefined || entry.uid === uid)) entry.worker.cancel?.();
   }
 
+  /** Releases the pod-level resources of a pod whose containers stopped for good, once per entry. */
+  private async releaseResources(pod: V1Pod, entry: Entry): Promise<void> {
+    if (entry.released || !this.o.setup.releaseResources) return;
+    entry.released = true;
+    await this.o.setup.releaseResources(pod);
+  }
+
   /** Pods currently admitted and not finished (for admission and the kubelet API). */
   activePods(): V1Pod[] {
     const out: V1Pod[] = [];
@@ -158,12 +172,6 @@ export class PodController {
       if (pod && e.worker && !e.rejected && !e.final && !e.worker.finished(pod)) out.push(pod);
     }
     return out;
-  }
-
-  /** Syncs the pods with these UIDs again (a status contributor's data about them changed). */
-  resyncPods(uids: readonly string[]): void {
-    const wanted = new Set(uids);
-    for (const [key, e] of this.entries) if (wanted.has(e.uid) && this.desired.has(key)) this.queue.add(key);
   }
 
   /** The pod and its worker for a key (the kubelet API's log lookups). */
@@ -292,10 +300,10 @@ export class PodController {
     return run;
   }
 
-  private async postNow(pod: V1Pod, entry: Entry, computed: V1PodStatus): Promise<void> {
-    let given = computed;
-    for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
+  private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
     const f = entry.final;
+    // The status contributors' parts (DRA allocatedResourcesStatus) before the comparison with what was posted.
+    for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
     const status = f
       ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }
       : given;
@@ -377,13 +385,6 @@ export class PodController {
     await entry.worker.terminate(current, t.graceMs);
     await this.releaseResources(current, entry);
     await this.post(current, entry, entry.worker.status(current));
-  }
-
-  /** Releases the pod-level resources of a pod whose containers stopped for good, once per entry. */
-  private async releaseResources(pod: V1Pod, entry: Entry): Promise<void> {
-    if (entry.released || !this.o.setup.releaseResources) return;
-    entry.released = true;
-    await this.o.setup.releaseResources(pod);
   }
 
   /** Stops taking pods and stops every container within its grace period (pod objects stay). */
