@@ -112,7 +112,7 @@ export class FakeProvider implements Provider {
 }
 
 /** A pod setup that prepares nothing and records teardowns. */
-export function fakeSetup(): PodSetup & { teardowns: string[]; prepares: number; releaseResources?: (pod: V1Pod) => Promise<void> } {
+export function fakeSetup(): PodSetup & { teardowns: string[]; prepares: number } {
   const s = {
     teardowns: [] as string[],
     prepares: 0,
