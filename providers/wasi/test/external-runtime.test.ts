@@ -6,9 +6,11 @@
  * started.
  */
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec } from '@nodelet/plugin-api/v1';
+import { isProviderError } from '@nodelet/plugin-api/v1';
 import { ExternalWasiProvider, runtimePid, SOCKET_NAME } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
@@ -137,5 +139,29 @@ describe('the external wasi runtime', () => {
     await until('a new runtime', () => runtimePid(tmp.dir) !== undefined && runtimePid(tmp.dir) !== old);
     const again = await provider.startContainer(spec(await pulledFixture('exit-code'), tmp.dir, ['0']), podContext());
     expect((await again.exit).exitCode).toBe(0);
+  });
+
+  it('refuses a runtime that answers with another protocol version instead of starting a second one', async () => {
+    const other = scratch();
+    const server = createServer((sock) =>
+      sock.on('data', (d) => {
+        const { id } = JSON.parse(d.toString().split('\n')[0]!) as { id: number };
+        sock.write(`${JSON.stringify({ id, ok: false, error: { code: 'InvalidArgument', message: 'protocol version 1 is not served' } })}\n`);
+      }),
+    );
+    await new Promise<void>((r) => server.listen(join(other.dir, SOCKET_NAME), r));
+    try {
+      const p = new ExternalWasiProvider('nodelet-wasi://test');
+      const err = await p.init(providerContext(images, other.dir)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isProviderError(err) && err.code).toBe('Unavailable');
+      expect((err as Error).message).toMatch(/protocol version 1 is not served.*stop it/);
+      expect(runtimePid(other.dir)).toBeUndefined();
+    } finally {
+      server.close();
+      other.cleanup();
+    }
   });
 });

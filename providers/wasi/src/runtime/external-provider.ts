@@ -28,7 +28,7 @@ import {
 } from '@nodelet/plugin-api/v1';
 import { WASM_LAYER_TYPES } from '../wasi-provider.ts';
 import { RuntimeConnection } from './runtime-connection.ts';
-import { fromWireExit, SOCKET_NAME, type NoteLine, type WireContainer } from './protocol.ts';
+import { fromWireExit, PID_FILE_NAME, SOCKET_NAME, type NoteLine, type WireContainer } from './protocol.ts';
 import { spawnRuntime } from './spawn-runtime.ts';
 
 /** How long nodelet waits for a runtime it spawned to serve its socket. */
@@ -93,8 +93,15 @@ export class ExternalWasiProvider implements Provider {
       const c = await open();
       this.ctx!.log.info({ pid: c.hello?.pid, socket: this.socketPath }, 'connected to the running wasi runtime');
       return c;
-    } catch {
-      // no runtime answers: start one
+    } catch (e) {
+      // A runtime that answers but refuses (another protocol version) still owns its
+      // containers: starting a second one would run them twice. Stop it on purpose.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ECONNREFUSED')
+        throw providerError(
+          'Unavailable',
+          `the wasi runtime at ${this.socketPath} answers but cannot be used (${(e as Error).message}): stop it (kill $(cat ${join(this.ctx!.rootDir, PID_FILE_NAME)})) to start a new one`,
+        );
     }
     const pid = spawnRuntime(this.ctx!.rootDir);
     this.ctx!.log.info({ pid, socket: this.socketPath }, 'started the wasi runtime process');

@@ -22,6 +22,26 @@ function jsonLogger(bindings: Record<string, unknown>): Logger {
   return { debug: () => undefined, info: line(30), warn: line(40), error: line(50), child: (b) => jsonLogger({ ...bindings, ...b }) };
 }
 
+/**
+ * The runtime's OOM score adjustment. nodelet's unit protects nodelet with
+ * `OOMScoreAdjust=-999`, which a child inherits; the runtime holds every
+ * module's memory, so when the node runs out the kernel must pick it, not
+ * nodelet (raising one's own score needs no privilege).
+ */
+const RUNTIME_OOM_SCORE_ADJ = 0;
+
+function raiseOomScore(log: Logger): void {
+  try {
+    const current = Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());
+    if (current < RUNTIME_OOM_SCORE_ADJ) {
+      writeFileSync('/proc/self/oom_score_adj', String(RUNTIME_OOM_SCORE_ADJ));
+      log.info({ from: current, to: RUNTIME_OOM_SCORE_ADJ }, 'raised the runtime oom_score_adj above nodelet');
+    }
+  } catch (e) {
+    log.warn({ err: String(e) }, 'could not set the runtime oom_score_adj');
+  }
+}
+
 async function main(): Promise<void> {
   const rootDir = process.argv[2];
   if (!rootDir) {
@@ -29,6 +49,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const log = jsonLogger({ name: 'wasi-runtime' });
+  raiseOomScore(log);
   const pidFile = join(rootDir, PID_FILE_NAME);
   const server = new RuntimeServer({ socketPath: join(rootDir, SOCKET_NAME), rootDir, log, provider: optionsFromEnv(process.env) });
   await server.start();
