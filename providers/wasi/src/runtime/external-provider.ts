@@ -60,6 +60,7 @@ export class ExternalWasiProvider implements Provider {
   /** Exits that arrived before their start's answer. */
   private readonly early = new Map<string, ContainerExit>();
   private closing = false;
+  private listing?: Promise<WireContainer[]>;
 
   constructor(readonly runtimeVersion: string) {}
 
@@ -202,12 +203,27 @@ export class ExternalWasiProvider implements Provider {
 
   async adoptContainer(id: string, ctx: PodContext): Promise<RunningContainer | undefined> {
     if (this.tracked.has(id)) throw providerError('InvalidArgument', `container ${id} is already adopted`);
-    const c = await this.runtime();
-    const w = (await c.request('list', {})).find((x) => x.id === id);
+    const w = (await this.listShared()).find((x) => x.id === id);
+    if (this.tracked.has(id)) throw providerError('InvalidArgument', `container ${id} is already adopted`);
     return w ? this.track(w, ctx) : undefined;
   }
 
+  /**
+   * One `list` shared by the adoptions asking at the same time (a restarted
+   * nodelet adopts every pod's containers at once). An exit that happens after
+   * the list was taken still arrives as a notification (kept in `early`).
+   */
+  private listShared(): Promise<WireContainer[]> {
+    this.listing ??= this.runtime()
+      .then((c) => c.request('list', {}))
+      .finally(() => {
+        this.listing = undefined;
+      });
+    return this.listing;
+  }
+
   async releaseContainer(id: string): Promise<void> {
+    this.early.delete(id);
     const c = await this.runtime();
     await c.request('release', { containerId: id });
   }
