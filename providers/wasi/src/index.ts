@@ -18,13 +18,16 @@ export {
 export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
 export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
+export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
+export { placement } from './container-runner.ts';
 
 /**
  * Creates the `wasi` provider. nodelet calls this without options; these
  * environment variables of nodelet's process set them instead:
  *  - `NODELET_WASI_MAX_OPEN_FILES`: descriptors per container (`maxOpenFiles`);
  *  - `NODELET_WASI_NODE_MAX_OPEN_FILES`: descriptors of all containers (`nodeMaxOpenFiles`);
- *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`).
+ *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`);
+ *  - `NODELET_WASI_SHARED_THREADS`: threads shared by BestEffort pods (`sharedThreads`; 0: none).
  * A malformed value makes the factory throw (nodelet reports the provider as not loaded).
  */
 export function createProvider(opts: WasiProviderOptions = {}): Provider {
@@ -44,6 +47,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): WasiProviderOptions {
   const maxOpenFiles = int('NODELET_WASI_MAX_OPEN_FILES');
   const nodeMaxOpenFiles = int('NODELET_WASI_NODE_MAX_OPEN_FILES');
   const startTimeoutMs = int('NODELET_WASI_START_TIMEOUT_MS');
+  const shared = env.NODELET_WASI_SHARED_THREADS;
+  if (shared !== undefined && shared !== '') {
+    const n = Number(shared);
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`NODELET_WASI_SHARED_THREADS must be a non-negative integer, not ${JSON.stringify(shared)}`);
+    out.sharedThreads = n;
+  }
   if (maxOpenFiles !== undefined) out.maxOpenFiles = maxOpenFiles;
   if (nodeMaxOpenFiles !== undefined) out.nodeMaxOpenFiles = nodeMaxOpenFiles;
   if (startTimeoutMs !== undefined) out.startTimeoutMs = startTimeoutMs;
