@@ -13,9 +13,11 @@
  *   (every module on a gone thread ends: 137, message `why`; the next
  *    take() boots a replacement)
  *
- * `take()` places a module on the up (or booting) thread with the fewest
- * modules, booting threads up to `size`: threads are booted on demand, not
- * ahead. A module busy-looping without WASI calls cannot be preempted: it
+ * `take()` places a module on a new thread while fewer than `size` exist
+ * (threads are booted on demand, not ahead), else on the thread with the
+ * fewest modules among those whose event loop is on time now (a thread whose
+ * heartbeat is over {@link LATE_MS} late is running a busy module: new modules
+ * avoid it while another thread is on time). A module busy-looping without WASI calls cannot be preempted: it
  * delays every other module of its thread (their event-loop delay shows it,
  * see {@link SharedThreads.loads}); stopping it terminates the thread after the
  * runner's unwind delay, and the thread's other modules end with 137 and are
@@ -38,6 +40,9 @@ export const DEFAULT_SHARED_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, max
 
 /** Heartbeat period of a shared thread in ms (worker/wasi-worker.mjs BEAT_MS). */
 export const BEAT_MS = 100;
+
+/** A thread whose heartbeat is this much later than due is busy now (placement avoids it). */
+export const LATE_MS = 50;
 
 /** Options of {@link SharedThreads}. */
 export interface SharedThreadsOptions {
@@ -108,10 +113,16 @@ export class SharedThread {
     void this.worker.terminate();
   }
 
+  /** How late its current heartbeat is, in ms (0 on time, or before its first beat). */
+  lateMs(): number {
+    const b = new Float64Array(this.beat);
+    return b[0] === 0 ? 0 : Math.max(0, performance.timeOrigin + performance.now() - b[0]! - BEAT_MS);
+  }
+
   /** Event-loop delay in seconds (see {@link ThreadLoad}); resets the recorded maximum. */
   delaySeconds(): number {
     const b = new Float64Array(this.beat);
-    const late = b[0] === 0 ? 0 : Math.max(0, performance.timeOrigin + performance.now() - b[0]! - BEAT_MS);
+    const late = this.lateMs();
     const max = b[1]!;
     b[1] = 0;
     return Math.max(late, max) / 1000;
@@ -149,7 +160,8 @@ export class SharedThreads {
       t = new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone));
       this.threads.push(t);
     } else {
-      t = this.threads.reduce((a, b) => (b.modules < a.modules ? b : a));
+      const onTime = this.threads.filter((x) => x.lateMs() <= LATE_MS);
+      t = (onTime.length > 0 ? onTime : this.threads).reduce((a, b) => (b.modules < a.modules ? b : a));
     }
     t.modules++;
     try {

@@ -22,8 +22,11 @@ import type { ContainerStats } from '@nodelet/plugin-api/v1';
 export const MEMORY_SLOT_OFFSET = 8;
 /** Byte offset of a shared-thread module's CPU time in ns (see worker/suspending-poll.mjs). */
 export const CPU_SLOT_OFFSET = 16;
-/** Size of the control buffer: stop flag (Int32) + padding + memory size (Float64) + CPU ns on a shared thread (Float64). */
-export const CONTROL_BYTES = 24;
+/**
+ * Size of the control buffer: stop flag (Int32) + padding + memory size (Float64) + on a
+ * shared thread, CPU ns of ended slices and the epoch ms the current slice began (2 Float64).
+ */
+export const CONTROL_BYTES = 32;
 
 const TICK_NS = 1e9 / 100; // USER_HZ is 100 on Linux
 
@@ -53,7 +56,8 @@ export function threadCpuNs(tid: number): number | undefined {
  * slices (worker/suspending-poll.mjs sliceClock), memory as for a dedicated one.
  */
 export function sharedModuleStats(control: SharedArrayBuffer): ContainerStats {
-  const cpuNs = new Float64Array(control, CPU_SLOT_OFFSET, 1)[0]!;
+  const [ended, since] = new Float64Array(control, CPU_SLOT_OFFSET, 2);
+  const cpuNs = ended! + (since ? Math.max(0, performance.timeOrigin + performance.now() - since) * 1e6 : 0);
   const memBytes = new Float64Array(control, MEMORY_SLOT_OFFSET, 1)[0]!;
   return {
     timestamp: new Date(),

@@ -146,6 +146,11 @@ describe('modules sharing a thread', () => {
       const busy = bestEffort(spec(loop, tmp.dir));
       const { running } = await startAll(p, [sleeper, busy]);
       await logged(busy.logPath, 'looping');
+      // Its CPU counts the slice it is still in, though it makes no WASI call.
+      const cpu = async () => (await p.stats(busy.id)).cpu!.usageCoreNanoSeconds;
+      const first = await cpu();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await cpu()).toBeGreaterThan(first);
       await running[1]!.stop(0);
       expect((await running[1]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
       const neighbour = await running[0]!.exit;
@@ -155,6 +160,30 @@ describe('modules sharing a thread', () => {
       const next = bestEffort(spec(exitCode, tmp.dir, ['0']));
       const again = await p.startContainer(next, podContext());
       expect((await again.exit).exitCode).toBe(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('places a new module away from a thread that a busy module holds', async () => {
+    const p = await provider(2);
+    try {
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const { running, thread } = await startAll(p, [busy, sleeper]);
+      expect(thread.get(busy.id)).not.toBe(thread.get(sleeper.id));
+      await logged(busy.logPath, 'looping');
+      // Its thread's event loop falls behind (the node metric shows it) ...
+      for (;;) {
+        const load = p.threads().find((l) => l.threadId === thread.get(busy.id));
+        if (load!.eventLoopDelaySeconds > 0.1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // ... so the next module goes to the other thread, though both hold one module.
+      const next = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const more = await startAll(p, [next]);
+      expect(more.thread.get(next.id)).toBe(thread.get(sleeper.id));
+      await Promise.all([...running, ...more.running].map((r) => r.stop(0)));
     } finally {
       await p.shutdown();
     }

@@ -79,28 +79,35 @@ export function suspendingSleep(w, mem, stopped) {
   };
 }
 
-/** Byte offset in the control buffer of the module's CPU time in ns (a Float64), on a shared thread. */
+/**
+ * Byte offset in the control buffer of a shared-thread module's CPU time: two
+ * Float64, the ns of its ended slices and the epoch ms its current slice began
+ * (0 when suspended), so the main thread can count a slice still running.
+ */
 export const CPU_SLOT_OFFSET = 16;
 
 /**
  * The CPU time of one module on a shared thread: the wall time of its run
  * slices (from `_start` or a resumption to the next suspension or its end),
  * published in the control buffer at {@link CPU_SLOT_OFFSET} for the main
- * thread's `stats()`. On a thread shared by several busy modules the slices
+ * thread's `stats()` (which adds the running slice: a module busy without
+ * WASI calls is counted too). On a thread shared by several busy modules the slices
  * include time the kernel gave to other threads: an upper bound.
  * @param {SharedArrayBuffer} control
  */
 export function sliceClock(control) {
-  const slot = control.byteLength >= CPU_SLOT_OFFSET + 8 ? new Float64Array(control, CPU_SLOT_OFFSET, 1) : new Float64Array(1);
+  const slot = control.byteLength >= CPU_SLOT_OFFSET + 16 ? new Float64Array(control, CPU_SLOT_OFFSET, 2) : new Float64Array(2);
   let total = 0;
   let since;
   const publish = () => {
-    slot[0] = total + (since === undefined ? 0 : (performance.now() - since) * 1e6);
+    slot[0] = total;
+    slot[1] = since === undefined ? 0 : performance.timeOrigin + since;
   };
   return {
     /** The module runs (started or resumed). */
     resume() {
       since = performance.now();
+      publish();
     },
     /** The module is suspended or ended. */
     pause() {
