@@ -118,10 +118,13 @@ export class StatsCollector {
 
 /** The running pod/container counts of `/metrics`, from the pods' posted statuses. */
 export function runningCounts(pods: PodsView): RunningCounts {
-  const out: RunningCounts = { pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} };
+  const out: RunningCounts = { pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {}, threads: [] };
+  const providers = new Set<AnyProvider>();
   for (const pod of pods.activePods()) {
     const m = pod.metadata!;
-    const provider = pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider.name ?? 'unknown';
+    const p = pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider;
+    if (p) providers.add(p);
+    const provider = p?.name ?? 'unknown';
     out.perProvider[provider] = (out.perProvider[provider] ?? 0) + 1;
     let anyRunning = false;
     for (const cs of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
@@ -132,6 +135,9 @@ export function runningCounts(pods: PodsView): RunningCounts {
       else if (cs.containerID) out.containers.created++;
     }
     if (anyRunning) out.pods++;
+  }
+  for (const p of providers) {
+    for (const t of p.threads?.() ?? []) out.threads!.push({ provider: p.name, ...t });
   }
   return out;
 }

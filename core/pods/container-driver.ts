@@ -25,7 +25,7 @@ import { newRecord, type ContainerRecord } from './container-record.ts';
 import { targetHost, type ProbeTarget } from '../probes/index.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
 import { recordView, type RunnerContainer } from './pod-runner.ts';
-import { containerLimits } from './container-limits.ts';
+import { containerLimits, podQosClass } from './container-limits.ts';
 import { terminationMessage } from './termination-message.ts';
 import { goDuration, lostRun, resume } from './container-resume.ts';
 import type { DriverEnv, PodDriver } from './pod-driver.ts';
@@ -222,6 +222,7 @@ export class ContainerDriver implements PodDriver {
           ports: (spec.ports ?? []).map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP' })),
           network: { podIPs: (pod.status?.podIPs ?? []).map((a) => a.ip), hostNetwork: pod.spec?.hostNetwork === true },
           limits: containerLimits(spec),
+          qosClass: podQosClass(pod),
           logPath,
         },
         this.d.ctx(),

@@ -83,6 +83,13 @@ export interface ContainerSpec {
   readonly ports?: readonly ContainerPort[];
   /** The pod's network. Core always sets it; optional so specs built by hand in tests stay short. */
   readonly network?: PodNetwork;
+  /**
+   * The pod's QoS class (`status.qosClass`, or computed from every container's requests and
+   * limits as upstream does). `limits` alone cannot tell a Burstable pod with only requests
+   * from a BestEffort one. Core always sets it; optional so specs built by hand stay short
+   * (a provider should treat an absent class as not BestEffort).
+   */
+  readonly qosClass?: 'Guaranteed' | 'Burstable' | 'BestEffort';
 }
 
 /** Why a container ended, as in `containerStatuses[].state.terminated`. */

@@ -22,6 +22,8 @@ export { PROTOCOL_VERSION, SOCKET_NAME, PID_FILE_NAME, LOG_FILE_NAME } from './r
 export { runtimePid } from './runtime/spawn-runtime.ts';
 export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
+export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
+export { placement } from './container-runner.ts';
 
 /**
  * Creates the `wasi` provider. nodelet calls this without options; these
@@ -29,6 +31,7 @@ export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOpti
  *  - `NODELET_WASI_MAX_OPEN_FILES`: descriptors per container (`maxOpenFiles`);
  *  - `NODELET_WASI_NODE_MAX_OPEN_FILES`: descriptors of all containers (`nodeMaxOpenFiles`);
  *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`);
+ *  - `NODELET_WASI_SHARED_THREADS`: threads shared by BestEffort pods (`sharedThreads`; 0: none);
  *  - `NODELET_WASI_RUNTIME`: `in-process` (the default: modules run in nodelet's worker threads)
  *    or `external` (modules run in the WASI runtime process, which outlives nodelet: see README.md).
  * A malformed value makes the factory throw (nodelet reports the provider as not loaded).
@@ -61,6 +64,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): WasiProviderOptions {
   const maxOpenFiles = int('NODELET_WASI_MAX_OPEN_FILES');
   const nodeMaxOpenFiles = int('NODELET_WASI_NODE_MAX_OPEN_FILES');
   const startTimeoutMs = int('NODELET_WASI_START_TIMEOUT_MS');
+  const shared = env.NODELET_WASI_SHARED_THREADS;
+  if (shared !== undefined && shared !== '') {
+    const n = Number(shared);
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`NODELET_WASI_SHARED_THREADS must be a non-negative integer, not ${JSON.stringify(shared)}`);
+    out.sharedThreads = n;
+  }
   if (maxOpenFiles !== undefined) out.maxOpenFiles = maxOpenFiles;
   if (nodeMaxOpenFiles !== undefined) out.nodeMaxOpenFiles = nodeMaxOpenFiles;
   if (startTimeoutMs !== undefined) out.startTimeoutMs = startTimeoutMs;
