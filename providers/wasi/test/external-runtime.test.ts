@@ -141,6 +141,13 @@ describe('the external wasi runtime', () => {
     expect((await again.exit).exitCode).toBe(0);
   });
 
+  it("forwards the runtime's shared-thread loads (threads(), for /metrics) from one call to the next", async () => {
+    const s = { ...spec(await pulledFixture('sleep'), tmp.dir, ['3600']), qosClass: 'BestEffort' as const };
+    const c = await provider.startContainer(s, podContext());
+    await until('the shared thread reported', () => provider.threads().some((t) => t.containers >= 1));
+    await c.stop(0);
+  });
+
   it('refuses a runtime that answers with another protocol version instead of starting a second one', async () => {
     const other = scratch();
     const server = createServer((sock) =>

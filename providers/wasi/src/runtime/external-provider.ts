@@ -25,6 +25,7 @@ import {
   type ProviderContext,
   type PulledImage,
   type RunningContainer,
+  type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { WASM_LAYER_TYPES } from '../wasi-provider.ts';
 import { RuntimeConnection } from './runtime-connection.ts';
@@ -61,6 +62,8 @@ export class ExternalWasiProvider implements Provider {
   private readonly early = new Map<string, ContainerExit>();
   private closing = false;
   private listing?: Promise<WireContainer[]>;
+  private lastThreads: readonly ThreadLoad[] = [];
+  private threadsAsked = false;
 
   constructor(readonly runtimeVersion: string) {}
 
@@ -232,6 +235,25 @@ export class ExternalWasiProvider implements Provider {
     const c = await this.runtime();
     const s = await c.request('stats', { containerId });
     return { ...s, timestamp: new Date(s.timestamp) };
+  }
+
+  /**
+   * The runtime's shared threads and their load, as of the previous call (the
+   * capability is synchronous and the runtime is another process): each call
+   * asks for fresh figures for the next one. `/metrics` scrapes call it regularly.
+   */
+  threads(): readonly ThreadLoad[] {
+    if (!this.threadsAsked && this.conn) {
+      this.threadsAsked = true;
+      void this.conn
+        .then((c) => c.request('threads', {}))
+        .then(
+          (t) => (this.lastThreads = t),
+          () => undefined,
+        )
+        .finally(() => (this.threadsAsked = false));
+    }
+    return this.lastThreads;
   }
 
   /** Closes the connection; the runtime and its containers keep running (nodelet restarts re-adopt them). */

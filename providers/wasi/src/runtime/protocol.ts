@@ -17,7 +17,7 @@
  *     │◄── {id,ok:true,result}      │
  *     │◄── {note:'exit',containerId,exit}   (when it ends)
  */
-import type { ContainerExit, ContainerSpec, ContainerStats, EventType } from '@nodelet/plugin-api/v1';
+import type { ContainerExit, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
 
 /** The protocol version; the runtime refuses a client of another major version. */
 export const PROTOCOL_VERSION = 1;
@@ -54,6 +54,8 @@ export interface Requests {
   list: { args: Record<string, never>; result: WireContainer[] };
   release: { args: { containerId: string }; result: null };
   stats: { args: { containerId: string }; result: ContainerStats & { timestamp: string } };
+  /** The runtime's shared threads and their load (the provider's `threads()` capability). */
+  threads: { args: Record<string, never>; result: ThreadLoad[] };
   /** A generic hook for stream operations (stdin, attach) a later version forwards; answers NotSupported today. */
   stream: { args: { containerId: string; kind: string; data?: string }; result: null };
 }

@@ -134,6 +134,8 @@ export class RuntimeServer {
         const s = await this.provider.stats(req.containerId);
         return { ...s, timestamp: s.timestamp.toISOString() };
       }
+      case 'threads':
+        return [...this.provider.threads()];
       case 'stream':
         throw providerError('NotSupported', `stream ${req.kind} is not supported by this runtime`);
       default:
