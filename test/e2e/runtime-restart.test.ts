@@ -133,6 +133,10 @@ describe('the external WASI runtime across nodelet restarts', () => {
     );
     const pods = await list();
     for (const p of pods) expect(main(p).containerID).toMatch(/^wasi:\/\//);
+    const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+    console.log(
+      `${N} pods: runtime RSS ${rss(nodelet.runtimePid()!).toFixed(0)} MiB, nodelet RSS ${rss(nodelet.peer.proc.pid!).toFixed(0)} MiB (load ${readFileSync('/proc/loadavg', 'utf8').trim()})`,
+    );
   });
 
   it('nodelet SIGKILLed and started again: 0 restarts, same container IDs, logs continue', async () => {
