@@ -101,8 +101,7 @@ export class ContainerDriver implements PodDriver {
   /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
   async sync(pod: V1Pod): Promise<void> {
     this.pod = pod;
-    const adopting = [...this.init, ...this.app].filter((r) => r.adopt);
-    if (adopting.length > 0) await Promise.all(adopting.map((rec) => this.adopt(pod, rec)));
+    await this.adopt(pod);
     for (const rec of this.init) {
       const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
       if (rec.running || rec.starting) return;
@@ -238,6 +237,12 @@ export class ContainerDriver implements PodDriver {
     await this.afterStart(pod, spec, rec);
   }
 
+  /** Re-adopts every run marked by `resume` (see {@link PodDriver.adopt}). */
+  async adopt(pod: V1Pod): Promise<void> {
+    const adopting = [...this.init, ...this.app].filter((r) => r.adopt);
+    if (adopting.length > 0) await Promise.all(adopting.map((rec) => this.adoptRun(pod, rec)));
+  }
+
   /**
    * Re-adopts a run that the previous nodelet process started and the provider
    * kept (see container-resume.ts): same container ID, restart count and log
@@ -245,7 +250,7 @@ export class ContainerDriver implements PodDriver {
    * run the provider does not know ended with the previous process
    * (`ContainerStatusUnknown`/137) and the restart policy applies.
    */
-  private async adopt(pod: V1Pod, rec: ContainerRecord): Promise<void> {
+  private async adoptRun(pod: V1Pod, rec: ContainerRecord): Promise<void> {
     const a = rec.adopt!;
     rec.adopt = undefined;
     const spec = (rec.init ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === rec.name);
@@ -263,13 +268,9 @@ export class ContainerDriver implements PodDriver {
       rec.terminated = lostRun(a.containerID, a.startedAt, 'The container could not be located when nodelet restarted');
       return;
     }
-    let mounts: Mount[] = [];
-    try {
-      const env = await this.d.setup.env(pod, spec);
-      mounts = await this.d.setup.mounts(pod, spec, this.d.volumes.prepared, env);
-    } catch {
-      // only the termination message (terminationMessagePath in a volume) needs them
-    }
+    // Only the termination message (terminationMessagePath in a volume) needs the mounts: resolved at exit,
+    // when the volumes have been re-synced.
+    const mounts = async () => this.d.setup.mounts(pod, spec, this.d.volumes.prepared, await this.d.setup.env(pod, spec));
     const logPath = this.d.setup.logPath(pod, rec.name, rec.restartCount);
     this.onStarted(pod, rec, running, rec.restartCount, { spec, mounts, logPath });
     log.info({ container: rec.name, id, restartCount: rec.restartCount }, 're-adopted running container');
@@ -361,7 +362,7 @@ export class ContainerDriver implements PodDriver {
     rec: ContainerRecord,
     running: RunningContainer,
     restartCount: number,
-    run: { spec: V1Container; mounts: Mount[]; logPath: string },
+    run: { spec: V1Container; mounts: Mount[] | (() => Promise<Mount[]>); logPath: string },
   ): void {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;
@@ -376,7 +377,8 @@ export class ContainerDriver implements PodDriver {
         rec.probes = undefined;
         rec.killing = false;
       }
-      const message = await terminationMessage(run.spec, x, run.mounts, run.logPath).catch(() => x.message);
+      const mounts = typeof run.mounts === 'function' ? await run.mounts().catch(() => []) : run.mounts;
+      const message = await terminationMessage(run.spec, x, mounts, run.logPath).catch(() => x.message);
       rec.running = undefined;
       rec.terminated = { ...x, message, startedAt: running.startedAt, containerID: rec.containerID! };
       this.d.requeue(0);
