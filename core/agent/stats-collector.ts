@@ -118,7 +118,7 @@ export class StatsCollector {
 
 /** The running pod/container counts of `/metrics`, from the pods' posted statuses. */
 export function runningCounts(pods: PodsView): RunningCounts {
-  const out: RunningCounts = { pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {}, threads: [] };
+  const out: RunningCounts = { pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} };
   const providers = new Set<AnyProvider>();
   for (const pod of pods.activePods()) {
     const m = pod.metadata!;
@@ -136,8 +136,7 @@ export function runningCounts(pods: PodsView): RunningCounts {
     }
     if (anyRunning) out.pods++;
   }
-  for (const p of providers) {
-    for (const t of p.threads?.() ?? []) out.threads!.push({ provider: p.name, ...t });
-  }
+  const threads = [...providers].flatMap((p) => (p.threads?.() ?? []).map((t) => ({ provider: p.name, ...t })));
+  if (threads.length > 0) out.threads = threads;
   return out;
 }

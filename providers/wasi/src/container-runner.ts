@@ -343,11 +343,27 @@ export async function runContainer(
     // Bounding the start: a module looping in its start function never answers.
     const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let instantiating = false;
-    const abortStart = (err: Error) => {
+    const abortStart = (err: Error, stuck = true) => {
       if (startedAt !== undefined) return;
       stopping = true;
       cleanupStart();
       rejectStart(err);
+      if (shared && !stuck) {
+        // Not stuck, just no longer wanted: the module unwinds at its first WASI call, its neighbours go on.
+        const flag = new Int32Array(control);
+        Atomics.store(flag, 0, 1);
+        Atomics.notify(flag, 0);
+        // A module that never calls WASI would run on unseen: bound it like a start.
+        const late = setTimeout(
+          () =>
+            worker.terminate(
+              `container ${spec.name} of pod ${spec.pod.namespace}/${spec.pod.name} on the same shared thread was not started (its pod was deleted) and did not stop within ${startTimeoutMs / 1000}s; the thread was terminated`,
+            ),
+          startTimeoutMs,
+        );
+        void exit.then(() => clearTimeout(late));
+        return;
+      }
       worker.terminate(
         `container ${spec.name} of pod ${spec.pod.namespace}/${spec.pod.name} on the same shared thread did not finish starting; the thread was terminated`,
       );
@@ -366,7 +382,7 @@ export async function runContainer(
       startTimeoutMs,
     );
     const onAbort = () =>
-      abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`));
+      abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`), false);
     function cleanupStart() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
