@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec } from '@nodelet/plugin-api/v1';
 import { isProviderError } from '@nodelet/plugin-api/v1';
-import { ExternalWasiProvider, runtimePid, SOCKET_NAME } from '../src/index.ts';
+import { ExternalWasiProvider, runtimeMode, runtimePid, SOCKET_NAME, WasiProvider } from '../src/index.ts';
+import createProvider from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
@@ -169,6 +170,23 @@ describe('the external wasi runtime', () => {
     } finally {
       server.close();
       other.cleanup();
+    }
+  });
+
+  it('is chosen by NODELET_WASI_RUNTIME (in-process when unset); a wrong value is refused', () => {
+    expect(runtimeMode({})).toBe('in-process');
+    expect(runtimeMode({ NODELET_WASI_RUNTIME: 'external' })).toBe('external');
+    expect(() => runtimeMode({ NODELET_WASI_RUNTIME: 'outside' })).toThrow(/in-process or external/);
+    const before = process.env.NODELET_WASI_RUNTIME;
+    try {
+      process.env.NODELET_WASI_RUNTIME = 'external';
+      const p = createProvider();
+      expect(p).toBeInstanceOf(ExternalWasiProvider);
+      expect(p.keepsContainers).toBe(true);
+      expect(p.runtimeVersion).toBe(new WasiProvider().runtimeVersion);
+    } finally {
+      if (before === undefined) delete process.env.NODELET_WASI_RUNTIME;
+      else process.env.NODELET_WASI_RUNTIME = before;
     }
   });
 });
