@@ -37,6 +37,7 @@ import {
   mirrorAwareSink,
   createPodSetup,
   reportRefusedManifests,
+  releaseUnclaimedContainers,
 } from '../pods/index.ts';
 import { EventRecorder, logEvents } from '../events/index.ts';
 import { openImageService, podImages } from '../images/index.ts';
@@ -219,6 +220,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
   else await network.releaseExcept(staticPods);
+  // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
+  await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   const stopImageGc = images.startGc(() => podImages(pods.pods()));

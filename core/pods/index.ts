@@ -18,3 +18,4 @@ export { ensureMirrorPod } from './sources/mirror-pods.ts';
 export { mirrorAwareSink } from './status-sinks/mirror-aware-sink.ts';
 export { reportRefusedManifests } from './sources/refused-manifests.ts';
 export { readStaticPods } from './sources/static-pod-source.ts';
+export { claimedContainerIds, releaseUnclaimedContainers } from './container-adoption.ts';

@@ -14,7 +14,7 @@
  *               └──► final: never synced again, not active (its object stays until deleted)
  */
 import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
+import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
@@ -387,7 +387,12 @@ export class PodController {
     await this.post(current, entry, entry.worker.status(current));
   }
 
-  /** Stops taking pods and stops every container within its grace period (pod objects stay). */
+  /**
+   * Stops taking pods and stops every container within its grace period (pod
+   * objects stay) — except those of a provider that keeps containers across
+   * nodelet restarts (`keepsContainers`): they keep running for the next
+   * nodelet process to re-adopt.
+   */
   async shutdown(): Promise<void> {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
@@ -395,6 +400,8 @@ export class PodController {
     await Promise.all(
       [...this.entries.entries()].map(([k, e]) => {
         const pod = this.desired.get(k);
+        const p = e.worker?.provider;
+        if (p && !isPodProvider(p) && p.keepsContainers) return undefined;
         return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
       }),
     );
