@@ -44,7 +44,7 @@ import { startPluginRegistration } from './plugin-registration.ts';
 import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
-import { startCsi } from '../volumes/index.ts';
+import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
 import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
@@ -160,7 +160,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     onConditionsChanged: () => node?.poke(),
   });
   const setup = createPodSetup(o, clients, nodeIP, log, {
-    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
+    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs: createTmpfsMounter() }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
     podResources: dra ? [dra.preparer] : [],
     events,

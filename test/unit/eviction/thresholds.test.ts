@@ -4,6 +4,11 @@ import { parseCommandLine } from '../../../core/config/index.ts';
 import { buildThresholds, thresholdsMet, type Observations } from '../../../core/eviction/thresholds.ts';
 
 const MI = 1024 * 1024;
+const options = (argv: string[]) => {
+  const c = parseCommandLine(argv);
+  if (c.kind !== 'run') throw new Error(`not a run: ${c.kind}`);
+  return c.options;
+};
 const settings = (
   hard: Record<string, string>,
   extra: { soft?: Record<string, string>; grace?: Record<string, number>; min?: Record<string, string> } = {},
@@ -30,16 +35,16 @@ describe('eviction threshold parsing', () => {
   });
 
   it("defaults to upstream's hard thresholds; a given --eviction-hard replaces them; a soft threshold needs a grace period", () => {
-    const d = parseCommandLine([]).options!;
+    const d = options([]);
     expect(d.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(d.evictionPressureTransitionPeriodMs).toBe(300_000);
-    const o = parseCommandLine(['--eviction-hard=memory.available<2Gi', '--eviction-pressure-transition-period=5s']).options!;
+    const o = options(['--eviction-hard=memory.available<2Gi', '--eviction-pressure-transition-period=5s']);
     expect(o.evictionHard).toEqual({ 'memory.available': '2Gi' });
     expect(o.evictionPressureTransitionPeriodMs).toBe(5000);
     expect(() => parseCommandLine(['--eviction-soft=memory.available<2Gi'])).toThrow(
       /grace period must be specified for the soft eviction threshold memory.available/,
     );
-    const soft = parseCommandLine(['--eviction-soft=memory.available<2Gi', '--eviction-soft-grace-period=memory.available=30s']).options!;
+    const soft = options(['--eviction-soft=memory.available<2Gi', '--eviction-soft-grace-period=memory.available=30s']);
     expect(buildThresholds(soft).find((t) => !t.hard)).toMatchObject({ signal: 'memory.available', gracePeriodMs: 30_000 });
   });
 });
