@@ -4,6 +4,7 @@ import { EvictionManager, type EvictionSettings } from '../../../core/eviction/e
 import type { PodUsageStats } from '../../../core/eviction/ranking.ts';
 import type { Observations } from '../../../core/eviction/thresholds.ts';
 import type { AbnormalTermination } from '../../../core/pods/index.ts';
+import { computeConditions } from '../../../core/node/conditions.ts';
 import { FakeEvents, memoryLogger } from '../pods/fakes.ts';
 
 const MI = 1024 * 1024;
@@ -80,6 +81,20 @@ describe('eviction manager', () => {
     await h.m.synchronize();
     expect(h.m.pressure().memory).toBe(false);
     expect(h.pokes()).toBe(2);
+  });
+
+  it("feeds the node status: the manager's verdict becomes the conditions, with upstream's reasons", async () => {
+    const h = harness({ pods: [] });
+    h.set({ 'memory.available': { available: 50 * MI, capacity: 8 * GI } });
+    await h.m.synchronize();
+    const conds = computeConditions(h.m.pressure(), []);
+    expect(conds.find((c) => c.type === 'MemoryPressure')).toEqual({
+      type: 'MemoryPressure',
+      status: 'True',
+      reason: 'KubeletHasInsufficientMemory',
+      message: 'kubelet has insufficient memory available',
+    });
+    expect(conds.find((c) => c.type === 'DiskPressure')).toMatchObject({ status: 'False', reason: 'KubeletHasNoDiskPressure' });
   });
 
   it('evicts one pod per pass, BestEffort before Guaranteed, never a static pod, with upstream status and event', async () => {
