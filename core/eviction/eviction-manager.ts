@@ -11,7 +11,7 @@
  *             │
  *             ├──► conditions: last observed now for each met signal's condition; a condition
  *             │    stays True until the transition period passed since it was last observed
- *             │    (change ──► node status poked)
+ *             │    (change ──► node status poked, `NodeHasInsufficientMemory`-style node event)
  *             │
  *             └──► met for their grace period (hard: at once)? ── no ──► done
  *                    │ yes: the starved resource (memory > disk > pids)
@@ -54,6 +54,12 @@ const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 /** Upstream `immediateEvictionGracePeriodSeconds`: the grace of a pod evicted for a hard threshold. */
 const IMMEDIATE_GRACE_MS = 1000;
 const CONDITION_ORDER: readonly PressureCondition[] = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
+/** The node event reasons of a condition turning True / False (upstream nodestatus setters' `recordEventFunc`). */
+const CONDITION_EVENTS: Readonly<Record<PressureCondition, [string, string]>> = {
+  MemoryPressure: ['NodeHasInsufficientMemory', 'NodeHasSufficientMemory'],
+  DiskPressure: ['NodeHasDiskPressure', 'NodeHasNoDiskPressure'],
+  PIDPressure: ['NodeHasInsufficientPID', 'NodeHasSufficientPID'],
+};
 
 /** The eviction settings (NodeletOptions' eviction fields). */
 export interface EvictionSettings extends ThresholdSettings {
@@ -168,6 +174,12 @@ export class EvictionManager {
     );
     if (conditions.join() !== this.conditions.join()) {
       this.o.log.info({ conditions, observations: obs }, 'eviction manager: node pressure conditions changed');
+      for (const c of CONDITION_ORDER) {
+        const [on, off] = CONDITION_EVENTS[c];
+        const was = this.conditions.includes(c);
+        const is = conditions.includes(c);
+        if (was !== is) this.o.events.emit(this.nodeRef(), 'Normal', is ? on : off, `Node ${this.o.nodeName} status is now: ${is ? on : off}`);
+      }
       this.conditions = conditions;
       this.o.onConditionsChanged?.();
     }

@@ -20,7 +20,7 @@
  *               ▼
  *             mkdir ──► mounted already? ─no──► mount -t tmpfs ──► plugin.setUp (files land in RAM)
  *
- *   tearDown ──► mounted? ─yes──► umount ──► plugin.tearDown (if any) ──► dir removed by the caller
+ *   tearDown ──► mounted? ─yes──► umount (busy: umount -l) ──► plugin.tearDown (if any) ──► dir removed by the caller
  */
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -83,6 +83,14 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
       if (!(await mounted(dir))) return;
       try {
         await exec('umount', [dir]);
+        return;
+      } catch {
+        // Busy: a stopped module's worker may leave its preopened directory fd open (a WASI worker
+        // ended by terminate() does not close them). Detach the mount now (MNT_DETACH); the kernel
+        // frees it when the last fd closes, and the volume dir can be removed.
+      }
+      try {
+        await exec('umount', ['-l', dir]);
       } catch (e) {
         throw nodeletError('NDL_VOLUME_TMPFS', `umount ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`, e);
       }

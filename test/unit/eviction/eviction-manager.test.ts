@@ -81,6 +81,10 @@ describe('eviction manager', () => {
     await h.m.synchronize();
     expect(h.m.pressure().memory).toBe(false);
     expect(h.pokes()).toBe(2);
+    expect(h.events.lines().filter((l) => l.startsWith('NodeHas'))).toEqual([
+      'NodeHasInsufficientMemory: Node n1 status is now: NodeHasInsufficientMemory',
+      'NodeHasSufficientMemory: Node n1 status is now: NodeHasSufficientMemory',
+    ]);
   });
 
   it("feeds the node status: the manager's verdict becomes the conditions, with upstream's reasons", async () => {
@@ -112,7 +116,11 @@ describe('eviction manager', () => {
         t: { graceMs: 1000, reason: 'Evicted', message, conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }] },
       },
     ]);
-    expect(h.events.lines()).toEqual(['EvictionThresholdMet: Attempting to reclaim memory', `Evicted: ${message}`]);
+    expect(h.events.lines()).toEqual([
+      'NodeHasInsufficientMemory: Node n1 status is now: NodeHasInsufficientMemory',
+      'EvictionThresholdMet: Attempting to reclaim memory',
+      `Evicted: ${message}`,
+    ]);
     expect(await h.m.synchronize()).toBe('ns/guaranteed');
     expect(await h.m.synchronize()).toBeUndefined(); // only the static pod is left
   });

@@ -78,6 +78,20 @@ describe('memory-backed volumes on tmpfs', () => {
     expect(f.mounted.size).toBe(0);
   });
 
+  it('detaches a busy mount (umount -l) so that tear-down goes on', async () => {
+    const calls: string[] = [];
+    const m = createTmpfsMounter({
+      enabled: true,
+      isMounted: async () => true,
+      exec: async (cmd, args) => {
+        calls.push(`${cmd} ${args.join(' ')}`);
+        if (args.length === 1) throw Object.assign(new Error('exit 32'), { stderr: 'umount: /v: target is busy.' });
+      },
+    });
+    await m.unmount('/v');
+    expect(calls).toEqual(['umount /v', 'umount -l /v']);
+  });
+
   it('sizes a Memory emptyDir without sizeLimit by the pod memory limit', () => {
     const p = pod({
       containers: [
