@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkThresholdMap, parseGracePeriodMap, parseSignalMap, parseThresholdValue } from '../../../core/config/eviction.ts';
 import { parseCommandLine } from '../../../core/config/index.ts';
+import { mapKubeletConfig } from '../../../core/config/kubelet-config.ts';
 import { buildThresholds, thresholdsMet, type Observations } from '../../../core/eviction/thresholds.ts';
 
 const MI = 1024 * 1024;
@@ -46,6 +47,36 @@ describe('eviction threshold parsing', () => {
     );
     const soft = options(['--eviction-soft=memory.available<2Gi', '--eviction-soft-grace-period=memory.available=30s']);
     expect(buildThresholds(soft).find((t) => !t.hard)).toMatchObject({ signal: 'memory.available', gracePeriodMs: 30_000 });
+  });
+});
+
+describe('eviction fields of the KubeletConfiguration file', () => {
+  const doc = (fields: Record<string, unknown>) => ({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', ...fields });
+
+  it('maps evictionHard/Soft/SoftGracePeriod/MinimumReclaim/PressureTransitionPeriod/MaxPodGracePeriod as upstream spells them', () => {
+    const { settings, warnings } = mapKubeletConfig(
+      doc({
+        evictionHard: { 'memory.available': '200Mi', 'nodefs.available': '5%' },
+        evictionSoft: { 'memory.available': '1Gi' },
+        evictionSoftGracePeriod: { 'memory.available': '1m' },
+        evictionMinimumReclaim: { 'memory.available': '0Mi' },
+        evictionPressureTransitionPeriod: '30s',
+        evictionMaxPodGracePeriod: 20,
+      }),
+      '/etc/kubelet.yaml',
+    );
+    expect(warnings).toEqual([]);
+    expect(settings).toEqual({
+      evictionHard: { 'memory.available': '200Mi', 'nodefs.available': '5%' },
+      evictionSoft: { 'memory.available': '1Gi' },
+      evictionSoftGracePeriodMs: { 'memory.available': 60_000 },
+      evictionMinimumReclaim: { 'memory.available': '0Mi' },
+      evictionPressureTransitionPeriodMs: 30_000,
+      evictionMaxPodGracePeriodSeconds: 20,
+    });
+    expect(() => mapKubeletConfig(doc({ evictionHard: { 'memory.free': '1Gi' } }), '/etc/kubelet.yaml')).toThrow(
+      /evictionHard: .*unsupported eviction signal memory.free/,
+    );
   });
 });
 
