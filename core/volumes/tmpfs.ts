@@ -41,8 +41,8 @@ export interface TmpfsMounter {
   readonly enabled: boolean;
   /** Mounts a tmpfs on `dir` (created if missing) unless one is there; `sizeBytes` undefined: the kernel's default. */
   mount(dir: string, mode: number, sizeBytes: number | undefined): Promise<void>;
-  /** Unmounts `dir` if it is a mount point. */
-  unmount(dir: string): Promise<void>;
+  /** Unmounts `dir` if it is a mount point; `detached` when it was busy and only detached (`umount -l`). */
+  unmount(dir: string): Promise<'none' | 'unmounted' | 'detached'>;
   /** Logs, once, that memory-backed volumes are plain directories here. */
   warnOnce(log: Logger): void;
 }
@@ -80,10 +80,10 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
       }
     },
     async unmount(dir) {
-      if (!(await mounted(dir))) return;
+      if (!(await mounted(dir))) return 'none';
       try {
         await exec('umount', [dir]);
-        return;
+        return 'unmounted';
       } catch {
         // Busy: a stopped module's worker may leave its preopened directory fd open (a WASI worker
         // ended by terminate() does not close them). Detach the mount now (MNT_DETACH); the kernel
@@ -91,6 +91,7 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
       }
       try {
         await exec('umount', ['-l', dir]);
+        return 'detached';
       } catch (e) {
         throw nodeletError('NDL_VOLUME_TMPFS', `umount ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`, e);
       }
@@ -143,7 +144,11 @@ export function tmpfsBacked(plugin: VolumePlugin, mounter: TmpfsMounter, policy:
       return rest;
     },
     async tearDown(volumeName, ctx) {
-      await mounter.unmount(ctx.volumeDir);
+      if ((await mounter.unmount(ctx.volumeDir)) === 'detached')
+        ctx.log?.warn(
+          { volume: volumeName, dir: ctx.volumeDir },
+          'tmpfs volume was busy (a descriptor still open): detached; the kernel frees it when the descriptor closes',
+        );
       await plugin.tearDown?.(volumeName, ctx);
     },
   };

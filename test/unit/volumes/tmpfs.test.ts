@@ -88,7 +88,7 @@ describe('memory-backed volumes on tmpfs', () => {
         if (args.length === 1) throw Object.assign(new Error('exit 32'), { stderr: 'umount: /v: target is busy.' });
       },
     });
-    await m.unmount('/v');
+    expect(await m.unmount('/v')).toBe('detached');
     expect(calls).toEqual(['umount /v', 'umount -l /v']);
   });
 
