@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { unmountUnder } from '../../harness/unmount-under.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
@@ -153,6 +154,8 @@ export async function startNodelet(
       // Keep the log for post-mortems of CI runs (test/.cache is git-ignored).
       mkdirSync(LOG_KEEP_DIR, { recursive: true });
       copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
+      // nodelet keeps its tmpfs volume mounts when it stops (as upstream does); the test machine does not.
+      unmountUnder(rootDir);
       rmSync(rootDir, { recursive: true, force: true });
       // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not.
       await new Promise((done) => execFile('ip', ['link', 'del', podInterface], () => done(undefined)));
