@@ -14,3 +14,4 @@ export { withObjectCache } from './object-cache.ts';
 export { WatchingObjectSource, type StartObjectWatch, type SingleObjectWatch, type WatchedKind } from './object-watch-manager.ts';
 export { apiObjectWatch } from './api-object-watch.ts';
 export { podObjectRefs, type PodObjectRefs } from './pod-object-refs.ts';
+export { createTmpfsMounter, memoryEmptyDirSize, tmpfsBacked, type TmpfsMounter, type TmpfsPolicy } from './tmpfs.ts';
