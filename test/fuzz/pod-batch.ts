@@ -38,9 +38,9 @@ export function classifyStatus(s: PodStatusLike | undefined, runsForever = false
   if (s.reason) return `pod ${s.phase ?? '?'}/${s.reason}`;
   for (const c of s.containerStatuses ?? []) {
     const w = c.state?.waiting;
-    if (w && !TRANSIENT.has(w.reason ?? '')) return `waiting ${w.reason}`;
+    if (w && !TRANSIENT.has(w.reason ?? '')) return `waiting ${w.reason}${w.message ? `: ${w.message.slice(0, 160)}` : ''}`;
     const t = c.state?.terminated;
-    if (t?.reason) return `terminated ${t.reason} exit ${t.exitCode}`;
+    if (t?.reason) return `terminated ${t.reason} exit ${t.exitCode}${t.message ? `: ${t.message.slice(0, 160)}` : ''}`;
     if (c.state?.running && runsForever) return 'running';
   }
   return undefined;
@@ -54,7 +54,7 @@ export async function runPodBatches(
   record: (o: Outcome) => void,
   o: { batchSize?: number; settleMs?: number; removeMs?: number } = {},
 ): Promise<void> {
-  const { batchSize = 20, settleMs = 30_000, removeMs = 30_000 } = o;
+  const { batchSize = 20, settleMs = 90_000, removeMs = 30_000 } = o;
   for (let i = 0; i < inputs.length && env.alive(); i += batchSize) {
     const batch = inputs.slice(i, i + batchSize);
     const logFrom = env.logSize();
@@ -63,6 +63,7 @@ export async function runPodBatches(
       writeFileSync(join(env.manifestDir, p.file), p.manifest);
     }
     const verdicts = new Map<PodInput, string>();
+    const lastSeen = new Map<PodInput, string>();
     const deadline = Date.now() + settleMs;
     while (verdicts.size < batch.length && Date.now() < deadline && env.alive()) {
       await new Promise((r) => setTimeout(r, 500));
@@ -72,6 +73,7 @@ export async function runPodBatches(
         if (verdicts.has(p)) continue;
         const pod = p.podName ? pods.find((x) => x.metadata?.name === `${p.podName}-${env.nodeName}`) : undefined;
         const fromStatus = classifyStatus(pod?.status, p.runsForever);
+        if (pod) lastSeen.set(p, `${pod.status?.phase ?? 'no phase'} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => c.state) ?? [])}`);
         if (fromStatus) verdicts.set(p, fromStatus);
         else if (!pod) {
           const line = log.split('\n').find((l) => l.includes(p.file));
@@ -87,7 +89,9 @@ export async function runPodBatches(
           target,
           input: p.input,
           verdict: env.alive() ? 'unclassified' : 'crash',
-          detail: env.alive() ? 'no pod status reason or log line in time' : env.exitDescription(),
+          detail: env.alive()
+            ? `no pod status reason or log line in ${settleMs / 1000} s (last seen: ${lastSeen.get(p)?.slice(0, 200) ?? 'no pod'})`
+            : env.exitDescription(),
         });
     }
     for (const p of batch) {
