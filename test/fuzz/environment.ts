@@ -115,8 +115,10 @@ export class FuzzEnvironment {
   }
 
   /** One request to the kubelet API (TLS); `auth` picks the local client certificate or none. */
-  api(o: RequestOptions & { auth?: 'cert' | 'anonymous'; body?: Buffer | string; timeoutMs?: number; streamMs?: number }): Promise<HttpResult> {
-    const { auth = 'cert', body, timeoutMs = 5000, streamMs, ...opts } = o;
+  api(
+    o: RequestOptions & { auth?: 'cert' | 'anonymous'; body?: Buffer | string; timeoutMs?: number; streamMs?: number; maxBody?: number },
+  ): Promise<HttpResult> {
+    const { auth = 'cert', body, timeoutMs = 5000, streamMs, maxBody = 1 << 20, ...opts } = o;
     return new Promise((done) => {
       let req: ReturnType<typeof request>;
       try {
@@ -133,7 +135,7 @@ export class FuzzEnvironment {
             const chunks: Buffer[] = [];
             let size = 0;
             res.on('data', (c: Buffer) => {
-              if (size < 1 << 20) chunks.push(c);
+              if (size < maxBody) chunks.push(c);
               size += c.length;
             });
             const finish = () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
@@ -160,7 +162,8 @@ export class FuzzEnvironment {
 
   /** The pods nodelet reports on `/pods`. */
   async pods(): Promise<Array<{ metadata?: { name?: string }; status?: PodStatusLike }>> {
-    const r = await this.api({ path: '/pods', timeoutMs: 10_000 });
+    // A pod list can be large: fuzz pods carry 1 MiB env values and 20,000 args.
+    const r = await this.api({ path: '/pods', timeoutMs: 20_000, maxBody: 256 << 20 });
     if (!('status' in r) || r.status !== 200) throw new Error(`/pods: ${JSON.stringify(r).slice(0, 200)}`);
     return (JSON.parse(r.body) as { items?: [] }).items ?? [];
   }

@@ -74,7 +74,10 @@ export async function runPodBatches(
         const pod = p.podName ? pods.find((x) => x.metadata?.name === `${p.podName}-${env.nodeName}`) : undefined;
         const fromStatus = classifyStatus(pod?.status, p.runsForever);
         if (pod) lastSeen.set(p, `${pod.status?.phase ?? 'no phase'} ${JSON.stringify(pod.status?.containerStatuses?.map((c) => c.state) ?? [])}`);
+        const warning = pod ? warningEvent(log, `${pod.metadata?.name}`) : undefined;
         if (fromStatus) verdicts.set(p, fromStatus);
+        // A pod that waits for something (a volume that cannot be set up) keeps ContainerCreating, as upstream; its Warning event says why.
+        else if (warning) verdicts.set(p, warning);
         else if (!pod) {
           const line = log.split('\n').find((l) => l.includes(p.file));
           if (line) verdicts.set(p, `refused: ${refusalText(line)}`);
@@ -118,4 +121,18 @@ function refusalText(line: string): string {
   } catch {
     return line.slice(0, 160);
   }
+}
+
+/** The first Warning event recorded for pod `name` (standalone nodelet logs its events), as `event <reason>: <message>`. */
+function warningEvent(log: string, name: string): string | undefined {
+  for (const line of log.split('\n')) {
+    if (!line.includes(`/${name}"`) || !line.includes('"type":"Warning"')) continue;
+    try {
+      const j = JSON.parse(line) as { object?: string; type?: string; reason?: string; msg?: string };
+      if (j.type === 'Warning' && j.object?.endsWith(`/${name}`)) return `event ${j.reason}: ${(j.msg ?? '').slice(0, 160)}`;
+    } catch {
+      // not a JSON line
+    }
+  }
+  return undefined;
 }
