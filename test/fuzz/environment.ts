@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { nodeBinary } from '../harness/node-binary.ts';
 import { freePort } from '../harness/ports.ts';
 import { startPeer, type Peer } from '../harness/process.ts';
+import { unmountUnder } from '../harness/unmount-under.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs');
 
@@ -199,6 +200,8 @@ export class FuzzEnvironment {
   async dispose(): Promise<void> {
     await this.peer?.stop('SIGTERM', 30_000);
     await new Promise((done) => execFile('ip', ['link', 'del', this.podInterface], () => done(undefined)));
+    // nodelet keeps tmpfs volume mounts (Memory emptyDirs) when it stops, as upstream does.
+    unmountUnder(this.rootDir);
     // NODELET_FUZZ_KEEP=1 keeps the root dir, manifests and nodelet's log for a post-mortem.
     if (process.env.NODELET_FUZZ_KEEP) console.log(`fuzz: kept ${this.base}`);
     else rmSync(this.base, { recursive: true, force: true });
