@@ -7,7 +7,7 @@
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
  *   --density-steps=100,500,1000  sizes of the density Deployment (default 100,250,500; quick 100)
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http,probes);
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,dra,cpu,http,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
@@ -214,7 +214,7 @@ try {
     : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
-  const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
+  const dra = want('plugins') || want('dra') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
   const probes = want('probes')
     ? await phase('probes: 100 pods with a 1 s readiness probe', () =>
         measureProbes(c, nodelet.pid, images.sleep!, { pods: 100, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),

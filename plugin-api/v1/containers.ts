@@ -115,3 +115,20 @@ export interface RunningContainer {
    */
   stop(gracePeriodMs: number): Promise<void>;
 }
+
+/**
+ * A container a provider still knows after nodelet restarted (see
+ * `Provider.listContainers`): one that runs, or one that ended while nodelet
+ * was away and whose exit was not collected yet.
+ */
+export interface AdoptableContainer {
+  /** Same as `ContainerSpec.id` of the run that started it. */
+  readonly id: string;
+  /** The pod it belongs to. */
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  /** The container's name in the pod spec. */
+  readonly name: string;
+  readonly startedAt: Date;
+  /** Set when it has ended (its exit, kept until adopted or released). */
+  readonly exit?: ContainerExit;
+}
