@@ -220,6 +220,7 @@ export class ContainerDriver implements PodDriver {
           network: { podIPs: (pod.status?.podIPs ?? []).map((a) => a.ip), hostNetwork: pod.spec?.hostNetwork === true },
           limits: containerLimits(spec),
           logPath,
+          stdin: spec.stdin === true,
         },
         this.d.ctx(),
       );

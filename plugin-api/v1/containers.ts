@@ -83,6 +83,12 @@ export interface ContainerSpec {
   readonly ports?: readonly ContainerPort[];
   /** The pod's network. Core always sets it; optional so specs built by hand in tests stay short. */
   readonly network?: PodNetwork;
+  /**
+   * `stdin` of the container spec: keep a stdin open for the container that
+   * `kubectl attach -i` writes to (through the provider's optional `attach`);
+   * without it the container's stdin reads end of input at once.
+   */
+  readonly stdin?: boolean;
 }
 
 /** Why a container ended, as in `containerStatuses[].state.terminated`. */

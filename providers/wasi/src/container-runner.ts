@@ -31,6 +31,7 @@ import type { LoadedModule } from './module-cache.ts';
 import type { WorkerPool } from './worker-pool.ts';
 import { CONTROL_BYTES, moduleStats } from './thread-stats.ts';
 import { experimentalHttpConfig, type ExperimentalHttpConfig } from './experimental-http-config.ts';
+import { StdinPipe } from './stdin-pipe.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -130,6 +131,8 @@ export interface WorkerInput {
   readonly listen?: ReadonlyArray<{ host: string; port: number }>;
   /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
   readonly http?: ExperimentalHttpConfig;
+  /** The container's stdin FIFO (`stdin: true`, see stdin-pipe.ts); /dev/null when absent. */
+  readonly stdinPath?: string;
 }
 
 /** Where pre-opened sockets listen when the pod has no IP (no pod network on the node). */
@@ -178,6 +181,8 @@ type WorkerMessage =
 export interface WasiContainer extends RunningContainer {
   /** CPU time of its thread and its linear memory size (thread-stats.ts). */
   stats(): ContainerStats;
+  /** Its stdin, when the spec has `stdin: true` (kubectl attach writes there). */
+  readonly stdin?: StdinPipe;
 }
 
 export async function runContainer(
@@ -200,6 +205,13 @@ export async function runContainer(
   }
   const waitMs = performance.now() - t0;
   const control = new SharedArrayBuffer(CONTROL_BYTES);
+  let stdin: StdinPipe | undefined;
+  try {
+    stdin = spec.stdin ? await StdinPipe.create() : undefined;
+  } catch (e) {
+    void worker.terminate();
+    throw providerError('Internal', `cannot make the stdin of container ${spec.name}: ${(e as Error).message}`, { cause: e });
+  }
   const input: WorkerInput = {
     type: 'run',
     module: loaded.module,
@@ -213,6 +225,7 @@ export async function runContainer(
     fdBudget: opts.fdBudget,
     listen: listenAddresses(spec, loaded),
     http,
+    stdinPath: stdin?.path,
   };
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
@@ -232,6 +245,7 @@ export async function runContainer(
         return startedAt ?? new Date();
       },
       exit,
+      stdin,
       async stop(_gracePeriodMs: number) {
         // WASI has no signals, so there is nothing polite to ask the module and the grace
         // period is not used. The flag makes the module unwind at its next WASI call (or
@@ -239,6 +253,7 @@ export async function runContainer(
         // calling WASI is terminated after STOP_UNWIND_MS.
         if (!stopping) {
           stopping = true;
+          stdin?.close(); // a module blocked reading stdin reads end of input
           const flag = new Int32Array(control);
           Atomics.store(flag, 0, 1);
           Atomics.notify(flag, 0);
@@ -341,6 +356,7 @@ export async function runContainer(
             : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
       };
+      stdin?.close();
       resolveExit(result);
       if (endChannel.hasSubscribers) {
         const runMs = startedMs === undefined ? undefined : performance.now() - startedMs;
