@@ -147,10 +147,12 @@ function adler32(b: Uint8Array): number {
   return ((s2 << 16) | s1) >>> 0;
 }
 
+const SYNC_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
+
 /**
  * Compresses this session's outgoing header blocks: the first carries the
  * zlib header naming the dictionary (CMF 0x78, FLG 0x20: FDICT set), every
- * block is stored deflate blocks, and no block is final — the peer's single
+ * block is stored deflate blocks ended by a sync-flush marker, and no block is final — the peer's single
  * zlib stream never ends, as SPDY wants.
  */
 export class HeaderDeflater {
@@ -172,6 +174,10 @@ export class HeaderDeflater {
       h.writeUInt16LE(~chunk.length & 0xffff, 3);
       parts.push(h, chunk);
     }
+    // The sync-flush marker (an empty stored block), as zlib's Z_SYNC_FLUSH ends a
+    // block: Go's flate hands out a stored block's bytes only when it reads the
+    // next block header, which must therefore be inside this frame.
+    parts.push(SYNC_FLUSH_MARKER);
     return Buffer.concat(parts);
   }
 }

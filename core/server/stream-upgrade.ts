@@ -51,7 +51,8 @@ export function protocolOffers(req: IncomingMessage): string[] {
 /** True if `req` asks to upgrade to SPDY/3.1 (and came through the upgrade event). */
 export function wantsSpdy(req: FastifyRequest): boolean {
   const upgrade = (req.raw as Upgradable)[UPGRADE];
-  return upgrade !== undefined && /^spdy\/3\.1$/i.test(String(req.headers.upgrade ?? '').trim());
+  // As upstream's upgrader: the header contains SPDY/3.1 (clients may repeat it).
+  return upgrade !== undefined && /\bspdy\/3\.1\b/i.test(String(req.headers.upgrade ?? ''));
 }
 
 /** The protocol to speak: the first client offer the server supports; undefined if none. */
