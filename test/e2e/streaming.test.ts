@@ -98,7 +98,7 @@ describe('kubectl port-forward and attach', () => {
     expect(kubectl(info, ['logs', '-n', ns, 'echo']).stdout.split('\n')).toEqual(['ready', 'echo: hello nodelet', 'echo: second line', '']);
   });
 
-  it('attach -i to a container without stdin support in its provider path is refused clearly; exec stays refused', async () => {
+  it('kubectl exec stays a clear refusal (the WASI provider cannot exec)', async () => {
     await create('plain', { image: img.sleep, args: ['3600'] });
     await podUntil(k.core, ns, 'plain', 'Running', (x) => x.status?.phase === 'Running');
     const r = kubectl(info, ['exec', '-n', ns, 'plain', '--', 'ls']);
