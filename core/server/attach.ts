@@ -16,6 +16,7 @@
  * them apart. Only `stdin` needs the provider (`ProviderBase.attach`).
  */
 import type { Logger, StreamIO } from '@nodelet/plugin-api/v1';
+import { CATALOGUE } from '../errors/index.ts';
 import { readContainerLog } from '../logs/index.ts';
 import type { SpdySession, SpdyStream } from './spdy-session.ts';
 
@@ -111,6 +112,7 @@ async function run(
   // The session lasts while the container runs and the client stays.
   await Promise.race([output, target.exited ?? new Promise(() => {}), session.closed]);
   ac.abort();
+  got.stdin?.receive(null); // the provider's stdin loop ends even if it does not watch the signal
   await input;
   if (session.ended) return;
   got.stdout?.end();
@@ -118,11 +120,11 @@ async function run(
   const error = got.error!;
   if (protocol === 'v4.channel.k8s.io') {
     const status = failure
-      ? { metadata: {}, status: 'Failure', message: `Internal error occurred: error attaching to container: ${failure}`, reason: 'InternalError', code: 500 }
+      ? { metadata: {}, status: 'Failure', message: `Internal error occurred: ${CATALOGUE.NDL_API_ATTACH}: ${failure}`, reason: 'InternalError', code: 500 }
       : { metadata: {}, status: 'Success' };
     error.end(JSON.stringify(status));
   } else {
-    error.end(failure ? `error attaching to container: ${failure}` : undefined);
+    error.end(failure ? `${CATALOGUE.NDL_API_ATTACH}: ${failure}` : undefined);
   }
   session.close();
 }

@@ -15,6 +15,7 @@
 import net from 'node:net';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { SpdyStream } from './spdy-session.ts';
+import { CATALOGUE } from '../errors/index.ts';
 import { RstStatus } from './spdy-frames.ts';
 
 /** The only port-forward subprotocol (upstream `portforward.k8s.io`). */
@@ -84,7 +85,7 @@ function forward(t: PortForwardTarget, port: number, data: SpdyStream, error: Sp
   const fail = (e: Error) => {
     if (failed) return;
     failed = true;
-    const msg = `error forwarding port ${port} to pod ${t.podName}, uid ${t.podUid}: ${e.message}`;
+    const msg = `${CATALOGUE.NDL_API_PORT_FORWARD} ${port} to pod ${t.podName}, uid ${t.podUid}: ${e.message}`;
     t.log?.debug({ port, pod: t.podName }, msg);
     error.end(msg, () => error.reset());
     data.reset();

@@ -134,7 +134,7 @@ function serve(deps: StreamingDeps, sessions: Set<SpdySession>, route: Route, re
 /** The negotiated subprotocol, or undefined after answering the refusal (not an upgrade, or no common protocol). */
 function upgradeProtocol(req: FastifyRequest, reply: FastifyReply, supported: readonly string[]): string | undefined {
   if (!wantsSpdy(req)) {
-    sendStatus(reply, 'BadRequest', 'unable to upgrade: missing upgrade headers in request (SPDY/3.1 is required)');
+    sendStatus(reply, 'BadRequest', `${CATALOGUE.NDL_API_UPGRADE}: missing upgrade headers in request (SPDY/3.1 is required)`);
     return undefined;
   }
   const offers = protocolOffers(req.raw);
@@ -143,7 +143,7 @@ function upgradeProtocol(req: FastifyRequest, reply: FastifyReply, supported: re
     sendStatus(
       reply,
       'BadRequest',
-      `unable to upgrade: unable to negotiate protocol: client supports ${JSON.stringify(offers)}, server accepts ${JSON.stringify(supported)}`,
+      `${CATALOGUE.NDL_API_UPGRADE}: unable to negotiate protocol: client supports ${JSON.stringify(offers)}, server accepts ${JSON.stringify(supported)}`,
     );
   }
   return protocol;
