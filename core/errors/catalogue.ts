@@ -54,6 +54,7 @@ export const CATALOGUE = {
   NDL_API_UPGRADE: 'unable to upgrade',
   NDL_API_PORT_FORWARD: 'error forwarding port',
   NDL_API_ATTACH: 'error attaching to container',
+  NDL_API_SPDY: 'SPDY protocol error',
   // certificates (TLS bootstrap and rotation)
   NDL_TLS_BOOTSTRAP: 'TLS bootstrap failed',
   NDL_CERT_STORE: 'certificate store unusable',

@@ -22,6 +22,7 @@
  * (uncompressed) deflate blocks — valid for any zlib reader and synchronous.
  */
 import zlib from 'node:zlib';
+import { nodeletError } from '../errors/index.ts';
 import { SPDY3_DICTIONARY } from './spdy-dictionary.ts';
 
 /** Control frame types (SPDY/3 section 2.6). */
@@ -121,7 +122,7 @@ export function parseHeaderBlock(b: Buffer): SpdyHeaders {
   let at = 0;
   const take = (): string => {
     const n = b.readUInt32BE(at);
-    if (at + 4 + n > b.length) throw new RangeError('truncated SPDY header block');
+    if (at + 4 + n > b.length) throw nodeletError('NDL_API_SPDY', 'truncated header block');
     const s = b.toString('utf8', at + 4, at + 4 + n);
     at += 4 + n;
     return s;
