@@ -5,15 +5,16 @@
  * stream per asked channel plus `streamType: error` (and `resize` with a tty
  * on v3+). Once all are there:
  *
- *   streams ready ──► stdout ← the container's output from now on (its CRI log, followed)
+ *   streams ready ──► stdout/stderr ← the container's output from now on (its CRI log, followed)
  *        │            stdin  → the provider's `attach` (only when asked; the provider writes it to the container)
  *        │ not all within 30 s ──► session closed
  *   container exits / client leaves ──► v4: Status JSON on the error stream (Success or
  *                                        "Internal error occurred: error attaching to container: …") ──► session closed
  *
- * Output comes from the log every provider writes (`ContainerSpec.logPath`),
- * so `stdout` and `stderr` lines both reach the client's stdout; upstream keeps
- * them apart. Only `stdin` needs the provider (`ProviderBase.attach`).
+ * Output comes from the log every provider writes (`ContainerSpec.logPath`):
+ * its stdout entries to the stdout stream, its stderr entries to the stderr
+ * stream (both to stdout when the client asked for one only, e.g. with a tty).
+ * Only `stdin` needs the provider (`ProviderBase.attach`).
  */
 import type { Logger, StreamIO } from '@nodelet/plugin-api/v1';
 import { CATALOGUE } from '../errors/index.ts';
@@ -91,9 +92,12 @@ async function run(
   const ac = new AbortController();
   void session.closed.then(() => ac.abort());
   got.resize?.resume(); // sizes are not used: a WASI module has no terminal
-  const out = got.stdout ?? got.stderr;
   let failure: string | undefined;
-  const output = out ? followOutput(target, out, ac.signal) : Promise.resolve();
+  // With a tty there is no stderr stream: both go to stdout, as a terminal merges them.
+  const followers: Promise<void>[] = [];
+  if (got.stdout) followers.push(followOutput(target, got.stdout, got.stderr ? 'stdout' : undefined, ac.signal));
+  if (got.stderr) followers.push(followOutput(target, got.stderr, got.stdout ? 'stderr' : undefined, ac.signal));
+  const output = Promise.all(followers);
   let input: Promise<void> = Promise.resolve();
   if (got.stdin && target.attach) {
     const io: StreamIO = {
@@ -129,9 +133,10 @@ async function run(
   session.close();
 }
 
-/** Copies the container's log, from its current end, to `out` until the instance ends or `signal` aborts. */
-async function followOutput(target: AttachTarget, out: SpdyStream, signal: AbortSignal): Promise<void> {
+/** Copies the container's log (`only` one stream, or both), from its current end, to `out` until the instance ends or `signal` aborts. */
+async function followOutput(target: AttachTarget, out: SpdyStream, only: 'stdout' | 'stderr' | undefined, signal: AbortSignal): Promise<void> {
   const stream = await readContainerLog(target.logFile, {
+    stream: only,
     tailLines: 0,
     follow: true,
     finished: target.exited,

@@ -250,7 +250,8 @@ describe('/attach over SPDY', () => {
       attach: async (io: StreamIO) => {
         for await (const chunk of io.stdin!) {
           got.push(Buffer.from(chunk).toString());
-          await appendFile(logFile, `2024-05-01T10:00:01.000000000Z stdout F echo: ${Buffer.from(chunk).toString().trim()}\n`);
+          const line = Buffer.from(chunk).toString().trim();
+          await appendFile(logFile, `2024-05-01T10:00:01.000000000Z stdout F echo: ${line}\n2024-05-01T10:00:01.000000000Z stderr F note: ${line}\n`);
         }
       },
     };
@@ -262,7 +263,9 @@ describe('/attach over SPDY', () => {
     const stderr = await c.open({ streamtype: 'stderr' });
     await c.until(() => [err, stdin, stdout, stderr].every((id) => c.replied.has(id)));
     c.send(stdin, 'hi there\n');
-    await c.until(() => c.text(stdout).includes('echo: hi there\n'));
+    await c.until(() => c.text(stdout).includes('echo: hi there\n') && c.text(stderr).includes('note: hi there\n'));
+    expect(c.text(stdout)).not.toContain('note:');
+    expect(c.text(stderr)).not.toContain('echo:');
     expect(got).toEqual(['hi there\n']);
     expect(c.text(stdout)).not.toContain('before attach');
     exit();
