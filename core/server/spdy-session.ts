@@ -14,6 +14,7 @@
  * A {@link SpdyStream} is a Node Duplex: readable = the peer's DATA frames
  * (ends at its FIN), writable = our DATA frames (`end()` sends FIN).
  */
+import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import {
@@ -30,6 +31,9 @@ import {
   type Frame,
   type SpdyHeaders,
 } from './spdy-frames.ts';
+
+/** A session without any traffic for this long is closed (upstream's default streaming idle timeout, 4 h). */
+export const STREAMING_IDLE_TIMEOUT_MS = 4 * 60 * 60 * 1000;
 
 /** Bytes per DATA frame we send (spdystream accepts up to 16 MiB; small frames keep latency even). */
 const DATA_CHUNK = 32 * 1024;
@@ -109,6 +113,8 @@ export class SpdySession {
 
   /** Starts reading frames; `head` holds bytes that arrived with the upgrade request. */
   start(head?: Buffer): void {
+    // Upstream's --streaming-connection-idle-timeout default: a session with no traffic at all ends.
+    (this.socket as Partial<Pick<Socket, 'setTimeout'>>).setTimeout?.(STREAMING_IDLE_TIMEOUT_MS, () => this.close());
     this.socket.on('data', (c: Buffer) => this.feed(c));
     this.socket.on('error', (e) => this.log?.debug({ err: e.message }, 'SPDY connection error'));
     this.socket.on('close', () => this.teardown());

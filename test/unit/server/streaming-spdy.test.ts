@@ -148,9 +148,9 @@ beforeAll(async () => {
 });
 
 /** Sends an upgrade request for `urlPath` offering `protocols`; resolves with the response head and the client. */
-function upgrade(urlPath: string, protocols: string[]): Promise<{ head: string; c: Client }> {
+function upgrade(urlPath: string, protocols: string[], id: Pem | null = client): Promise<{ head: string; c: Client }> {
   return new Promise((resolve, reject) => {
-    const sock = tls.connect({ host: '127.0.0.1', port, ca: serving.cert, servername: NODE, cert: client.cert, key: client.key }, () => {
+    const sock = tls.connect({ host: '127.0.0.1', port, ca: serving.cert, servername: NODE, ...(id ? { cert: id.cert, key: id.key } : {}) }, () => {
       sock.write(
         `POST ${urlPath} HTTP/1.1\r\nHost: ${NODE}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n` +
           protocols.map((p) => `X-Stream-Protocol-Version: ${p}\r\n`).join('') +
@@ -229,6 +229,11 @@ describe('/portForward over SPDY', () => {
     await c.until(() => c.text(err).length > 0);
     expect(c.text(err)).toBe(`error forwarding port ${dead} to pod web, uid uid-1: connect ECONNREFUSED 127.0.0.1:${dead}`);
     c.sock.destroy();
+  });
+
+  it('authenticates an upgrade like any request: no client certificate, 401 and no upgrade', async () => {
+    const { head } = await upgrade('/portForward/default/web', ['portforward.k8s.io'], null);
+    expect(head).toMatch(/^HTTP\/1\.1 401 /);
   });
 
   it('refuses a protocol it does not speak, without upgrading', async () => {
