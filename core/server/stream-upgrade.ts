@@ -14,6 +14,7 @@
  * the client's `X-Stream-Protocol-Version` offers that the server supports.
  */
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -25,17 +26,23 @@ type Upgradable = IncomingMessage & { [UPGRADE]?: { socket: Duplex; head: Buffer
 
 /** Routes upgrade requests of `app` through its normal routing; `sessions` collects the live SPDY sessions (ended on close). */
 export function routeUpgrades(app: FastifyInstance, sessions: Set<SpdySession>): void {
+  // The HTTP server no longer tracks these sockets (closeAllConnections misses them): close does.
+  const sockets = new Set<Duplex>();
   (app.server as Server).on('upgrade', (req: Upgradable, socket: Duplex, head: Buffer) => {
     req[UPGRADE] = { socket, head };
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket as never);
-    res.on('finish', () => socket.end());
+    // A refusal: nothing follows the response, so the socket goes once it is written.
+    res.on('finish', () => ((socket as Partial<Socket>).destroySoon ? (socket as Socket).destroySoon() : socket.end()));
     socket.on('error', () => socket.destroy());
     app.routing(req, res);
   });
-  app.addHook('onClose', async () => {
+  app.addHook('preClose', async () => {
     for (const s of sessions) s.close();
+    for (const s of sockets) s.destroy();
   });
 }
 
