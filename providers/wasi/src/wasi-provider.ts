@@ -12,6 +12,7 @@ import {
   type PulledImage,
   type RunningContainer,
   type StreamIO,
+  type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
@@ -20,6 +21,7 @@ import { startComponent } from './component-runner.ts';
 import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
+import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 
 /** Resolves when `signal` aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -50,7 +52,7 @@ export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGen
 export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
-export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
+export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 'sharedThreads'> {
   /** Descriptors one container may hold (default 1024, at most 8192: see fd-budget.ts); EMFILE beyond. */
   readonly maxOpenFiles?: number;
   /** Descriptors all containers may hold together (default: see `defaultNodeMaxFds`); ENFILE beyond. */
@@ -68,6 +70,11 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
   readonly workerPool?: number;
   /** Worker threads starting at the same time (default 4). */
   readonly maxBootingWorkers?: number;
+  /**
+   * Threads shared by BestEffort pods' modules (default {@link DEFAULT_SHARED_THREADS});
+   * 0 gives every module a thread of its own, as for other pods.
+   */
+  readonly sharedThreads?: number;
 }
 
 /**
@@ -94,11 +101,14 @@ export class WasiProvider implements Provider {
   private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
   private components?: ComponentCache;
+  private readonly sharedSize: number;
+  private shared?: SharedThreads;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.cache = new ModuleCache(opts.cacheEntries);
     this._fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
     this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget };
+    this.sharedSize = opts.sharedThreads ?? DEFAULT_SHARED_THREADS;
     this.poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,
       maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
@@ -133,7 +143,7 @@ export class WasiProvider implements Provider {
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
-    const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
+    const running = await runContainer(spec, loaded, ctx.log, pool, { ...this.opts, sharedThreads: this.sharedThreads() }, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -160,6 +170,18 @@ export class WasiProvider implements Provider {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
     });
     return running;
+  }
+
+  /** The shared threads (made on first use; none when `sharedThreads` is 0). */
+  private sharedThreads(): SharedThreads | undefined {
+    if (this.sharedSize <= 0) return undefined;
+    this.shared ??= new SharedThreads({ size: this.sharedSize, onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message) });
+    return this.shared;
+  }
+
+  /** The threads shared by BestEffort modules, with their load and event-loop delay (`/metrics`). */
+  threads(): readonly ThreadLoad[] {
+    return this.shared?.loads() ?? [];
   }
 
   /**
@@ -202,9 +224,12 @@ export class WasiProvider implements Provider {
   async shutdown(): Promise<void> {
     const pool = this.pool;
     const socketPool = this.socketPool;
+    const shared = this.shared;
+    this.shared = undefined;
     this.pool = new WorkerPool(this.poolOpts);
     this.socketPool = new WorkerPool(this.socketPoolOpts);
     await Promise.all([pool.close(), socketPool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    await shared?.close();
     this.cache.clear();
   }
 
