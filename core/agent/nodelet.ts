@@ -204,6 +204,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     statusContributors: dra ? [dra.statusContributor] : [],
   });
   podsRef = pods;
+  setup.onObjectsChanged((uids) => pods.resyncPods(uids));
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
@@ -298,6 +299,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopEviction();
       eviction.stop();
       await pods.shutdown();
+      setup.stop();
       await probes.close();
       lease?.stop();
       node?.stop();
