@@ -20,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import { containerLogDir, podLogsRoot } from '../logs/index.ts';
+import { targetHost } from '../probes/index.ts';
 import type { PodController } from '../pods/index.ts';
 import {
   createKubeletServer,
@@ -72,11 +73,13 @@ function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logge
 function podSourceFor(pods: PodController, rootDir: string): PodSource {
   return {
     listPods: () => pods.pods(),
+    podAddress: (pod) => targetHost(pod),
     findContainer(namespace, podName, container): ContainerTarget | undefined {
       const found = pods.lookup(`${namespace}/${podName}`);
       const c = found?.worker?.container(container);
       if (!found?.worker || !c) return undefined;
       const m = found.pod.metadata!;
+      const provider = found.worker.provider;
       return {
         logDir: containerLogDir(rootDir, { namespace: m.namespace!, name: m.name!, uid: m.uid! }, container),
         restartCount: c.restartCount,
@@ -84,6 +87,7 @@ function podSourceFor(pods: PodController, rootDir: string): PodSource {
         providerName: found.worker.provider.name,
         exec: found.worker.provider.exec !== undefined,
         exited: c.exited,
+        attach: provider.attach && c.running && c.id !== undefined ? (io) => provider.attach!(c.id!, io) : undefined,
       };
     },
   };

@@ -52,6 +52,10 @@ export const CATALOGUE = {
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',
   NDL_API_SERVING_CERT: 'kubelet serving certificate unusable',
+  NDL_API_UPGRADE: 'unable to upgrade',
+  NDL_API_PORT_FORWARD: 'error forwarding port',
+  NDL_API_ATTACH: 'error attaching to container',
+  NDL_API_SPDY: 'SPDY protocol error',
   // certificates (TLS bootstrap and rotation)
   NDL_TLS_BOOTSTRAP: 'TLS bootstrap failed',
   NDL_CERT_STORE: 'certificate store unusable',

@@ -8,6 +8,7 @@
  *   nine fraction digits and a space.
  * - `since`: lines whose first entry is older are dropped whole.
  * - `limitBytes`: output stops after that many bytes (possibly mid-line).
+ * - `stream`: only stdout or only stderr entries.
  *
  * Lines that are not CRI entries are skipped, as upstream does.
  */
@@ -20,6 +21,8 @@ export interface FormatOptions {
   readonly since?: Date;
   /** Stop after this many output bytes. */
   readonly limitBytes?: number;
+  /** Only this stream's entries (kubectl attach keeps stdout and stderr apart); default both. */
+  readonly stream?: 'stdout' | 'stderr';
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -44,7 +47,7 @@ export class LogFormatter {
   push(raw: Buffer, out: Buffer[]): void {
     if (this.full) return;
     const e = parseCriEntry(raw);
-    if (!e) return;
+    if (!e || (this.opts.stream !== undefined && e.stream !== this.opts.stream)) return;
     const starts = !this.inLine;
     this.inLine = e.partial;
     if (starts) this.dropping = this.opts.since !== undefined && e.time < this.opts.since;

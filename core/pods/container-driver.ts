@@ -237,6 +237,7 @@ export class ContainerDriver implements PodDriver {
           limits: containerLimits(spec),
           qosClass: podQosClass(pod),
           logPath,
+          stdin: spec.stdin === true,
         },
         this.d.ctx(),
       );

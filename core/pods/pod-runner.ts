@@ -15,6 +15,8 @@ export interface RunnerContainer {
   readonly running: boolean;
   /** Optional: settles when that instance ends, so a follow ends at once (else it polls). */
   readonly exited?: Promise<unknown>;
+  /** The provider's id of the running instance (container providers), for `attach`. */
+  readonly id?: string;
 }
 
 /** Runs one admitted pod. */
@@ -43,5 +45,5 @@ export interface PodRunner {
 /** The log view of a {@link ContainerRecord} (undefined until it has run). */
 export function recordView(rec: ContainerRecord | undefined): RunnerContainer | undefined {
   if (!rec || (!rec.running && !rec.terminated && !rec.last)) return undefined;
-  return { restartCount: rec.restartCount, running: !!rec.running, exited: rec.running?.exit };
+  return { restartCount: rec.restartCount, running: !!rec.running, exited: rec.running?.exit, id: rec.running?.id };
 }

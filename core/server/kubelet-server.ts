@@ -13,7 +13,7 @@
  *        │ yes
  *   known path, other method? ─────────────────────► 405 Method Not Allowed (method-guard.ts)
  *   route: /healthz → ok · /pods → PodList · /containerLogs/… (container-logs.ts)
- *          /exec|attach|portForward|run/… → Status "not supported" (streaming.ts)
+ *          /attach|portForward/… → SPDY/3.1 upgrade (streaming.ts) · /exec|run/… → Status "not supported"
  *          /metrics, /metrics/resource, /stats/summary, /configz (stats-routes.ts)
  */
 import type { AddressInfo } from 'node:net';
@@ -143,7 +143,7 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
   app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
   app.get('/pods', async (_req, reply) => reply.type('application/json').send(podListJson(opts.pods.listPods())));
   registerContainerLogs(app, { pods: opts.pods, logsRoot: opts.logsRoot, followPollMs: opts.followPollMs });
-  registerStreaming(app, opts.pods);
+  registerStreaming(app, { pods: opts.pods, logsRoot: opts.logsRoot, log: opts.log.child({ component: 'kubelet-api' }) });
   if (opts.stats) registerStatsRoutes(app, opts.stats);
   app.setNotFoundHandler((_req, reply) => sendText(reply, 404, '404 page not found'));
   app.setErrorHandler((err, req, reply) => {

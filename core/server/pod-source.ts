@@ -5,6 +5,7 @@
  * cheap (in-memory lookups, no API calls, no disk I/O).
  */
 import type { V1Pod } from '@kubernetes/client-node';
+import type { StreamIO } from '@nodelet/plugin-api/v1';
 
 /** The log and capabilities of one container, for `/containerLogs` and `/exec`. */
 export interface ContainerTarget {
@@ -23,8 +24,14 @@ export interface ContainerTarget {
   readonly running: boolean;
   /** The provider running the pod; error messages name it (`not supported by provider "wasi": exec`). */
   readonly providerName: string;
-  /** True if the provider implements exec (streaming is not served yet either way). */
+  /** True if the provider implements exec (exec streaming is not served yet either way). */
   readonly exec?: boolean;
+  /**
+   * Optional: feeds an attach session's stdin to the running instance (the
+   * provider's `attach` capability, bound to the instance's id). Absent when
+   * the provider cannot; `kubectl attach` then still gets the output.
+   */
+  readonly attach?: (io: StreamIO) => Promise<void>;
   /**
    * Optional: settles when the instance `restartCount` ends, so a follow ends
    * at once. Without it, a follow notices the end by polling `findContainer`.
@@ -41,4 +48,9 @@ export interface PodSource {
    * least once; undefined if the pod or container is unknown or never started.
    */
   findContainer(namespace: string, podName: string, container: string): ContainerTarget | undefined;
+  /**
+   * Optional: the address `kubectl port-forward` reaches `pod` at (its pod IP,
+   * or 127.0.0.1 for hostNetwork pods and pods without one); default: that rule.
+   */
+  podAddress?(pod: V1Pod): string;
 }

@@ -68,7 +68,15 @@ export interface ContainerStats {
  * by presence; see {@link capabilitiesOf}.
  */
 export interface OptionalCapabilities {
-  /** Attaches to a running container's streams (kubectl attach). Resolves when the session ends. */
+  /**
+   * Attaches to a running container's streams (kubectl attach). Resolves when
+   * the session ends (`io.signal` aborted, or the container ended). Core
+   * already sends the client the container's output from its log, so a
+   * provider whose output goes to `ContainerSpec.logPath` only feeds
+   * `io.stdin` to the container (given when the client asked for stdin and the
+   * spec has `stdin: true`); `io.stdout`/`io.stderr` are for output that
+   * bypasses the log. Throw a branded `NotFound` for an unknown id.
+   */
   attach?(containerId: string, io: StreamIO): Promise<void>;
   /** Forwards one connection to `port` of the pod (kubectl port-forward). Resolves when it ends. */
   portForward?(pod: PodRef, port: number, stream: ByteStream): Promise<void>;

@@ -84,6 +84,12 @@ export interface ContainerSpec {
   /** The pod's network. Core always sets it; optional so specs built by hand in tests stay short. */
   readonly network?: PodNetwork;
   /**
+   * `stdin` of the container spec: keep a stdin open for the container that
+   * `kubectl attach -i` writes to (through the provider's optional `attach`);
+   * without it the container's stdin reads end of input at once.
+   */
+  readonly stdin?: boolean;
+  /**
    * The pod's QoS class (`status.qosClass`, or computed from every container's requests and
    * limits as upstream does). `limits` alone cannot tell a Burstable pod with only requests
    * from a BestEffort one. Core always sets it; optional so specs built by hand stay short

@@ -37,6 +37,7 @@ import type { WorkerPool } from './worker-pool.ts';
 import { CONTROL_BYTES, moduleStats, sharedModuleStats } from './thread-stats.ts';
 import type { SharedThread, SharedThreads } from './shared-threads.ts';
 import { experimentalHttpConfig, type ExperimentalHttpConfig } from './experimental-http-config.ts';
+import { StdinPipe } from './stdin-pipe.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
 export const TRAP_EXIT_CODE = 134;
@@ -136,6 +137,8 @@ export interface WorkerInput {
   readonly listen?: ReadonlyArray<{ host: string; port: number }>;
   /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
   readonly http?: ExperimentalHttpConfig;
+  /** The container's stdin FIFO (`stdin: true`, see stdin-pipe.ts); /dev/null when absent. */
+  readonly stdinPath?: string;
   /** On a shared thread: where the module's messages go (then 'done' once it ended). */
   readonly port?: MessagePort;
 }
@@ -173,12 +176,14 @@ export interface RunnerOptions {
 
 /**
  * Where a module runs: `shared` (a shared thread) for a BestEffort pod's
- * module that needs no listener or outbound HTTP (those keep a thread of their
- * own, nor one with a start section), `dedicated` (a thread of its own) otherwise — a pod with a CPU or
+ * module that needs no listener, outbound HTTP or stdin and has no start section (those keep a
+ * thread of their own), `dedicated` (a thread of its own) otherwise — a pod with a CPU or
  * memory request (Guaranteed, Burstable), or whose QoS class is not known.
  */
 export function placement(spec: ContainerSpec, loaded: Pick<LoadedModule, 'acceptsSockets' | 'experimentalHttp' | 'startFunction'>): 'shared' | 'dedicated' {
   if (spec.qosClass !== 'BestEffort') return 'dedicated';
+  // A module reading its attach stdin blocks its thread in read(): never on a shared one.
+  if (spec.stdin) return 'dedicated';
   if (loaded.experimentalHttp || listenAddresses(spec, loaded).length > 0) return 'dedicated';
   // A start section runs inside instantiation, where nothing can suspend: one that loops would hold
   // the shared thread until the start timeout terminates it with its neighbours.
@@ -265,6 +270,8 @@ type WorkerMessage =
 export interface WasiContainer extends RunningContainer {
   /** CPU time of its thread and its linear memory size (thread-stats.ts). */
   stats(): ContainerStats;
+  /** Its stdin, when the spec has `stdin: true` (kubectl attach writes there). */
+  readonly stdin?: StdinPipe;
 }
 
 export async function runContainer(
@@ -289,6 +296,13 @@ export async function runContainer(
   const onSharedThread = shared ? ` (on a thread shared with other BestEffort pods, which was terminated)` : '';
   const waitMs = performance.now() - t0;
   const control = new SharedArrayBuffer(CONTROL_BYTES);
+  let stdin: StdinPipe | undefined;
+  try {
+    stdin = spec.stdin ? await StdinPipe.create() : undefined;
+  } catch (e) {
+    worker.terminate('no stdin');
+    throw providerError('Internal', `cannot make the stdin of container ${spec.name}: ${(e as Error).message}`, { cause: e });
+  }
   const input: WorkerInput = {
     type: 'run',
     module: loaded.module,
@@ -302,6 +316,7 @@ export async function runContainer(
     fdBudget: opts.fdBudget,
     listen: listenAddresses(spec, loaded),
     http,
+    stdinPath: stdin?.path,
   };
   let outcome: Omit<ContainerExit, 'finishedAt'> | undefined;
   let stopping = false;
@@ -321,6 +336,7 @@ export async function runContainer(
         return startedAt ?? new Date();
       },
       exit,
+      stdin,
       async stop(_gracePeriodMs: number) {
         // WASI has no signals, so there is nothing polite to ask the module and the grace
         // period is not used. The flag makes the module unwind at its next WASI call (or
@@ -328,6 +344,7 @@ export async function runContainer(
         // calling WASI is terminated after STOP_UNWIND_MS.
         if (!stopping) {
           stopping = true;
+          stdin?.close(); // a module blocked reading stdin reads end of input
           const flag = new Int32Array(control);
           Atomics.store(flag, 0, 1);
           Atomics.notify(flag, 0);
@@ -456,6 +473,7 @@ export async function runContainer(
               : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
       };
+      stdin?.close();
       resolveExit(result);
       if (endChannel.hasSubscribers) {
         const runMs = startedMs === undefined ? undefined : performance.now() - startedMs;

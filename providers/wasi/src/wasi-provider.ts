@@ -11,6 +11,7 @@ import {
   type ProviderContext,
   type PulledImage,
   type RunningContainer,
+  type StreamIO,
   type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
@@ -21,6 +22,11 @@ import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+}
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
 export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
@@ -187,6 +193,32 @@ export class WasiProvider implements Provider {
     const running = this.running.get(containerId);
     if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
     return running.stats();
+  }
+
+  /**
+   * kubectl attach: writes the client's stdin into the module's stdin (a
+   * preview1 module whose spec has `stdin: true`; see stdin-pipe.ts) until the
+   * client leaves or the container ends. Its output reaches the client from
+   * its log (core). NotFound for an unknown container; a container without a
+   * stdin is refused as upstream refuses attaching stdin it did not allocate.
+   */
+  async attach(containerId: string, io: StreamIO): Promise<void> {
+    const running = this.running.get(containerId);
+    if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
+    const pipe = running.stdin;
+    if (!io.stdin) return await Promise.race([running.exit, aborted(io.signal)]).then(() => undefined);
+    if (!pipe) throw providerError('InvalidArgument', 'the container has no stdin: set stdin: true in its spec (WASI components have none)');
+    const it = io.stdin[Symbol.asyncIterator]();
+    const end = Promise.race([running.exit, aborted(io.signal)]).then(() => ({ done: true, value: undefined }) as const);
+    try {
+      for (;;) {
+        const next = await Promise.race([it.next(), end]);
+        if (next.done) break;
+        await pipe.write(next.value);
+      }
+    } finally {
+      void it.return?.();
+    }
   }
 
   /** Terminates every running module and the idle workers (a later start makes a new pool). */

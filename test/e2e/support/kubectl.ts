@@ -9,22 +9,29 @@ export function kubectl(info: ClusterInfo, args: string[], kubeconfig = info.adm
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Starts `kubectl args` (as admin, or with `kubeconfig`) and collects stdout lines as they arrive. */
+/**
+ * Starts `kubectl args` (as admin, or with `kubeconfig`) and collects stdout lines as they arrive;
+ * `write` sends to its stdin (a pipe only with `opts.stdin`), `stderr` is what it printed there.
+ */
 export function kubectlStream(
   info: ClusterInfo,
   args: string[],
   kubeconfig = info.adminKubeconfig,
-): { lines: string[]; done: Promise<number | null>; kill(): void } {
-  const p = spawn(join(info.binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  opts: { stdin?: boolean } = {},
+): { lines: string[]; stderr(): string; done: Promise<number | null>; kill(): void; write(s: string): void } {
+  const p = spawn(join(info.binDir, 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], { stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  let err = '';
+  p.stderr!.setEncoding('utf8');
+  p.stderr!.on('data', (c: string) => (err += c));
   const lines: string[] = [];
   let buf = '';
-  p.stdout.setEncoding('utf8');
-  p.stdout.on('data', (c: string) => {
+  p.stdout!.setEncoding('utf8');
+  p.stdout!.on('data', (c: string) => {
     buf += c;
     const parts = buf.split('\n');
     buf = parts.pop()!;
     lines.push(...parts);
   });
   const done = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
-  return { lines, done, kill: () => p.kill('SIGTERM') };
+  return { lines, stderr: () => err, done, kill: () => p.kill('SIGTERM'), write: (s) => void p.stdin?.write(s) };
 }

@@ -386,9 +386,15 @@ describe('streaming endpoints', () => {
     });
   });
 
-  it('name the action for attach, portForward and run, with or without a pod uid', async () => {
-    expect(JSON.parse((await request('/attach/default/web/app', client, 'POST')).body).message).toBe('not supported by provider "wasi": attach');
-    expect(JSON.parse((await request('/portForward/default/web', client)).body).message).toBe('not supported by provider "wasi": portforward');
+  it('name the action for run, with or without a pod uid; attach and portForward want a SPDY upgrade', async () => {
+    expect(JSON.parse((await request('/attach/default/web/app', client, 'POST')).body).message).toBe('you must specify at least 1 of stdin, stdout, stderr');
+    expect(JSON.parse((await request('/attach/default/web/app?input=1', client, 'POST')).body).message).toBe('not supported by provider "wasi": attach stdin');
+    expect(JSON.parse((await request('/attach/default/web/app?output=1', client, 'POST')).body).message).toBe(
+      'unable to upgrade: missing upgrade headers in request (SPDY/3.1 is required)',
+    );
+    expect(JSON.parse((await request('/portForward/default/web', client)).body).message).toBe(
+      'unable to upgrade: missing upgrade headers in request (SPDY/3.1 is required)',
+    );
     expect(JSON.parse((await request(`/run/default/web/${pod.metadata!.uid}/app`, client, 'POST')).body).message).toBe('not supported by provider "wasi": run');
   });
 

@@ -172,7 +172,8 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
         env: d.env,
         preopens,
         returnOnExit: true,
-        stdin: devNull,
+        // stdin: true: the FIFO nodelet holds open for writing (stdin-pipe.ts); reads block until input.
+        stdin: d.stdinPath ? fs.openSync(d.stdinPath, 'r') : devNull,
         stdout: devNull,
         stderr: devNull,
       });
