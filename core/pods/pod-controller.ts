@@ -7,7 +7,8 @@
  *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
+ *               └──► worker.reconcile ──► status (patched only if changed)
+ *                    ──► finished? release pod IPs, unmount volumes (once; retried on failure)
  *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► status Failed(reason)
  *               └──► final: never synced again, not active (its object stays until deleted)
  */
@@ -77,6 +78,8 @@ interface Entry {
   seenAt?: number;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
+  /** The finished pod's volumes were torn down (upstream syncTerminatedPod). */
+  unmounted?: boolean;
 }
 
 /** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
@@ -198,8 +201,28 @@ export class PodController {
       }
     }
     await this.post(pod, entry, entry.worker.status(pod));
+    if (!entry.worker.finished(pod)) return;
     // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
-    if (entry.worker.finished(pod)) await this.o.network?.release(pod);
+    await this.o.network?.release(pod);
+    await this.unmountFinished(key, pod, entry);
+  }
+
+  /**
+   * Upstream `syncTerminatedPod`: a pod that finished for good has its volumes torn
+   * down without waiting for its deletion (CSI: NodeUnpublish, NodeUnstage when it
+   * was the last user). A failure is logged and retried with the volume back-off.
+   */
+  private async unmountFinished(key: string, pod: V1Pod, entry: Entry): Promise<void> {
+    if (entry.unmounted) return;
+    try {
+      await this.o.setup.unmountVolumes(pod);
+      entry.unmounted = true;
+      this.volumeBackoff.reset(`${entry.uid}/unmount`);
+    } catch (e) {
+      const ms = this.volumeBackoff.next(`${entry.uid}/unmount`);
+      this.o.log.warn({ pod: key, err: String(e), retryInMs: ms }, 'unmounting the volumes of a finished pod failed, will retry');
+      this.queue.addAfter(key, ms);
+    }
   }
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
@@ -223,8 +246,10 @@ export class PodController {
     const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+      // Finished before nodelet (re)started: nothing runs; what it left mounted is torn down.
       entry.rejected = true;
       await this.o.network?.release(pod);
+      await this.unmountFinished(key, pod, entry);
       return entry;
     }
     const { routed, verdict } = await this.verdict(pod);

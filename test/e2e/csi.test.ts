@@ -164,7 +164,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
   };
   const logs = (name: string, container: string) => k.core.readNamespacedPodLog({ name, namespace: ns, container });
 
-  it('an inline ephemeral volume: an init container writes, the main container reads; unmounted after deletion', async () => {
+  it('an inline ephemeral volume: an init container writes, the main container reads; unmounted once the pod Succeeded, before its deletion', async () => {
     await createPod('inline', {
       volumes: [{ name: 'scratch', csi: { driver: DRIVER } }],
       initContainers: [
@@ -182,14 +182,14 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     const pod = await until('inline', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('inline', 'reader')).toContain('content /data/hello.txt: hello from an ephemeral CSI volume');
     expect(pod.status?.phase).toBe('Succeeded');
-    const target = join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', 'scratch', 'mount');
-    expect(mountsUnder(nodelet.rootDir)).toContain(target);
+    // Upstream syncTerminatedPod: a finished pod's volumes are torn down without waiting for its deletion.
+    await eventually('unmounted after Succeeded', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
+    expect((await k.core.readNamespacedPod({ name: 'inline', namespace: ns })).metadata?.uid).toBe(pod.metadata!.uid);
     await deleteAndWait('inline');
-    await eventually('no mounts under the root dir', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     expect(mountsUnder(nodelet.rootDir)).toEqual([]);
   });
 
-  it('a PV/PVC of the driver: a pod writes, is deleted, a second pod reads the same data; staged once, unstaged at the end', async () => {
+  it('a PV/PVC of the driver: a pod writes and Succeeds (unpublished and unstaged before its deletion), a second pod reads the same data', async () => {
     const pvName = `csi-pv-${ns}`;
     await createBoundCsiClaim(k.core, {
       namespace: ns,
@@ -206,21 +206,23 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     const w = await until('writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('writer', 'w')).toContain('wrote /d/kept.txt');
-    expect(mountsUnder(nodelet.rootDir)).toContain(join(nodelet.rootDir, 'pods', w.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount'));
+    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`));
+    // The finished writer was its last user: NodeUnpublishVolume then NodeUnstageVolume, while its object still exists.
+    await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
+    await eventually('unstaged after the writer Succeeded', async () => !existsSync(staging), 15_000, 200);
+    expect((await k.core.readNamespacedPod({ name: 'writer', namespace: ns })).metadata?.uid).toBe(w.metadata!.uid);
     await deleteAndWait('writer');
-    await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     await createPod('reader', {
       volumes: vol,
       containers: [{ name: 'r', image: img['read-file'], args: ['/d/kept.txt'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
     });
     await until('reader', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('reader', 'r')).toContain('content /d/kept.txt: persistent bytes');
-    await deleteAndWait('reader');
-    await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
-    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
-    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`));
+    await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
     // NodeUnstageVolume follows the last NodeUnpublishVolume; the staging dir goes with it.
     await eventually('volume unstaged', async () => !existsSync(staging), 15_000, 200);
+    await deleteAndWait('reader');
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
   });
 
   it('a volume of an unregistered driver: FailedMount event with upstream wording, pod stays ContainerCreating', async () => {
