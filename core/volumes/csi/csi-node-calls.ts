@@ -27,6 +27,29 @@ export interface CsiNodeInfo {
   readonly topology: Readonly<Record<string, string>>;
 }
 
+/** gRPC codes after which the operation may still be in progress (upstream csi_client.go `isFinalError`). */
+const NON_FINAL_CODES = new Set([
+  1, // Canceled
+  4, // DeadlineExceeded
+  8, // ResourceExhausted
+  10, // Aborted
+  14, // Unavailable
+]);
+
+/**
+ * Upstream `isFinalError`: true when a failed CSI call surely did not leave an
+ * operation in progress (any gRPC code but Canceled, DeadlineExceeded,
+ * ResourceExhausted, Aborted and Unavailable). An error that is no gRPC status
+ * (the call was never answered) is not final.
+ */
+export function isFinalCsiError(e: unknown): boolean {
+  for (let cur = e, depth = 0; cur && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'number') return !NON_FINAL_CODES.has(code);
+  }
+  return false;
+}
+
 /** The RPC error as NDL_CSI_DRIVER with Go's wording as its detail; the grpc error stays as `cause`. */
 function rpcError(e: unknown): Error {
   return nodeletError('NDL_CSI_DRIVER', grpcErrorText(e), e);

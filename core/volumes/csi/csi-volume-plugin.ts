@@ -7,8 +7,10 @@
  *     podInfoOnMount, attachRequired) → NodeGetCapabilities
  *     → <vol>/vol_data.json → [Persistent + STAGE_UNSTAGE: stage once per node]
  *     → NodePublishVolume(<vol>/mount) → PreparedVolume{hostPath: <vol>/mount}
+ *     (NodeStage failed, or NodePublish failed with a final error: vol_data.json
+ *      says notPublished; an uncertain NodeStage keeps its staging trace)
  *   tearDown
- *     <vol>/vol_data.json → NodeUnpublishVolume → <vol>/mount not a mount point
+ *     <vol>/vol_data.json → [published] NodeUnpublishVolume → <vol>/mount not a mount point
  *     → [Persistent: last user of the staging path → NodeUnstageVolume]
  *
  * Operations on one volume (driver + handle) are serialised. Messages are
@@ -22,7 +24,7 @@ import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
-import { nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
+import { isFinalCsiError, nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
 import { attachmentName, CSI_PLUGIN_NAME, csiLog, publishTargetPath, stagingTargetPath } from './csi-paths.ts';
 import { isStaged, stageVolume, unstageVolume } from './csi-staging.ts';
 import { KeyedLock } from './keyed-lock.ts';
@@ -31,7 +33,7 @@ import type { StageRefs } from './stage-refs.ts';
 import type { CsiVolumeApi } from './volume-api.ts';
 import { checkLifecycleMode, secretsOf, volumeCapability } from './mount-inputs.ts';
 import { isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec } from './volume-spec.ts';
-import { loadVolData, saveVolData } from './vol-data.ts';
+import { loadVolData, saveVolData, type VolData } from './vol-data.ts';
 
 /** Options of {@link CsiVolumePlugin}. */
 export interface CsiVolumePluginOptions {
@@ -85,7 +87,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     }
     await this.locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
       const client = await this.clientForTearDown(data.driverName, target);
-      if (client) await this.unpublish(client, data.volumeHandle, target);
+      if (data.notPublished) this.o.log.debug({ volume: volumeName, driver: data.driverName }, csiLog('nothing was published: skipping NodeUnpublishVolume'));
+      else if (client) await this.unpublish(client, data.volumeHandle, target);
       else this.o.log.warn({ volume: volumeName, driver: data.driverName }, csiLog('driver not registered and nothing mounted: skipping NodeUnpublishVolume'));
       if (data.volumeLifecycleMode === 'Persistent') await this.releaseStaging(client, data.driverName, data.volumeHandle, target);
     });
@@ -118,14 +121,20 @@ export class CsiVolumePlugin implements VolumePlugin {
     const publishContext = spec.mode === 'Persistent' ? await this.publishContext(spec, csiDriver) : {};
     const attributes = csiDriver?.spec?.podInfoOnMount ? { ...spec.attributes, ...podInfoAttributes(ctx.pod, spec.mode) } : { ...spec.attributes };
     await mkdir(volumeDir, { recursive: true, mode: 0o750 });
-    await saveVolData(volumeDir, {
+    const volData: VolData = {
       specVolID: spec.specName,
       volumeHandle: spec.volumeHandle,
       driverName: spec.driver,
       nodeName: this.o.nodeName,
       attachmentID: attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName),
       volumeLifecycleMode: spec.mode,
-    });
+    };
+    await saveVolData(volumeDir, volData);
+    // Nothing was published at the target: its tear-down skips NodeUnpublishVolume (the staging use stays, to be released).
+    const notPublished = async (e: unknown): Promise<never> => {
+      await saveVolData(volumeDir, { ...volData, notPublished: true });
+      throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
+    };
     let staging = '';
     if (spec.mode === 'Persistent' && caps.has('STAGE_UNSTAGE_VOLUME')) {
       staging = stagingTargetPath(this.o.pluginsDir, spec.driver, spec.volumeHandle);
@@ -140,9 +149,7 @@ export class CsiVolumePlugin implements VolumePlugin {
         secrets,
         // Upstream (csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is added at publish.
         volumeContext: { ...spec.attributes },
-      }).catch((e) => {
-        throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
-      });
+      }).catch(notPublished);
     }
     const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
     await nodePublishVolume(client, {
@@ -155,6 +162,8 @@ export class CsiVolumePlugin implements VolumePlugin {
       secrets,
       volume_context: attributes,
     }).catch((e) => {
+      // Upstream: a final error means nothing is mounted; any other leaves the mount uncertain (unpublished at tear-down).
+      if (isFinalCsiError(e)) return notPublished(e);
       throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
     });
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
