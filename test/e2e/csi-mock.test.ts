@@ -5,7 +5,9 @@
  * (as in csi.test.ts). With `podInfoOnMount: true` on the CSIDriver,
  * NodePublishVolume's volume_context carries the pod's name, namespace, uid
  * and service account, and `ephemeral: "true"` for an inline volume;
- * deleting the pod unpublishes the same target.
+ * deleting the pod unpublishes the same target. Injected NodeStage failures
+ * show the retries (FailedMount events, back-off) and, for a pod deleted
+ * while staging still fails, upstream's clean-up of an uncertain stage.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +56,13 @@ describe('CSI with the upstream e2e mock driver', () => {
         if ((e as { code?: number }).code !== 409) throw e;
       });
     const callLog = join(mkdtempSync(join(tmpdir(), 'nodelet-csi-mock-')), 'calls.jsonl');
-    mock = await startCsiMockDriver({ rootDir: nodelet.rootDir, driverName: DRIVER, callLog });
+    mock = await startCsiMockDriver({
+      rootDir: nodelet.rootDir,
+      driverName: DRIVER,
+      callLog,
+      // Volume "2": NodeStage fails twice (then works); volume "3": it keeps failing. Unavailable is not final upstream (uncertain).
+      fail: { 'NodeStageVolume@2': { times: 2, code: 'Unavailable' }, 'NodeStageVolume@3': { times: 1000, code: 'Unavailable' } },
+    });
     registrar = await startNodeDriverRegistrar({
       csiAddress: mock.endpointSocket,
       kubeletRegistrationPath: mock.endpointSocket,
@@ -190,6 +198,54 @@ describe('CSI with the upstream e2e mock driver', () => {
       .filter((c) => lifecycle.has(c.method) && c.request.volume_id === '1')
       .map((c) => c.method.split('/').pop());
     expect(methods).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
+  });
+
+  const stageCalls = (volumeId: string) => mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === volumeId);
+  const failedMounts = async (pod: string) =>
+    (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${pod}` })).items.filter((e) => e.reason === 'FailedMount');
+
+  it('NodeStageVolume failing (Unavailable, twice) is retried with back-off, one FailedMount event each, then the pod runs', async () => {
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName: `csi-mock-pv2-${ns}`, claimName: 'retry', driver: DRIVER, volumeHandle: '2' });
+    await createPod('retry', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'retry' } }],
+      containers: [{ name: 'main', image: sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    const pod = await running('retry');
+    expect(stageCalls('2').map((c) => c.code)).toEqual(['Unavailable', 'Unavailable', 'OK']);
+    // The same staging path each time; publish only after the stage succeeded.
+    expect(new Set(stageCalls('2').map((c) => c.request.staging_target_path)).size).toBe(1);
+    expect(callsFor(pod, CSI_NODE_PUBLISH).map((c) => c.code)).toEqual(['OK']);
+    const events = await failedMounts('retry');
+    expect(events.map((e) => e.message)).toContain(
+      'MountVolume.SetUp failed for volume "d" : rpc error: code = Unavailable desc = injected failure of NodeStageVolume',
+    );
+    expect(events.reduce((n, e) => n + (e.count ?? 1), 0)).toBeGreaterThanOrEqual(2);
+    await deleteAndWait('retry');
+  });
+
+  it('a pod deleted while NodeStageVolume still fails (uncertain): NodeUnstageVolume on its staging path, never NodePublish/NodeUnpublish', async () => {
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName: `csi-mock-pv3-${ns}`, claimName: 'stuck', driver: DRIVER, volumeHandle: '3' });
+    await createPod('stuck', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'stuck' } }],
+      containers: [{ name: 'main', image: sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    await eventually('NodeStageVolume retried', async () => stageCalls('3').length >= 2, 60_000, 100);
+    const pod = await k.core.readNamespacedPod({ name: 'stuck', namespace: ns });
+    expect(pod.status?.phase).toBe('Pending');
+    await deleteAndWait('stuck');
+    const unstaged = await eventually(
+      'NodeUnstageVolume logged',
+      async () => {
+        const c = mock.calls().filter((x) => x.method === CSI_NODE_UNSTAGE && x.request.volume_id === '3');
+        return c.length > 0 && c;
+      },
+      30_000,
+      100,
+    );
+    expect(unstaged.map((c) => c.request.staging_target_path)).toEqual([stageCalls('3')[0]!.request.staging_target_path]);
+    expect(new Set(stageCalls('3').map((c) => c.code))).toEqual(new Set(['Unavailable']));
+    const published = mock.calls().filter((c) => (c.method === CSI_NODE_PUBLISH || c.method === CSI_NODE_UNPUBLISH) && c.request.volume_id === '3');
+    expect(published).toEqual([]);
   });
 
   // Upstream (pkg/volume/csi/csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is a publish-time addition.

@@ -36,6 +36,8 @@ export interface CsiCall {
   readonly error: string;
   /** The gRPC status code name ("OK", "Internal", ...). */
   readonly code: string;
+  /** When the call was answered (RFC 3339). */
+  readonly time: string;
 }
 
 /** Options of {@link startCsiMockDriver}. */
@@ -46,7 +48,10 @@ export interface CsiMockDriverOptions {
   readonly driverName?: string;
   /** File the calls are appended to, one JSON line each. */
   readonly callLog: string;
-  /** `--fail Method=n[:Code]`: the first n calls of Method fail (e.g. `{ NodeStageVolume: { times: 2, code: 'Unavailable' } }`). */
+  /**
+   * `--fail Method[@volume]=n[:Code]`: the first n calls of Method (for that volume id) fail
+   * (e.g. `{ NodeStageVolume: { times: 2, code: 'Unavailable' } }`, `{ 'NodeStageVolume@2': ... }`).
+   */
   readonly fail?: Readonly<Record<string, { times: number; code?: string }>>;
   /** `--attach-limit` reported by NodeGetInfo. */
   readonly attachLimit?: number;
