@@ -215,11 +215,19 @@ describe('CSI with the upstream e2e mock driver', () => {
     // The same staging path each time; publish only after the stage succeeded.
     expect(new Set(stageCalls('2').map((c) => c.request.staging_target_path)).size).toBe(1);
     expect(callsFor(pod, CSI_NODE_PUBLISH).map((c) => c.code)).toEqual(['OK']);
-    const events = await failedMounts('retry');
+    // One FailedMount per failed attempt (the recorder folds repeats into a count, posted asynchronously).
+    const events = await eventually(
+      'two FailedMount events counted',
+      async () => {
+        const ev = await failedMounts('retry');
+        return ev.reduce((n, e) => n + (e.count ?? 1), 0) >= 2 && ev;
+      },
+      30_000,
+      250,
+    );
     expect(events.map((e) => e.message)).toContain(
       'MountVolume.SetUp failed for volume "d" : rpc error: code = Unavailable desc = injected failure of NodeStageVolume',
     );
-    expect(events.reduce((n, e) => n + (e.count ?? 1), 0)).toBeGreaterThanOrEqual(2);
     await deleteAndWait('retry');
   });
 
