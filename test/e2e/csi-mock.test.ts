@@ -16,6 +16,7 @@ import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import {
+  CSI_NODE_GET_VOLUME_STATS,
   CSI_NODE_PUBLISH,
   CSI_NODE_STAGE,
   CSI_NODE_UNPUBLISH,
@@ -26,6 +27,7 @@ import {
 } from '../peers/csi-mock.ts';
 import { startNodeDriverRegistrar, type NodeDriverRegistrar } from '../peers/csi-hostpath.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
+import { kubeletGet } from './support/kubelet-api.ts';
 import { adminClients, createBoundCsiClaim, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
@@ -261,5 +263,44 @@ describe('CSI with the upstream e2e mock driver', () => {
     const staged = mock.calls().filter((c) => c.method === CSI_NODE_STAGE && c.request.volume_id === '1');
     expect(staged.length).toBe(1);
     expect(staged[0]!.request.volume_context).toEqual({ origin: 'pv' });
+  });
+
+  it("NodeGetVolumeStats surfaces as kubelet_volume_stats_* on /metrics (namespace, persistentvolumeclaim) and as the pod's volume in /stats/summary", async () => {
+    await createPod('stats', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
+      containers: [{ name: 'main', image: sleep, args: ['3600'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    const pod = await running('stats');
+    const get = async (path: string) => {
+      const r = await kubeletGet(nodelet.port, path, info.caCert, { cert: info.kubeletClientCert, key: info.kubeletClientKey });
+      expect(r.status).toBe(200);
+      return r.body;
+    };
+    const series = (text: string, name: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`kubelet_volume_stats_${name}{`) && l.includes(`namespace="${ns}"`) && l.includes('persistentvolumeclaim="data"'));
+    const metrics = await eventually('volume stats series', async () => {
+      const text = await get('/metrics');
+      return series(text, 'capacity_bytes').length === 1 && text;
+    });
+    // What the driver answered (the mock reports only BYTES total: its volume's capacity).
+    const answer = mock
+      .calls()
+      .filter((c) => c.method === CSI_NODE_GET_VOLUME_STATS && c.request.volume_id === '1')
+      .at(-1);
+    expect(answer?.code).toBe('OK');
+    expect(answer!.request.volume_path).toBe(join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', `csi-mock-pv-${ns}`, 'mount'));
+    const usage = (answer!.response as { usage: { total?: string; unit: string }[] }).usage;
+    const capacity = Number(usage.find((u) => u.unit === 'BYTES')!.total);
+    expect(capacity).toBeGreaterThan(0);
+    const value = (name: string) => Number(series(metrics, name)[0]!.split(' ').pop());
+    expect(value('capacity_bytes')).toBe(capacity);
+    for (const name of ['available_bytes', 'used_bytes', 'inodes', 'inodes_free', 'inodes_used']) expect(series(metrics, name)).toHaveLength(1);
+    const summary = JSON.parse(await get('/stats/summary')) as { pods: { podRef: { uid: string }; volume?: Record<string, unknown>[] }[] };
+    const entry = summary.pods.find((p) => p.podRef.uid === pod.metadata!.uid);
+    expect(entry?.volume).toEqual([expect.objectContaining({ name: 'd', capacityBytes: capacity, pvcRef: { name: 'data', namespace: ns } })]);
+    await deleteAndWait('stats');
+    expect(series(await get('/metrics'), 'capacity_bytes')).toEqual([]);
   });
 });

@@ -24,13 +24,15 @@ export const CSI_NODE_PUBLISH = '/csi.v1.Node/NodePublishVolume';
 export const CSI_NODE_UNPUBLISH = '/csi.v1.Node/NodeUnpublishVolume';
 /** Full gRPC method name of NodeStageVolume. */
 export const CSI_NODE_STAGE = '/csi.v1.Node/NodeStageVolume';
+/** Full gRPC method name of NodeGetVolumeStats. */
+export const CSI_NODE_GET_VOLUME_STATS = '/csi.v1.Node/NodeGetVolumeStats';
 /** Full gRPC method name of NodeUnstageVolume. */
 export const CSI_NODE_UNSTAGE = '/csi.v1.Node/NodeUnstageVolume';
 
 /** One logged CSI call (request/response in protojson with the proto's field names). */
 export interface CsiCall {
   readonly method: string;
-  readonly request: Record<string, unknown> & { volume_id?: string; target_path?: string; volume_context?: Record<string, string> };
+  readonly request: Record<string, unknown> & { volume_id?: string; target_path?: string; volume_path?: string; volume_context?: Record<string, string> };
   readonly response: Record<string, unknown> | null;
   /** The gRPC error message, "" on success. */
   readonly error: string;

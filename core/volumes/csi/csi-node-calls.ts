@@ -10,6 +10,7 @@ import { deadlineIn, grpcErrorText } from '../../../sockets/dial.ts';
 import type {
   NodeClient,
   NodeGetInfoResponse__Output,
+  NodeGetVolumeStatsResponse__Output,
   NodePublishVolumeRequest,
   NodeServiceCapability__Output,
   NodeStageVolumeRequest,
@@ -100,4 +101,13 @@ export async function nodePublishVolume(client: NodeClient, req: NodePublishVolu
 /** NodeUnpublishVolume. */
 export async function nodeUnpublishVolume(client: NodeClient, req: NodeUnpublishVolumeRequest, timeoutMs = CSI_TIMEOUT_MS): Promise<void> {
   await unary(client.NodeUnpublishVolume.bind(client), req, timeoutMs);
+}
+
+/** NodeGetVolumeStats of a published volume (`volume_path` = the publish target). */
+export async function nodeGetVolumeStats(
+  client: NodeClient,
+  req: { volume_id: string; volume_path: string; staging_target_path: string },
+  timeoutMs = CSI_TIMEOUT_MS,
+): Promise<NodeGetVolumeStatsResponse__Output> {
+  return unary<typeof req, NodeGetVolumeStatsResponse__Output>(client.NodeGetVolumeStats.bind(client), req, timeoutMs);
 }

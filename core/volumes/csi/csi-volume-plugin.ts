@@ -34,6 +34,10 @@ import type { CsiVolumeApi } from './volume-api.ts';
 import { checkLifecycleMode, secretsOf, volumeCapability } from './mount-inputs.ts';
 import { isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec } from './volume-spec.ts';
 import { loadVolData, saveVolData, type VolData } from './vol-data.ts';
+import { readVolumeUsage, type CsiVolumeUsage, type PublishedVolume } from './volume-stats.ts';
+
+/** How long one NodeGetVolumeStats may take before a scrape goes on without it. */
+const STATS_TIMEOUT_MS = 10_000;
 
 /** Options of {@link CsiVolumePlugin}. */
 export interface CsiVolumePluginOptions {
@@ -53,8 +57,8 @@ export interface CsiVolumePluginOptions {
 export class CsiVolumePlugin implements VolumePlugin {
   readonly pluginName = CSI_PLUGIN_NAME;
   private readonly locks = new KeyedLock();
-  /** `<podDir>\0<volume name>` → prepared volume and its dir. */
-  private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string }>();
+  /** `<podDir>\0<volume name>` → prepared volume, its dir and what the stats reader needs. */
+  private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string; published: PublishedVolume }>();
 
   constructor(private readonly o: CsiVolumePluginOptions) {}
 
@@ -70,10 +74,42 @@ export class CsiVolumePlugin implements VolumePlugin {
     const spec = await resolveCsiVolume(volume, ctx.pod, this.o.api);
     const volumeDir = volumeDirFor(ctx.podDir, CSI_PLUGIN_NAME, spec.specName);
     const target = publishTargetPath(volumeDir);
-    await this.locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.mount(spec, ctx, volumeDir, target));
+    const staging = await this.locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.mount(spec, ctx, volumeDir, target));
     const prepared: PreparedVolume = { name: volume.name, hostPath: target, readOnly: spec.readOnly, kind: volume.csi ? 'csi' : 'persistentVolumeClaim' };
-    this.prepared.set(key, { volume: prepared, volumeDir });
+    const m = ctx.pod.metadata!;
+    const published: PublishedVolume = {
+      podUid: m.uid!,
+      podNamespace: m.namespace!,
+      podName: m.name!,
+      name: volume.name,
+      pvcName: volume.persistentVolumeClaim?.claimName,
+      driver: spec.driver,
+      volumeHandle: spec.volumeHandle,
+      target,
+      staging,
+    };
+    this.prepared.set(key, { volume: prepared, volumeDir, published });
     return prepared;
+  }
+
+  /**
+   * The usage of every published volume whose driver offers GET_VOLUME_STATS
+   * (NodeGetVolumeStats, upstream's CSI metrics provider); a volume whose call
+   * fails is left out and logged at debug level.
+   */
+  async volumeStats(): Promise<CsiVolumeUsage[]> {
+    const all = await Promise.all(
+      [...this.prepared.values()].map(async ({ published: v }) => {
+        if (!this.o.drivers.get(v.driver)) return undefined;
+        try {
+          return await readVolumeUsage(this.o.drivers.nodeClient(v.driver), v, STATS_TIMEOUT_MS);
+        } catch (e) {
+          this.o.log.debug({ err: e, driver: v.driver, volumeHandle: v.volumeHandle, pod: `${v.podNamespace}/${v.podName}` }, 'NodeGetVolumeStats failed');
+          return undefined;
+        }
+      }),
+    );
+    return all.filter((u): u is CsiVolumeUsage => u !== undefined);
   }
 
   async tearDown(volumeName: string, ctx: TearDownContext): Promise<void> {
@@ -108,7 +144,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     }
   }
 
-  private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
+  /** Stages (when the driver stages) and publishes; returns the staging path ('' when not staged). */
+  private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<string> {
     const client = this.client(spec.driver, 'mounter.SetUpAt');
     const csiDriver = await this.o.api!.readCSIDriver(spec.driver).catch((e) => {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${errorDetail(e)}`), e);
@@ -167,6 +204,7 @@ export class CsiVolumePlugin implements VolumePlugin {
       throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
     });
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
+    return staging;
   }
 
   private client(driver: string, where: string): NodeClient {
