@@ -6,7 +6,8 @@
  *     resolve spec (PVC → PV) → driver client → CSIDriver (lifecycle mode,
  *     podInfoOnMount, attachRequired) → NodeGetCapabilities
  *     → <vol>/vol_data.json → [Persistent + STAGE_UNSTAGE: stage once per node]
- *     → NodePublishVolume(<vol>/mount) → PreparedVolume{hostPath: <vol>/mount}
+ *     → NodePublishVolume(<vol>/mount) → [fsGroup applies and the driver cannot:
+ *     set ownership, fs-group.ts] → PreparedVolume{hostPath: <vol>/mount}
  *     (NodeStage failed, or NodePublish failed with a final error: vol_data.json
  *      says notPublished; an uncertain NodeStage keeps its staging trace)
  *   tearDown
@@ -27,6 +28,7 @@ import type { CsiDriverRegistry } from './csi-driver-registry.ts';
 import { isFinalCsiError, nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
 import { attachmentName, CSI_PLUGIN_NAME, csiLog, publishTargetPath, stagingTargetPath } from './csi-paths.ts';
 import { isStaged, stageVolume, unstageVolume } from './csi-staging.ts';
+import { fsGroupAction, setVolumeOwnership } from './fs-group.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { isMountPoint } from './mount-info.ts';
 import type { StageRefs } from './stage-refs.ts';
@@ -189,12 +191,13 @@ export class CsiVolumePlugin implements VolumePlugin {
       }).catch(notPublished);
     }
     const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
+    const fsGroup = fsGroupAction(ctx.pod, spec, csiDriver, caps.has('VOLUME_MOUNT_GROUP'));
     await nodePublishVolume(client, {
       volume_id: spec.volumeHandle,
       publish_context: publishContext,
       staging_target_path: staging,
       target_path: target,
-      volume_capability: capability,
+      volume_capability: fsGroup.kind === 'delegate' ? { ...capability, mount: { ...capability.mount, volume_mount_group: String(fsGroup.gid) } } : capability,
       readonly: spec.readOnly,
       secrets,
       volume_context: attributes,
@@ -203,6 +206,12 @@ export class CsiVolumePlugin implements VolumePlugin {
       if (isFinalCsiError(e)) return notPublished(e);
       throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
     });
+    if (fsGroup.kind === 'nodelet') {
+      // Upstream: the mount stays (torn down with the pod); the pod cannot use it with the wrong ownership.
+      await setVolumeOwnership(target, fsGroup.gid, fsGroup.onRootMismatch).catch((e) => {
+        throw nodeletError('NDL_CSI_VOLUME', `applyFSGroup failed for vol ${spec.volumeHandle}: ${errorDetail(e)}`, e);
+      });
+    }
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
     return staging;
   }
