@@ -20,6 +20,10 @@ import {
   type HostpathPlugin,
   type NodeDriverRegistrar,
 } from '../peers/csi-hostpath.ts';
+import * as grpc from '@grpc/grpc-js';
+import { loadCsi } from '../../sockets/csi.ts';
+import { unixTarget } from '../../sockets/dial.ts';
+import { createCsiVolume } from '../peers/csi-controller.ts';
 import { startFakePlugin } from '../unit/pluginmanager/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, createBoundCsiClaim, eventually, freshNamespace, podUntil } from './support/kube.ts';
@@ -191,14 +195,16 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
 
   it('a PV/PVC of the driver: a pod writes and Succeeds (unpublished and unstaged before its deletion), a second pod reads the same data', async () => {
     const pvName = `csi-pv-${ns}`;
-    await createBoundCsiClaim(k.core, {
+    // The handle comes from the driver's Controller.CreateVolume, as external-provisioner would get it.
+    const handle = await createBoundCsiClaim(k.core, {
       namespace: ns,
       pvName,
       claimName: 'data',
       driver: DRIVER,
-      volumeHandle: `vol-${ns}`,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
       volumeAttributes: { origin: 'e2e' },
     });
+    expect(existsSync(join(stateDir, handle))).toBe(true);
     const vol = [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }];
     await createPod('writer', {
       volumes: vol,
@@ -206,7 +212,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     const w = await until('writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('writer', 'w')).toContain('wrote /d/kept.txt');
-    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`));
+    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle));
     // The finished writer was its last user: NodeUnpublishVolume then NodeUnstageVolume, while its object still exists.
     await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
     await eventually('unstaged after the writer Succeeded', async () => !existsSync(staging), 15_000, 200);
@@ -248,10 +254,59 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await deleteAndWait('nodriver');
   });
 
+  it("a PV whose handle the driver never created: NodeStageVolume's NotFound is the FailedMount message; the pod stays ContainerCreating", async () => {
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName: `csi-pv-unknown-${ns}`, claimName: 'unknown', driver: DRIVER, volumeHandle: 'no-such-volume' });
+    await createPod('unknown', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'unknown' } }],
+      containers: [{ name: 'm', image: img['read-file'], args: ['/d/f'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    const ev = await eventually(
+      'FailedMount event',
+      async () => {
+        const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unknown' });
+        return list.items.find((e) => e.reason === 'FailedMount');
+      },
+      60_000,
+      250,
+    );
+    expect(ev.message).toBe(
+      'MountVolume.SetUp failed for volume "d" : rpc error: code = NotFound desc = volume id no-such-volume does not exist in the volumes list',
+    );
+    await deleteAndWait('unknown');
+  });
+
+  it('the driver refuses NodePublishVolume of a volume not staged at that path (FailedPrecondition), as the upstream hostpath driver', async () => {
+    const id = await createCsiVolume(driver.endpointSocket, `direct-${ns}`, 1024);
+    const Node = loadCsi().Node;
+    const c = new Node(unixTarget(driver.endpointSocket), grpc.credentials.createInsecure());
+    try {
+      const err = await new Promise<grpc.ServiceError | null>((resolve) =>
+        c.NodePublishVolume(
+          {
+            volume_id: id,
+            staging_target_path: join(nodelet.rootDir, 'never-staged'),
+            target_path: join(nodelet.rootDir, 'never-published'),
+            volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+          },
+          (e) => resolve(e),
+        ),
+      );
+      expect(err?.code).toBe(grpc.status.FAILED_PRECONDITION);
+    } finally {
+      c.close();
+    }
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+  });
+
   it('a pod deleted while nodelet was down: at start its volume is unpublished and unstaged (refcounts recovered from disk)', async () => {
     const pvName = `csi-pv2-${ns}`;
-    const handle = `vol2-${ns}`;
-    await createBoundCsiClaim(k.core, { namespace: ns, pvName, claimName: 'data2', driver: DRIVER, volumeHandle: handle });
+    const handle = await createBoundCsiClaim(k.core, {
+      namespace: ns,
+      pvName,
+      claimName: 'data2',
+      driver: DRIVER,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
+    });
     await createPod('long', {
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 1,
@@ -268,6 +323,6 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await eventually('mount gone after restart', async () => mountsUnder(nodelet.rootDir).length === 0, 60_000, 250);
     await eventually('unstaged', async () => !existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle))), 10_000, 100);
     expect(existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!))).toBe(false);
-    expect(existsSync(join(stateDir, 'volumes', handle))).toBe(true);
+    expect(existsSync(join(stateDir, handle))).toBe(true);
   });
 });
