@@ -7,7 +7,8 @@
  * and service account, and `ephemeral: "true"` for an inline volume;
  * deleting the pod unpublishes the same target. Injected NodeStage failures
  * show the retries (FailedMount events, back-off) and, for a pod deleted
- * while staging still fails, upstream's clean-up of an uncertain stage.
+ * while staging still fails, upstream's clean-up of an uncertain stage; the
+ * mock offers VOLUME_MOUNT_GROUP and its CSIDriver says fsGroupPolicy File.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,7 +53,10 @@ describe('CSI with the upstream e2e mock driver', () => {
     await waitNodeReady(k.core, nodeName); // nodelet's plugin watcher has made plugins_registry by then
     await k.storage
       .createCSIDriver({
-        body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+        body: {
+          metadata: { name: DRIVER },
+          spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], fsGroupPolicy: 'File' },
+        },
       })
       .catch((e) => {
         if ((e as { code?: number }).code !== 409) throw e;
@@ -62,6 +66,7 @@ describe('CSI with the upstream e2e mock driver', () => {
       rootDir: nodelet.rootDir,
       driverName: DRIVER,
       callLog,
+      volumeMountGroup: true,
       // Volume "2": NodeStage fails twice (then works); volume "3": it keeps failing. Unavailable is not final upstream (uncertain).
       fail: { 'NodeStageVolume@2': { times: 2, code: 'Unavailable' }, 'NodeStageVolume@3': { times: 1000, code: 'Unavailable' } },
     });
@@ -303,5 +308,20 @@ describe('CSI with the upstream e2e mock driver', () => {
     expect(entry?.volume).toEqual([expect.objectContaining({ name: 'd', capacityBytes: capacity, pvcRef: { name: 'data', namespace: ns } })]);
     await deleteAndWait('stats');
     expect(series(await get('/metrics'), 'capacity_bytes')).toEqual([]);
+  });
+
+  it("fsGroupPolicy File with a driver offering VOLUME_MOUNT_GROUP: the pod's fsGroup goes to NodePublishVolume as volume_mount_group", async () => {
+    await createPod('fsgroup', {
+      securityContext: { fsGroup: 4321 },
+      volumes: [{ name: 'eph', csi: { driver: DRIVER } }],
+      containers: [{ name: 'main', image: sleep, args: ['3600'] }],
+    });
+    const pod = await running('fsgroup');
+    const [pub] = callsFor(pod, CSI_NODE_PUBLISH);
+    expect((pub!.request.volume_capability as { mount?: { volume_mount_group?: string } }).mount?.volume_mount_group).toBe('4321');
+    // Without fsGroup nothing is delegated (the inline pod of the first test).
+    const others = mock.calls().filter((c) => c.method === CSI_NODE_PUBLISH && c !== pub);
+    expect(others.every((c) => !(c.request.volume_capability as { mount?: { volume_mount_group?: string } }).mount?.volume_mount_group)).toBe(true);
+    await deleteAndWait('fsgroup');
   });
 });

@@ -79,7 +79,10 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     await k.storage
       .createCSIDriver({
-        body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+        body: {
+          metadata: { name: DRIVER },
+          spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], fsGroupPolicy: 'File' },
+        },
       })
       .catch((e) => {
         if ((e as { code?: number }).code !== 409) throw e;
@@ -229,6 +232,25 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await eventually('volume unstaged', async () => !existsSync(staging), 15_000, 200);
     await deleteAndWait('reader');
     expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+  });
+
+  it("fsGroupPolicy File on a driver without VOLUME_MOUNT_GROUP: nodelet gives the published tree the pod's fsGroup (group, g+rw, setgid dirs)", async () => {
+    const handle = await createBoundCsiClaim(k.core, {
+      namespace: ns,
+      pvName: `csi-pv-fsgroup-${ns}`,
+      claimName: 'fsgroup',
+      driver: DRIVER,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
+    });
+    await createPod('fsgroup', {
+      securityContext: { fsGroup: 4321 },
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'fsgroup' } }],
+      containers: [{ name: 'w', image: img['write-file'], args: ['/d/owned.txt', 'x'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    await until('fsgroup', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    const root = statSync(join(stateDir, handle));
+    expect([root.gid, root.mode & 0o2070]).toEqual([4321, 0o2070]);
+    await deleteAndWait('fsgroup');
   });
 
   it('a volume of an unregistered driver: FailedMount event with upstream wording, pod stays ContainerCreating', async () => {

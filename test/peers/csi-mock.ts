@@ -57,6 +57,8 @@ export interface CsiMockDriverOptions {
   readonly fail?: Readonly<Record<string, { times: number; code?: string }>>;
   /** `--attach-limit` reported by NodeGetInfo. */
   readonly attachLimit?: number;
+  /** `--volume-mount-group`: offer VOLUME_MOUNT_GROUP (fsGroup delegated as volume_mount_group). */
+  readonly volumeMountGroup?: boolean;
   /** Where stdout+stderr go (default: a temp file). */
   readonly logFile?: string;
 }
@@ -95,6 +97,7 @@ export async function startCsiMockDriver(opts: CsiMockDriverOptions): Promise<Cs
   const endpointSocket = join(sockDir, 'csi.sock');
   const args = [`--endpoint=unix://${endpointSocket}`, `--name=${driverName}`, `--call-log=${opts.callLog}`];
   if (opts.attachLimit !== undefined) args.push(`--attach-limit=${opts.attachLimit}`);
+  if (opts.volumeMountGroup) args.push('--volume-mount-group');
   for (const [method, f] of Object.entries(opts.fail ?? {})) args.push(`--fail=${method}=${f.times}${f.code ? `:${f.code}` : ''}`);
   const appeared = newSocketAt(endpointSocket);
   const p = runPeer('csi-mock-driver', buildPeers()['csi-mock-driver'], args, { logFile: opts.logFile });

@@ -118,6 +118,7 @@ func main() {
 	enableTopology := flag.Bool("enable-topology", false, "report topology io.kubernetes.storage.mock/node")
 	disableAttach := flag.Bool("disable-attach", true, "no ControllerPublish: NodeStage/NodePublish need no \"device\" publish context (CSIDriver attachRequired: false)")
 	permissive := flag.Bool("permissive-target-path", false, "let NodePublish accept an existing target path")
+	mountGroup := flag.Bool("volume-mount-group", false, "offer the VOLUME_MOUNT_GROUP node capability (the kubelet then passes fsGroup as volume_mount_group)")
 	fail := &failures{left: map[string]int{}, code: map[string]codes.Code{}}
 	flag.Var(fail, "fail", "Method[@volume]=n[:Code]: fail the first n calls of Method (for that volume id) (repeatable)")
 	flag.Parse()
@@ -161,11 +162,12 @@ func main() {
 	}
 
 	svc := service.New(service.Config{
-		DriverName:           *name,
-		DisableAttach:        *disableAttach,
-		AttachLimit:          *attachLimit,
-		EnableTopology:       *enableTopology,
-		PermissiveTargetPath: *permissive,
+		DriverName:               *name,
+		DisableAttach:            *disableAttach,
+		AttachLimit:              *attachLimit,
+		EnableTopology:           *enableTopology,
+		PermissiveTargetPath:     *permissive,
+		VolumeMountGroupRequired: *mountGroup,
 	})
 	d := driver.NewCSIDriver(&driver.CSIDriverServers{Controller: svc, Identity: svc, Node: svc})
 	_ = os.Remove(path)
