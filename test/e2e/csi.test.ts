@@ -344,7 +344,8 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await nodelet.restart();
     await eventually('mount gone after restart', async () => mountsUnder(nodelet.rootDir).length === 0, 60_000, 250);
     await eventually('unstaged', async () => !existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle))), 10_000, 100);
-    expect(existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!))).toBe(false);
+    // The pod dir goes right after its volumes' tear-down (which ends with the unstage).
+    await eventually('pod dir removed', async () => !existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!)), 10_000, 100);
     expect(existsSync(join(stateDir, handle))).toBe(true);
   });
 });
