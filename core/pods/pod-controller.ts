@@ -78,7 +78,7 @@ interface Entry {
   seenAt?: number;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
-  /** The finished pod's volumes were torn down (upstream syncTerminatedPod). */
+  /** The finished pod's volumes were torn down (upstream syncTerminatedPod); false: pending for a pod found finished at admission. */
   unmounted?: boolean;
 }
 
@@ -190,7 +190,11 @@ export class PodController {
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
     if (!entry) entry = await this.admitSerially(key, pod);
-    if (entry.rejected || entry.final || !entry.worker) return;
+    if (entry.rejected || entry.final || !entry.worker) {
+      // A pod found finished at admission: its volumes are torn down here, outside the serial admission.
+      if (entry.unmounted === false) await this.unmountFinished(key, pod, entry);
+      return;
+    }
     if (!entry.worker.finished(pod)) {
       const worker = entry.worker;
       const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
@@ -246,10 +250,10 @@ export class PodController {
     const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
-      // Finished before nodelet (re)started: nothing runs; what it left mounted is torn down.
+      // Finished before nodelet (re)started: nothing runs; what it left mounted is torn down by sync.
       entry.rejected = true;
+      entry.unmounted = false;
       await this.o.network?.release(pod);
-      await this.unmountFinished(key, pod, entry);
       return entry;
     }
     const { routed, verdict } = await this.verdict(pod);
