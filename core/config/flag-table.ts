@@ -5,6 +5,7 @@
 import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
+import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import {
   parseBool,
@@ -197,6 +198,76 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'IP address for the healthz server',
     apply: (s, r) => {
       s.healthzBindAddress = parseIP(r);
+    },
+  },
+  {
+    name: 'eviction-hard',
+    type: 'mapStringString',
+    default: 'imagefs.available<15%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%',
+    upstream: true,
+    help: 'Hard eviction thresholds (e.g. memory.available<1Gi); met, a pod is evicted at once. Replaces the defaults when given',
+    apply: (s, r) => {
+      s.evictionHard = { ...(s.evictionHard ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
+    },
+  },
+  {
+    name: 'eviction-max-pod-grace-period',
+    type: 'int',
+    default: '0',
+    upstream: true,
+    help: "Largest grace period (seconds) given to a pod evicted for a soft threshold; 0 or less: the pod's own",
+    apply: (s, r) => {
+      s.evictionMaxPodGracePeriodSeconds = parseIntIn(r, -1, Number.MAX_SAFE_INTEGER);
+    },
+  },
+  {
+    name: 'eviction-minimum-reclaim',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Least amount to reclaim past a threshold once it is met (e.g. imagefs.available=2Gi)',
+    apply: (s, r) => {
+      s.evictionMinimumReclaim = { ...(s.evictionMinimumReclaim ?? {}), ...checkThresholdMap(parseSignalMap(r, '=')) };
+    },
+  },
+  {
+    name: 'eviction-monitoring-period',
+    type: 'duration',
+    default: '10s',
+    upstream: false,
+    help: 'How often the eviction manager observes its signals and may evict one pod (upstream: fixed 10s)',
+    apply: (s, r) => {
+      s.evictionMonitoringPeriodMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'eviction-pressure-transition-period',
+    type: 'duration',
+    default: '5m0s',
+    upstream: true,
+    help: 'How long a node pressure condition stays True after its threshold was last met',
+    apply: (s, r) => {
+      s.evictionPressureTransitionPeriodMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'eviction-soft',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Soft eviction thresholds (e.g. memory.available<1.5Gi); met for their grace period, a pod is evicted',
+    apply: (s, r) => {
+      s.evictionSoft = { ...(s.evictionSoft ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
+    },
+  },
+  {
+    name: 'eviction-soft-grace-period',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Grace period of each soft threshold (e.g. memory.available=1m30s)',
+    apply: (s, r) => {
+      s.evictionSoftGracePeriodMs = { ...(s.evictionSoftGracePeriodMs ?? {}), ...parseGracePeriodMap(parseSignalMap(r, '=')) };
     },
   },
   {
