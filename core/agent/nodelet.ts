@@ -46,6 +46,7 @@ import { reportProviderFailures, startProviders } from '../providers/index.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
 import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
+import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
 import { startDra, type Dra } from '../dra/index.ts';
@@ -203,6 +204,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     statusContributors: dra ? [dra.statusContributor] : [],
   });
   podsRef = pods;
+  setup.onObjectsChanged((uids) => pods.resyncPods(uids));
   const api = await startKubeletApi(o, log, pods, nodeIP, clients, async () =>
     (await csi.volumePlugin.volumeStats()).map(({ volume: v, ...usage }) => ({
       ...usage,
@@ -267,6 +269,20 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
+  // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).
+  const stopManifestWatch = o.podManifestPath
+    ? watchManifests({
+        path: o.podManifestPath,
+        nodeName: o.nodeName,
+        periodMs: o.fileCheckFrequencyMs,
+        initial: staticPods,
+        initialRefused: manifests.refused,
+        pods,
+        events,
+        log: log.child({ component: 'static-pods' }),
+        mirror: clients && nodeRef ? { clients, node: nodeRef } : undefined,
+      })
+    : undefined;
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
   eviction.start();
   const stopEviction = startEmptyDirLimits({
@@ -287,10 +303,12 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     async stop() {
       shutdown.stop();
       stopSource?.();
+      stopManifestWatch?.();
       stopImageGc();
       stopEviction();
       eviction.stop();
       await pods.shutdown();
+      setup.stop();
       await probes.close();
       lease?.stop();
       node?.stop();

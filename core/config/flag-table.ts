@@ -451,6 +451,16 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
+    name: 'file-check-frequency',
+    type: 'duration',
+    default: '20s',
+    upstream: true,
+    help: 'Duration between checking config files for new data (the static pod manifests; a file watch sees most changes at once)',
+    apply: (s, r) => {
+      s.fileCheckFrequencyMs = parsePositiveDuration(r);
+    },
+  },
+  {
     name: 'sync-frequency',
     type: 'duration',
     default: '1m0s',

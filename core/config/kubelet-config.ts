@@ -111,6 +111,9 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   syncFrequency: (s, v) => {
     s.syncFrequencyMs = parsePositiveDuration(str(v));
   },
+  fileCheckFrequency: (s, v) => {
+    s.fileCheckFrequencyMs = parsePositiveDuration(str(v));
+  },
   staticPodPath: (s, v, dir) => {
     s.podManifestPath = filePath(v, dir);
   },

@@ -83,6 +83,8 @@ export interface NodeletOptions extends DerivedDirs {
   shutdownGracePeriodCriticalPodsMs: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
+  /** `--file-check-frequency`: how often the static pod manifests are re-read (besides the file watch). */
+  fileCheckFrequencyMs: number;
   registerNode: boolean;
   /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
   defaultTaint: boolean;
@@ -147,6 +149,7 @@ const DEFAULTS = {
   shutdownGracePeriodCriticalPodsMs: 0,
   nodeLeaseDurationSeconds: 40,
   syncFrequencyMs: 60_000,
+  fileCheckFrequencyMs: 20_000,
   registerNode: true,
   defaultTaint: true,
   deviceEndpointGracePeriodMs: 300_000,

@@ -1,9 +1,12 @@
 /**
- * Events (events.k8s.io/v1) as upstream's recorder emits them: identical
- * events on one object within 10 minutes become a series (count and
- * lastObservedTime patched instead of a new Event); each object has a token
- * bucket (burst 25, one token per 5 minutes) like upstream's spam filter.
- * Recording never blocks or fails the caller.
+ * Events (events.k8s.io/v1) as upstream's recorder emits them
+ * (client-go `tools/record` correlator defaults): identical events on one
+ * object within 10 minutes become a series (count and lastObservedTime patched
+ * instead of a new Event); once 10 events of one object, type and reason with
+ * different notes were seen within 10 minutes, further ones are aggregated
+ * into one series noted `(combined from similar events): <note>` (upstream's
+ * EventAggregator); each object has a token bucket (burst 25, one token per
+ * 5 minutes) like upstream's spam filter. Recording never blocks or fails the caller.
  */
 import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -12,6 +15,10 @@ import { apiMessage, mergePatch, type KubeClients } from '../kube/index.ts';
 const SERIES_WINDOW_MS = 10 * 60_000;
 const BURST = 25;
 const REFILL_MS = 5 * 60_000;
+/** Upstream's `defaultAggregateMaxEvents` / `defaultAggregateIntervalInSeconds`. */
+const AGGREGATE_MAX = 10;
+const AGGREGATE_WINDOW_MS = 10 * 60_000;
+const AGGREGATED_PREFIX = '(combined from similar events): ';
 
 /** The object an event is about. */
 export type Regarding = Required<Pick<V1ObjectReference, 'kind' | 'namespace' | 'name' | 'uid'>> & { apiVersion?: string; fieldPath?: string };
@@ -34,7 +41,8 @@ function eventName(objectName: string): string {
 }
 
 interface Seen {
-  name: string;
+  /** The created Event's name (undefined if the create failed); set at once, so a burst of identical events makes one. */
+  name: Promise<string | undefined>;
   namespace: string;
   count: number;
   last: number;
@@ -44,6 +52,8 @@ interface Seen {
 export class EventRecorder implements Events {
   private readonly seen = new Map<string, Seen>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  /** Distinct notes seen per object+type+reason within the aggregation window. */
+  private readonly similar = new Map<string, { notes: Set<string>; last: number }>();
 
   constructor(
     private readonly clients: KubeClients,
@@ -54,22 +64,39 @@ export class EventRecorder implements Events {
   emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
     this.log.info({ object: `${regarding.namespace}/${regarding.name}`, type, reason }, note);
     if (!this.take(regarding.uid)) return;
-    const key = `${regarding.uid}\0${regarding.fieldPath ?? ''}\0${type}\0${reason}\0${note}`;
-    const prev = this.seen.get(key);
     const now = Date.now();
+    const aggregateKey = `${regarding.uid}\0${regarding.fieldPath ?? ''}\0${type}\0${reason}`;
+    let key = `${aggregateKey}\0${note}`;
+    let sim = this.similar.get(aggregateKey);
+    if (!sim || now - sim.last > AGGREGATE_WINDOW_MS) this.similar.set(aggregateKey, (sim = { notes: new Set(), last: now }));
+    sim.last = now;
+    sim.notes.add(note);
+    if (sim.notes.size >= AGGREGATE_MAX) {
+      // The 10th distinct note and later ones: one aggregated series (the note set stays below the maximum).
+      sim.notes.delete(note);
+      key = `${aggregateKey}\0`;
+      note = AGGREGATED_PREFIX + note;
+    }
+    const prev = this.seen.get(key);
     if (prev && now - prev.last < SERIES_WINDOW_MS) {
       prev.count++;
       prev.last = now;
       void this.patchSeries(prev);
       return;
     }
-    void this.create(key, regarding, type, reason, note, action);
+    const s: Seen = { name: Promise.resolve(undefined), namespace: regarding.namespace, count: 1, last: now };
+    this.seen.set(key, s);
+    s.name = this.create(regarding, type, reason, note, action).then((name) => {
+      if (name === undefined && this.seen.get(key) === s) this.seen.delete(key);
+      return name;
+    });
   }
 
   /** Forgets what was seen for an object (call when a pod is gone). */
   forget(uid: string): void {
     this.buckets.delete(uid);
     for (const k of this.seen.keys()) if (k.startsWith(`${uid}\0`)) this.seen.delete(k);
+    for (const k of this.similar.keys()) if (k.startsWith(`${uid}\0`)) this.similar.delete(k);
   }
 
   private take(uid: string): boolean {
@@ -83,7 +110,7 @@ export class EventRecorder implements Events {
     return true;
   }
 
-  private async create(key: string, r: Regarding, type: string, reason: string, note: string, action: string): Promise<void> {
+  private async create(r: Regarding, type: string, reason: string, note: string, action: string): Promise<string | undefined> {
     const body: EventsV1Event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -99,16 +126,19 @@ export class EventRecorder implements Events {
     };
     try {
       const ev = await this.clients.events.createNamespacedEvent({ namespace: r.namespace, body });
-      this.seen.set(key, { name: ev.metadata!.name!, namespace: r.namespace, count: 1, last: Date.now() });
+      return ev.metadata?.name ?? body.metadata!.name;
     } catch (e) {
       this.log.warn({ err: apiMessage(e), reason }, 'event not recorded');
+      return undefined;
     }
   }
 
   private async patchSeries(s: Seen): Promise<void> {
     const body = { series: { count: s.count, lastObservedTime: new V1MicroTime(s.last) } };
+    const name = await s.name;
+    if (name === undefined) return;
     try {
-      await this.clients.events.patchNamespacedEvent({ name: s.name, namespace: s.namespace, body }, mergePatch);
+      await this.clients.events.patchNamespacedEvent({ name, namespace: s.namespace, body }, mergePatch);
     } catch (e) {
       this.log.debug({ err: apiMessage(e) }, 'event series not updated');
     }

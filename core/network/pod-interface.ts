@@ -1,6 +1,7 @@
 /**
  * The Linux bridge that holds pod IPs (default `nodelet0`), driven with `ip`
- * from iproute2 through `execFile` (no shell). Hand-written: the npm netlink
+ * from iproute2 (nodelet runs it through one helper shell, `ip-shell.ts`;
+ * {@link ipCommand} is the plain `execFile`). Hand-written: the npm netlink
  * packages are native addons or unmaintained, and `ip` is on every node.
  * (This kernel may lack the `dummy` driver, so a bridge with no ports is used:
  * it is up, and addresses on it are local addresses of the host.)

@@ -18,7 +18,8 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import { errorDetail } from '../errors/index.ts';
 import { parsePodCidr, type PodCidr } from './cidr.ts';
 import { IpAllocator } from './ip-allocator.ts';
-import { PodInterface, ipCommand, type IpCommand } from './pod-interface.ts';
+import { PodInterface, type IpCommand } from './pod-interface.ts';
+import { shellIpCommand } from './ip-shell.ts';
 
 /** What the pod network is built from (by the composition root). */
 export interface PodNetworkOptions {
@@ -56,7 +57,8 @@ export class PodNetworkManager {
 
   constructor(private readonly o: PodNetworkOptions) {
     this.allocator = new IpAllocator(join(o.rootDir, 'network', 'allocations'));
-    this.iface = new PodInterface(o.interfaceName, o.ip ?? ipCommand);
+    // One helper shell runs every `ip` call: spawning from nodelet itself costs more as it grows (ip-shell.ts).
+    this.iface = new PodInterface(o.interfaceName, o.ip ?? shellIpCommand());
   }
 
   /** The interface's name. */

@@ -36,6 +36,8 @@ const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.m
 const podGraceMs = (p: V1Pod) => Math.max(0, p.metadata?.deletionGracePeriodSeconds ?? p.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
 /** Upstream's minimumGracePeriodInSeconds: what a container gets after its preStop used up the grace period. */
 const MIN_GRACE_MS = 2000;
+/** Under IfNotPresent/Never, a pull still running after this long is announced with a `Pulling` event. */
+const PULLING_GRACE_MS = 100;
 
 /** The container driver of one admitted pod. */
 export class ContainerDriver implements PodDriver {
@@ -164,10 +166,20 @@ export class ContainerDriver implements PodDriver {
     const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as
       'Always' | 'IfNotPresent' | 'Never';
     const t0 = Date.now();
+    // Upstream posts Pulling only when it pulls: always under `Always`; otherwise only when the image
+    // is not present. The provider answers both in one call, so under IfNotPresent/Never `Pulling`
+    // is posted once the pull turns out to be real (took longer than PULLING_GRACE_MS, or was not cached).
+    let pulling = false;
+    const announce = () => {
+      if (pulling) return;
+      pulling = true;
+      this.d.event('Normal', 'Pulling', `Pulling image "${image}"`, fieldPath(rec));
+    };
+    const slow = policy === 'Always' ? (announce(), undefined) : setTimeout(announce, PULLING_GRACE_MS);
     try {
-      if (!rec.image || policy === 'Always') this.d.event('Normal', 'Pulling', `Pulling image "${image}"`, fieldPath(rec));
       const credentials = await this.d.setup.credentials(pod);
-      rec.image = await this.provider.pullImage(image, { pullPolicy: policy, credentials }, this.d.ctx());
+      rec.image = await this.provider.pullImage(image, { pullPolicy: policy, credentials }, this.d.ctx()).finally(() => clearTimeout(slow));
+      if (!rec.image.cached) announce();
       const secs = ((Date.now() - t0) / 1000).toFixed(3);
       this.d.event(
         'Normal',
@@ -180,7 +192,9 @@ export class ContainerDriver implements PodDriver {
       this.d.backoff.pull.reset(key);
       return true;
     } catch (e) {
+      clearTimeout(slow);
       if (this.terminating) return false; // aborted because the pod is being deleted
+      announce(); // a failed pull was a pull (upstream posts Pulling before Failed)
       const msg = (e as Error).message;
       rec.waiting = { reason: 'ErrImagePull', message: msg };
       rec.pullError = msg;

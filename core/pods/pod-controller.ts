@@ -28,6 +28,7 @@ import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
+import { StatusCoalescer } from './status-coalescer.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -77,7 +78,8 @@ interface Entry {
   rejected?: boolean;
   posted?: string;
   deleting?: boolean;
-  posting?: Promise<void>;
+  /** The pod's status posts: one in flight, the newest waiting (upstream's status manager coalesces the same way). */
+  poster?: StatusCoalescer<{ pod: V1Pod; status: V1PodStatus }>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
   /** The pod's resources (DRA claims) were released after its containers stopped for good. */
@@ -321,11 +323,13 @@ export class PodController {
     this.o.events.emit({ kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath }, type, reason, note);
   }
 
-  /** Posts `status` unless it is what was posted last; posts of one pod are applied in order. */
+  /**
+   * Posts `status` unless it is what was posted last; posts of one pod are applied in order,
+   * and statuses offered while a post is in flight are coalesced into the newest.
+   */
   private post(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
-    const run = (entry.posting ?? Promise.resolve()).then(() => this.postNow(pod, entry, status));
-    entry.posting = run;
-    return run;
+    entry.poster ??= new StatusCoalescer((s) => this.postNow(s.pod, entry, s.status));
+    return entry.poster.offer({ pod, status });
   }
 
   private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {

@@ -4,10 +4,12 @@
  * env under the container's own, their mounts after the volume mounts, their
  * warnings as events); logs under `<rootDir>/logs/pods`, pod dirs under
  * `<rootDir>/pods/<uid>`. ConfigMaps, Secrets and tokens come from the API
- * (standalone mode has none).
+ * (standalone mode has none): ConfigMaps and Secrets through one watch per
+ * referenced object, registered when a pod's volumes are prepared and released
+ * at its tear-down.
  */
 import { mkdirSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
@@ -16,7 +18,9 @@ import type { KubeClients } from '../kube/index.ts';
 import type { Events } from '../events/index.ts';
 import { containerLogPath } from '../logs/index.ts';
 import {
+  apiObjectWatch,
   createApiObjectSource,
+  WatchingObjectSource,
   failedMountMessage,
   prepareVolumes,
   teardownVolumes,
@@ -25,7 +29,6 @@ import {
   type ObjectSource,
   type PreparedVolume,
   type VolumePluginRegistry,
-  withObjectCache,
 } from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
 import { resolveEnv } from './env.ts';
@@ -70,20 +73,38 @@ export function createPodSetup(
   hostIP: string,
   log: Logger,
   ext: PodSetupExtensions,
-): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void> } {
+): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void>; onObjectsChanged(fn: (podUids: string[]) => void): void; stop(): void } {
   const plugins = ext.volumePlugins;
-  const source = clients ? withObjectCache(withTokenCache(createApiObjectSource(clients.core))) : noApi;
+  // ConfigMaps/Secrets: one watch per referenced object, ref-counted by pods (upstream's default Watch strategy).
+  const watching = clients
+    ? new WatchingObjectSource(withTokenCache(createApiObjectSource(clients.core)), apiObjectWatch(clients, log.child({ component: 'object-watch' })), log)
+    : undefined;
+  const source: ObjectSource = watching ?? noApi;
   const podDir = (pod: V1Pod) => {
     const uid = pod.metadata!.uid!;
     if (!UID.test(uid)) throw nodeletError('NDL_POD_INVALID', `invalid pod uid ${JSON.stringify(uid)}`);
     return join(o.podsDir, uid);
   };
   const identity = (pod: V1Pod) => ({ namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! });
+  /** Container log directories made (off the main thread) when the pod was prepared, by pod uid. */
+  const logDirs = new Map<string, Set<string>>();
+  const makeLogDirs = async (pod: V1Pod) => {
+    const made = logDirs.get(pod.metadata!.uid!) ?? new Set<string>();
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+      const d = dirname(containerLogPath(o.rootDir, identity(pod), c.name, 0));
+      if (made.has(d)) continue;
+      await mkdir(d, { recursive: true, mode: 0o750 });
+      made.add(d);
+    }
+    logDirs.set(pod.metadata!.uid!, made);
+  };
   return {
     podDir,
     async prepare(pod) {
       const dir = podDir(pod);
-      mkdirSync(dir, { recursive: true, mode: 0o750 });
+      watching?.registerPod(pod);
+      await mkdir(dir, { recursive: true, mode: 0o750 });
+      await makeLogDirs(pod);
       for (const r of ext.podResources ?? []) {
         try {
           await r.prepare(pod);
@@ -112,12 +133,18 @@ export function createPodSetup(
     argv: (container, env) => resolveArgv(container, env),
     logPath(pod, container, restartCount) {
       const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);
-      mkdirSync(dirname(p), { recursive: true, mode: 0o750 });
+      // Made by prepare() (async); a sync mkdir only for a container prepare did not know.
+      if (!logDirs.get(pod.metadata!.uid!)?.has(dirname(p))) mkdirSync(dirname(p), { recursive: true, mode: 0o750 });
       return p;
     },
     credentials: (pod): Promise<RegistryCredential[]> => pullSecretCredentials(pod, source),
+    objectsChangedSince: (pod, since) => watching?.changedSince(pod, since) ?? false,
+    onObjectsChanged: (fn) => watching?.onChange(fn),
+    stop: () => watching?.stop(),
     async teardown(pod) {
       const dir = podDir(pod);
+      watching?.unregisterPod(pod.metadata!.uid!);
+      logDirs.delete(pod.metadata!.uid!);
       await teardownVolumes(dir, { log, plugins });
       for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);

@@ -44,4 +44,9 @@ export interface PodSetup {
   unmountVolumes(pod: V1Pod): Promise<void>;
   /** The pod's own directory. */
   podDir(pod: V1Pod): string;
+  /**
+   * True when an object the pod's volumes read (a watched ConfigMap/Secret) changed at or
+   * after `since` (Date.now() ms): its volumes re-sync before the periodic cadence. Optional.
+   */
+  objectsChangedSince?(pod: V1Pod, since: number): boolean;
 }

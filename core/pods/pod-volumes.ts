@@ -9,7 +9,9 @@
  * `statusChanged()` of a pod provider), so contents follow the periodic
  * cadence instead — the same as upstream with its object cache TTL, without
  * rewriting volumes on every wake-up. The clock starts when a preparation
- * starts, so a 1-min periodic resync is never skipped by a few ms.
+ * starts, so a 1-min periodic resync is never skipped by a few ms. A change
+ * of a watched ConfigMap/Secret the pod refers to (`objectsChangedSince`,
+ * core/volumes/object-watch-manager.ts) re-syncs at once, without waiting.
  *
  *   none ──prepare ok──► prepared ──(≥ 1 min since the last start) prepare ok──► prepared
  *    │  ▲                   │
@@ -61,7 +63,7 @@ export class PodVolumes {
   async sync(pod: V1Pod): Promise<boolean> {
     const now = this.d.now ?? Date.now;
     const t0 = now();
-    if (this.ready && t0 - this.startedAt < VOLUME_RESYNC_MS) return true;
+    if (this.ready && t0 - this.startedAt < VOLUME_RESYNC_MS && !this.d.setup.objectsChangedSince?.(pod, this.startedAt)) return true;
     const key = `${pod.metadata!.uid}/volumes`;
     try {
       this.value = await this.d.setup.prepare(pod);

@@ -120,7 +120,8 @@ describe('EventRecorder', () => {
   });
 
   it('limits a storm on one object to a burst of 25, refilling one per 5 minutes, per object', async () => {
-    for (let i = 0; i < 40; i++) rec.emit(pod('storm'), 'Warning', 'Failed', `note ${i}`);
+    // Distinct reasons, so the aggregator (same reason, different notes) does not fold them.
+    for (let i = 0; i < 40; i++) rec.emit(pod('storm'), 'Warning', `Failed${i}`, `note ${i}`);
     await settle();
     expect(api.created).toHaveLength(25);
     rec.emit(pod('calm'), 'Normal', 'Started', 'ok');
@@ -133,11 +134,32 @@ describe('EventRecorder', () => {
     expect(api.created.map((c) => c.body.note).slice(26)).toEqual(['late 1']);
   });
 
+  it('aggregates the 10th and later distinct notes of one object, type and reason within 10 minutes into one series', async () => {
+    for (let i = 0; i < 12; i++) rec.emit(pod('agg'), 'Warning', 'FailedMount', `volume ${i} failed`);
+    await settle();
+    expect(api.created.map((c) => c.body.note)).toEqual([
+      ...Array.from({ length: 9 }, (_, i) => `volume ${i} failed`),
+      '(combined from similar events): volume 9 failed',
+    ]);
+    expect(api.patched.map((p) => p.body.series.count)).toEqual([2, 3]);
+    // A note seen before is still its own series; another reason is not aggregated.
+    rec.emit(pod('agg'), 'Warning', 'FailedMount', 'volume 0 failed');
+    rec.emit(pod('agg'), 'Warning', 'FailedAttach', 'volume 10 failed');
+    await settle();
+    expect(api.created.map((c) => c.body.note).slice(10)).toEqual(['volume 10 failed']);
+    expect(api.patched.map((p) => p.body.series.count)).toEqual([2, 3, 2]);
+    // After 10 quiet minutes the window starts over.
+    await vi.advanceTimersByTimeAsync(11 * 60_000);
+    rec.emit(pod('agg'), 'Warning', 'FailedMount', 'volume 20 failed');
+    await settle();
+    expect(api.created.at(-1)!.body.note).toBe('volume 20 failed');
+  });
+
   it('forget() gives an object a fresh bucket and no series', async () => {
-    for (let i = 0; i < 30; i++) rec.emit(pod('f'), 'Warning', 'Failed', `n${i}`);
+    for (let i = 0; i < 30; i++) rec.emit(pod('f'), 'Warning', `Failed${i}`, `n${i}`);
     await settle();
     rec.forget('uid-f');
-    rec.emit(pod('f'), 'Warning', 'Failed', 'n0');
+    rec.emit(pod('f'), 'Warning', 'Failed0', 'n0');
     await settle();
     expect(api.created).toHaveLength(26);
     expect(api.patched).toHaveLength(0);

@@ -76,6 +76,8 @@ export class FakeProvider implements Provider {
   /** Exit code applied right after start, per container name (absent: keeps running). */
   autoExit: Record<string, number> = {};
 
+  /** Images reported as already present (`cached: true`). */
+  readonly present = new Set<string>();
   /** Pull policies asked for, in pull order. */
   readonly pullPolicies: string[] = [];
 
@@ -84,7 +86,7 @@ export class FakeProvider implements Provider {
     this.pullPolicies.push(o.pullPolicy);
     const e = this.pullError?.(image);
     if (e) throw e;
-    return { image, imageID: `${image}@sha256:00`, digest: 'sha256:00', path: '/dev/null', size: 42, cached: false };
+    return { image, imageID: `${image}@sha256:00`, digest: 'sha256:00', path: '/dev/null', size: 42, cached: this.present.has(image) };
   }
 
   async startContainer(spec: ContainerSpec, _ctx: PodContext): Promise<RunningContainer> {

@@ -100,6 +100,30 @@ describe('PodController', () => {
     expect(provider.started).toHaveLength(1);
   });
 
+  it('an image already present under IfNotPresent gets Pulled (already present) and no Pulling, as upstream', async () => {
+    const { provider, sink, events, ctrl } = setupController();
+    provider.present.add('registry.test/main:v1');
+    ctrl.upsert(pod('present'));
+    await until(() => sink.last('default/present')?.phase === 'Running');
+    expect(events.lines()).toEqual([
+      'Pulled: Container image "registry.test/main:v1" already present on machine',
+      'Created: Created container: main',
+      'Started: Started container main',
+    ]);
+  });
+
+  it('a resync of a running pod whose status did not change posts no PATCH', async () => {
+    const { sink, ctrl } = setupController();
+    const p = pod('steady');
+    ctrl.upsert(p);
+    await until(() => sink.last('default/steady')?.phase === 'Running');
+    const n = sink.of('default/steady').length;
+    // A changed pod object (new resourceVersion, e.g. the echo of our own patch) syncs it again.
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2', labels: { x: 'y' } } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sink.of('default/steady').length).toBe(n);
+  });
+
   it('OnFailure restarts at once the first time, then waits in CrashLoopBackOff with upstream message', async () => {
     const { provider, sink, events, ctrl } = setupController();
     provider.autoExit.main = 1;

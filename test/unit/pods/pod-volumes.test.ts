@@ -33,6 +33,23 @@ describe('PodVolumes', () => {
     expect(setup.prepares).toBe(2);
   });
 
+  it('re-syncs at once when a watched object the pod refers to changed since the last preparation started', async () => {
+    let now = 1_000_000;
+    let changedAt = 0;
+    const setup = Object.assign(fakeSetup(), { objectsChangedSince: (_p: V1Pod, since: number) => changedAt >= since });
+    const v = new PodVolumes({ setup, backoff: new Backoff(500, 2000), requeue: () => undefined, event: () => undefined, now: () => now });
+    expect(await v.sync(pod())).toBe(true);
+    now += 1000;
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(1);
+    changedAt = now - 500; // changed between the two syncs
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(2);
+    now += 1000;
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(2);
+  });
+
   it('a failure is one FailedMount event per volume and a back-off re-queue capped at 30 s; success resets the back-off', async () => {
     const setup = fakeSetup();
     const events: string[] = [];
