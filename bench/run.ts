@@ -135,7 +135,7 @@ try {
   cleanups.push(() => reg.stop());
   if (profile) mkdirSync(profDir, { recursive: true });
   const nodelet = await startBenchNodelet(cluster.info, {
-    maxPods: 600,
+    maxPods: Math.max(600, ...P.steps.map((n) => n + 50)), // the density steps fit (--density-steps)
     nodeOptions: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--heap-prof', `--heap-prof-dir=${profDir}`] : [],
   });
   cleanups.push(

@@ -1,6 +1,8 @@
 /**
  * Figures 2 and 3 (at 100 pods) and the replica part of figure 4: one
  * Deployment of sleeping `sleep` pods on nodelet, scaled through `steps`.
+ * The pods use `hostNetwork` (they listen on nothing): a node's pod CIDR is a
+ * /24, so pod IPs would cap a step at 253 pods.
  * At each step, once every replica was seen Running and `settleMs` passed:
  * nodelet's process-tree memory (RSS and PSS summed), per pod over the
  * idle baseline and absolute; at the first step also CPU over `cpuWindowMs`.
@@ -75,7 +77,11 @@ export async function measureDensity(
       namespace: NS,
       body: {
         metadata: { name: 'sleepers' },
-        spec: { replicas: o.steps[0], selector: { matchLabels: labels }, template: { metadata: { labels }, spec: podSpec('nodelet', image, ['1000000']) } },
+        spec: {
+          replicas: o.steps[0],
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: podSpec('nodelet', image, ['1000000'], { hostNetwork: true }) },
+        },
       },
     });
     for (const [i, n] of o.steps.entries()) {

@@ -128,6 +128,8 @@ export class FuzzEnvironment {
             host: '127.0.0.1',
             port: this.port,
             agent: false,
+            // A generated Host header must reach nodelet, not stop at the client's name check (the CA is still checked).
+            checkServerIdentity: () => undefined,
             ca: this.tls!.ca,
             ...(auth === 'cert' ? { cert: this.tls!.cert, key: this.tls!.key } : {}),
             ...opts,

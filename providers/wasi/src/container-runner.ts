@@ -174,12 +174,15 @@ export interface RunnerOptions {
 /**
  * Where a module runs: `shared` (a shared thread) for a BestEffort pod's
  * module that needs no listener or outbound HTTP (those keep a thread of their
- * own), `dedicated` (a thread of its own) otherwise — a pod with a CPU or
+ * own, nor one with a start section), `dedicated` (a thread of its own) otherwise — a pod with a CPU or
  * memory request (Guaranteed, Burstable), or whose QoS class is not known.
  */
-export function placement(spec: ContainerSpec, loaded: Pick<LoadedModule, 'acceptsSockets' | 'experimentalHttp'>): 'shared' | 'dedicated' {
+export function placement(spec: ContainerSpec, loaded: Pick<LoadedModule, 'acceptsSockets' | 'experimentalHttp' | 'startFunction'>): 'shared' | 'dedicated' {
   if (spec.qosClass !== 'BestEffort') return 'dedicated';
   if (loaded.experimentalHttp || listenAddresses(spec, loaded).length > 0) return 'dedicated';
+  // A start section runs inside instantiation, where nothing can suspend: one that loops would hold
+  // the shared thread until the start timeout terminates it with its neighbours.
+  if (loaded.startFunction) return 'dedicated';
   return 'shared';
 }
 

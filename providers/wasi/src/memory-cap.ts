@@ -32,6 +32,8 @@ export interface CappedModule {
   readonly bytes: Uint8Array;
   /** The memories after rewriting. */
   readonly memories: readonly MemoryDecl[];
+  /** The module has a start section (a function run inside instantiation, before `_start`). */
+  readonly startFunction?: boolean;
 }
 
 /** Thrown when a module cannot be parsed or cannot fit the cap. */
@@ -186,6 +188,7 @@ export function capModuleMemory(bytes: Uint8Array, capBytes?: number): CappedMod
   const chunks: Uint8Array[] = [bytes.subarray(0, 8)];
   const memories: MemoryDecl[] = [];
   let changed = false;
+  let startFunction = false;
   while (r.pos < bytes.length) {
     const start = r.pos;
     const id = r.byte();
@@ -193,6 +196,7 @@ export function capModuleMemory(bytes: Uint8Array, capBytes?: number): CappedMod
     const body = r.pos;
     const end = body + size;
     if (end > bytes.length) throw new MemoryCapError('invalid', `section ${id} runs past the end of the module`);
+    if (id === 8) startFunction = true;
     if (id === 2 || id === 5) {
       const sr = new Reader(bytes, body, end);
       const content = id === 2 ? importSection(sr, capPages, memories) : memorySection(sr, capPages, memories);
@@ -208,7 +212,7 @@ export function capModuleMemory(bytes: Uint8Array, capBytes?: number): CappedMod
     }
     r.pos = end;
   }
-  return { bytes: changed ? concat(chunks) : bytes, memories };
+  return { bytes: changed ? concat(chunks) : bytes, memories, startFunction };
 }
 
 function memorySection(r: Reader, capPages: number | undefined, mems: MemoryDecl[]): number[] {

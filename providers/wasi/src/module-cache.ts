@@ -68,6 +68,8 @@ export interface LoadedModule {
   readonly acceptsSockets: boolean;
   /** It imports Krustlet's `wasi_experimental_http` functions (worker/wasi-experimental-http.mjs). */
   readonly experimentalHttp: boolean;
+  /** It has a start section, run inside instantiation (never on a shared thread: a loop there would hold it). */
+  readonly startFunction?: boolean;
 }
 
 /** Krustlet's outbound HTTP functions for preview1 modules (module `wasi_experimental_http`). */
@@ -146,7 +148,16 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   const imports = WebAssembly.Module.imports(module);
   const acceptsSockets = imports.some((i) => i.module === 'wasi_snapshot_preview1' && i.name === 'sock_accept');
   const experimentalHttp = imports.some((i) => i.module === 'wasi_experimental_http');
-  return { module, memories: capped.memories, importedMemories, capBytes, compileMs: performance.now() - t0, acceptsSockets, experimentalHttp };
+  return {
+    module,
+    memories: capped.memories,
+    importedMemories,
+    capBytes,
+    compileMs: performance.now() - t0,
+    acceptsSockets,
+    experimentalHttp,
+    startFunction: capped.startFunction === true,
+  };
 }
 
 function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {

@@ -14,7 +14,7 @@
  *    take() boots a replacement)
  *
  * `take()` places a module on a new thread while fewer than `size` exist
- * (threads are booted on demand, not ahead), else on the thread with the
+ * (threads are booted then, or by `warm()` at an image pull), else on the thread with the
  * fewest modules among those whose event loop is on time now (a thread whose
  * heartbeat is over {@link LATE_MS} late is running a busy module: new modules
  * avoid it while another thread is on time). A module busy-looping without WASI calls cannot be preempted: it
@@ -146,6 +146,13 @@ export class SharedThreads {
   /** Threads up or booting. */
   get count(): number {
     return this.threads.length;
+  }
+
+  /** Boots threads until `size` exist (the provider calls it at an image pull: a start usually follows). */
+  warm(): void {
+    while (!this.closed && this.threads.length < this.size) {
+      this.threads.push(new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone)));
+    }
   }
 
   /**

@@ -128,6 +128,7 @@ export class WasiProvider implements Provider {
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
     this.pool.warm(); // a container start usually follows: boot workers during the pull
+    this.sharedThreads()?.warm(); // and the shared threads (BestEffort pods), once
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 

@@ -66,6 +66,9 @@ describe('placement by QoS class', () => {
     expect(placement(ports, { acceptsSockets: false, experimentalHttp: false })).toBe('shared'); // it cannot accept: no listener
     expect(placement({ ...base, qosClass: 'BestEffort' }, { acceptsSockets: false, experimentalHttp: true })).toBe('dedicated');
   });
+  it('keeps a thread of its own for a module with a start section (it runs where nothing can suspend)', () => {
+    expect(placement({ ...base, qosClass: 'BestEffort' }, { acceptsSockets: false, experimentalHttp: false, startFunction: true })).toBe('dedicated');
+  });
 });
 
 describe('modules sharing a thread', () => {

@@ -106,15 +106,21 @@ parentPort.on('message', function onMessage(m) {
   if (m?.type !== 'run') return;
   if (shared) {
     const port = m.port;
-    return runContainer(
-      m,
-      undefined,
-      (msg) => port.postMessage(msg),
-      () => {
-        port.postMessage({ type: 'done' });
-        port.close();
-      },
-    );
+    let done = false;
+    const onDone = () => {
+      if (done) return;
+      done = true;
+      port.postMessage({ type: 'done' });
+      port.close();
+    };
+    try {
+      return runContainer(m, undefined, (msg) => port.postMessage(msg), onDone);
+    } catch (e) {
+      // Whatever one module's set-up throws (its log file cannot be opened, ...) must not end the
+      // thread and its other modules.
+      port.postMessage({ type: 'failed', reason: 'wasi', message: describe(e) });
+      return onDone();
+    }
   }
   parentPort.off('message', onMessage);
   if (!m.listen?.length) return runContainer(m);
