@@ -41,7 +41,7 @@ import {
 } from '../server/index.ts';
 import { CertificateManager, CertStore, KUBELET_SERVING_SIGNER, SERVING_USAGES, nodeClientSubject, splitAddresses } from '../certificates/index.ts';
 import type { KubeClients } from '../kube/index.ts';
-import { metricsText, nodeName as nodeNameGauge } from '../metrics/index.ts';
+import { metricsText, nodeName as nodeNameGauge, setVolumeStats, type VolumeUsage } from '../metrics/index.ts';
 import { StatsCollector, runningCounts } from './stats-collector.ts';
 import { kubeletConfigOf } from './configz.ts';
 
@@ -117,6 +117,8 @@ export async function startKubeletApi(
   pods: PodController,
   nodeIP: string,
   clients?: KubeClients,
+  /** Pod volume usage (CSI NodeGetVolumeStats): `kubelet_volume_stats_*` on /metrics, `volume` in /stats/summary. */
+  volumeStats?: () => Promise<VolumeUsage[]>,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const { ca, local } = await clientCa(o, log, clients);
   const apiLog = log.child({ component: 'kubelet-api' });
@@ -155,6 +157,8 @@ export async function startKubeletApi(
     });
   }
   const stats = new StatsCollector(o.nodeName, pods, log.child({ component: 'stats' }));
+  const volumes = async (): Promise<VolumeUsage[]> =>
+    volumeStats ? volumeStats().catch((e: unknown) => (apiLog.warn({ err: String(e) }, 'volume stats failed'), [])) : [];
   nodeNameGauge.set({ node: o.nodeName }, 1);
   const server = createKubeletServer({
     nodeName: o.nodeName,
@@ -167,7 +171,14 @@ export async function startKubeletApi(
     healthzPort: o.healthzPort,
     logsRoot: podLogsRoot(o.rootDir),
     ...apiAuth(o, clients, log),
-    stats: { snapshot: () => stats.snapshot(), metrics: () => metricsText(runningCounts(pods)), configz: () => kubeletConfigOf(o) },
+    stats: {
+      snapshot: async () => ({ ...(await stats.snapshot()), volumes: await volumes() }),
+      metrics: async () => {
+        setVolumeStats(await volumes());
+        return metricsText(runningCounts(pods));
+      },
+      configz: () => kubeletConfigOf(o),
+    },
   });
   const bound = await server.start();
   manager?.start();

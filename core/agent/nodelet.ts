@@ -205,7 +205,16 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   });
   podsRef = pods;
   setup.onObjectsChanged((uids) => pods.resyncPods(uids));
-  const api = await startKubeletApi(o, log, pods, nodeIP, clients);
+  const api = await startKubeletApi(o, log, pods, nodeIP, clients, async () =>
+    (await csi.volumePlugin.volumeStats()).map(({ volume: v, ...usage }) => ({
+      ...usage,
+      podUid: v.podUid,
+      podNamespace: v.podNamespace,
+      podName: v.podName,
+      name: v.name,
+      pvcName: v.pvcName,
+    })),
+  );
   shape.kubeletPort = api.port;
   let lease: LeaseController | undefined;
   let stopSource: (() => void) | undefined;

@@ -11,5 +11,6 @@ export {
 } from './kubelet-metrics.ts';
 export { countProbe, forgetProbeSeries, probeMetricsText, type ProbeSeries } from './probe-metrics.ts';
 export { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from './resource-metrics.ts';
-export type { ContainerUsage, PodUsage, StatsSnapshot } from './stats-types.ts';
+export type { ContainerUsage, PodUsage, StatsSnapshot, VolumeUsage } from './stats-types.ts';
+export { setVolumeStats } from './volume-stats-metrics.ts';
 export { summaryOf } from './summary.ts';

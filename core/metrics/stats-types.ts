@@ -38,10 +38,30 @@ export interface NodeUsage {
   readonly availableBytes?: number;
 }
 
+/** One pod volume's usage (upstream VolumeStats: FsStats + name + pvcRef); absent fields were not reported. */
+export interface VolumeUsage {
+  readonly podUid: string;
+  readonly podNamespace: string;
+  readonly podName: string;
+  /** The pod's volume name. */
+  readonly name: string;
+  /** The claim's name (namespace = the pod's) when the volume is a PVC. */
+  readonly pvcName?: string;
+  readonly timestamp: Date;
+  readonly capacityBytes?: number;
+  readonly availableBytes?: number;
+  readonly usedBytes?: number;
+  readonly inodes?: number;
+  readonly inodesFree?: number;
+  readonly inodesUsed?: number;
+}
+
 /** Everything one scrape saw. */
 export interface StatsSnapshot {
   readonly node: NodeUsage;
   readonly pods: readonly PodUsage[];
+  /** Volume usage of pods (CSI volumes whose driver reports it); absent: none. */
+  readonly volumes?: readonly VolumeUsage[];
   /** True if some container's stats could not be read. */
   readonly scrapeError: boolean;
 }

@@ -1,10 +1,11 @@
 /**
  * `/stats/summary` in the shape of upstream's
  * `k8s.io/kubelet/pkg/apis/stats/v1alpha1` Summary: `node` (cpu, memory) and
- * `pods[]` (podRef, startTime, containers[] with cpu and memory, pod totals).
+ * `pods[]` (podRef, startTime, containers[] with cpu and memory, pod totals,
+ * `volume[]` of CSI volumes whose driver reports NodeGetVolumeStats).
  * Fields nodelet cannot measure are left out, as upstream leaves out nil ones.
  */
-import type { ContainerUsage, StatsSnapshot } from './stats-types.ts';
+import type { ContainerUsage, PodUsage, StatsSnapshot, VolumeUsage } from './stats-types.ts';
 
 /** `time` in RFC 3339 without fractions (metav1.Time). */
 const t = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
@@ -39,9 +40,34 @@ const sum = (cs: readonly ContainerUsage[], f: (c: ContainerUsage) => number | u
   return vals.length ? vals.reduce((a, b) => a + b, 0) : undefined;
 };
 
+/** Upstream VolumeStats: FsStats fields, `name`, and `pvcRef` for a PVC. */
+function volumeStats(v: VolumeUsage): Record<string, unknown> {
+  const fs = {
+    availableBytes: v.availableBytes,
+    capacityBytes: v.capacityBytes,
+    usedBytes: v.usedBytes,
+    inodesFree: v.inodesFree,
+    inodes: v.inodes,
+    inodesUsed: v.inodesUsed,
+  };
+  return {
+    time: t(v.timestamp),
+    ...Object.fromEntries(Object.entries(fs).filter(([, x]) => x !== undefined)),
+    name: v.name,
+    ...(v.pvcName ? { pvcRef: { name: v.pvcName, namespace: v.podNamespace } } : {}),
+  };
+}
+
 /** The Summary object of a snapshot. */
 export function summaryOf(s: StatsSnapshot): Record<string, unknown> {
   const n = s.node;
+  const volumes = new Map<string, VolumeUsage[]>();
+  for (const v of s.volumes ?? []) volumes.set(v.podUid, [...(volumes.get(v.podUid) ?? []), v]);
+  // A pod with volume stats but no container stats still gets its entry.
+  const pods: PodUsage[] = [...s.pods];
+  for (const [uid, vs] of volumes) {
+    if (!pods.some((p) => p.uid === uid)) pods.push({ uid, namespace: vs[0]!.podNamespace, name: vs[0]!.podName, containers: [] });
+  }
   return {
     node: {
       nodeName: n.nodeName,
@@ -52,7 +78,7 @@ export function summaryOf(s: StatsSnapshot): Record<string, unknown> {
         rssBytes: n.rssBytes,
       }),
     },
-    pods: s.pods.map((p) => {
+    pods: pods.map((p) => {
       const at = p.containers.reduce<Date | undefined>((a, c) => (!a || c.timestamp > a ? c.timestamp : a), undefined) ?? n.timestamp;
       return {
         podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
@@ -73,6 +99,7 @@ export function summaryOf(s: StatsSnapshot): Record<string, unknown> {
           sum(p.containers, (c) => c.workingSetBytes),
           sum(p.containers, (c) => c.usageBytes ?? c.workingSetBytes),
         ),
+        ...(volumes.has(p.uid) ? { volume: volumes.get(p.uid)!.map(volumeStats) } : {}),
       };
     }),
   };

@@ -9,7 +9,7 @@
  *               new? ──► admit ─(rejected)─► status Failed(reason)
  *               └──► worker.reconcile ──► finished? release pod resources (DRA, once)
  *                        ──► status + contributors (DRA health) (patched only if changed)
- *                        ──► finished? release pod IPs
+ *                        ──► finished? release pod IPs, unmount volumes (once; retried on failure)
  *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► release pod resources ──► status Failed(reason)
  *               └──► final: never synced again, not active (its object stays until deleted)
  */
@@ -86,6 +86,8 @@ interface Entry {
   released?: boolean;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
+  /** The finished pod's volumes were torn down (upstream syncTerminatedPod); false: pending for a pod found finished at admission. */
+  unmounted?: boolean;
 }
 
 /** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
@@ -210,7 +212,11 @@ export class PodController {
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
     if (!entry) entry = await this.admitSerially(key, pod);
-    if (entry.rejected || entry.final || !entry.worker) return;
+    if (entry.rejected || entry.final || !entry.worker) {
+      // A pod found finished at admission: its volumes are torn down here, outside the serial admission.
+      if (entry.unmounted === false) await this.unmountFinished(key, pod, entry);
+      return;
+    }
     if (!entry.worker.finished(pod)) {
       const worker = entry.worker;
       const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
@@ -223,8 +229,28 @@ export class PodController {
     // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
     if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
     await this.post(pod, entry, entry.worker.status(pod));
+    if (!entry.worker.finished(pod)) return;
     // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
-    if (entry.worker.finished(pod)) await this.o.network?.release(pod);
+    await this.o.network?.release(pod);
+    await this.unmountFinished(key, pod, entry);
+  }
+
+  /**
+   * Upstream `syncTerminatedPod`: a pod that finished for good has its volumes torn
+   * down without waiting for its deletion (CSI: NodeUnpublish, NodeUnstage when it
+   * was the last user). A failure is logged and retried with the volume back-off.
+   */
+  private async unmountFinished(key: string, pod: V1Pod, entry: Entry): Promise<void> {
+    if (entry.unmounted) return;
+    try {
+      await this.o.setup.unmountVolumes(pod);
+      entry.unmounted = true;
+      this.volumeBackoff.reset(`${entry.uid}/unmount`);
+    } catch (e) {
+      const ms = this.volumeBackoff.next(`${entry.uid}/unmount`);
+      this.o.log.warn({ pod: key, err: String(e), retryInMs: ms }, 'unmounting the volumes of a finished pod failed, will retry');
+      this.queue.addAfter(key, ms);
+    }
   }
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
@@ -248,7 +274,9 @@ export class PodController {
     const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+      // Finished before nodelet (re)started: nothing runs; what it left mounted is torn down by sync.
       entry.rejected = true;
+      entry.unmounted = false;
       await this.releaseResources(pod, entry);
       await this.o.network?.release(pod);
       return entry;

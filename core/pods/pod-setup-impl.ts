@@ -149,6 +149,9 @@ export function createPodSetup(
       for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);
     },
+    async unmountVolumes(pod) {
+      await teardownVolumes(podDir(pod), { log, plugins });
+    },
     async cleanupOrphans(pods) {
       const known = new Set(pods.map((p) => p.metadata?.uid));
       for (const uid of await readdir(o.podsDir).catch(() => [] as string[])) {

@@ -34,6 +34,14 @@ export interface PodSetup {
   credentials(pod: V1Pod): Promise<RegistryCredential[]>;
   /** Removes the pod's volumes and directories (not its logs). */
   teardown(pod: V1Pod): Promise<void>;
+  /**
+   * Tears down the volumes of a pod that finished for good (upstream `syncTerminatedPod`
+   * waits for the volume manager to unmount them): CSI volumes are unpublished (and
+   * unstaged when it was the last user), emptyDir content is discarded as upstream's
+   * `TearDownAt`; the pod's directory stays until the pod is deleted. Throws the first
+   * failure (the caller retries); idempotent.
+   */
+  unmountVolumes(pod: V1Pod): Promise<void>;
   /** The pod's own directory. */
   podDir(pod: V1Pod): string;
   /**

@@ -7,7 +7,7 @@ export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-so
 export { createApiObjectSource } from './api-object-source.ts';
 export { withTokenCache, tokenRefreshAt } from './token-cache.ts';
 export { writePayload, type Payload } from './payload-writer.ts';
-export { startCsi, type Csi, type StartCsiOptions } from './csi/index.ts';
+export { startCsi, type Csi, type CsiVolumeUsage, type StartCsiOptions } from './csi/index.ts';
 export { podFieldValue } from './downward-api/field-path.ts';
 export { resourceFieldValue } from './downward-api/resource-field.ts';
 export { withObjectCache } from './object-cache.ts';

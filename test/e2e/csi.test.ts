@@ -20,6 +20,10 @@ import {
   type HostpathPlugin,
   type NodeDriverRegistrar,
 } from '../peers/csi-hostpath.ts';
+import * as grpc from '@grpc/grpc-js';
+import { loadCsi } from '../../sockets/csi.ts';
+import { unixTarget } from '../../sockets/dial.ts';
+import { createCsiVolume } from '../peers/csi-controller.ts';
 import { startFakePlugin } from '../unit/pluginmanager/fake-registration-server.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, createBoundCsiClaim, eventually, freshNamespace, podUntil } from './support/kube.ts';
@@ -75,7 +79,10 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     await k.storage
       .createCSIDriver({
-        body: { metadata: { name: DRIVER }, spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'] } },
+        body: {
+          metadata: { name: DRIVER },
+          spec: { attachRequired: false, podInfoOnMount: true, volumeLifecycleModes: ['Persistent', 'Ephemeral'], fsGroupPolicy: 'File' },
+        },
       })
       .catch((e) => {
         if ((e as { code?: number }).code !== 409) throw e;
@@ -105,21 +112,19 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     expect(registrar!.peer.proc.exitCode).toBeNull();
   });
 
-  it('killing the registrar deregisters the driver; restarting it registers it again', async () => {
+  it('killing the registrar deregisters the driver (CSINode entry and nodeid annotation gone, topology label kept as upstream); restarting it registers it again', async () => {
     await registrar!.stop();
     await eventually('driver gone from CSINode', async () => (await csiNodeDriver()) === undefined, 30_000, 100);
     const node = await eventually(
-      'annotation and label gone',
+      'annotation gone',
       async () => {
         const n = await k.core.readNode({ name: nodeName });
-        return n.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] === undefined && n.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY] === undefined
-          ? n
-          : undefined;
+        return n.metadata?.annotations?.['csi.volume.kubernetes.io/nodeid'] === undefined ? n : undefined;
       },
       10_000,
       100,
     );
-    expect(node.metadata?.name).toBe(nodeName);
+    expect(node.metadata?.labels?.[HOSTPATH_TOPOLOGY_KEY]).toBe(nodeName);
     const ms = await startRegistrar();
     console.log(`[csi] re-registration: socket created → CSINode updated: ${ms} ms`);
     expect((await csiNodeDriver())?.nodeID).toBe(nodeName);
@@ -166,7 +171,7 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
   };
   const logs = (name: string, container: string) => k.core.readNamespacedPodLog({ name, namespace: ns, container });
 
-  it('an inline ephemeral volume: an init container writes, the main container reads; unmounted after deletion', async () => {
+  it('an inline ephemeral volume: an init container writes, the main container reads; unmounted once the pod Succeeded, before its deletion', async () => {
     await createPod('inline', {
       volumes: [{ name: 'scratch', csi: { driver: DRIVER } }],
       initContainers: [
@@ -184,23 +189,25 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     const pod = await until('inline', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('inline', 'reader')).toContain('content /data/hello.txt: hello from an ephemeral CSI volume');
     expect(pod.status?.phase).toBe('Succeeded');
-    const target = join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', 'scratch', 'mount');
-    expect(mountsUnder(nodelet.rootDir)).toContain(target);
+    // Upstream syncTerminatedPod: a finished pod's volumes are torn down without waiting for its deletion.
+    await eventually('unmounted after Succeeded', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
+    expect((await k.core.readNamespacedPod({ name: 'inline', namespace: ns })).metadata?.uid).toBe(pod.metadata!.uid);
     await deleteAndWait('inline');
-    await eventually('no mounts under the root dir', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     expect(mountsUnder(nodelet.rootDir)).toEqual([]);
   });
 
-  it('a PV/PVC of the driver: a pod writes, is deleted, a second pod reads the same data; staged once, unstaged at the end', async () => {
+  it('a PV/PVC of the driver: a pod writes and Succeeds (unpublished and unstaged before its deletion), a second pod reads the same data', async () => {
     const pvName = `csi-pv-${ns}`;
-    await createBoundCsiClaim(k.core, {
+    // The handle comes from the driver's Controller.CreateVolume, as external-provisioner would get it.
+    const handle = await createBoundCsiClaim(k.core, {
       namespace: ns,
       pvName,
       claimName: 'data',
       driver: DRIVER,
-      volumeHandle: `vol-${ns}`,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
       volumeAttributes: { origin: 'e2e' },
     });
+    expect(existsSync(join(stateDir, handle))).toBe(true);
     const vol = [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }];
     await createPod('writer', {
       volumes: vol,
@@ -208,21 +215,42 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     const w = await until('writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('writer', 'w')).toContain('wrote /d/kept.txt');
-    expect(mountsUnder(nodelet.rootDir)).toContain(join(nodelet.rootDir, 'pods', w.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount'));
+    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle));
+    // The finished writer was its last user: NodeUnpublishVolume then NodeUnstageVolume, while its object still exists.
+    await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
+    await eventually('unstaged after the writer Succeeded', async () => !existsSync(staging), 15_000, 200);
+    expect((await k.core.readNamespacedPod({ name: 'writer', namespace: ns })).metadata?.uid).toBe(w.metadata!.uid);
     await deleteAndWait('writer');
-    await eventually('writer unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
     await createPod('reader', {
       volumes: vol,
       containers: [{ name: 'r', image: img['read-file'], args: ['/d/kept.txt'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
     });
     await until('reader', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
     expect(await logs('reader', 'r')).toContain('content /d/kept.txt: persistent bytes');
-    await deleteAndWait('reader');
-    await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 15_000, 200);
-    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
-    const staging = join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(`vol-${ns}`));
+    await eventually('reader unmounted', async () => mountsUnder(nodelet.rootDir).length === 0, 30_000, 200);
     // NodeUnstageVolume follows the last NodeUnpublishVolume; the staging dir goes with it.
     await eventually('volume unstaged', async () => !existsSync(staging), 15_000, 200);
+    await deleteAndWait('reader');
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+  });
+
+  it("fsGroupPolicy File on a driver without VOLUME_MOUNT_GROUP: nodelet gives the published tree the pod's fsGroup (group, g+rw, setgid dirs)", async () => {
+    const handle = await createBoundCsiClaim(k.core, {
+      namespace: ns,
+      pvName: `csi-pv-fsgroup-${ns}`,
+      claimName: 'fsgroup',
+      driver: DRIVER,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
+    });
+    await createPod('fsgroup', {
+      securityContext: { fsGroup: 4321 },
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'fsgroup' } }],
+      containers: [{ name: 'w', image: img['write-file'], args: ['/d/owned.txt', 'x'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    await until('fsgroup', 'Succeeded', (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    const root = statSync(join(stateDir, handle));
+    expect([root.gid, root.mode & 0o2070]).toEqual([4321, 0o2070]);
+    await deleteAndWait('fsgroup');
   });
 
   it('a volume of an unregistered driver: FailedMount event with upstream wording, pod stays ContainerCreating', async () => {
@@ -248,10 +276,59 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     await deleteAndWait('nodriver');
   });
 
+  it("a PV whose handle the driver never created: NodeStageVolume's NotFound is the FailedMount message; the pod stays ContainerCreating", async () => {
+    await createBoundCsiClaim(k.core, { namespace: ns, pvName: `csi-pv-unknown-${ns}`, claimName: 'unknown', driver: DRIVER, volumeHandle: 'no-such-volume' });
+    await createPod('unknown', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'unknown' } }],
+      containers: [{ name: 'm', image: img['read-file'], args: ['/d/f'], volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+    });
+    const ev = await eventually(
+      'FailedMount event',
+      async () => {
+        const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unknown' });
+        return list.items.find((e) => e.reason === 'FailedMount');
+      },
+      60_000,
+      250,
+    );
+    expect(ev.message).toBe(
+      'MountVolume.SetUp failed for volume "d" : rpc error: code = NotFound desc = volume id no-such-volume does not exist in the volumes list',
+    );
+    await deleteAndWait('unknown');
+  });
+
+  it('the driver refuses NodePublishVolume of a volume not staged at that path (FailedPrecondition), as the upstream hostpath driver', async () => {
+    const id = await createCsiVolume(driver.endpointSocket, `direct-${ns}`, 1024);
+    const Node = loadCsi().Node;
+    const c = new Node(unixTarget(driver.endpointSocket), grpc.credentials.createInsecure());
+    try {
+      const err = await new Promise<grpc.ServiceError | null>((resolve) =>
+        c.NodePublishVolume(
+          {
+            volume_id: id,
+            staging_target_path: join(nodelet.rootDir, 'never-staged'),
+            target_path: join(nodelet.rootDir, 'never-published'),
+            volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+          },
+          (e) => resolve(e),
+        ),
+      );
+      expect(err?.code).toBe(grpc.status.FAILED_PRECONDITION);
+    } finally {
+      c.close();
+    }
+    expect(mountsUnder(nodelet.rootDir)).toEqual([]);
+  });
+
   it('a pod deleted while nodelet was down: at start its volume is unpublished and unstaged (refcounts recovered from disk)', async () => {
     const pvName = `csi-pv2-${ns}`;
-    const handle = `vol2-${ns}`;
-    await createBoundCsiClaim(k.core, { namespace: ns, pvName, claimName: 'data2', driver: DRIVER, volumeHandle: handle });
+    const handle = await createBoundCsiClaim(k.core, {
+      namespace: ns,
+      pvName,
+      claimName: 'data2',
+      driver: DRIVER,
+      volumeHandle: { controllerSocket: driver.endpointSocket },
+    });
     await createPod('long', {
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 1,
@@ -260,14 +337,17 @@ describe('CSI with the hostpath driver and node-driver-registrar', () => {
     });
     const pod = await until('long', 'Running', (p) => p.status?.phase === 'Running');
     const target = join(nodelet.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~csi', pvName, 'mount');
-    expect(mountsUnder(nodelet.rootDir)).toEqual([target]);
+    // The running pod's other volumes (its projected token on tmpfs) are mounts too: count the CSI ones.
+    const csiMounts = () => mountsUnder(nodelet.rootDir).filter((m) => m.includes('/kubernetes.io~csi/'));
+    expect(csiMounts()).toEqual([target]);
     expect(await nodelet.stop()).toBe(0);
-    expect(mountsUnder(nodelet.rootDir)).toEqual([target]);
+    expect(csiMounts()).toEqual([target]);
     await k.core.deleteNamespacedPod({ name: 'long', namespace: ns, gracePeriodSeconds: 0 });
     await nodelet.restart();
     await eventually('mount gone after restart', async () => mountsUnder(nodelet.rootDir).length === 0, 60_000, 250);
     await eventually('unstaged', async () => !existsSync(join(nodelet.rootDir, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha256Hex(handle))), 10_000, 100);
-    expect(existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!))).toBe(false);
-    expect(existsSync(join(stateDir, 'volumes', handle))).toBe(true);
+    // The pod dir goes right after its volumes' tear-down (which ends with the unstage).
+    await eventually('pod dir removed', async () => !existsSync(join(nodelet.rootDir, 'pods', pod.metadata!.uid!)), 10_000, 100);
+    expect(existsSync(join(stateDir, handle))).toBe(true);
   });
 });

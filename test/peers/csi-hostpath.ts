@@ -25,7 +25,7 @@ export const HOSTPATH_TOPOLOGY_KEY = 'topology.hostpath.csi/node';
 export interface HostpathPluginOptions {
   /** `--nodeid`: the node ID returned by NodeGetInfo. */
   readonly nodeId: string;
-  /** `--statedir`: volumes live in `<stateDir>/volumes/<volume id>`. */
+  /** `--statedir`: volumes live in `<stateDir>/<volume id>` (ids from CreateVolume, see csi-controller.ts), the list in `<stateDir>/state.json`. */
   readonly stateDir: string;
   /** Path of the unix socket the driver serves CSI on (`--endpoint unix://<path>`). */
   readonly endpointSocket: string;

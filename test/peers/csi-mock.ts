@@ -24,18 +24,22 @@ export const CSI_NODE_PUBLISH = '/csi.v1.Node/NodePublishVolume';
 export const CSI_NODE_UNPUBLISH = '/csi.v1.Node/NodeUnpublishVolume';
 /** Full gRPC method name of NodeStageVolume. */
 export const CSI_NODE_STAGE = '/csi.v1.Node/NodeStageVolume';
+/** Full gRPC method name of NodeGetVolumeStats. */
+export const CSI_NODE_GET_VOLUME_STATS = '/csi.v1.Node/NodeGetVolumeStats';
 /** Full gRPC method name of NodeUnstageVolume. */
 export const CSI_NODE_UNSTAGE = '/csi.v1.Node/NodeUnstageVolume';
 
 /** One logged CSI call (request/response in protojson with the proto's field names). */
 export interface CsiCall {
   readonly method: string;
-  readonly request: Record<string, unknown> & { volume_id?: string; target_path?: string; volume_context?: Record<string, string> };
+  readonly request: Record<string, unknown> & { volume_id?: string; target_path?: string; volume_path?: string; volume_context?: Record<string, string> };
   readonly response: Record<string, unknown> | null;
   /** The gRPC error message, "" on success. */
   readonly error: string;
   /** The gRPC status code name ("OK", "Internal", ...). */
   readonly code: string;
+  /** When the call was answered (RFC 3339). */
+  readonly time: string;
 }
 
 /** Options of {@link startCsiMockDriver}. */
@@ -46,10 +50,15 @@ export interface CsiMockDriverOptions {
   readonly driverName?: string;
   /** File the calls are appended to, one JSON line each. */
   readonly callLog: string;
-  /** `--fail Method=n[:Code]`: the first n calls of Method fail (e.g. `{ NodeStageVolume: { times: 2, code: 'Unavailable' } }`). */
+  /**
+   * `--fail Method[@volume]=n[:Code]`: the first n calls of Method (for that volume id) fail
+   * (e.g. `{ NodeStageVolume: { times: 2, code: 'Unavailable' } }`, `{ 'NodeStageVolume@2': ... }`).
+   */
   readonly fail?: Readonly<Record<string, { times: number; code?: string }>>;
   /** `--attach-limit` reported by NodeGetInfo. */
   readonly attachLimit?: number;
+  /** `--volume-mount-group`: offer VOLUME_MOUNT_GROUP (fsGroup delegated as volume_mount_group). */
+  readonly volumeMountGroup?: boolean;
   /** Where stdout+stderr go (default: a temp file). */
   readonly logFile?: string;
 }
@@ -88,6 +97,7 @@ export async function startCsiMockDriver(opts: CsiMockDriverOptions): Promise<Cs
   const endpointSocket = join(sockDir, 'csi.sock');
   const args = [`--endpoint=unix://${endpointSocket}`, `--name=${driverName}`, `--call-log=${opts.callLog}`];
   if (opts.attachLimit !== undefined) args.push(`--attach-limit=${opts.attachLimit}`);
+  if (opts.volumeMountGroup) args.push('--volume-mount-group');
   for (const [method, f] of Object.entries(opts.fail ?? {})) args.push(`--fail=${method}=${f.times}${f.code ? `:${f.code}` : ''}`);
   const appeared = newSocketAt(endpointSocket);
   const p = runPeer('csi-mock-driver', buildPeers()['csi-mock-driver'], args, { logFile: opts.logFile });

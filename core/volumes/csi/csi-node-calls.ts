@@ -10,6 +10,7 @@ import { deadlineIn, grpcErrorText } from '../../../sockets/dial.ts';
 import type {
   NodeClient,
   NodeGetInfoResponse__Output,
+  NodeGetVolumeStatsResponse__Output,
   NodePublishVolumeRequest,
   NodeServiceCapability__Output,
   NodeStageVolumeRequest,
@@ -25,6 +26,29 @@ export interface CsiNodeInfo {
   /** 0 when not reported. */
   readonly maxVolumesPerNode: number;
   readonly topology: Readonly<Record<string, string>>;
+}
+
+/** gRPC codes after which the operation may still be in progress (upstream csi_client.go `isFinalError`). */
+const NON_FINAL_CODES = new Set([
+  1, // Canceled
+  4, // DeadlineExceeded
+  8, // ResourceExhausted
+  10, // Aborted
+  14, // Unavailable
+]);
+
+/**
+ * Upstream `isFinalError`: true when a failed CSI call surely did not leave an
+ * operation in progress (any gRPC code but Canceled, DeadlineExceeded,
+ * ResourceExhausted, Aborted and Unavailable). An error that is no gRPC status
+ * (the call was never answered) is not final.
+ */
+export function isFinalCsiError(e: unknown): boolean {
+  for (let cur = e, depth = 0; cur && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'number') return !NON_FINAL_CODES.has(code);
+  }
+  return false;
 }
 
 /** The RPC error as NDL_CSI_DRIVER with Go's wording as its detail; the grpc error stays as `cause`. */
@@ -77,4 +101,13 @@ export async function nodePublishVolume(client: NodeClient, req: NodePublishVolu
 /** NodeUnpublishVolume. */
 export async function nodeUnpublishVolume(client: NodeClient, req: NodeUnpublishVolumeRequest, timeoutMs = CSI_TIMEOUT_MS): Promise<void> {
   await unary(client.NodeUnpublishVolume.bind(client), req, timeoutMs);
+}
+
+/** NodeGetVolumeStats of a published volume (`volume_path` = the publish target). */
+export async function nodeGetVolumeStats(
+  client: NodeClient,
+  req: { volume_id: string; volume_path: string; staging_target_path: string },
+  timeoutMs = CSI_TIMEOUT_MS,
+): Promise<NodeGetVolumeStatsResponse__Output> {
+  return unary<typeof req, NodeGetVolumeStatsResponse__Output>(client.NodeGetVolumeStats.bind(client), req, timeoutMs);
 }

@@ -2,7 +2,10 @@
  * Staging and unstaging persistent CSI volumes (upstream csi_attacher.go
  * MountDevice / UnmountDevice): one global staging path per volume per node.
  *
- *   stage:   mkdir <data>/globalmount → vol_data.json → NodeStageVolume → staged
+ *   stage:   mkdir <data>/globalmount → vol_data.json → NodeStageVolume ─ok─► staged
+ *              ├─ final error (upstream isFinalError) ──► remove vol_data.json and the dirs: not staged
+ *              └─ other error (Unavailable, DeadlineExceeded, ...) ──► uncertain: the trace stays,
+ *                 so the next set-up retries NodeStage and the last user's tear-down unstages
  *   unstage: NodeUnstageVolume → (not a mount point any more) → remove
  *            vol_data.json, globalmount, <data> → unstaged
  *
@@ -13,7 +16,7 @@ import { mkdir, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { NodeClient, VolumeCapability } from '../../../sockets/csi.ts';
 import { errorDetail, nodeletError } from '../../errors/index.ts';
-import { nodeStageVolume, nodeUnstageVolume } from './csi-node-calls.ts';
+import { isFinalCsiError, nodeStageVolume, nodeUnstageVolume } from './csi-node-calls.ts';
 import { csiLog, stagingDataDir, stagingTargetPath, VOL_DATA_FILE } from './csi-paths.ts';
 import { isMountPoint } from './mount-info.ts';
 import type { StageRefs } from './stage-refs.ts';
@@ -36,14 +39,20 @@ export async function stageVolume(client: NodeClient, refs: StageRefs, r: StageR
   if (refs.isStaged(staging)) return staging;
   await mkdir(staging, { recursive: true, mode: 0o750 });
   await saveVolData(path.dirname(staging), { specVolID: r.volumeHandle, driverName: r.driver, volumeHandle: r.volumeHandle });
-  await nodeStageVolume(client, {
-    volume_id: r.volumeHandle,
-    publish_context: r.publishContext,
-    staging_target_path: staging,
-    volume_capability: r.capability,
-    secrets: r.secrets,
-    volume_context: r.volumeContext,
-  });
+  try {
+    await nodeStageVolume(client, {
+      volume_id: r.volumeHandle,
+      publish_context: r.publishContext,
+      staging_target_path: staging,
+      volume_capability: r.capability,
+      secrets: r.secrets,
+      volume_context: r.volumeContext,
+    });
+  } catch (e) {
+    // Upstream csi_attacher MountDevice: after a final error nothing is staged, so the staging dir goes.
+    if (isFinalCsiError(e) && !(await isMountPoint(staging))) await removeStagingDirs(r.pluginsDir, r.driver, r.volumeHandle);
+    throw e;
+  }
   refs.markStaged({ driver: r.driver, volumeHandle: r.volumeHandle, stagingPath: staging });
   return staging;
 }
@@ -65,12 +74,18 @@ export async function unstageVolume(client: NodeClient, refs: StageRefs, plugins
   if (await isMountPoint(staging)) {
     throw nodeletError('NDL_CSI_VOLUME', csiLog(`attacher.UnmountDevice failed: ${staging} is still mounted after NodeUnstageVolume`));
   }
+  await removeStagingDirs(pluginsDir, driver, volumeHandle);
+  refs.markUnstaged(staging);
+}
+
+/** Removes the staging target, its vol_data.json and its data dir (not mounted any more). */
+async function removeStagingDirs(pluginsDir: string, driver: string, volumeHandle: string): Promise<void> {
+  const staging = stagingTargetPath(pluginsDir, driver, volumeHandle);
   const dataDir = stagingDataDir(pluginsDir, driver, volumeHandle);
   await rmdir(staging).catch(ignoreMissing);
   await unlink(path.join(dataDir, VOL_DATA_FILE)).catch(ignoreMissing);
   await rmdir(dataDir).catch(ignoreMissing);
   await rmdir(path.dirname(dataDir)).catch(() => undefined);
-  refs.markUnstaged(staging);
 }
 
 function ignoreMissing(e: unknown): void {

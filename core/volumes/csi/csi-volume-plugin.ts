@@ -6,9 +6,12 @@
  *     resolve spec (PVC → PV) → driver client → CSIDriver (lifecycle mode,
  *     podInfoOnMount, attachRequired) → NodeGetCapabilities
  *     → <vol>/vol_data.json → [Persistent + STAGE_UNSTAGE: stage once per node]
- *     → NodePublishVolume(<vol>/mount) → PreparedVolume{hostPath: <vol>/mount}
+ *     → NodePublishVolume(<vol>/mount) → [fsGroup applies and the driver cannot:
+ *     set ownership, fs-group.ts] → PreparedVolume{hostPath: <vol>/mount}
+ *     (NodeStage failed, or NodePublish failed with a final error: vol_data.json
+ *      says notPublished; an uncertain NodeStage keeps its staging trace)
  *   tearDown
- *     <vol>/vol_data.json → NodeUnpublishVolume → <vol>/mount not a mount point
+ *     <vol>/vol_data.json → [published] NodeUnpublishVolume → <vol>/mount not a mount point
  *     → [Persistent: last user of the staging path → NodeUnstageVolume]
  *
  * Operations on one volume (driver + handle) are serialised. Messages are
@@ -22,16 +25,21 @@ import { errorDetail, nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
 import type { PreparedVolume, TearDownContext, VolumeContext, VolumePlugin } from '../types.ts';
 import type { CsiDriverRegistry } from './csi-driver-registry.ts';
-import { nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
+import { isFinalCsiError, nodeGetCapabilities, nodePublishVolume, nodeUnpublishVolume } from './csi-node-calls.ts';
 import { attachmentName, CSI_PLUGIN_NAME, csiLog, publishTargetPath, stagingTargetPath } from './csi-paths.ts';
 import { isStaged, stageVolume, unstageVolume } from './csi-staging.ts';
+import { fsGroupAction, setVolumeOwnership } from './fs-group.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { isMountPoint } from './mount-info.ts';
 import type { StageRefs } from './stage-refs.ts';
 import type { CsiVolumeApi } from './volume-api.ts';
 import { checkLifecycleMode, secretsOf, volumeCapability } from './mount-inputs.ts';
 import { isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec } from './volume-spec.ts';
-import { loadVolData, saveVolData } from './vol-data.ts';
+import { loadVolData, saveVolData, type VolData } from './vol-data.ts';
+import { readVolumeUsage, type CsiVolumeUsage, type PublishedVolume } from './volume-stats.ts';
+
+/** How long one NodeGetVolumeStats may take before a scrape goes on without it. */
+const STATS_TIMEOUT_MS = 10_000;
 
 /** Options of {@link CsiVolumePlugin}. */
 export interface CsiVolumePluginOptions {
@@ -51,8 +59,8 @@ export interface CsiVolumePluginOptions {
 export class CsiVolumePlugin implements VolumePlugin {
   readonly pluginName = CSI_PLUGIN_NAME;
   private readonly locks = new KeyedLock();
-  /** `<podDir>\0<volume name>` → prepared volume and its dir. */
-  private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string }>();
+  /** `<podDir>\0<volume name>` → prepared volume, its dir and what the stats reader needs. */
+  private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string; published: PublishedVolume }>();
 
   constructor(private readonly o: CsiVolumePluginOptions) {}
 
@@ -68,10 +76,42 @@ export class CsiVolumePlugin implements VolumePlugin {
     const spec = await resolveCsiVolume(volume, ctx.pod, this.o.api);
     const volumeDir = volumeDirFor(ctx.podDir, CSI_PLUGIN_NAME, spec.specName);
     const target = publishTargetPath(volumeDir);
-    await this.locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.mount(spec, ctx, volumeDir, target));
+    const staging = await this.locks.run(lockKey(spec.driver, spec.volumeHandle), () => this.mount(spec, ctx, volumeDir, target));
     const prepared: PreparedVolume = { name: volume.name, hostPath: target, readOnly: spec.readOnly, kind: volume.csi ? 'csi' : 'persistentVolumeClaim' };
-    this.prepared.set(key, { volume: prepared, volumeDir });
+    const m = ctx.pod.metadata!;
+    const published: PublishedVolume = {
+      podUid: m.uid!,
+      podNamespace: m.namespace!,
+      podName: m.name!,
+      name: volume.name,
+      pvcName: volume.persistentVolumeClaim?.claimName,
+      driver: spec.driver,
+      volumeHandle: spec.volumeHandle,
+      target,
+      staging,
+    };
+    this.prepared.set(key, { volume: prepared, volumeDir, published });
     return prepared;
+  }
+
+  /**
+   * The usage of every published volume whose driver offers GET_VOLUME_STATS
+   * (NodeGetVolumeStats, upstream's CSI metrics provider); a volume whose call
+   * fails is left out and logged at debug level.
+   */
+  async volumeStats(): Promise<CsiVolumeUsage[]> {
+    const all = await Promise.all(
+      [...this.prepared.values()].map(async ({ published: v }) => {
+        if (!this.o.drivers.get(v.driver)) return undefined;
+        try {
+          return await readVolumeUsage(this.o.drivers.nodeClient(v.driver), v, STATS_TIMEOUT_MS);
+        } catch (e) {
+          this.o.log.debug({ err: e, driver: v.driver, volumeHandle: v.volumeHandle, pod: `${v.podNamespace}/${v.podName}` }, 'NodeGetVolumeStats failed');
+          return undefined;
+        }
+      }),
+    );
+    return all.filter((u): u is CsiVolumeUsage => u !== undefined);
   }
 
   async tearDown(volumeName: string, ctx: TearDownContext): Promise<void> {
@@ -85,7 +125,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     }
     await this.locks.run(lockKey(data.driverName, data.volumeHandle), async () => {
       const client = await this.clientForTearDown(data.driverName, target);
-      if (client) await this.unpublish(client, data.volumeHandle, target);
+      if (data.notPublished) this.o.log.debug({ volume: volumeName, driver: data.driverName }, csiLog('nothing was published: skipping NodeUnpublishVolume'));
+      else if (client) await this.unpublish(client, data.volumeHandle, target);
       else this.o.log.warn({ volume: volumeName, driver: data.driverName }, csiLog('driver not registered and nothing mounted: skipping NodeUnpublishVolume'));
       if (data.volumeLifecycleMode === 'Persistent') await this.releaseStaging(client, data.driverName, data.volumeHandle, target);
     });
@@ -105,7 +146,8 @@ export class CsiVolumePlugin implements VolumePlugin {
     }
   }
 
-  private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<void> {
+  /** Stages (when the driver stages) and publishes; returns the staging path ('' when not staged). */
+  private async mount(spec: CsiVolumeSpec, ctx: VolumeContext, volumeDir: string, target: string): Promise<string> {
     const client = this.client(spec.driver, 'mounter.SetUpAt');
     const csiDriver = await this.o.api!.readCSIDriver(spec.driver).catch((e) => {
       throw nodeletError('NDL_CSI_VOLUME', csiLog(`mounter.SetupAt failed to check volume lifecycle mode: ${errorDetail(e)}`), e);
@@ -118,14 +160,20 @@ export class CsiVolumePlugin implements VolumePlugin {
     const publishContext = spec.mode === 'Persistent' ? await this.publishContext(spec, csiDriver) : {};
     const attributes = csiDriver?.spec?.podInfoOnMount ? { ...spec.attributes, ...podInfoAttributes(ctx.pod, spec.mode) } : { ...spec.attributes };
     await mkdir(volumeDir, { recursive: true, mode: 0o750 });
-    await saveVolData(volumeDir, {
+    const volData: VolData = {
       specVolID: spec.specName,
       volumeHandle: spec.volumeHandle,
       driverName: spec.driver,
       nodeName: this.o.nodeName,
       attachmentID: attachmentName(spec.volumeHandle, spec.driver, this.o.nodeName),
       volumeLifecycleMode: spec.mode,
-    });
+    };
+    await saveVolData(volumeDir, volData);
+    // Nothing was published at the target: its tear-down skips NodeUnpublishVolume (the staging use stays, to be released).
+    const notPublished = async (e: unknown): Promise<never> => {
+      await saveVolData(volumeDir, { ...volData, notPublished: true });
+      throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
+    };
     let staging = '';
     if (spec.mode === 'Persistent' && caps.has('STAGE_UNSTAGE_VOLUME')) {
       staging = stagingTargetPath(this.o.pluginsDir, spec.driver, spec.volumeHandle);
@@ -140,24 +188,32 @@ export class CsiVolumePlugin implements VolumePlugin {
         secrets,
         // Upstream (csi_attacher.go MountDevice) stages with the PV's volumeAttributes only; pod info is added at publish.
         volumeContext: { ...spec.attributes },
-      }).catch((e) => {
-        throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
-      });
+      }).catch(notPublished);
     }
     const secrets = await secretsOf(ctx, spec.publishSecretRef, 'NodePublishSecretRef');
+    const fsGroup = fsGroupAction(ctx.pod, spec, csiDriver, caps.has('VOLUME_MOUNT_GROUP'));
     await nodePublishVolume(client, {
       volume_id: spec.volumeHandle,
       publish_context: publishContext,
       staging_target_path: staging,
       target_path: target,
-      volume_capability: capability,
+      volume_capability: fsGroup.kind === 'delegate' ? { ...capability, mount: { ...capability.mount, volume_mount_group: String(fsGroup.gid) } } : capability,
       readonly: spec.readOnly,
       secrets,
       volume_context: attributes,
     }).catch((e) => {
+      // Upstream: a final error means nothing is mounted; any other leaves the mount uncertain (unpublished at tear-down).
+      if (isFinalCsiError(e)) return notPublished(e);
       throw nodeletError('NDL_CSI_VOLUME', errorDetail(e), e);
     });
+    if (fsGroup.kind === 'nodelet') {
+      // Upstream: the mount stays (torn down with the pod); the pod cannot use it with the wrong ownership.
+      await setVolumeOwnership(target, fsGroup.gid, fsGroup.onRootMismatch).catch((e) => {
+        throw nodeletError('NDL_CSI_VOLUME', `applyFSGroup failed for vol ${spec.volumeHandle}: ${errorDetail(e)}`, e);
+      });
+    }
     this.o.log.debug({ driver: spec.driver, volumeHandle: spec.volumeHandle, target }, csiLog('mounter.SetUp successfully requested NodePublish'));
+    return staging;
   }
 
   private client(driver: string, where: string): NodeClient {

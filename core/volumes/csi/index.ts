@@ -67,3 +67,4 @@ export async function startCsi(o: StartCsiOptions): Promise<Csi> {
 }
 
 export { CsiDriverRegistry, CsiVolumePlugin, csiPluginHandler, NodeInfoManager, StageRefs };
+export type { CsiVolumeUsage, PublishedVolume } from './volume-stats.ts';

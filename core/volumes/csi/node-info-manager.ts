@@ -6,11 +6,11 @@
  *                      + topology labels (an existing different value is an error)
  *              CSINode (created owned by the Node if missing)
  *                    ← spec.drivers[driver] = {nodeID, topologyKeys, allocatable.count}
- *   uninstall: CSINode ← driver entry removed (the object stays, as upstream)
- *              Node    ← annotation key removed (the annotation when empty)
- *                      + the driver's topology labels removed, unless another
- *                        driver on this node still lists the key (nodelet
- *                        addition: upstream leaves the labels behind)
+ *   uninstall: CSINode ← driver entry removed, with its allocatable.count
+ *                        (the attach limit; the object stays, as upstream)
+ *              Node    ← annotation key removed (the annotation when empty);
+ *                        the driver's topology labels are kept, as upstream
+ *                        (the scheduler's volume topology still sees them)
  *
  * Every read-modify-write is retried with upstream's back-off (4 tries,
  * 10 ms ×5, 10 % jitter); Node writes carry the read resourceVersion, so
@@ -21,7 +21,7 @@ import { errorDetail, isNodeletError, nodeletError } from '../../errors/index.ts
 import { retry as retryWith, type RetryPolicy } from '../../backoff/index.ts';
 import { apiMessage } from '../../kube/index.ts';
 import type { NodeInfoApi } from './node-info-api.ts';
-import { metaPatch, removeLabels, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
+import { metaPatch, removeNodeID, setNodeID, setTopologyLabels, type Meta, type NodeUpdate } from './node-meta-updates.ts';
 
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -60,19 +60,16 @@ export class NodeInfoManager {
     });
   }
 
-  /** Upstream `UninstallCSIDriver`, plus removing the driver's topology labels. */
+  /** Upstream `UninstallCSIDriver`: the CSINode entry (and its attach limit) and the nodeid annotation entry go; topology labels stay. */
   uninstallDriver(driver: string): Promise<void> {
     return this.serial(async () => {
-      let labelKeys: string[] = [];
       try {
-        await retry(this.backoff, 'error updating CSINode', async () => {
-          labelKeys = await this.tryUninstallFromCSINode(driver);
-        });
+        await retry(this.backoff, 'error updating CSINode', () => this.tryUninstallFromCSINode(driver));
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error uninstalling CSI driver from CSINode object ${errorDetail(e)}`, e);
       }
       try {
-        await this.updateNode([removeNodeID(driver), removeLabels(labelKeys)]);
+        await this.updateNode([removeNodeID(driver)]);
       } catch (e) {
         throw nodeletError('NDL_CSI_NODE_INFO', `error removing CSI driver node info from Node object ${errorDetail(e)}`, e);
       }
@@ -127,17 +124,14 @@ export class NodeInfoManager {
     });
   }
 
-  /** Removes the driver's entry; returns the topology keys no remaining driver lists. */
-  private async tryUninstallFromCSINode(driver: string): Promise<string[]> {
+  /** Removes the driver's entry (upstream `tryUninstallDriverFromCSINode`). */
+  private async tryUninstallFromCSINode(driver: string): Promise<void> {
     const csiNode = await this.api.readCSINode(this.nodeName);
-    if (!csiNode) return [];
+    if (!csiNode) return;
     const all = csiNode.spec?.drivers ?? [];
-    const gone = all.find((d) => d.name === driver);
-    if (!gone) return [];
+    if (!all.some((d) => d.name === driver)) return;
     const remaining = all.filter((d) => d.name !== driver);
     await this.api.replaceCSINode(this.nodeName, { ...csiNode, spec: { ...csiNode.spec, drivers: remaining } });
-    const stillUsed = new Set(remaining.flatMap((d) => d.topologyKeys ?? []));
-    return (gone.topologyKeys ?? []).filter((k) => !stillUsed.has(k));
   }
 }
 

@@ -50,19 +50,6 @@ export function setTopologyLabels(topology: Readonly<Record<string, string>>): N
   };
 }
 
-export function removeLabels(keys: readonly string[]): NodeUpdate {
-  return (meta) => {
-    let changed = false;
-    for (const k of keys) {
-      if (k in meta.labels) {
-        delete meta.labels[k];
-        changed = true;
-      }
-    }
-    return changed;
-  };
-}
-
 /** Upstream `buildNodeIDMapFromAnnotation`. */
 function parseNodeIDs(value: string | undefined): Record<string, string> {
   if (!value) return {};

@@ -20,6 +20,13 @@ export interface VolData {
   readonly nodeName?: string;
   readonly attachmentID?: string;
   readonly volumeLifecycleMode?: VolumeLifecycleMode;
+  /**
+   * nodelet's own key: true when nothing can be published at the target — its
+   * NodeStageVolume failed (NodePublish never called) or its NodePublishVolume
+   * failed with a final error — so tear-down skips NodeUnpublishVolume, as
+   * upstream's reconciler unmounts only what its actual state holds.
+   */
+  readonly notPublished?: boolean;
 }
 
 /** Writes `<dir>/vol_data.json` atomically (temp file + rename). */

@@ -28,6 +28,8 @@ export interface CsiVolumeSpec {
   readonly mountOptions: readonly string[];
   /** The Kubernetes access mode (`ReadWriteOnce`, ...). */
   readonly accessMode: string;
+  /** All access modes of the PV (inline: `ReadWriteOnce`). */
+  readonly accessModes: readonly string[];
   readonly publishSecretRef?: SecretRef;
   readonly stageSecretRef?: SecretRef;
 }
@@ -52,6 +54,7 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
       attributes: { ...src.volumeAttributes },
       mountOptions: [],
       accessMode: 'ReadWriteOnce',
+      accessModes: ['ReadWriteOnce'],
       publishSecretRef: src.nodePublishSecretRef?.name ? { namespace: ns, name: src.nodePublishSecretRef.name } : undefined,
     };
   }
@@ -99,6 +102,7 @@ export async function resolveCsiVolume(volume: V1Volume, pod: V1Pod, api: CsiVol
     attributes: { ...csi.volumeAttributes },
     mountOptions: [...(pv.spec?.mountOptions ?? [])],
     accessMode: pv.spec?.accessModes?.[0] ?? 'ReadWriteOnce',
+    accessModes: pv.spec?.accessModes ?? [],
     publishSecretRef: secretRef(csi.nodePublishSecretRef),
     stageSecretRef: secretRef(csi.nodeStageSecretRef),
   };

@@ -18,6 +18,7 @@ export function adminClients(info: ClusterInfo) {
 
 export { eventually } from '../../harness/process.ts';
 import { eventually } from '../../harness/process.ts';
+import { createCsiVolume } from '../../peers/csi-controller.ts';
 
 /** Creates a namespace with a unique name and returns it. */
 export async function freshNamespace(core: k8s.CoreV1Api, prefix: string): Promise<string> {
@@ -80,19 +81,26 @@ export async function podUntil(
   }
 }
 
-/** What {@link createBoundCsiClaim} makes: a statically provisioned CSI PV and a claim bound to it. */
+/** What {@link createBoundCsiClaim} makes: a CSI PV and a claim bound to it. */
 export interface CsiClaimSpec {
   namespace: string;
   pvName: string;
   claimName: string;
   driver: string;
-  volumeHandle: string;
+  /**
+   * The PV's volumeHandle: a fixed id (drivers with preset volumes, like the CSI mock), or
+   * `{ controllerSocket }`: the driver's socket, where `Controller.CreateVolume` (name = the PV
+   * name, 1Mi, as external-provisioner would) makes the volume and returns its id.
+   */
+  volumeHandle: string | { controllerSocket: string };
   volumeAttributes?: Record<string, string>;
 }
 
-/** Creates a 1Mi ReadWriteOnce CSI PersistentVolume and a claim for it, and waits until the claim is Bound. */
-export async function createBoundCsiClaim(core: k8s.CoreV1Api, s: CsiClaimSpec): Promise<void> {
-  const csi = { driver: s.driver, volumeHandle: s.volumeHandle, ...(s.volumeAttributes ? { volumeAttributes: s.volumeAttributes } : {}) };
+/** Creates (or provisions, see {@link CsiClaimSpec.volumeHandle}) a 1Mi ReadWriteOnce CSI PV and a claim for it, waits until it is Bound; returns the volumeHandle. */
+export async function createBoundCsiClaim(core: k8s.CoreV1Api, s: CsiClaimSpec): Promise<string> {
+  const volumeHandle =
+    typeof s.volumeHandle === 'string' ? s.volumeHandle : await createCsiVolume(s.volumeHandle.controllerSocket, s.pvName, 1024 * 1024, s.volumeAttributes);
+  const csi = { driver: s.driver, volumeHandle, ...(s.volumeAttributes ? { volumeAttributes: s.volumeAttributes } : {}) };
   await core.createPersistentVolume({
     body: {
       metadata: { name: s.pvName },
@@ -112,4 +120,5 @@ export async function createBoundCsiClaim(core: k8s.CoreV1Api, s: CsiClaimSpec):
     60_000,
     250,
   );
+  return volumeHandle;
 }

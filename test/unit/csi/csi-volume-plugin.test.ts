@@ -230,6 +230,42 @@ describe('persistent volumes (PVC → PV with spec.csi)', () => {
     expect(existsSync(join(pluginsDir(), 'kubernetes.io', 'csi', DRIVER, sha256Hex('vol-123')))).toBe(false);
   });
 
+  it('NodeStageVolume failing with a final error (Internal): nothing stays staged; retried at the next set-up; a pod deleted meanwhile is neither unpublished nor unstaged', async () => {
+    bindPVC('data', 'pv-1', 'vol-9');
+    const vol: V1Volume = { name: 'd', persistentVolumeClaim: { claimName: 'data' } };
+    const dataDir = join(pluginsDir(), 'kubernetes.io', 'csi', DRIVER, sha256Hex('vol-9'));
+    fake.failures.set('NodeStageVolume', { code: grpc.status.INTERNAL, details: 'injected' });
+    expect(await failureOf(pod(UID_A, [vol]))).toBe('MountVolume.SetUp failed for volume "d" : rpc error: code = Internal desc = injected');
+    expect(await failureOf(pod(UID_A, [vol]))).toContain('Internal');
+    expect(fake.callsOf('NodeStageVolume')).toHaveLength(2);
+    expect(fake.callsOf('NodePublishVolume')).toHaveLength(0);
+    // Upstream MountDevice removes the staging dir after a final error.
+    expect(existsSync(dataDir)).toBe(false);
+    await teardownVolumes(podDir(UID_A), { plugins: registry });
+    expect(fake.callsOf('NodeUnpublishVolume')).toHaveLength(0);
+    expect(fake.callsOf('NodeUnstageVolume')).toHaveLength(0);
+  });
+
+  it("NodeStageVolume failing with a non-final error (Unavailable): uncertain, so the deleted pod's tear-down unstages (no unpublish); a later success publishes", async () => {
+    bindPVC('data', 'pv-1', 'vol-8');
+    const vol: V1Volume = { name: 'd', persistentVolumeClaim: { claimName: 'data' } };
+    const staging = join(pluginsDir(), 'kubernetes.io', 'csi', DRIVER, sha256Hex('vol-8'), 'globalmount');
+    fake.failures.set('NodeStageVolume', { code: grpc.status.UNAVAILABLE, details: 'injected' });
+    expect(await failureOf(pod(UID_A, [vol]))).toBe('MountVolume.SetUp failed for volume "d" : rpc error: code = Unavailable desc = injected');
+    expect(existsSync(staging)).toBe(true);
+    await teardownVolumes(podDir(UID_A), { plugins: registry });
+    expect(fake.callsOf('NodeUnpublishVolume')).toHaveLength(0);
+    expect(fake.callsOf('NodeUnstageVolume')).toEqual([{ volume_id: 'vol-8', staging_target_path: staging }]);
+    expect(existsSync(staging)).toBe(false);
+    fake.failures.clear();
+    await prepare(pod(UID_B, [vol]));
+    expect(fake.callsOf('NodeStageVolume')).toHaveLength(2);
+    expect(fake.callsOf('NodePublishVolume')).toHaveLength(1);
+    await teardownVolumes(podDir(UID_B), { plugins: registry });
+    expect(fake.callsOf('NodeUnpublishVolume')).toHaveLength(1);
+    expect(fake.callsOf('NodeUnstageVolume')).toHaveLength(2);
+  });
+
   it('skips staging for drivers without STAGE_UNSTAGE_VOLUME and maps RWO to SINGLE_NODE_MULTI_WRITER when offered', async () => {
     fake.capabilities = ['SINGLE_NODE_MULTI_WRITER'];
     bindPVC('data', 'pv-1', 'vol-1');

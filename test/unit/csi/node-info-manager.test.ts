@@ -71,19 +71,19 @@ describe('NodeInfoManager.installDriver', () => {
 });
 
 describe('NodeInfoManager.uninstallDriver', () => {
-  it('removes the CSINode entry, the annotation key and the topology labels only the driver used', async () => {
+  it('removes the CSINode entry (with its attach limit) and the annotation key, and keeps the topology labels as upstream', async () => {
     const api = new FakeNodeInfoApi('n1', { unrelated: 'x' });
     const m = new NodeInfoManager(api, 'n1', FAST);
-    await m.installDriver('a.csi', 'a-1', 0, { 'shared.example/zone': 'z', 'a.example/node': 'n1' });
+    await m.installDriver('a.csi', 'a-1', 5, { 'shared.example/zone': 'z', 'a.example/node': 'n1' });
     await m.installDriver('b.csi', 'b-1', 0, { 'shared.example/zone': 'z' });
     await m.uninstallDriver('a.csi');
     expect(api.csiNode?.spec?.drivers?.map((d) => d.name)).toEqual(['b.csi']);
     expect(api.nodeIDs()).toEqual({ 'b.csi': 'b-1' });
-    expect(api.node.metadata?.labels).toEqual({ unrelated: 'x', 'shared.example/zone': 'z' });
+    expect(api.node.metadata?.labels).toEqual({ unrelated: 'x', 'shared.example/zone': 'z', 'a.example/node': 'n1' });
     await m.uninstallDriver('b.csi');
     expect(api.csiNode?.spec?.drivers).toEqual([]);
     expect(api.node.metadata?.annotations).not.toHaveProperty('csi.volume.kubernetes.io/nodeid');
-    expect(api.node.metadata?.labels).toEqual({ unrelated: 'x' });
+    expect(api.node.metadata?.labels).toEqual({ unrelated: 'x', 'shared.example/zone': 'z', 'a.example/node': 'n1' });
   });
 
   it('is a no-op for an unknown driver or a missing CSINode', async () => {

@@ -13,6 +13,7 @@ import { clientOn, dialUnix, unixTarget } from '../../../sockets/dial.ts';
 import { CSI_PLUGIN, loadPluginRegistration } from '../../../sockets/pluginregistration.ts';
 import { buildPeers } from '../../peers/build-peers.ts';
 import { HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar } from '../../peers/csi-hostpath.ts';
+import { createCsiVolume, deleteCsiVolume } from '../../peers/csi-controller.ts';
 import type { RunningPeer } from '../../peers/running-peer.ts';
 import { SAMPLE_RESOURCE_NAME, startSampleDevicePlugin } from '../../peers/sample-device-plugin.ts';
 
@@ -108,11 +109,39 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
       volume_context: { 'csi.storage.k8s.io/ephemeral': 'true' },
     });
     writeFileSync(join(target, 'hello'), 'from the pod');
-    expect(readFileSync(join(dir, 'state', 'volumes', 'csi-eph-1', 'hello'), 'utf8')).toBe('from the pod');
+    // Data in <statedir>/<volume id>, as upstream hostpath.
+    expect(readFileSync(join(dir, 'state', 'csi-eph-1', 'hello'), 'utf8')).toBe('from the pod');
 
     await call(node, 'NodeUnpublishVolume', { volume_id: 'csi-eph-1', target_path: target });
     expect(existsSync(target)).toBe(false);
-    expect(existsSync(join(dir, 'state', 'volumes', 'csi-eph-1'))).toBe(false);
+    expect(existsSync(join(dir, 'state', 'csi-eph-1'))).toBe(false);
+  });
+
+  it('hostpathplugin follows the upstream contract: CreateVolume makes <statedir>/<id>, unknown ids are NotFound, NodePublish before NodeStage is FailedPrecondition', async () => {
+    const { csiSock } = await startCsi();
+    const channel = await dialUnix(csiSock, 5_000);
+    channels.push(channel);
+    const node = clientOn(loadCsi().Node, channel);
+    const capability = { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } };
+    const id = await createCsiVolume(csiSock, 'pv-1', 1024);
+    expect(await createCsiVolume(csiSock, 'pv-1', 1024)).toBe(id);
+    expect(existsSync(join(dir, 'state', id))).toBe(true);
+    const staging = join(dir, 'staging');
+    const target = join(dir, 'pods', 'uid2', 'volumes', 'kubernetes.io~csi', 'pv-1', 'mount');
+    await expect(call(node, 'NodeStageVolume', { volume_id: 'nope', staging_target_path: staging, volume_capability: capability })).rejects.toMatchObject({
+      code: grpc.status.NOT_FOUND,
+    });
+    await expect(
+      call(node, 'NodePublishVolume', { volume_id: id, staging_target_path: staging, target_path: target, volume_capability: capability }),
+    ).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
+    await call(node, 'NodeStageVolume', { volume_id: id, staging_target_path: staging, volume_capability: capability });
+    await call(node, 'NodePublishVolume', { volume_id: id, staging_target_path: staging, target_path: target, volume_capability: capability });
+    writeFileSync(join(target, 'kept'), 'x');
+    await call(node, 'NodeUnpublishVolume', { volume_id: id, target_path: target });
+    await call(node, 'NodeUnstageVolume', { volume_id: id, staging_target_path: staging });
+    expect(readFileSync(join(dir, 'state', id, 'kept'), 'utf8')).toBe('x');
+    await deleteCsiVolume(csiSock, id);
+    expect(existsSync(join(dir, 'state', id))).toBe(false);
   });
 
   it('hostpathplugin refuses a volume id that is not one path element', async () => {

@@ -114,9 +114,12 @@ export class FakeProvider implements Provider {
 }
 
 /** A pod setup that prepares nothing and records teardowns. */
-export function fakeSetup(): PodSetup & { teardowns: string[]; prepares: number } {
+export function fakeSetup(): PodSetup & { teardowns: string[]; unmounts: string[]; prepares: number; unmountFailures: number } {
   const s = {
     teardowns: [] as string[],
+    unmounts: [] as string[],
+    /** How many next unmountVolumes calls fail. */
+    unmountFailures: 0,
     prepares: 0,
     async prepare() {
       s.prepares++;
@@ -135,6 +138,13 @@ export function fakeSetup(): PodSetup & { teardowns: string[]; prepares: number 
     },
     async teardown(p: V1Pod) {
       s.teardowns.push(p.metadata!.uid!);
+    },
+    async unmountVolumes(p: V1Pod) {
+      if (s.unmountFailures > 0) {
+        s.unmountFailures--;
+        throw new Error('unmount failed');
+      }
+      s.unmounts.push(p.metadata!.uid!);
     },
     podDir: (p: V1Pod) => `/nonexistent/pods/${p.metadata!.uid}`,
   };

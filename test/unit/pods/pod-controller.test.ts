@@ -152,6 +152,36 @@ describe('PodController', () => {
     await until(() => (sink.last('default/again')?.containerStatuses?.[0]?.restartCount ?? 0) >= 2);
   });
 
+  it("unmounts a finished pod's volumes once, before and without its deletion (upstream syncTerminatedPod); a running pod's are kept", async () => {
+    const { provider, sink, setup, ctrl } = setupController();
+    provider.autoExit = { done: 0 };
+    ctrl.upsert(pod('runs'));
+    ctrl.upsert(pod('job', { restartPolicy: 'Never', containers: ['done'] }));
+    await until(() => sink.last('default/job')?.phase === 'Succeeded' && setup.unmounts.length === 1);
+    await until(() => sink.last('default/runs')?.phase === 'Running');
+    expect(setup.unmounts).toEqual(['uid-job']);
+    expect(setup.teardowns).toEqual([]);
+    expect(sink.deleted).toEqual([]);
+  });
+
+  it("retries unmounting a finished pod's volumes after a failure, with the volume back-off", async () => {
+    const { provider, sink, setup, logs, ctrl } = setupController();
+    provider.autoExit = { done: 1 };
+    setup.unmountFailures = 1;
+    ctrl.upsert(pod('job', { restartPolicy: 'Never', containers: ['done'] }));
+    await until(() => setup.unmounts.length === 1);
+    expect(sink.last('default/job')?.phase).toBe('Failed');
+    expect(logs.some((l) => l.includes('unmounting the volumes of a finished pod failed, will retry'))).toBe(true);
+  });
+
+  it('a pod already finished when first seen (nodelet restarted) is not run, and its volumes are unmounted', async () => {
+    const { provider, setup, ctrl } = setupController();
+    ctrl.upsert({ ...pod('old', { restartPolicy: 'Never' }), status: { phase: 'Succeeded' } });
+    await until(() => setup.unmounts.length === 1);
+    expect(setup.unmounts).toEqual(['uid-old']);
+    expect(provider.started).toEqual([]);
+  });
+
   it('does not restart a container that succeeded under OnFailure', async () => {
     const { provider, sink, ctrl } = setupController();
     provider.autoExit = { a: 0, b: 0 };

@@ -8,9 +8,11 @@
 // request/response are protojson (field names as in the CSI proto, e.g.
 // "volume_context"). Tests assert on the call sequence and the requests.
 //
-// Error injection: --fail <Method>=<n>[:<code>] (repeatable) makes the first n
-// calls of a method (short name, e.g. NodeStageVolume) fail with a gRPC code
+// Error injection: --fail <Method>[@<volume id>]=<n>[:<code>] (repeatable)
+// makes the first n calls of a method (short name, e.g. NodeStageVolume) —
+// only those for that volume id when one is given — fail with a gRPC code
 // (default Internal) before they reach the mock; those calls are logged too.
+// Each log line also carries "time" (RFC 3339 with nanoseconds).
 //
 // Mock behaviour (upstream's): volumes are in memory (ids "1".."3" exist;
 // CreateVolume adds more), NodeGetInfo's node id is the driver name,
@@ -31,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -50,11 +53,11 @@ type failures struct {
 
 func (f *failures) String() string { return "" }
 
-// Set parses Method=n[:Code].
+// Set parses Method[@volume]=n[:Code].
 func (f *failures) Set(v string) error {
 	method, rest, ok := strings.Cut(v, "=")
 	if !ok {
-		return fmt.Errorf("want Method=n[:Code], got %q", v)
+		return fmt.Errorf("want Method[@volume]=n[:Code], got %q", v)
 	}
 	nStr, codeStr, _ := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(nStr)
@@ -71,15 +74,26 @@ func (f *failures) Set(v string) error {
 	return nil
 }
 
-// take reports whether this call of method must fail, and with which code.
-func (f *failures) take(method string) (codes.Code, bool) {
+// take reports whether this call of method (for volume, "" if none) must
+// fail, and with which code; a volume-specific entry is used first.
+func (f *failures) take(method, volume string) (codes.Code, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.left[method] <= 0 {
-		return codes.OK, false
+	for _, key := range []string{method + "@" + volume, method} {
+		if f.left[key] > 0 {
+			f.left[key]--
+			return f.code[key], true
+		}
 	}
-	f.left[method]--
-	return f.code[method], true
+	return codes.OK, false
+}
+
+// volumeOf is the request's volume_id, or "".
+func volumeOf(req any) string {
+	if v, ok := req.(interface{ GetVolumeId() string }); ok {
+		return v.GetVolumeId()
+	}
+	return ""
 }
 
 // asJSON renders a CSI message as protojson. The spec module's messages are
@@ -104,8 +118,9 @@ func main() {
 	enableTopology := flag.Bool("enable-topology", false, "report topology io.kubernetes.storage.mock/node")
 	disableAttach := flag.Bool("disable-attach", true, "no ControllerPublish: NodeStage/NodePublish need no \"device\" publish context (CSIDriver attachRequired: false)")
 	permissive := flag.Bool("permissive-target-path", false, "let NodePublish accept an existing target path")
+	mountGroup := flag.Bool("volume-mount-group", false, "offer the VOLUME_MOUNT_GROUP node capability (the kubelet then passes fsGroup as volume_mount_group)")
 	fail := &failures{left: map[string]int{}, code: map[string]codes.Code{}}
-	flag.Var(fail, "fail", "Method=n[:Code]: fail the first n calls of Method (repeatable)")
+	flag.Var(fail, "fail", "Method[@volume]=n[:Code]: fail the first n calls of Method (for that volume id) (repeatable)")
 	flag.Parse()
 	path := strings.TrimPrefix(*endpoint, "unix://")
 	if path == "" || *callLog == "" {
@@ -123,7 +138,8 @@ func main() {
 			Response json.RawMessage `json:"response"`
 			Error    string          `json:"error"`
 			Code     string          `json:"code"`
-		}{method, asJSON(req), asJSON(resp), "", status.Code(err).String()}
+			Time     string          `json:"time"`
+		}{method, asJSON(req), asJSON(resp), "", status.Code(err).String(), time.Now().UTC().Format(time.RFC3339Nano)}
 		if err != nil {
 			line.Error = err.Error()
 			line.Response = json.RawMessage("null")
@@ -135,7 +151,7 @@ func main() {
 	}
 	interceptor := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		short := info.FullMethod[strings.LastIndex(info.FullMethod, "/")+1:]
-		if code, ok := fail.take(short); ok {
+		if code, ok := fail.take(short, volumeOf(req)); ok {
 			err := status.Errorf(code, "injected failure of %s", short)
 			record(info.FullMethod, req, nil, err)
 			return nil, err
@@ -146,11 +162,12 @@ func main() {
 	}
 
 	svc := service.New(service.Config{
-		DriverName:           *name,
-		DisableAttach:        *disableAttach,
-		AttachLimit:          *attachLimit,
-		EnableTopology:       *enableTopology,
-		PermissiveTargetPath: *permissive,
+		DriverName:               *name,
+		DisableAttach:            *disableAttach,
+		AttachLimit:              *attachLimit,
+		EnableTopology:           *enableTopology,
+		PermissiveTargetPath:     *permissive,
+		VolumeMountGroupRequired: *mountGroup,
 	})
 	d := driver.NewCSIDriver(&driver.CSIDriverServers{Controller: svc, Identity: svc, Node: svc})
 	_ = os.Remove(path)

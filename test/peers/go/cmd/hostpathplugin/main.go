@@ -9,14 +9,20 @@
 //   - NodeGetInfo: node_id = --nodeid, topology {topology.hostpath.csi/node: <nodeid>},
 //     max_volumes_per_node = --maxvolumespernode;
 //   - capabilities STAGE_UNSTAGE_VOLUME and GET_VOLUME_STATS;
-//   - NodeStageVolume creates the volume's directory (a no-op otherwise);
-//   - NodePublishVolume bind-mounts <statedir>/volumes/<id> on the target path
-//     (read-only when asked), inline ephemeral volumes
-//     (volume_context["csi.storage.k8s.io/ephemeral"] == "true") included;
+//   - volumes are known from <statedir>/state.json (upstream's state file);
+//     an unknown volume id is NotFound in NodeStage/NodePublish/NodeGetVolumeStats;
+//   - NodeStageVolume records the staging path;
+//   - NodePublishVolume of a persistent volume not staged at the request's
+//     staging path is FailedPrecondition; otherwise it bind-mounts
+//     <statedir>/<id> on the target path (read-only when asked); an inline
+//     ephemeral volume (volume_context["csi.storage.k8s.io/ephemeral"] == "true")
+//     is created at publish;
 //   - NodeUnpublishVolume unmounts and removes the target path, and deletes an
-//     ephemeral volume's data.
+//     ephemeral volume and its data.
 //
-// There is no Controller service: the kubelet side never calls it.
+// Controller service (as upstream, for the test harness to provision PVs):
+// CreateVolume makes <statedir>/<uuid> (idempotent by name), DeleteVolume
+// removes it; ControllerGetCapabilities: CREATE_DELETE_VOLUME.
 package main
 
 import (
@@ -42,6 +48,8 @@ var (
 	stateDir          = flag.String("statedir", "/csi-data-dir", "Directory for volume data and state.")
 	maxVolumesPerNode = flag.Int64("maxvolumespernode", 0, "Limit of volumes per node (0: none).")
 	_                 = flag.Int("v", 0, "Log verbosity (accepted for compatibility).")
+	// state is the volume list (<statedir>/state.json).
+	state *volumeState
 )
 
 func main() {
@@ -50,8 +58,12 @@ func main() {
 	if *nodeID == "" {
 		log.Fatal("--nodeid is required")
 	}
-	if err := os.MkdirAll(volumesDir(), 0o750); err != nil {
+	if err := os.MkdirAll(*stateDir, 0o750); err != nil {
 		log.Fatalf("failed to create state directory: %v", err)
+	}
+	var err error
+	if state, err = loadState(*stateDir); err != nil {
+		log.Fatalf("failed to load state: %v", err)
 	}
 	path, ok := strings.CutPrefix(*endpoint, "unix://")
 	if !ok {
@@ -67,6 +79,7 @@ func main() {
 	server := grpc.NewServer(grpc.UnaryInterceptor(logCalls))
 	csi.RegisterIdentityServer(server, &identityServer{})
 	csi.RegisterNodeServer(server, &nodeServer{})
+	csi.RegisterControllerServer(server, &controllerServer{})
 	go stopOnSignal(server, path)
 	log.Printf("Listening for connections on address: %s", lis.Addr())
 	if err := server.Serve(lis); err != nil {

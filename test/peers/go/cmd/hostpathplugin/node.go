@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
@@ -38,28 +39,40 @@ func (nodeServer) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesR
 }
 
 func (nodeServer) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "Volume ID missing in request")
+	}
 	if req.GetStagingTargetPath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "Staging Target Path missing in request")
+		return nil, status.Error(codes.InvalidArgument, "Target path missing in request")
 	}
 	if req.GetVolumeCapability() == nil {
 		return nil, status.Error(codes.InvalidArgument, "Volume Capability missing in request")
 	}
-	dir, err := volumePath(req.GetVolumeId())
+	err := state.update(req.GetVolumeId(), func(v *hostPathVolume) error {
+		if !slices.Contains(v.Staged, req.GetStagingTargetPath()) {
+			v.Staged = append(v.Staged, req.GetStagingTargetPath())
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+		return nil, err
 	}
 	return &csi.NodeStageVolumeResponse{}, nil
 }
 
 func (nodeServer) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
-	if req.GetStagingTargetPath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "Staging Target Path missing in request")
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "Volume ID missing in request")
 	}
-	if _, err := volumePath(req.GetVolumeId()); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+	if req.GetStagingTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "Target path missing in request")
+	}
+	err := state.update(req.GetVolumeId(), func(v *hostPathVolume) error {
+		v.Staged = slices.DeleteFunc(v.Staged, func(p string) bool { return p == req.GetStagingTargetPath() })
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &csi.NodeUnstageVolumeResponse{}, nil
 }
@@ -76,26 +89,39 @@ func (nodeServer) NodePublishVolume(_ context.Context, req *csi.NodePublishVolum
 	if capability.GetBlock() != nil {
 		return nil, status.Error(codes.InvalidArgument, "block access is not supported by this driver")
 	}
-	dir, err := volumePath(req.GetVolumeId())
-	if err != nil {
+	if err := checkVolumeID(req.GetVolumeId()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	dir := volumePath(req.GetVolumeId())
 	ephemeral := req.GetVolumeContext()[ephemeralKey] == "true"
-	if !ephemeral && req.GetStagingTargetPath() == "" {
-		return nil, status.Error(codes.FailedPrecondition, "volume was not staged: staging target path missing in request")
+	if ephemeral {
+		// An inline ephemeral volume is created at publish (upstream: createVolume with ephemeral=true).
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				return nil, status.Error(codes.Internal, err.Error())
+			}
+			if err := state.add(hostPathVolume{ID: req.GetVolumeId(), Name: req.GetVolumeId(), Ephemeral: true}); err != nil {
+				return nil, status.Error(codes.Internal, err.Error())
+			}
+		}
+	} else {
+		if req.GetStagingTargetPath() == "" {
+			return nil, status.Error(codes.InvalidArgument, "Staging target path missing in request")
+		}
+		err := state.update(req.GetVolumeId(), func(v *hostPathVolume) error {
+			if !slices.Contains(v.Staged, req.GetStagingTargetPath()) {
+				return status.Errorf(codes.FailedPrecondition, "volume %q must be staged at %q before it is published", v.ID, req.GetStagingTargetPath())
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if mounted, err := isMountPoint(target); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	} else if mounted {
 		return &csi.NodePublishVolumeResponse{}, nil
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
-	}
-	if ephemeral {
-		if err := os.WriteFile(ephemeralMarker(req.GetVolumeId()), nil, 0o600); err != nil {
-			return nil, status.Error(codes.Internal, err.Error())
-		}
 	}
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
@@ -111,8 +137,7 @@ func (nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishV
 	if target == "" {
 		return nil, status.Error(codes.InvalidArgument, "Target path missing in request")
 	}
-	dir, err := volumePath(req.GetVolumeId())
-	if err != nil {
+	if err := checkVolumeID(req.GetVolumeId()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	mounted, err := isMountPoint(target)
@@ -127,11 +152,16 @@ func (nodeServer) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishV
 	if err := os.Remove(target); err != nil && !os.IsNotExist(err) {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	if _, err := os.Stat(ephemeralMarker(req.GetVolumeId())); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
+	// An ephemeral volume goes with its only publish (upstream deletes it at NodeUnpublish).
+	ephemeral := false
+	_ = state.update(req.GetVolumeId(), func(v *hostPathVolume) error { ephemeral = v.Ephemeral; return nil })
+	if ephemeral {
+		if err := os.RemoveAll(volumePath(req.GetVolumeId())); err != nil {
 			return nil, status.Error(codes.Internal, err.Error())
 		}
-		_ = os.Remove(ephemeralMarker(req.GetVolumeId()))
+		if err := state.remove(req.GetVolumeId()); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
@@ -140,8 +170,8 @@ func (nodeServer) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSt
 	if req.GetVolumePath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "Volume Path not provided")
 	}
-	if _, err := volumePath(req.GetVolumeId()); err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+	if err := state.update(req.GetVolumeId(), func(*hostPathVolume) error { return nil }); err != nil {
+		return nil, err
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(req.GetVolumePath(), &fs); err != nil {

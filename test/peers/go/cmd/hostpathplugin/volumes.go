@@ -14,17 +14,16 @@ import (
 // volumeIDPattern keeps volume ids usable as one path element.
 var volumeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-func volumesDir() string { return filepath.Join(*stateDir, "volumes") }
+// volumePath is upstream's getVolumePath: <statedir>/<id>.
+func volumePath(id string) string { return filepath.Join(*stateDir, id) }
 
-// volumePath is <statedir>/volumes/<id>; ids that are not one plain path element are refused.
-func volumePath(id string) (string, error) {
-	if !volumeIDPattern.MatchString(id) || len(id) > 128 {
-		return "", fmt.Errorf("invalid volume id %q", id)
+// checkVolumeID refuses ids that are not one plain path element.
+func checkVolumeID(id string) error {
+	if !volumeIDPattern.MatchString(id) || len(id) > 128 || id == "state.json" {
+		return fmt.Errorf("invalid volume id %q", id)
 	}
-	return filepath.Join(volumesDir(), id), nil
+	return nil
 }
-
-func ephemeralMarker(id string) string { return filepath.Join(volumesDir(), "."+id+".ephemeral") }
 
 // isMountPoint reports whether path is the mount point of an entry of /proc/self/mountinfo.
 func isMountPoint(path string) (bool, error) {
