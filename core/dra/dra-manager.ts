@@ -203,19 +203,10 @@ export class DraManager {
     pod: V1Pod,
     container: V1Container,
   ): { claimName: string; claimNamespace: string; resources: { driverName: string; poolName: string; deviceName: string; cdiDevices: string[] }[] }[] {
-    const ns = pod.metadata?.namespace ?? '';
-    let names: PodClaim[];
-    try {
-      names = podClaimNames(pod);
-    } catch {
-      return [];
-    }
-    const out = [];
-    for (const ref of container.resources?.claims ?? []) {
-      const pc = names.find((n) => n.podClaimName === ref.name);
-      const state = pc && this.byName(ns, pc.claimName);
-      if (!state) continue;
-      const resources = Object.keys(state.DriverState)
+    return this.containerClaims(pod, container).map(({ ref, state }) => ({
+      claimName: state.ClaimName,
+      claimNamespace: state.Namespace,
+      resources: Object.keys(state.DriverState)
         .sort()
         .flatMap((driverName) =>
           state.DriverState[driverName]!.Devices.filter((d) => servesRequest(d.RequestNames, ref.request)).map((d) => ({
@@ -224,10 +215,8 @@ export class DraManager {
             deviceName: d.DeviceName,
             cdiDevices: [...d.CDIDeviceIDs],
           })),
-        );
-      out.push({ claimName: state.ClaimName, claimNamespace: state.Namespace, resources });
-    }
-    return out;
+        ),
+    }));
   }
 
   /**
