@@ -177,6 +177,9 @@ export async function runModule(args: string[]): Promise<number> {
   const noPull: ImageService = {
     pull: () => Promise.reject(nodeletError('NDL_IMAGE_PULL', 'nodelet run hands the provider an already pulled module')),
   };
+  // One module, run once, ends with this process: the WASI provider runs it in-process (the default
+  // external runtime would outlive `nodelet run` in its temporary directory).
+  process.env.NODELET_WASI_RUNTIME = 'in-process';
   const set = await loadProviders({ dirs: [BUNDLED_PROVIDERS_DIR], dataRoot: join(work, 'providers-data'), images: noPull, signal: ac.signal, log });
   const all = set.providers.map((p) => p.provider);
   try {

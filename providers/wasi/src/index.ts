@@ -32,8 +32,8 @@ export { placement } from './container-runner.ts';
  *  - `NODELET_WASI_NODE_MAX_OPEN_FILES`: descriptors of all containers (`nodeMaxOpenFiles`);
  *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`);
  *  - `NODELET_WASI_SHARED_THREADS`: threads shared by BestEffort pods (`sharedThreads`; 0: none);
- *  - `NODELET_WASI_RUNTIME`: `in-process` (the default: modules run in nodelet's worker threads)
- *    or `external` (modules run in the WASI runtime process, which outlives nodelet: see README.md).
+ *  - `NODELET_WASI_RUNTIME`: `external` (the default: modules run in the WASI runtime process,
+ *    which outlives nodelet: see README.md) or `in-process` (modules run in nodelet's worker threads).
  * A malformed value makes the factory throw (nodelet reports the provider as not loaded).
  */
 export function createProvider(opts: WasiProviderOptions = {}): Provider {
@@ -43,11 +43,11 @@ export function createProvider(opts: WasiProviderOptions = {}): Provider {
   return mode === 'external' ? new ExternalWasiProvider(inProcess.runtimeVersion) : inProcess;
 }
 
-/** Where the modules run, from `NODELET_WASI_RUNTIME` (`in-process` when unset). */
+/** Where the modules run, from `NODELET_WASI_RUNTIME` (`external` when unset). */
 export function runtimeMode(env: NodeJS.ProcessEnv): 'in-process' | 'external' {
   const raw = env.NODELET_WASI_RUNTIME ?? '';
-  if (raw === '' || raw === 'in-process') return 'in-process';
-  if (raw === 'external') return 'external';
+  if (raw === 'in-process') return 'in-process';
+  if (raw === '' || raw === 'external') return 'external';
   throw new RangeError(`NODELET_WASI_RUNTIME must be in-process or external, not ${JSON.stringify(raw)}`);
 }
 

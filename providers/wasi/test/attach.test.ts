@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, isNotFound, type StreamIO } from '@nodelet/plugin-api/v1';
-import createProvider, { KILLED_EXIT_CODE, WasiProvider } from '../src/index.ts';
+import { KILLED_EXIT_CODE, WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
 let provider: WasiProvider;
 const tmp = scratch();
 beforeAll(async () => {
-  provider = createProvider() as WasiProvider;
+  provider = new WasiProvider(); // in-process: the modules run in this test process
   await provider.init(providerContext(new FakeImages()));
 });
 afterAll(async () => {

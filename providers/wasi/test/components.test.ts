@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, isInvalidImage } from '@nodelet/plugin-api/v1';
-import createProvider, { WasiProvider } from '../src/index.ts';
+import { WasiProvider } from '../src/index.ts';
 import { wasmKindOf } from '../src/wasm-kind.ts';
 import { buildComponent, type ComponentName } from '../../../test/harness/wasm-components.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
@@ -16,7 +16,7 @@ const rootDir = join(tmp.dir, 'root');
 beforeAll(async () => {
   mkdirSync(rootDir, { recursive: true });
   await buildComponent('hello-http'); // builds all test components (cargo, minutes when not cached)
-  provider = createProvider() as WasiProvider;
+  provider = new WasiProvider(); // in-process: the modules run in this test process
   await provider.init(providerContext(new FakeImages(), rootDir));
 }, 600_000);
 afterAll(async () => {

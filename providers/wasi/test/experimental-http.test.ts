@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
-import createProvider, { type WasiProvider } from '../src/index.ts';
+import { WasiProvider } from '../src/index.ts';
 import { ALLOWED_DOMAINS_ANNOTATION, experimentalHttpConfig, MAX_CONCURRENT_REQUESTS_ANNOTATION } from '../src/experimental-http-config.ts';
 import { buildRustModule } from '../../../test/harness/rust-modules.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, scratch, spec } from './helpers.ts';
@@ -16,7 +16,7 @@ let module: string;
 
 beforeAll(async () => {
   module = await buildRustModule('http-fetch');
-  provider = createProvider() as WasiProvider;
+  provider = new WasiProvider(); // in-process: the modules run in this test process
   await provider.init(providerContext(new FakeImages()));
   server = createServer((req, res) => {
     seen.push(req);

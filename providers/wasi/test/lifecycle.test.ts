@@ -9,7 +9,7 @@ let provider: WasiProvider;
 let images: FakeImages;
 const tmp = scratch();
 beforeAll(async () => {
-  provider = createProvider() as WasiProvider;
+  provider = new WasiProvider(); // in-process: the modules run in this test process
   images = new FakeImages();
   await provider.init(providerContext(images));
 });

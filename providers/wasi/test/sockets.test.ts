@@ -1,14 +1,14 @@
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
-import createProvider, { type WasiProvider } from '../src/index.ts';
+import { WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 import { httpGet } from '../../../test/harness/http-get.ts';
 
 let provider: WasiProvider;
 const tmp = scratch();
 beforeAll(async () => {
-  provider = createProvider() as WasiProvider;
+  provider = new WasiProvider(); // in-process: the modules run in this test process
   await provider.init(providerContext(new FakeImages()));
 });
 afterAll(async () => {
@@ -112,7 +112,7 @@ describe('pre-opened listening sockets', () => {
   });
 
   it('closes connections beyond half the descriptor budget at once; those within are served', async () => {
-    const small = createProvider({ maxOpenFiles: 8 }) as WasiProvider; // 4 connections per listener
+    const small = new WasiProvider({ maxOpenFiles: 8 }); // 4 connections per listener
     await small.init(providerContext(new FakeImages()));
     const port = await freePort();
     const s = spec(await pulledFixture('http-server'), tmp.dir, ['--max=4'], { ports: [{ containerPort: port, protocol: 'TCP' }] });

@@ -1,7 +1,7 @@
 /** Runs the real `nodelet` command as a child process for e2e tests. */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { unmountUnder } from '../../harness/unmount-under.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -9,6 +9,8 @@ import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-pl
 import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
+import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../../harness/wasi-runtimes.ts';
+import { inject } from 'vitest';
 import { adminClients } from './kube.ts';
 
 /** A distinct pod interface per test node (Linux names are at most 15 bytes): `ndl` + a hash of the node name and this process. */
@@ -52,36 +54,21 @@ export interface NodeletProcess {
   runtimePid(): number | undefined;
 }
 
-/** The pid in the WASI runtime's pid file under a nodelet root dir, if any. */
-export function wasiRuntimePid(rootDir: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(join(rootDir, 'providers-data', 'wasi', 'runtime.pid'), 'utf8').trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { wasiRuntimePid, killWasiRuntime } from '../../harness/wasi-runtimes.ts';
 
-/** Kills the WASI runtime's process group (it runs in its own session), so that no runtime outlives its test file. */
-export async function killWasiRuntime(rootDir: string): Promise<void> {
-  const pid = wasiRuntimePid(rootDir);
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    return; // already gone
-  }
-  for (let i = 0; i < 200; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/**
+ * Where test nodes run WASI modules when the test does not say (`NODELET_WASI_RUNTIME` in `env`):
+ * a node on nodelet's defaults (`defaults` credentials) uses nodelet's default, the external WASI
+ * runtime; the others run modules in nodelet's process unless `NODELET_E2E_WASI_RUNTIME=external` is
+ * set for the test run (see providers/wasi/README.md, "The runtime process").
+ */
+export const E2E_WASI_RUNTIME = process.env.NODELET_E2E_WASI_RUNTIME || 'in-process';
 
-/** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added to the environment). */
+/**
+ * Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added
+ * to the environment; `NODELET_WASI_RUNTIME` is {@link E2E_WASI_RUNTIME} unless set there or the node
+ * is on nodelet's defaults).
+ */
 export async function startNodelet(
   info: ClusterInfo,
   nodeName: string,
@@ -90,6 +77,7 @@ export async function startNodelet(
   env: NodeJS.ProcessEnv = {},
 ): Promise<NodeletProcess> {
   const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
+  trackWasiRuntime(rootDir, inject('wasiRuntimeList'));
   const port = await freePort();
   const healthz = await freePort();
   const logFile = join(rootDir, 'nodelet.log');
@@ -121,7 +109,8 @@ export async function startNodelet(
     '--v=2',
     ...extraArgs,
   ];
-  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, Object.keys(env).length ? { env: { ...process.env, ...env } } : {});
+  const runtime = credentials === 'defaults' ? {} : { NODELET_WASI_RUNTIME: E2E_WASI_RUNTIME };
+  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, { env: { ...process.env, ...runtime, ...env } });
   const np: NodeletProcess = {
     nodeName,
     rootDir,
