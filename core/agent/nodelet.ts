@@ -266,7 +266,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
   else await network.releaseExcept(staticPods);
   // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
-  await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }));
+  await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }), staticPods);
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).

@@ -137,4 +137,9 @@ export interface AdoptableContainer {
   readonly startedAt: Date;
   /** Set when it has ended (its exit, kept until adopted or released). */
   readonly exit?: ContainerExit;
+  /**
+   * Optional: the `ContainerSpec.restartCount` of the run that started it. Core uses it for
+   * static pods, whose restart count is not read back from the API (0 when absent).
+   */
+  readonly restartCount?: number;
 }

@@ -221,6 +221,18 @@ export class WasiProvider implements Provider {
     }
   }
 
+  /**
+   * Writes `chunk` to the stdin of running container `containerId` (kubectl attach through the
+   * external runtime, protocol 1.1); without a chunk only checks that it has a stdin. NotFound for
+   * an unknown container, InvalidArgument for one without a stdin, as {@link attach}.
+   */
+  async writeStdin(containerId: string, chunk?: Uint8Array): Promise<void> {
+    const running = this.running.get(containerId);
+    if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
+    if (!running.stdin) throw providerError('InvalidArgument', 'the container has no stdin: set stdin: true in its spec (WASI components have none)');
+    if (chunk) await running.stdin.write(chunk);
+  }
+
   /** Terminates every running module and the idle workers (a later start makes a new pool). */
   async shutdown(): Promise<void> {
     const pool = this.pool;

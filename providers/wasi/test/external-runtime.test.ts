@@ -128,6 +128,56 @@ describe('the external wasi runtime', () => {
     });
   });
 
+  it('forwards kubectl attach stdin through the runtime (protocol 1.1), also to a container re-adopted by a new provider', async () => {
+    const s: ContainerSpec = { ...spec(await pulledFixture('stdin-echo'), tmp.dir, [], { stdin: true }), restartCount: 3 };
+    const c = await provider.startContainer(s, podContext());
+    await until('ready', () => existsSync(s.logPath) && logText(s.logPath).includes('ready'));
+    const session = (signal: AbortSignal, ...chunks: string[]) =>
+      provider.attach(c.id, {
+        stdin: (async function* () {
+          for (const x of chunks) yield Buffer.from(x);
+          await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+        })(),
+        stdout: () => undefined,
+        stderr: () => undefined,
+        tty: false,
+        signal,
+      });
+    const ac = new AbortController();
+    const first = session(ac.signal, 'hello runtime\n');
+    await until('the first line echoed', () => logText(s.logPath).includes('echo: hello runtime'));
+    ac.abort();
+    await first;
+    // A new nodelet (provider) re-adopts it; the runtime kept the stdin pipe open, so attach goes on.
+    await provider.shutdown();
+    provider = await fresh();
+    expect((await provider.listContainers()).find((x) => x.id === s.id)).toMatchObject({ restartCount: 3, exit: undefined });
+    const adopted = (await provider.adoptContainer(s.id, podContext()))!;
+    const ac2 = new AbortController();
+    const second = provider.attach(adopted.id, {
+      stdin: (async function* () {
+        yield Buffer.from('after the restart\n');
+        await new Promise((r) => ac2.signal.addEventListener('abort', r, { once: true }));
+      })(),
+      stdout: () => undefined,
+      stderr: () => undefined,
+      tty: false,
+      signal: ac2.signal,
+    });
+    await until('the second line echoed', () => logText(s.logPath).includes('echo: after the restart'));
+    ac2.abort();
+    await second;
+    expect(logText(s.logPath)).toMatch(/^ready\necho: hello runtime\necho: after the restart\n/);
+    await adopted.stop(0);
+    expect((await adopted.exit).exitCode).toBe(137);
+    // A container without stdin: true is refused (InvalidArgument), an unknown one NotFound.
+    const plain = await provider.startContainer(spec(await pulledFixture('sleep'), tmp.dir, ['3600']), podContext());
+    const none = { stdin: (async function* () {})(), stdout: () => undefined, stderr: () => undefined, tty: false, signal: new AbortController().signal };
+    await expect(provider.attach(plain.id, none)).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(provider.attach('no-such-id', none)).rejects.toMatchObject({ code: 'NotFound' });
+    await plain.stop(0);
+  });
+
   it('reports the containers of a runtime that died as ContainerStatusUnknown/137 (SandboxChanged) and starts a new runtime', async () => {
     const s = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
     const events: string[] = [];
@@ -173,8 +223,10 @@ describe('the external wasi runtime', () => {
     }
   });
 
-  it('is chosen by NODELET_WASI_RUNTIME (in-process when unset); a wrong value is refused', () => {
-    expect(runtimeMode({})).toBe('in-process');
+  it('is chosen by NODELET_WASI_RUNTIME (external when unset); a wrong value is refused', () => {
+    expect(runtimeMode({})).toBe('external');
+    expect(runtimeMode({ NODELET_WASI_RUNTIME: '' })).toBe('external');
+    expect(runtimeMode({ NODELET_WASI_RUNTIME: 'in-process' })).toBe('in-process');
     expect(runtimeMode({ NODELET_WASI_RUNTIME: 'external' })).toBe('external');
     expect(() => runtimeMode({ NODELET_WASI_RUNTIME: 'outside' })).toThrow(/in-process or external/);
     const before = process.env.NODELET_WASI_RUNTIME;

@@ -25,6 +25,7 @@ import {
   type ProviderContext,
   type PulledImage,
   type RunningContainer,
+  type StreamIO,
   type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { WASM_LAYER_TYPES } from '../wasi-provider.ts';
@@ -41,7 +42,13 @@ export const LOST_EXIT = { exitCode: 137, reason: 'ContainerStatusUnknown' } as 
 
 interface Tracked {
   readonly resolve: (x: ContainerExit) => void;
+  readonly exit: Promise<ContainerExit>;
   readonly ctx: PodContext;
+}
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
 }
 
 /** The `wasi` provider as a client of the WASI runtime process. */
@@ -160,7 +167,7 @@ export class ExternalWasiProvider implements Provider {
   private track(w: WireContainer, ctx: PodContext): RunningContainer {
     let resolve!: (x: ContainerExit) => void;
     const exit = new Promise<ContainerExit>((r) => (resolve = r));
-    this.tracked.set(w.id, { resolve, ctx });
+    this.tracked.set(w.id, { resolve, exit, ctx });
     const ended = w.exit ? fromWireExit(w.exit) : this.early.get(w.id);
     this.early.delete(w.id);
     if (ended) this.finish(w.id, ended, true);
@@ -201,7 +208,14 @@ export class ExternalWasiProvider implements Provider {
   async listContainers(): Promise<AdoptableContainer[]> {
     const c = await this.runtime();
     const list = await c.request('list', {});
-    return list.map((w) => ({ id: w.id, pod: w.pod, name: w.name, startedAt: new Date(w.startedAt), exit: w.exit ? fromWireExit(w.exit) : undefined }));
+    return list.map((w) => ({
+      id: w.id,
+      pod: w.pod,
+      name: w.name,
+      startedAt: new Date(w.startedAt),
+      exit: w.exit ? fromWireExit(w.exit) : undefined,
+      restartCount: w.restartCount,
+    }));
   }
 
   async adoptContainer(id: string, ctx: PodContext): Promise<RunningContainer | undefined> {
@@ -229,6 +243,38 @@ export class ExternalWasiProvider implements Provider {
     this.early.delete(id);
     const c = await this.runtime();
     await c.request('release', { containerId: id });
+  }
+
+  /**
+   * kubectl attach through the runtime (protocol 1.1): checks that the container has a stdin
+   * (`stream` kind `stdin-open`), then forwards the client's stdin chunk by chunk (`stream` kind
+   * `stdin`, each awaited: the runtime answers once its pipe took the chunk) until the client
+   * leaves or the container ends. Output reaches the client from the CRI log (core). A 1.0
+   * runtime (started by an older nodelet and re-adopted) cannot: NotSupported, naming how to
+   * restart it.
+   */
+  async attach(containerId: string, io: StreamIO): Promise<void> {
+    const t = this.tracked.get(containerId);
+    if (!t) throw providerError('NotFound', `no running container with id ${containerId}`);
+    const end = Promise.race([t.exit, aborted(io.signal)]).then(() => ({ done: true, value: undefined }) as const);
+    if (!io.stdin) return void (await end);
+    const c = await this.runtime();
+    if ((c.hello?.minor ?? 0) < 1)
+      throw providerError(
+        'NotSupported',
+        `the running wasi runtime (pid ${c.hello?.pid}) speaks protocol ${c.hello?.version}.0, which does not forward stdin: restart it on purpose (kill $(cat ${join(this.ctx!.rootDir, PID_FILE_NAME)})) to get the current one`,
+      );
+    await c.request('stream', { containerId, kind: 'stdin-open' });
+    const it = io.stdin[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await Promise.race([it.next(), end]);
+        if (next.done) break;
+        await c.request('stream', { containerId, kind: 'stdin', data: Buffer.from(next.value).toString('base64') });
+      }
+    } finally {
+      void it.return?.();
+    }
   }
 
   async stats(containerId: string): Promise<ContainerStats> {

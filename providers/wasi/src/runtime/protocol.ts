@@ -16,11 +16,21 @@
  *     │ {id,op:'start',spec}     ──►│ runs the module, writes its CRI log
  *     │◄── {id,ok:true,result}      │
  *     │◄── {note:'exit',containerId,exit}   (when it ends)
+ *     │ {id,op:'stream',kind:'stdin',data} ─►│ (1.1: kubectl attach -i)
  */
 import type { ContainerExit, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
 
 /** The protocol version; the runtime refuses a client of another major version. */
 export const PROTOCOL_VERSION = 1;
+
+/**
+ * The minor version: what a runtime of the same major version added, announced in
+ * `hello`'s answer (a 1.0 runtime answers none). A client checks it before using
+ * an addition, so a newer nodelet still drives an older runtime it re-adopts.
+ *  - 1.1: `stream` with kind `stdin-open`/`stdin` forwards an attach session's stdin;
+ *    `list` carries each run's `restartCount`.
+ */
+export const PROTOCOL_MINOR = 1;
 
 /** The socket file under the provider's root dir. */
 export const SOCKET_NAME = 'runtime.sock';
@@ -36,6 +46,8 @@ export interface WireContainer {
   readonly name: string;
   readonly startedAt: string;
   readonly exit?: WireExit;
+  /** The run's `ContainerSpec.restartCount` (protocol 1.1; absent from a 1.0 runtime). */
+  readonly restartCount?: number;
 }
 
 /** A {@link ContainerExit} on the wire. */
@@ -48,7 +60,7 @@ export interface WireExit {
 
 /** The requests and what each one answers. */
 export interface Requests {
-  hello: { args: { version: number }; result: { version: number; pid: number; runtimeVersion: string } };
+  hello: { args: { version: number }; result: { version: number; minor?: number; pid: number; runtimeVersion: string } };
   start: { args: { spec: ContainerSpec }; result: WireContainer };
   stop: { args: { containerId: string; graceMs: number }; result: null };
   list: { args: Record<string, never>; result: WireContainer[] };
@@ -56,7 +68,12 @@ export interface Requests {
   stats: { args: { containerId: string }; result: ContainerStats & { timestamp: string } };
   /** The runtime's shared threads and their load (the provider's `threads()` capability). */
   threads: { args: Record<string, never>; result: ThreadLoad[] };
-  /** A generic hook for stream operations (stdin, attach) a later version forwards; answers NotSupported today. */
+  /**
+   * Stream operations of an attach session (1.1): kind `stdin-open` checks that the running
+   * container has a stdin (NotFound, or InvalidArgument when it has none); kind `stdin` writes
+   * `data` (base64) to it and answers once the pipe took it (the client sends the next chunk
+   * then: that is the flow control). Other kinds, and any kind on a 1.0 runtime: NotSupported.
+   */
   stream: { args: { containerId: string; kind: string; data?: string }; result: null };
 }
 

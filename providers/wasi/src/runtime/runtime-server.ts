@@ -14,7 +14,16 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
 import { providerError, isProviderError, type ContainerSpec, type Logger, type PodContext, type ProviderContext } from '@nodelet/plugin-api/v1';
 import { WasiProvider, type WasiProviderOptions } from '../wasi-provider.ts';
-import { PROTOCOL_VERSION, lineReader, toWireExit, type NoteLine, type RequestLine, type ResponseLine, type WireContainer } from './protocol.ts';
+import {
+  PROTOCOL_MINOR,
+  PROTOCOL_VERSION,
+  lineReader,
+  toWireExit,
+  type NoteLine,
+  type RequestLine,
+  type ResponseLine,
+  type WireContainer,
+} from './protocol.ts';
 
 interface Entry {
   readonly spec: ContainerSpec;
@@ -113,7 +122,7 @@ export class RuntimeServer {
       case 'hello':
         if (Math.floor(req.version) !== PROTOCOL_VERSION)
           throw providerError('InvalidArgument', `protocol version ${req.version} is not served (this runtime speaks ${PROTOCOL_VERSION})`);
-        return { version: PROTOCOL_VERSION, pid: process.pid, runtimeVersion: this.provider.runtimeVersion };
+        return { version: PROTOCOL_VERSION, minor: PROTOCOL_MINOR, pid: process.pid, runtimeVersion: this.provider.runtimeVersion };
       case 'start':
         return this.startContainer(req.spec, sock);
       case 'stop': {
@@ -137,10 +146,19 @@ export class RuntimeServer {
       case 'threads':
         return [...this.provider.threads()];
       case 'stream':
-        throw providerError('NotSupported', `stream ${req.kind} is not supported by this runtime`);
+        return this.stream(req.containerId, req.kind, req.data);
       default:
         throw providerError('InvalidArgument', `unknown operation ${(req as { op: string }).op}`);
     }
+  }
+
+  /** `stream` (protocol 1.1): an attach session's stdin, forwarded chunk by chunk to the container's stdin pipe. */
+  private async stream(containerId: string, kind: string, data: string | undefined): Promise<null> {
+    if (kind !== 'stdin-open' && kind !== 'stdin') throw providerError('NotSupported', `stream ${kind} is not supported by this runtime`);
+    const e = this.table.get(containerId);
+    if (!e || e.exit) throw providerError('NotFound', `no running container with id ${containerId}`);
+    await this.provider.writeStdin(containerId, kind === 'stdin' && data ? Buffer.from(data, 'base64') : undefined);
+    return null;
   }
 
   private async startContainer(spec: ContainerSpec, sock: Socket): Promise<WireContainer> {
@@ -176,5 +194,6 @@ function wire(id: string, e: Entry): WireContainer {
     name: e.spec.name,
     startedAt: e.startedAt.toISOString(),
     exit: e.exit,
+    restartCount: e.spec.restartCount,
   };
 }
