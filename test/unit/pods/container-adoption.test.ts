@@ -148,3 +148,53 @@ describe('releaseUnclaimedContainers', () => {
     expect([...provider.kept.keys()]).toEqual(['abc']);
   });
 });
+
+describe('static pods (no API status to read back)', () => {
+  /** A static pod as the manifest source makes it: its UID a hash of the manifest, no status. */
+  const staticPod = (): V1Pod => ({
+    metadata: { name: 'p', namespace: 'default', uid: 'uid-p', annotations: { 'kubernetes.io/config.source': 'file' } },
+    spec: { nodeName: 'node-a', restartPolicy: 'Always', containers: [{ name: 'main', image: 'registry.test/main:v1' }] },
+  });
+
+  it('a kept container of the same pod UID and name is re-adopted with the restart count the provider kept; other runs are released', async () => {
+    const { provider, sink, events, ctrl } = setup();
+    const kept = provider.keep('abc');
+    provider.keep('other-name', 'sidecar');
+    provider.listContainers = async () => [
+      { id: 'abc', pod: { namespace: 'default', name: 'p', uid: 'uid-p' }, name: 'main', startedAt: kept.startedAt, restartCount: 4 },
+      { id: 'other-name', pod: { namespace: 'default', name: 'p', uid: 'uid-p' }, name: 'sidecar', startedAt: kept.startedAt },
+      { id: 'old-manifest', pod: { namespace: 'default', name: 'p', uid: 'uid-before-edit' }, name: 'main', startedAt: kept.startedAt },
+    ];
+    const pod = staticPod();
+    expect(await releaseUnclaimedContainers([provider], [], memoryLogger(), [pod])).toBe(2);
+    expect(provider.released.sort()).toEqual(['old-manifest', 'other-name']);
+    ctrl.upsert(pod);
+    ctrl.start();
+    await until(() => sink.last('default/p')?.containerStatuses?.[0]?.ready === true);
+    expect(sink.last('default/p')!.containerStatuses![0]).toMatchObject({ containerID: 'fake://abc', restartCount: 4 });
+    expect(provider.started).toEqual([]);
+    expect(events.lines().filter((l) => /^(Created|Started)/.test(l))).toEqual([]);
+  });
+
+  it('a kept run that ended while nodelet was away is released and the restart policy starts the next run', async () => {
+    const { provider, sink, ctrl } = setup();
+    const kept = provider.keep('done');
+    provider.listContainers = async () => [
+      {
+        id: 'done',
+        pod: { namespace: 'default', name: 'p', uid: 'uid-p' },
+        name: 'main',
+        startedAt: kept.startedAt,
+        restartCount: 1,
+        exit: { exitCode: 2, reason: 'Error', finishedAt: new Date() },
+      },
+    ];
+    const pod = staticPod();
+    expect(await releaseUnclaimedContainers([provider], [], memoryLogger(), [pod])).toBe(1);
+    expect(pod.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 2 } } });
+    ctrl.upsert(pod);
+    ctrl.start();
+    await until(() => provider.started.length === 1);
+    await until(() => sink.last('default/p')?.containerStatuses?.[0]?.restartCount === 2);
+  });
+});
