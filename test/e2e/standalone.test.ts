@@ -2,15 +2,19 @@
  * `npm start`: standalone mode with no cluster runs the bundled static pod
  * (a hello-world Wasm module shipped in the repo) to completion, its logs are
  * readable through the kubelet API with the local client certificate, and an
- * anonymous caller is refused.
+ * anonymous caller is refused. On nodelet's default (the external WASI
+ * runtime), the runtime outlives nodelet and a static pod's running container
+ * is re-adopted by the next nodelet.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/kube.ts';
+import { buildWasmModule } from '../harness/wasm-modules.ts';
+import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../harness/wasi-runtimes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -26,9 +30,19 @@ function get(port: number, path: string, tls: { ca?: Buffer; cert?: Buffer; key?
   });
 }
 
+/** A root dir for a standalone nodelet: its WASI runtime (nodelet's default) is killed and the dir removed after the tests. */
+function standaloneRoot(prefix: string): string {
+  const rootDir = mkdtempSync(join(tmpdir(), prefix));
+  trackWasiRuntime(rootDir);
+  afterAll(async () => {
+    await killWasiRuntime(rootDir);
+    rmSync(rootDir, { recursive: true, force: true });
+  });
+  return rootDir;
+}
+
 describe('npm start (standalone mode)', () => {
-  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-standalone-'));
-  afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
+  const rootDir = standaloneRoot('nodelet-standalone-');
 
   it('runs the bundled static pod to completion without a cluster and exits 0 on SIGTERM', async () => {
     const p = spawn('npm', ['start', '--', `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=standalone'], {
@@ -64,12 +78,16 @@ describe('npm start (standalone mode)', () => {
     }
     expect(await exited).toBe(0);
     expect(out).toContain('"msg":"stopped"');
+    // nodelet's default: the bundled pod ran in the external WASI runtime, which outlives nodelet.
+    expect(out).toContain('started the wasi runtime process');
+    const runtime = wasiRuntimePid(rootDir);
+    expect(runtime).toBeDefined();
+    expect(() => process.kill(runtime!, 0)).not.toThrow();
   });
 });
 
 describe('a SIGTERM while nodelet is still starting', () => {
-  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-early-term-'));
-  afterAll(() => rmSync(rootDir, { recursive: true, force: true }));
+  const rootDir = standaloneRoot('nodelet-early-term-');
 
   it('stops it cleanly (exit 0, "stopped"), not by the signal default action', async () => {
     const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--root-dir=${rootDir}`, '--port=0', '--healthz-port=0', '--hostname-override=early-term'];
@@ -95,10 +113,9 @@ describe('a SIGTERM while nodelet is still starting', () => {
 });
 
 describe('standalone mode with --pod-cidr', () => {
-  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-standalone-net-'));
+  const rootDir = standaloneRoot('nodelet-standalone-net-');
   const iface = `ndlsa${process.pid % 100000}`;
   afterAll(() => {
-    rmSync(rootDir, { recursive: true, force: true });
     spawn('ip', ['link', 'del', iface], { stdio: 'ignore' });
   });
 
@@ -119,5 +136,63 @@ describe('standalone mode with --pod-cidr', () => {
       p.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
+  });
+});
+
+describe('a static pod on the external WASI runtime (the default) across a nodelet SIGKILL', () => {
+  const rootDir = standaloneRoot('nodelet-static-adopt-');
+  const manifests = join(rootDir, 'manifests');
+
+  /** Starts nodelet on the manifests; resolves its output so far, its exit and a kill. */
+  function start(): { out: () => string; exited: Promise<number | string | null>; kill: (s: NodeJS.Signals) => void } {
+    const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--root-dir=${rootDir}`, `--pod-manifest-path=${manifests}`, '--port=0', '--healthz-port=0'];
+    const p = spawn(process.execPath, [...args, '--hostname-override=static-adopt'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | string | null>((r) => p.on('exit', (code, signal) => r(code ?? signal)));
+    return { out: () => out, exited, kill: (s) => p.kill(s) };
+  }
+
+  it('is re-adopted by the next nodelet: same container, one start line, ticks without a gap, restart count 0', async () => {
+    mkdirSync(manifests);
+    copyFileSync(await buildWasmModule('sleep'), join(manifests, 'sleep.wasm'));
+    writeFileSync(
+      join(manifests, 'ticker.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: ticker\n  namespace: default\nspec:\n  containers:\n    - name: main\n      image: file:sleep.wasm\n      args: ["3600"]\n',
+    );
+    const logOf = () => {
+      const dir = readdirSync(join(rootDir, 'logs', 'pods')).find((d) => d.startsWith('default_ticker-static-adopt_'));
+      return dir ? readFileSync(join(rootDir, 'logs', 'pods', dir, 'main', '0.log'), 'utf8') : '';
+    };
+    const ticks = () => [...logOf().matchAll(/stdout F tick (\d+)$/gm)].map((m) => Number(m[1]));
+    const first = start();
+    await eventually('two ticks', async () => ticks().length >= 2, 60_000);
+    const runtime = wasiRuntimePid(rootDir);
+    expect(runtime).toBeDefined();
+    first.kill('SIGKILL');
+    await first.exited;
+    const before = ticks().length;
+    await eventually('a tick while no nodelet runs', async () => ticks().length > before, 20_000);
+
+    const second = start();
+    try {
+      await eventually('the static pod re-adopted', async () => second.out().includes('re-adopted running container'), 60_000);
+      expect(second.out()).not.toContain('started the wasi runtime process');
+      expect(second.out()).toContain('connected to the running wasi runtime');
+      expect(second.out()).not.toContain('released a container no pod claims');
+      expect(wasiRuntimePid(rootDir)).toBe(runtime);
+      const n = ticks().length;
+      await eventually('ticks go on', async () => ticks().length > n + 1, 20_000);
+    } finally {
+      second.kill('SIGTERM');
+    }
+    expect(await second.exited).toBe(0);
+    const log = logOf();
+    expect(log.match(/stdout F sleeping 3600$/gm)).toHaveLength(1);
+    const seen = ticks();
+    expect(seen).toEqual(seen.map((_, i) => i + 1));
+    // The runtime kept running after the SIGTERM too; stopping it on purpose ends the container.
+    expect(() => process.kill(runtime!, 0)).not.toThrow();
   });
 });
