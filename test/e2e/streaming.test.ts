@@ -23,7 +23,8 @@ describe('kubectl port-forward and attach', () => {
   beforeAll(async () => {
     reg = await startRegistry();
     for (const m of ['http-server', 'stdin-echo', 'sleep']) img[m] = await pushModule(reg, m);
-    nodelet = await startNodelet(info, nodeName);
+    // nodelet's default WASI runtime (external): attach's stdin is forwarded through it.
+    nodelet = await startNodelet(info, nodeName, [], 'issued', { NODELET_WASI_RUNTIME: 'external' });
     ns = await podNamespace(k.core, 'streaming');
     await waitNodeReady(k.core, nodeName);
     await eventually('the node pod CIDR', async () => (await k.core.readNode({ name: nodeName })).spec?.podCIDR);
