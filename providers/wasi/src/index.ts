@@ -18,7 +18,8 @@ export {
 } from './container-runner.ts';
 export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
 export { ExternalWasiProvider, LOST_EXIT } from './runtime/external-provider.ts';
-export { PROTOCOL_VERSION, SOCKET_NAME, PID_FILE_NAME, LOG_FILE_NAME } from './runtime/protocol.ts';
+export { PROTOCOL_VERSION, PROTOCOL_MINOR, SOCKET_NAME, PID_FILE_NAME, LOG_FILE_NAME, OUT_FILE_NAME } from './runtime/protocol.ts';
+export { RotatingLog, RUNTIME_LOG_MAX_BYTES, RUNTIME_LOG_FILES } from './runtime/runtime-log.ts';
 export { runtimePid } from './runtime/spawn-runtime.ts';
 export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';

@@ -36,8 +36,10 @@ export const PROTOCOL_MINOR = 1;
 export const SOCKET_NAME = 'runtime.sock';
 /** The pid file of the runtime process under the provider's root dir. */
 export const PID_FILE_NAME = 'runtime.pid';
-/** The runtime's own log under the provider's root dir. */
+/** The runtime's own log under the provider's root dir (JSON lines, rotated by size: runtime-log.ts). */
 export const LOG_FILE_NAME = 'runtime.log';
+/** The runtime's stdout and stderr under the provider's root dir: what is not a log line (a crash's stack). */
+export const OUT_FILE_NAME = 'runtime.out';
 
 /** A container as the runtime lists it (dates as ISO strings on the wire). */
 export interface WireContainer {

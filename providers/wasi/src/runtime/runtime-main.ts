@@ -2,24 +2,27 @@
  * The WASI runtime process's entry (`node dist/runtime/runtime-main.js
  * <provider root dir>`): the `wasi` provider spawns it detached, in its own
  * process group, so that it outlives nodelet (see README.md, "The runtime
- * process"). It writes its pid file, serves the socket, and logs JSON lines on
- * stdout (the spawner points stdout at `runtime.log`). SIGTERM/SIGINT stop
- * every module and exit: stopping the runtime is what ends the containers.
+ * process"). It writes its pid file, serves the socket, and logs JSON lines to
+ * `runtime.log`, rotated by size (runtime-log.ts); its stdout and stderr (the
+ * spawner points them at `runtime.out`) get only what is not a log line, such
+ * as a crash's stack. SIGTERM/SIGINT stop every module and exit: stopping the
+ * runtime is what ends the containers.
  */
 import { rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { optionsFromEnv } from '../index.ts';
-import { PID_FILE_NAME, SOCKET_NAME } from './protocol.ts';
+import { LOG_FILE_NAME, PID_FILE_NAME, SOCKET_NAME } from './protocol.ts';
+import { RotatingLog } from './runtime-log.ts';
 import { RuntimeServer } from './runtime-server.ts';
 
-/** A JSON-lines logger on stdout (pino's shape: level, time, msg, bindings). */
-function jsonLogger(bindings: Record<string, unknown>): Logger {
+/** A JSON-lines logger on `out` (pino's shape: level, time, msg, bindings). */
+function jsonLogger(out: RotatingLog, bindings: Record<string, unknown>): Logger {
   const line = (level: number) => (obj: object | string, msg?: string) => {
     const fields = typeof obj === 'string' ? { msg: obj } : { ...obj, msg };
-    process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, ...bindings, ...fields })}\n`);
+    out.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, ...bindings, ...fields })}\n`);
   };
-  return { debug: () => undefined, info: line(30), warn: line(40), error: line(50), child: (b) => jsonLogger({ ...bindings, ...b }) };
+  return { debug: () => undefined, info: line(30), warn: line(40), error: line(50), child: (b) => jsonLogger(out, { ...bindings, ...b }) };
 }
 
 /**
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
     process.stderr.write('usage: runtime-main <provider root dir>\n');
     process.exit(2);
   }
-  const log = jsonLogger({ name: 'wasi-runtime' });
+  const log = jsonLogger(new RotatingLog(join(rootDir, LOG_FILE_NAME)), { name: 'wasi-runtime' });
   raiseOomScore(log);
   const pidFile = join(rootDir, PID_FILE_NAME);
   const server = new RuntimeServer({ socketPath: join(rootDir, SOCKET_NAME), rootDir, log, provider: optionsFromEnv(process.env) });

@@ -6,11 +6,14 @@
  * Docker image and the systemd unit alike.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { providerError } from '@nodelet/plugin-api/v1';
-import { LOG_FILE_NAME, PID_FILE_NAME } from './protocol.ts';
+import { OUT_FILE_NAME, PID_FILE_NAME } from './protocol.ts';
+
+/** `runtime.out` beyond this size is moved to `runtime.out.1` when a runtime is spawned (it holds only crash output). */
+export const RUNTIME_OUT_MAX_BYTES = 1024 * 1024;
 
 /** The built entry of the runtime process (from the sources, the matching file under dist/). */
 export function runtimeEntry(): string {
@@ -20,9 +23,19 @@ export function runtimeEntry(): string {
   return built;
 }
 
-/** Spawns the runtime for provider root `rootDir`; returns its pid. It writes its own pid file once it serves. */
+/**
+ * Spawns the runtime for provider root `rootDir`; returns its pid. It writes its own pid file once
+ * it serves, and its own log (`runtime.log`); its stdout and stderr go to `runtime.out`, which is
+ * kept to one previous file of at most {@link RUNTIME_OUT_MAX_BYTES} (the last crash stays readable).
+ */
 export function spawnRuntime(rootDir: string): number {
-  const out = openSync(join(rootDir, LOG_FILE_NAME), 'a');
+  const outPath = join(rootDir, OUT_FILE_NAME);
+  try {
+    if (statSync(outPath).size > RUNTIME_OUT_MAX_BYTES) renameSync(outPath, `${outPath}.1`);
+  } catch {
+    // no runtime.out yet
+  }
+  const out = openSync(outPath, 'a');
   try {
     const child = spawn(process.execPath, ['--max-semi-space-size=2', runtimeEntry(), rootDir], {
       detached: true,
