@@ -130,6 +130,16 @@ export class WasiProvider implements Provider {
     this.components = new ComponentCache(join(ctx.rootDir, 'components'));
   }
 
+  /**
+   * Boots the idle pooled workers and the shared threads now rather than at the first image pull
+   * (the external runtime calls it at its start: nodelet pulls there, so no pull warms the
+   * runtime, and the first start would pay a thread boot).
+   */
+  warm(): void {
+    this.pool.warm();
+    this.sharedThreads()?.warm();
+  }
+
   /** Asks core's image service for the image's Wasm layer; core emits the events. */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));

@@ -61,6 +61,8 @@ export class RuntimeServer {
       pull: () => Promise.reject(providerError('NotSupported', 'the wasi runtime does not pull images: nodelet does')),
     } as unknown as ProviderContext['images'];
     await this.provider.init({ log: this.o.log, rootDir: this.o.rootDir, images, signal: this.abort.signal });
+    // Threads up before the first start: the pull that warms them in-process happens in nodelet.
+    this.provider.warm();
     rmSync(this.o.socketPath, { force: true });
     const server = createServer((sock) => this.serve(sock));
     this.server = server;
