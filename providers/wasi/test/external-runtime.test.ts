@@ -168,8 +168,10 @@ describe('the external wasi runtime', () => {
     ac2.abort();
     await second;
     expect(logText(s.logPath)).toMatch(/^ready\necho: hello runtime\necho: after the restart\n/);
+    // Stopping ends it (137, or 0 when the module reads the end of its closed stdin first: the
+    // in-process attach test's race, branch `flakes`); the exit code is not what this test checks.
     await adopted.stop(0);
-    expect((await adopted.exit).exitCode).toBe(137);
+    await adopted.exit;
     // A container without stdin: true is refused (InvalidArgument), an unknown one NotFound.
     const plain = await provider.startContainer(spec(await pulledFixture('sleep'), tmp.dir, ['3600']), podContext());
     const none = { stdin: (async function* () {})(), stdout: () => undefined, stderr: () => undefined, tty: false, signal: new AbortController().signal };
@@ -197,6 +199,24 @@ describe('the external wasi runtime', () => {
     const c = await provider.startContainer(s, podContext());
     await until('the shared thread reported', () => provider.threads().some((t) => t.containers >= 1));
     await c.stop(0);
+  });
+
+  it('starts a runtime when the socket accepts but closes without an answer (a runtime being torn down by the kernel)', async () => {
+    const other = scratch();
+    const server = createServer((sock) => sock.destroy());
+    await new Promise<void>((r) => server.listen(join(other.dir, SOCKET_NAME), r));
+    const p = new ExternalWasiProvider('nodelet-wasi://test');
+    try {
+      await p.init(providerContext(images, other.dir));
+      const pid = runtimePid(other.dir);
+      expect(pid !== undefined && alive(pid)).toBe(true);
+    } finally {
+      await p.shutdown();
+      server.close();
+      const pid = runtimePid(other.dir);
+      if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      other.cleanup();
+    }
   });
 
   it('refuses a runtime that answers with another protocol version instead of starting a second one', async () => {

@@ -29,7 +29,7 @@ import {
   type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { WASM_LAYER_TYPES } from '../wasi-provider.ts';
-import { RuntimeConnection } from './runtime-connection.ts';
+import { noRuntimeThere, RuntimeConnection } from './runtime-connection.ts';
 import { fromWireExit, PID_FILE_NAME, SOCKET_NAME, type NoteLine, type WireContainer } from './protocol.ts';
 import { spawnRuntime } from './spawn-runtime.ts';
 
@@ -107,8 +107,7 @@ export class ExternalWasiProvider implements Provider {
     } catch (e) {
       // A runtime that answers but refuses (another protocol version) still owns its
       // containers: starting a second one would run them twice. Stop it on purpose.
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ECONNREFUSED')
+      if (!noRuntimeThere(e))
         throw providerError(
           'Unavailable',
           `the wasi runtime at ${this.socketPath} answers but cannot be used (${(e as Error).message}): stop it (kill $(cat ${join(this.ctx!.rootDir, PID_FILE_NAME)})) to start a new one`,

@@ -7,6 +7,16 @@ import { connect, type Socket } from 'node:net';
 import { providerError } from '@nodelet/plugin-api/v1';
 import { PROTOCOL_VERSION, lineReader, type NoteLine, type Op, type Requests, type ResponseLine } from './protocol.ts';
 
+/**
+ * True when `e` (from {@link RuntimeConnection.open}) means no runtime serves the socket: no socket
+ * file, nobody listening, or a connection closed before any answer (a runtime just killed can still
+ * accept for an instant while the kernel tears it down). False when a runtime answered and refused.
+ */
+export function noRuntimeThere(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || (e as { closed?: boolean }).closed === true;
+}
+
 /** An open, greeted connection to the runtime. */
 export class RuntimeConnection {
   private nextId = 1;
@@ -29,7 +39,7 @@ export class RuntimeConnection {
     );
     sock.on('error', () => undefined);
     sock.on('close', () => {
-      for (const p of this.pending.values()) p.reject(providerError('Unavailable', 'the wasi runtime connection closed'));
+      for (const p of this.pending.values()) p.reject(Object.assign(providerError('Unavailable', 'the wasi runtime connection closed'), { closed: true }));
       this.pending.clear();
       if (!this.closedOnPurpose) this.onLost();
     });
