@@ -14,6 +14,7 @@ import * as k8s from '@kubernetes/client-node';
 import { issueNodeCredentials, startControlPlane, stopControlPlane, type ClusterInfo } from '../../test/cluster/control-plane.ts';
 import { startHollowNode, type HollowNode } from '../../test/cluster/hollow-node.ts';
 import { nodeBinary } from '../../test/harness/node-binary.ts';
+import { wasiRuntimePid } from '../../test/harness/wasi-runtimes.ts';
 import { unmountUnder } from '../../test/harness/unmount-under.ts';
 import { freePort } from '../../test/harness/ports.ts';
 import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
@@ -103,7 +104,9 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   ];
   const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
   // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
-  const env = { ...process.env, NODELET_BENCH_TRACE: traceFile };
+  // The trace preload sees the WASI provider's starts only in nodelet's own process: the bench runs
+  // modules in-process unless NODELET_WASI_RUNTIME says otherwise (its runtime is killed by disposeRoot).
+  const env = { ...process.env, NODELET_WASI_RUNTIME: process.env.NODELET_WASI_RUNTIME || 'in-process', NODELET_BENCH_TRACE: traceFile };
   const peer = startPeer('nodelet', nodeBinary(), [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
   let stopping = false;
   const exited = new Promise<number | string | null>((r) =>
@@ -134,6 +137,14 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
 
 /** Removes a nodelet root dir (after stop). */
 export function disposeRoot(dir: string): void {
+  const runtime = wasiRuntimePid(dir); // an external WASI runtime outlives nodelet on purpose
+  if (runtime !== undefined) {
+    try {
+      process.kill(-runtime, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
   unmountUnder(dir); // nodelet's tmpfs volume mounts outlive it
   rmSync(dir, { recursive: true, force: true });
 }

@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { nodeBinary } from '../harness/node-binary.ts';
 import { freePort } from '../harness/ports.ts';
 import { startPeer, type Peer } from '../harness/process.ts';
+import { killWasiRuntime, trackWasiRuntime } from '../harness/wasi-runtimes.ts';
 import { unmountUnder } from '../harness/unmount-under.ts';
 
 const BIN = resolve(import.meta.dirname, '..', '..', 'bin', 'nodelet.mjs');
@@ -78,7 +79,11 @@ export class FuzzEnvironment {
       '--image-pull-progress-deadline=3s',
       ...this.extraArgs,
     ];
-    this.peer = startPeer('nodelet-fuzz', nodeBinary(), args, this.logFile);
+    // WASI modules in nodelet's process, as most e2e nodes (NODELET_E2E_WASI_RUNTIME=external: the
+    // external runtime, nodelet's default, ended in dispose()).
+    trackWasiRuntime(this.rootDir);
+    const env = { ...process.env, NODELET_WASI_RUNTIME: process.env.NODELET_E2E_WASI_RUNTIME || 'in-process' };
+    this.peer = startPeer('nodelet-fuzz', nodeBinary(), args, this.logFile, { env });
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (!this.alive()) throw new Error(`nodelet exited at start (code ${this.peer.proc.exitCode}); log: ${this.logFile}`);
@@ -201,6 +206,7 @@ export class FuzzEnvironment {
   /** Stops nodelet and removes everything it and the inputs made. */
   async dispose(): Promise<void> {
     await this.peer?.stop('SIGTERM', 30_000);
+    await killWasiRuntime(this.rootDir);
     await new Promise((done) => execFile('ip', ['link', 'del', this.podInterface], () => done(undefined)));
     // nodelet keeps tmpfs volume mounts (Memory emptyDirs) when it stops, as upstream does.
     unmountUnder(this.rootDir);
