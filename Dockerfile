@@ -46,4 +46,8 @@ EXPOSE 10250
 # The kubelet's healthz (plain HTTP on 127.0.0.1:10248, like upstream).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:10248/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# WASI modules run in the external WASI runtime process (the default, NODELET_WASI_RUNTIME unset): a
+# child of nodelet in its own session, inside this container; a restart of the container ends both
+# (nodelet re-adopts pods only when it restarts alone). -e NODELET_WASI_RUNTIME=in-process keeps them
+# in nodelet's process. Run with --init so that an ended runtime is reaped if nodelet is gone.
 ENTRYPOINT ["node", "/app/bin/nodelet.mjs"]
