@@ -104,10 +104,14 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   ];
   const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
   // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
-  // The trace preload sees the WASI provider's starts only in nodelet's own process: the bench runs
-  // modules in-process unless NODELET_WASI_RUNTIME says otherwise (its runtime is killed by disposeRoot).
-  const env = { ...process.env, NODELET_WASI_RUNTIME: process.env.NODELET_WASI_RUNTIME || 'in-process', NODELET_BENCH_TRACE: traceFile };
-  const peer = startPeer('nodelet', nodeBinary(), [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args], logFile, { env, cwd: rootDir });
+  // The bench runs WASI modules in-process unless NODELET_WASI_RUNTIME=external (its runtime is killed
+  // by disposeRoot): the figures before issue 16 were taken so.
+  // With NODELET_WASI_RUNTIME=external the preload goes in NODE_OPTIONS, which the runtime process inherits.
+  const runtime = process.env.NODELET_WASI_RUNTIME || 'in-process';
+  const traceIn = runtime === 'external' ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};
+  const env = { ...process.env, ...traceIn, NODELET_WASI_RUNTIME: runtime, NODELET_BENCH_TRACE: traceFile };
+  const argv = runtime === 'external' ? [...(o.nodeOptions ?? []), ...args] : [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args];
+  const peer = startPeer('nodelet', nodeBinary(), argv, logFile, { env, cwd: rootDir });
   let stopping = false;
   const exited = new Promise<number | string | null>((r) =>
     peer.proc.once('exit', (code, sig) => {

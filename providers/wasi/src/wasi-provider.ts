@@ -131,12 +131,13 @@ export class WasiProvider implements Provider {
   }
 
   /**
-   * Boots the idle pooled workers and the shared threads now rather than at the first image pull
-   * (the external runtime calls it at its start: nodelet pulls there, so no pull warms the
-   * runtime, and the first start would pay a thread boot).
+   * Boots the idle pooled workers and the shared threads now (`shared`: the shared threads only),
+   * as an image pull does. The external runtime boots its shared threads at its start (~28 MiB
+   * for 2: the first BestEffort start then pays no thread boot, 1.3 s at load 24) and the pool
+   * when nodelet pulls an image (the `warm` op; ~28 MiB more for 2 idle workers).
    */
-  warm(): void {
-    this.pool.warm();
+  warm(what: 'all' | 'shared' = 'all'): void {
+    if (what === 'all') this.pool.warm();
     this.sharedThreads()?.warm();
   }
 

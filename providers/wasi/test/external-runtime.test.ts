@@ -72,6 +72,10 @@ describe('the external wasi runtime', () => {
     expect(existsSync(join(tmp.dir, SOCKET_NAME))).toBe(true);
   });
 
+  it('boots its shared threads at its start, before any container (the first BestEffort start pays no thread boot)', async () => {
+    await until('2 shared threads, no container', () => provider.threads().length === 2 && provider.threads().every((t) => t.containers === 0));
+  });
+
   it('keeps a container running across a provider shutdown; a new provider re-adopts it with the same id and log', async () => {
     const s: ContainerSpec = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
     const c = await provider.startContainer(s, podContext());

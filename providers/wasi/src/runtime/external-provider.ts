@@ -187,9 +187,13 @@ export class ExternalWasiProvider implements Provider {
     };
   }
 
-  /** Asks core's image service for the image's Wasm layer (nodelet pulls; the runtime reads the file). */
+  /**
+   * Asks core's image service for the image's Wasm layer (nodelet pulls; the runtime reads the
+   * file). A start usually follows: the runtime boots its threads meanwhile (`warm`, 1.1).
+   */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
+    void this.conn?.then((c) => ((c.hello?.minor ?? 0) >= 1 ? c.request('warm', {}) : null)).catch(() => undefined);
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 

@@ -61,8 +61,8 @@ export class RuntimeServer {
       pull: () => Promise.reject(providerError('NotSupported', 'the wasi runtime does not pull images: nodelet does')),
     } as unknown as ProviderContext['images'];
     await this.provider.init({ log: this.o.log, rootDir: this.o.rootDir, images, signal: this.abort.signal });
-    // Threads up before the first start: the pull that warms them in-process happens in nodelet.
-    this.provider.warm();
+    // Shared threads up before the first start (nodelet's pulls warm the rest: the `warm` op).
+    this.provider.warm('shared');
     rmSync(this.o.socketPath, { force: true });
     const server = createServer((sock) => this.serve(sock));
     this.server = server;
@@ -147,6 +147,9 @@ export class RuntimeServer {
       }
       case 'threads':
         return [...this.provider.threads()];
+      case 'warm':
+        this.provider.warm();
+        return null;
       case 'stream':
         return this.stream(req.containerId, req.kind, req.data);
       default:
