@@ -6,7 +6,8 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
- *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,cpu,http,probes);
+ *   --density-steps=100,500,1000  sizes of the density Deployment (default 100,250,500; quick 100)
+ *   --only=a,b       only these figures (latency,kwok,hollow,density,footprint,modules,logs,plugins,dra,cpu,http,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod
  */
 import { execFileSync } from 'node:child_process';
@@ -59,6 +60,13 @@ const want = (f: string) => !only || only.includes(f);
 const P = quick
   ? { single: 10, burst: 100, steps: [100], settleMs: 5_000, idleMs: 15_000, cpuWindowMs: 15_000, logMb: 50, cpuRounds: 150, httpS: 10 }
   : { single: 20, burst: 100, steps: [100, 250, 500], settleMs: 10_000, idleMs: 60_000, cpuWindowMs: 60_000, logMb: 200, cpuRounds: 300, httpS: 10 };
+// --density-steps=100,500,1000: the density Deployment's sizes instead of the defaults above.
+const densitySteps = argv
+  .find((a) => a.startsWith('--density-steps='))
+  ?.slice(16)
+  .split(',')
+  .map(Number);
+if (densitySteps) P.steps = densitySteps;
 
 const t0 = Date.now();
 const phases: Record<string, number> = {};
@@ -206,7 +214,7 @@ try {
     : undefined;
   const logs = want('logs') ? await phase('logs', () => measureLogs(c, cluster.info, nodelet.traceFile, images.spew!, P.logMb)) : undefined;
   const plugins = want('plugins') ? await phase('plugins', () => measurePlugins(c, nodelet.rootDir)) : undefined;
-  const dra = want('plugins') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
+  const dra = want('plugins') || want('dra') ? await phase('dra', () => measureDra(c, cluster.info, nodelet.rootDir, images.sleep!)) : undefined;
   const probes = want('probes')
     ? await phase('probes: 100 pods with a 1 s readiness probe', () =>
         measureProbes(c, nodelet.pid, images.sleep!, { pods: 100, settleMs: P.settleMs, cpuWindowMs: P.cpuWindowMs }),

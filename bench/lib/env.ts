@@ -14,6 +14,7 @@ import * as k8s from '@kubernetes/client-node';
 import { issueNodeCredentials, startControlPlane, stopControlPlane, type ClusterInfo } from '../../test/cluster/control-plane.ts';
 import { startHollowNode, type HollowNode } from '../../test/cluster/hollow-node.ts';
 import { nodeBinary } from '../../test/harness/node-binary.ts';
+import { unmountUnder } from '../../test/harness/unmount-under.ts';
 import { freePort } from '../../test/harness/ports.ts';
 import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
 import { startRegistry, type TestRegistry } from '../../test/harness/registry.ts';
@@ -133,6 +134,7 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
 
 /** Removes a nodelet root dir (after stop). */
 export function disposeRoot(dir: string): void {
+  unmountUnder(dir); // nodelet's tmpfs volume mounts outlive it
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -4,10 +4,12 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [node shutdown, devices, predicates] → PodController
+ *   admit handlers        [node shutdown, eviction, devices, predicates] → PodController
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
+ *   pod status            [dra] (allocatedResourcesStatus)    → PodController
+ *   standalone admission  + DRA refusal (pods with resourceClaims: UnsupportedPodSpec) → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
@@ -35,6 +37,7 @@ import {
   mirrorAwareSink,
   createPodSetup,
   reportRefusedManifests,
+  releaseUnclaimedContainers,
 } from '../pods/index.ts';
 import { EventRecorder, logEvents } from '../events/index.ts';
 import { openImageService, podImages } from '../images/index.ts';
@@ -43,14 +46,17 @@ import { reportProviderFailures, startProviders } from '../providers/index.ts';
 import { startPluginRegistration } from './plugin-registration.ts';
 import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
+import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
-import { startCsi } from '../volumes/index.ts';
+import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
 import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
-import { startEmptyDirLimits } from '../eviction/index.ts';
+import { diskUsage, EvictionManager, startEmptyDirLimits, type PodUsageStats } from '../eviction/index.ts';
+import { StatsCollector } from './stats-collector.ts';
 import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
+import { standaloneDraAdmitHandler } from '../dra/index.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -116,7 +122,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
   // DRA needs the API (claims, ResourceSlices): cluster mode only.
   const draActivePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  const dra = clients ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady }, log) : undefined;
+  const dra = clients
+    ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady, onHealthChange: (uids) => podsRef?.resyncPods(uids) }, log)
+    : undefined;
   draRef = dra;
   let node: NodeController | undefined;
   // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
@@ -132,8 +140,34 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   });
   // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
   shutdown.start();
+  // The eviction manager (pressure conditions, thresholds, one eviction per period); started once pods run.
+  const evictionStats = new StatsCollector(
+    o.nodeName,
+    { activePods: () => podsRef?.activePods() ?? [], lookup: (key) => podsRef?.lookup(key) },
+    log.child({ component: 'eviction' }),
+  );
+  const eviction = new EvictionManager({
+    nodeName: o.nodeName,
+    settings: o,
+    log: log.child({ component: 'eviction' }),
+    events,
+    signals: { nodefsPath: o.rootDir, imagefsPath: images.storeDir },
+    activePods: () => podsRef?.activePods() ?? [],
+    podStats: async () => {
+      const snap = await evictionStats.snapshot();
+      return new Map<string, PodUsageStats>(snap.pods.map((p) => [p.uid, { containers: p.containers }]));
+    },
+    podDiskUsage: async (pod) => {
+      const m = pod.metadata!;
+      const dirs = [join(setup.podDir(pod), 'volumes', 'kubernetes.io~empty-dir'), join(o.logsDir, `${m.namespace}_${m.name}_${m.uid}`)];
+      return (await Promise.all(dirs.map((d) => diskUsage(d)))).reduce((a, b) => a + b, 0);
+    },
+    reclaimImages: (bytes) => images.reclaim(bytes, podImages(podsRef?.pods() ?? [])),
+    terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
+    onConditionsChanged: () => node?.poke(),
+  });
   const setup = createPodSetup(o, clients, nodeIP, log, {
-    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin }),
+    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs: createTmpfsMounter() }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
     podResources: dra ? [dra.preparer] : [],
     events,
@@ -158,8 +192,16 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
-    admitHandlers: [shutdown.admitHandler(), deviceAdmitHandler(devices.manager), predicateAdmitHandler],
+    // Standalone: no scheduler allocates claims, so a pod with resourceClaims is refused (UnsupportedPodSpec).
+    admitHandlers: [
+      shutdown.admitHandler(),
+      eviction.admitHandler(),
+      ...(dra ? [] : [standaloneDraAdmitHandler()]),
+      deviceAdmitHandler(devices.manager),
+      predicateAdmitHandler,
+    ],
     probes,
+    statusContributors: dra ? [dra.statusContributor] : [],
   });
   podsRef = pods;
   const api = await startKubeletApi(o, log, pods, nodeIP, clients);
@@ -178,6 +220,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       notReadyReasons: () => shutdown.notReadyReasons(),
       images: () => images.nodeImages(),
       extraResources: () => devices.extraResources(),
+      pressure: () => eviction.pressure(),
     });
     await node.register(abort.signal);
     node.start();
@@ -212,9 +255,26 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
   else await network.releaseExcept(staticPods);
+  // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
+  await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
+  // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).
+  const stopManifestWatch = o.podManifestPath
+    ? watchManifests({
+        path: o.podManifestPath,
+        nodeName: o.nodeName,
+        periodMs: o.fileCheckFrequencyMs,
+        initial: staticPods,
+        initialRefused: manifests.refused,
+        pods,
+        events,
+        log: log.child({ component: 'static-pods' }),
+        mirror: clients && nodeRef ? { clients, node: nodeRef } : undefined,
+      })
+    : undefined;
   const stopImageGc = images.startGc(() => podImages(pods.pods()));
+  eviction.start();
   const stopEviction = startEmptyDirLimits({
     log: log.child({ component: 'eviction' }),
     events,
@@ -233,8 +293,10 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     async stop() {
       shutdown.stop();
       stopSource?.();
+      stopManifestWatch?.();
       stopImageGc();
       stopEviction();
+      eviction.stop();
       await pods.shutdown();
       await probes.close();
       lease?.stop();

@@ -119,9 +119,12 @@ export class StatsCollector {
 /** The running pod/container counts of `/metrics`, from the pods' posted statuses. */
 export function runningCounts(pods: PodsView): RunningCounts {
   const out: RunningCounts = { pods: 0, containers: { running: 0, exited: 0, created: 0 }, perProvider: {} };
+  const providers = new Set<AnyProvider>();
   for (const pod of pods.activePods()) {
     const m = pod.metadata!;
-    const provider = pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider.name ?? 'unknown';
+    const p = pods.lookup(`${m.namespace}/${m.name}`)?.worker?.provider;
+    if (p) providers.add(p);
+    const provider = p?.name ?? 'unknown';
     out.perProvider[provider] = (out.perProvider[provider] ?? 0) + 1;
     let anyRunning = false;
     for (const cs of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
@@ -133,5 +136,7 @@ export function runningCounts(pods: PodsView): RunningCounts {
     }
     if (anyRunning) out.pods++;
   }
+  const threads = [...providers].flatMap((p) => (p.threads?.() ?? []).map((t) => ({ provider: p.name, ...t })));
+  if (threads.length > 0) out.threads = threads;
   return out;
 }

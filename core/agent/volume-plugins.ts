@@ -15,7 +15,10 @@ import {
   hostPathPlugin,
   projectedPlugin,
   secretPlugin,
+  tmpfsBacked,
   VolumePluginRegistry,
+  memoryEmptyDirSize,
+  type TmpfsMounter,
   type VolumePlugin,
 } from '../volumes/index.ts';
 
@@ -23,16 +26,38 @@ import {
 export interface ProbedVolumePlugins {
   /** The `kubernetes.io/csi` plugin (from `startCsi`). */
   readonly csi?: VolumePlugin;
+  /**
+   * Mounts memory-backed volumes (`emptyDir` `medium: Memory`, `secret`, `projected`) as tmpfs,
+   * as upstream does; without it they are plain directories.
+   */
+  readonly tmpfs?: TmpfsMounter;
+}
+
+/** The memory-backed plugins, wrapped with `tmpfs` when given. */
+function memoryBacked(tmpfs: TmpfsMounter | undefined): { emptyDir: VolumePlugin; secret: VolumePlugin; projected: VolumePlugin } {
+  if (!tmpfs) return { emptyDir: emptyDirPlugin, secret: secretPlugin, projected: projectedPlugin };
+  const onDisk = (what: string) => `${what} is a plain directory on the node's disk: nodelet does not run as root (no tmpfs)`;
+  return {
+    emptyDir: tmpfsBacked(emptyDirPlugin, tmpfs, {
+      wanted: (v) => v.emptyDir?.medium === 'Memory',
+      mode: 0o777,
+      size: memoryEmptyDirSize,
+      onDiskNote: onDisk('emptyDir medium Memory'),
+    }),
+    secret: tmpfsBacked(secretPlugin, tmpfs, { wanted: () => true, mode: 0o755, size: () => undefined, onDiskNote: onDisk('the secret volume') }),
+    projected: tmpfsBacked(projectedPlugin, tmpfs, { wanted: () => true, mode: 0o755, size: () => undefined, onDiskNote: onDisk('the projected volume') }),
+  };
 }
 
 /** A new registry of every volume plugin of this node, in match order. */
 export function probeVolumePlugins(running: ProbedVolumePlugins = {}): VolumePluginRegistry {
+  const m = memoryBacked(running.tmpfs);
   return new VolumePluginRegistry([
-    emptyDirPlugin,
+    m.emptyDir,
     configMapPlugin,
-    secretPlugin,
+    m.secret,
     downwardApiPlugin,
-    projectedPlugin,
+    m.projected,
     hostPathPlugin,
     ...(running.csi ? [running.csi] : []),
   ]);

@@ -5,6 +5,7 @@
 import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
 import { parseNodeLabels } from './labels.ts';
+import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import {
   parseBool,
@@ -200,6 +201,76 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
+    name: 'eviction-hard',
+    type: 'mapStringString',
+    default: 'imagefs.available<15%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%',
+    upstream: true,
+    help: 'Hard eviction thresholds (e.g. memory.available<1Gi); met, a pod is evicted at once. Replaces the defaults when given',
+    apply: (s, r) => {
+      s.evictionHard = { ...(s.evictionHard ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
+    },
+  },
+  {
+    name: 'eviction-max-pod-grace-period',
+    type: 'int',
+    default: '0',
+    upstream: true,
+    help: "Largest grace period (seconds) given to a pod evicted for a soft threshold; 0 or less: the pod's own",
+    apply: (s, r) => {
+      s.evictionMaxPodGracePeriodSeconds = parseIntIn(r, -1, Number.MAX_SAFE_INTEGER);
+    },
+  },
+  {
+    name: 'eviction-minimum-reclaim',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Least amount to reclaim past a threshold once it is met (e.g. imagefs.available=2Gi)',
+    apply: (s, r) => {
+      s.evictionMinimumReclaim = { ...(s.evictionMinimumReclaim ?? {}), ...checkThresholdMap(parseSignalMap(r, '=')) };
+    },
+  },
+  {
+    name: 'eviction-monitoring-period',
+    type: 'duration',
+    default: '10s',
+    upstream: false,
+    help: 'How often the eviction manager observes its signals and may evict one pod (upstream: fixed 10s)',
+    apply: (s, r) => {
+      s.evictionMonitoringPeriodMs = parsePositiveDuration(r);
+    },
+  },
+  {
+    name: 'eviction-pressure-transition-period',
+    type: 'duration',
+    default: '5m0s',
+    upstream: true,
+    help: 'How long a node pressure condition stays True after its threshold was last met',
+    apply: (s, r) => {
+      s.evictionPressureTransitionPeriodMs = parseDuration(r);
+    },
+  },
+  {
+    name: 'eviction-soft',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Soft eviction thresholds (e.g. memory.available<1.5Gi); met for their grace period, a pod is evicted',
+    apply: (s, r) => {
+      s.evictionSoft = { ...(s.evictionSoft ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
+    },
+  },
+  {
+    name: 'eviction-soft-grace-period',
+    type: 'mapStringString',
+    default: '',
+    upstream: true,
+    help: 'Grace period of each soft threshold (e.g. memory.available=1m30s)',
+    apply: (s, r) => {
+      s.evictionSoftGracePeriodMs = { ...(s.evictionSoftGracePeriodMs ?? {}), ...parseGracePeriodMap(parseSignalMap(r, '=')) };
+    },
+  },
+  {
     name: 'healthz-port',
     type: 'int',
     default: '10248',
@@ -377,6 +448,16 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Request the serving certificate through kubernetes.io/kubelet-serving CSRs and rotate it (config: serverTLSBootstrap)',
     apply: (s, r) => {
       s.serverTLSBootstrap = parseBool(r);
+    },
+  },
+  {
+    name: 'file-check-frequency',
+    type: 'duration',
+    default: '20s',
+    upstream: true,
+    help: 'Duration between checking config files for new data (the static pod manifests; a file watch sees most changes at once)',
+    apply: (s, r) => {
+      s.fileCheckFrequencyMs = parsePositiveDuration(r);
     },
   },
   {

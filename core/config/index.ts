@@ -4,3 +4,4 @@ export { labelKeyError, labelValueError } from './labels.ts';
 export { BUNDLED_PROVIDERS_DIR, type NodeletOptions } from './options.ts';
 export { KUBELET_COMPATIBLE_VERSION, packageVersion } from './repo-root.ts';
 export type { LogFormat, LogLevel } from './values.ts';
+export { EVICTION_SIGNALS, parseThresholdValue, type EvictionSignal, type ThresholdValue } from './eviction.ts';

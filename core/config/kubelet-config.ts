@@ -11,6 +11,7 @@ import { errorDetail, nodeletError } from '../errors/index.ts';
 import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
+import { checkThresholdMap, parseGracePeriodMap } from './eviction.ts';
 import {
   parseBool,
   parseDuration,
@@ -52,6 +53,12 @@ function parseTaintList(v: unknown): Settings['registerWithTaints'] {
     const kv = value === undefined || value === null ? str(key) : `${str(key)}=${str(value)}`;
     return parseTaint(`${kv}:${str(effect)}`);
   });
+}
+
+/** A mapping of scalars (`evictionHard: {memory.available: 100Mi}`). */
+function strMap(v: unknown): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a mapping of signal to value');
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, str(x)]));
 }
 
 function parseMode(v: unknown): AuthorizationMode {
@@ -104,6 +111,9 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   syncFrequency: (s, v) => {
     s.syncFrequencyMs = parsePositiveDuration(str(v));
   },
+  fileCheckFrequency: (s, v) => {
+    s.fileCheckFrequencyMs = parsePositiveDuration(str(v));
+  },
   staticPodPath: (s, v, dir) => {
     s.podManifestPath = filePath(v, dir);
   },
@@ -145,6 +155,25 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   },
   imageGCLowThresholdPercent: (s, v) => {
     s.imageGCLowThresholdPercent = parsePercent(str(v));
+  },
+  evictionHard: (s, v) => {
+    s.evictionHard = checkThresholdMap(strMap(v));
+  },
+  evictionSoft: (s, v) => {
+    s.evictionSoft = checkThresholdMap(strMap(v));
+  },
+  evictionSoftGracePeriod: (s, v) => {
+    s.evictionSoftGracePeriodMs = parseGracePeriodMap(strMap(v));
+  },
+  evictionMinimumReclaim: (s, v) => {
+    s.evictionMinimumReclaim = checkThresholdMap(strMap(v));
+  },
+  evictionPressureTransitionPeriod: (s, v) => {
+    s.evictionPressureTransitionPeriodMs = parseDuration(str(v));
+  },
+  evictionMaxPodGracePeriod: (s, v) => {
+    s.evictionMaxPodGracePeriodSeconds = Number(str(v));
+    if (!Number.isSafeInteger(s.evictionMaxPodGracePeriodSeconds)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an integer');
   },
   containerLogMaxSize: (s, v) => {
     s.containerLogMaxSize = parseQuantity(str(v));

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Taint } from './taints.ts';
 import type { LogFormat, LogLevel } from './values.ts';
 import { REPO_ROOT } from './repo-root.ts';
+import { DEFAULT_EVICTION_HARD } from './eviction.ts';
 
 export type { LogLevel, Taint };
 
@@ -82,6 +83,8 @@ export interface NodeletOptions extends DerivedDirs {
   shutdownGracePeriodCriticalPodsMs: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
+  /** `--file-check-frequency`: how often the static pod manifests are re-read (besides the file watch). */
+  fileCheckFrequencyMs: number;
   registerNode: boolean;
   /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
   defaultTaint: boolean;
@@ -94,6 +97,19 @@ export interface NodeletOptions extends DerivedDirs {
   imagePullProgressDeadlineMs: number;
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
+  /** Hard eviction thresholds: signal → quantity or percentage (`--eviction-hard`, `evictionHard`). */
+  evictionHard: Record<string, string>;
+  /** Soft eviction thresholds (`--eviction-soft`); each has a grace period in {@link evictionSoftGracePeriodMs}. */
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriodMs: Record<string, number>;
+  /** Least amount reclaimed past a met threshold (`--eviction-minimum-reclaim`). */
+  evictionMinimumReclaim: Record<string, string>;
+  /** How long a pressure condition stays True after its threshold was last met. */
+  evictionPressureTransitionPeriodMs: number;
+  /** Longest grace period of a pod evicted for a soft threshold (≤ 0: the pod's own). */
+  evictionMaxPodGracePeriodSeconds: number;
+  /** How often the eviction manager runs (nodelet's own; upstream fixes it at 10 s). */
+  evictionMonitoringPeriodMs: number;
   containerLogMaxSize: string;
   containerLogMaxFiles: number;
 }
@@ -133,6 +149,7 @@ const DEFAULTS = {
   shutdownGracePeriodCriticalPodsMs: 0,
   nodeLeaseDurationSeconds: 40,
   syncFrequencyMs: 60_000,
+  fileCheckFrequencyMs: 20_000,
   registerNode: true,
   defaultTaint: true,
   deviceEndpointGracePeriodMs: 300_000,
@@ -141,6 +158,13 @@ const DEFAULTS = {
   imagePullProgressDeadlineMs: 300_000,
   imageGCHighThresholdPercent: 85,
   imageGCLowThresholdPercent: 80,
+  evictionHard: DEFAULT_EVICTION_HARD,
+  evictionSoft: {},
+  evictionSoftGracePeriodMs: {},
+  evictionMinimumReclaim: {},
+  evictionPressureTransitionPeriodMs: 300_000,
+  evictionMaxPodGracePeriodSeconds: 0,
+  evictionMonitoringPeriodMs: 10_000,
   containerLogMaxSize: '10Mi',
   containerLogMaxFiles: 5,
 } as const satisfies Settings;
@@ -177,6 +201,10 @@ export function resolveOptions(s: Settings, hostname: string = os.hostname()): N
     registerWithTaints: [...(s.registerWithTaints ?? [])],
     insecureRegistries: [...(s.insecureRegistries ?? [])],
     cdiSpecDirs: [...(s.cdiSpecDirs ?? DEFAULTS.cdiSpecDirs)],
+    evictionHard: { ...(s.evictionHard ?? DEFAULTS.evictionHard) },
+    evictionSoft: { ...(s.evictionSoft ?? {}) },
+    evictionSoftGracePeriodMs: { ...(s.evictionSoftGracePeriodMs ?? {}) },
+    evictionMinimumReclaim: { ...(s.evictionMinimumReclaim ?? {}) },
     logLevel: s.logLevel ?? verbosityLevel ?? DEFAULTS.logLevel,
     nodeName: (s.hostnameOverride || hostname).trim().toLowerCase(),
     rootDir,

@@ -22,6 +22,10 @@ export function validateOptions(o: NodeletOptions): void {
       `"${o.shutdownGracePeriodCriticalPodsMs / 1000}s" for --shutdown-grace-period-critical-pods: must be <= --shutdown-grace-period (${o.shutdownGracePeriodMs / 1000}s)`,
     );
   }
+  for (const signal of Object.keys(o.evictionSoft)) {
+    if (o.evictionSoftGracePeriodMs[signal] === undefined)
+      throw nodeletError('NDL_CONFIG_INVALID_VALUE', `--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold ${signal}`);
+  }
   if ((o.tlsCertFile === undefined) !== (o.tlsPrivateKeyFile === undefined)) {
     const [missing, other] = o.tlsCertFile === undefined ? ['--tls-cert-file', '--tls-private-key-file'] : ['--tls-private-key-file', '--tls-cert-file'];
     throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${missing}: required when ${other} is set`);

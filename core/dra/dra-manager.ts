@@ -68,7 +68,7 @@ export function podClaimNames(pod: V1Pod): PodClaim[] {
 const podKey = (pod: V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}`;
 
 /** True when a device prepared for `requestNames` serves the container's `request` (a sub-request `req/sub` serves `req`). */
-function servesRequest(requestNames: readonly string[], request: string | undefined): boolean {
+export function servesRequest(requestNames: readonly string[], request: string | undefined): boolean {
   if (request === undefined || request === '') return true;
   return requestNames.some((r) => r === request || r.startsWith(`${request}/`));
 }
@@ -228,6 +228,39 @@ export class DraManager {
       out.push({ claimName: state.ClaimName, claimNamespace: state.Namespace, resources });
     }
     return out;
+  }
+
+  /**
+   * The prepared claims `container` of `pod` references, in its `resources.claims` order, with the
+   * reference (its `name` is the pod's claim name, `request` optional): for allocatedResourcesStatus.
+   */
+  containerClaims(pod: V1Pod, container: V1Container): { ref: { name: string; request?: string }; state: ClaimInfoState }[] {
+    const ns = pod.metadata?.namespace ?? '';
+    let names: PodClaim[];
+    try {
+      names = podClaimNames(pod);
+    } catch {
+      return [];
+    }
+    const out = [];
+    for (const ref of container.resources?.claims ?? []) {
+      const pc = names.find((n) => n.podClaimName === ref.name);
+      const state = pc && this.byName(ns, pc.claimName);
+      if (state) out.push({ ref, state });
+    }
+    return out;
+  }
+
+  /** The UIDs of the pods using a claim with one of `devices` of `driver` prepared (a health change concerns them). */
+  podsUsingDevices(driver: string, devices: readonly { poolName: string; deviceName: string }[]): string[] {
+    const uids = new Set<string>();
+    for (const c of this.claims.values()) {
+      const prepared = c.DriverState[driver]?.Devices ?? [];
+      if (prepared.some((p) => devices.some((d) => d.poolName === p.PoolName && d.deviceName === p.DeviceName))) {
+        for (const uid of Object.keys(c.PodUIDs)) uids.add(uid);
+      }
+    }
+    return [...uids];
   }
 
   /** The pod is gone: it no longer uses its claims; claims no pod uses are unprepared (failures are retried later). */

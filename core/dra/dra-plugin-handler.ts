@@ -2,7 +2,8 @@
  * The `DRAPlugin` handler for the plugin manager (upstream
  * `pkg/kubelet/cm/dra/plugin` `RegistrationHandler`): validation picks the
  * service version (`v1.DRAPlugin` preferred, `v1beta1.DRAPlugin` as the
- * fallback), registration connects to the driver's socket and adds it to the
+ * fallback), registration connects to the driver's socket (with the health
+ * stream when it lists `v1alpha1.DRAResourceHealth`) and adds it to the
  * driver registry, deregistration removes it (its ResourceSlices go after the
  * registry's grace period unless it comes back).
  */
@@ -11,6 +12,7 @@ import { nodeletError } from '../errors/index.ts';
 import type { PluginHandler } from '../pluginmanager/index.ts';
 import { chooseDraVersion, DRA_SERVICE_VERSIONS, type DraClientFactory } from './driver-client.ts';
 import type { DraDriverRegistry } from './driver-registry.ts';
+import { DRA_RESOURCE_HEALTH_SERVICE } from '../../sockets/dra-health.ts';
 
 /** Builds the handler; `connect` makes the client of a registered driver. */
 export function createDraPluginHandler(registry: DraDriverRegistry, connect: DraClientFactory, log: Logger): PluginHandler {
@@ -32,8 +34,9 @@ export function createDraPluginHandler(registry: DraDriverRegistry, connect: Dra
     },
     registerPlugin(name, endpoint, versions, pluginClientTimeoutMs) {
       const v = version(name, versions);
-      registry.register(name, endpoint, connect(endpoint, v, pluginClientTimeoutMs ?? 0));
-      log.info({ plugin: name, endpoint, version: v }, 'Registered DRA plugin');
+      const health = versions.includes(DRA_RESOURCE_HEALTH_SERVICE);
+      registry.register(name, endpoint, connect(endpoint, v, pluginClientTimeoutMs ?? 0, health));
+      log.info({ plugin: name, endpoint, version: v, health }, 'Registered DRA plugin');
     },
     deRegisterPlugin(name, endpoint) {
       registry.deregister(name, endpoint);

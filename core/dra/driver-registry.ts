@@ -1,22 +1,35 @@
 /**
  * The DRA drivers registered on this node (upstream `pkg/kubelet/cm/dra/plugin`
- * `DRAPluginManager`): one client per driver name, and the clean-up of a
- * driver's ResourceSlices when it goes away. A driver that deregisters keeps
- * its slices for a grace period (upstream 30 s) so a restarting driver does
- * not make the scheduler see the devices vanish; if it has not registered
- * again by then, the slices of this node and driver are deleted.
+ * `DRAPluginManager` and its clean-up handler): one client per driver name,
+ * and the clean-up of ResourceSlices nobody serves.
  *
+ * At start ({@link DraDriverRegistry.wipeAtStart}) every ResourceSlice of this
+ * node is deleted at once, whatever its driver, as upstream's kubelet does: no
+ * driver has registered yet and one may never come back, so its devices must
+ * not be offered (pods would get stuck waiting for it); a driver that does
+ * register publishes its slices again. A driver that deregisters keeps its
+ * slices for a grace period (upstream 30 s) so a restarting driver does not
+ * make the scheduler see the devices vanish; if it has not registered again by
+ * then, the slices of this node and driver are deleted. Each wipe is retried
+ * with upstream's back-off (1 s doubling to 5 min, 20 % jitter, 100 tries)
+ * and given up when the driver registers (or nodelet stops).
+ *
+ *   start ──wipe all of the node's slices (retried)──► (none)
  *   (none) ──register──► registered ──deregister(same endpoint)──► leaving
  *                           ▲                                         │ grace period over:
- *                           └────────────── register ◄────────────────┤ delete ResourceSlices
+ *                           └──── register (cancels the wipe) ◄───────┤ delete its ResourceSlices (retried)
  *                                                                      ▼
  *                                                                   (none)
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
+import { nextDelay, withJitter, type RetryPolicy } from '../backoff/index.ts';
 import type { DraDriverClient } from './driver-client.ts';
 
-/** Deletes this node's ResourceSlices of one driver (a `deleteCollection` with field selectors). */
-export type SliceWiper = (driver: string) => Promise<void>;
+/** Deletes this node's ResourceSlices of one driver, or of all drivers when `driver` is undefined (a `deleteCollection` with field selectors). */
+export type SliceWiper = (driver: string | undefined) => Promise<void>;
+
+/** Upstream's wiping back-off (`wipeResourceSlices`): 1 s doubling to 5 min, 20 % jitter, 100 tries. */
+export const SLICE_WIPE_RETRY: RetryPolicy = { initialMs: 1000, factor: 2, maxMs: 300_000, jitter: 0.2, steps: 100 };
 
 interface Entry {
   endpoint: string;
@@ -26,7 +39,8 @@ interface Entry {
 /** The registered drivers and their pending slice clean-ups. */
 export class DraDriverRegistry {
   private readonly drivers = new Map<string, Entry>();
-  private readonly leaving = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Pending wipes of deregistered drivers' slices ('' is the start-up wipe of all drivers). */
+  private readonly leaving = new Map<string, AbortController>();
   private readonly listeners = new Set<(driver: string) => void>();
 
   constructor(
@@ -38,10 +52,14 @@ export class DraDriverRegistry {
     },
   ) {}
 
-  /** Adds (or replaces) a driver's connection; cancels a pending clean-up. */
+  /** Deletes every ResourceSlice of this node now (retried in the background until it succeeds or nodelet stops). */
+  wipeAtStart(): void {
+    this.wipeLater(undefined, 0);
+  }
+
+  /** Adds (or replaces) a driver's connection; cancels a pending clean-up of its slices. */
   register(name: string, endpoint: string, client: DraDriverClient): void {
-    const t = this.leaving.get(name);
-    if (t) clearTimeout(t);
+    this.leaving.get(name)?.abort();
     this.leaving.delete(name);
     this.drivers.get(name)?.client.close();
     this.drivers.set(name, { endpoint, client });
@@ -54,18 +72,49 @@ export class DraDriverRegistry {
     if (!e || e.endpoint !== endpoint) return;
     this.drivers.delete(name);
     e.client.close();
+    this.wipeLater(name, this.o.graceMs);
+  }
+
+  /** Waits `delayMs`, then wipes the slices of `driver` (all drivers: undefined) with retries, unless cancelled. */
+  private wipeLater(driver: string | undefined, delayMs: number): void {
     const wipe = this.o.wipeSlices;
     if (!wipe) return;
-    const t = setTimeout(() => {
-      this.leaving.delete(name);
-      if (this.drivers.has(name)) return;
-      wipe(name).then(
-        () => this.o.log.info({ driver: name }, 'Deleted ResourceSlices of a DRA driver that did not register again'),
-        (err: unknown) => this.o.log.warn({ driver: name, err: String(err) }, 'Failed to delete ResourceSlices of a deregistered DRA driver'),
-      );
-    }, this.o.graceMs);
-    t.unref?.();
-    this.leaving.set(name, t);
+    const key = driver ?? '';
+    this.leaving.get(key)?.abort();
+    const ac = new AbortController();
+    this.leaving.set(key, ac);
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(t);
+          ac.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, ms);
+        t.unref?.();
+        ac.signal.addEventListener('abort', done);
+      });
+    const log = { driver: driver ?? '(all)' };
+    void (async () => {
+      if (delayMs > 0) await sleep(delayMs);
+      let delay: number | undefined;
+      for (let i = 0; i < SLICE_WIPE_RETRY.steps && !ac.signal.aborted; i++) {
+        if (driver !== undefined && this.drivers.has(driver)) break;
+        try {
+          await wipe(driver);
+          this.o.log.info(
+            log,
+            driver === undefined ? "Deleted this node's ResourceSlices at start" : 'Deleted ResourceSlices of a DRA driver that did not register again',
+          );
+          break;
+        } catch (err) {
+          this.o.log.warn({ ...log, err: String((err as Error).message ?? err) }, 'Failed to delete ResourceSlices, will retry');
+        }
+        delay = nextDelay(SLICE_WIPE_RETRY, delay);
+        await sleep(withJitter(SLICE_WIPE_RETRY, delay));
+      }
+      if (this.leaving.get(key) === ac) this.leaving.delete(key);
+    })();
   }
 
   /** The client of a registered driver. */
@@ -81,7 +130,7 @@ export class DraDriverRegistry {
 
   /** Closes every connection and drops pending clean-ups (slices stay, as when the kubelet stops). */
   stop(): void {
-    for (const t of this.leaving.values()) clearTimeout(t);
+    for (const ac of this.leaving.values()) ac.abort();
     this.leaving.clear();
     for (const e of this.drivers.values()) e.client.close();
     this.drivers.clear();

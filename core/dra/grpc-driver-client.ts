@@ -3,20 +3,37 @@
  * unix socket (sockets/dra.ts, and sockets/dra-v1beta1.ts for the fallback),
  * in the version chosen at registration. The channel connects lazily (as
  * upstream's `grpc.NewClient`) and reconnects by itself; each call has the
- * registration's timeout (upstream's default: 45 s).
+ * registration's timeout (upstream's default: 45 s). When the driver offers
+ * `v1alpha1.DRAResourceHealth`, `watchHealth` opens its `NodeWatchResources`
+ * stream (sockets/dra-health.ts).
  */
 import * as grpc from '@grpc/grpc-js';
 import { deadlineIn, grpcErrorText, unixTarget } from '../../sockets/dial.ts';
 import { DRAPluginClient, type NodePrepareResourcesResponse, type NodeUnprepareResourcesResponse } from '../../sockets/dra.ts';
 import { DRAPluginV1beta1Client } from '../../sockets/dra-v1beta1.ts';
+import { DRAResourceHealthClient, type DeviceHealth, type NodeWatchResourcesResponse } from '../../sockets/dra-health.ts';
 import { nodeletError } from '../errors/index.ts';
 import type { DraClientFactory, DraDriverClient, PrepareResult } from './driver-client.ts';
+import type { DeviceHealthReport, DeviceHealthStatus } from './health-info.ts';
+
+const HEALTH: Record<string, DeviceHealthStatus> = { HEALTHY: 'Healthy', UNHEALTHY: 'Unhealthy' };
+
+/** A `DeviceHealth` message as a report (upstream `buildDeviceHealth`). */
+function toReport(d: DeviceHealth): DeviceHealthReport {
+  return {
+    poolName: d.device?.pool_name ?? '',
+    deviceName: d.device?.device_name ?? '',
+    health: HEALTH[d.health] ?? 'Unknown',
+    timeoutSeconds: Number(d.health_check_timeout_seconds),
+    message: d.message,
+  };
+}
 
 /** Upstream's default timeout of a DRA call. */
 const DRA_CALL_TIMEOUT_MS = 45_000;
 
 /** Connects to `endpoint` (a unix socket) speaking `version` of the DRAPlugin service. */
-export const grpcDraClient: DraClientFactory = (endpoint, version, timeoutMs) => {
+export const grpcDraClient: DraClientFactory = (endpoint, version, timeoutMs, health) => {
   const Ctor = version === 'v1.DRAPlugin' ? DRAPluginClient : DRAPluginV1beta1Client;
   const client = new Ctor(unixTarget(endpoint), grpc.credentials.createInsecure(), {
     'grpc.initial_reconnect_backoff_ms': 100,
@@ -54,7 +71,35 @@ export const grpcDraClient: DraClientFactory = (endpoint, version, timeoutMs) =>
       for (const [uid, v] of Object.entries(res.claims ?? {})) r[uid] = { error: v.error || undefined };
       return r;
     },
-    close: () => client.close(),
+    close: () => {
+      for (const cancel of [...watches]) cancel();
+      healthClient?.close();
+      client.close();
+    },
   };
+  // The health service lives on the same socket: its own client (channel) with no deadline on the stream.
+  const healthClient = health ? new DRAResourceHealthClient(unixTarget(endpoint), grpc.credentials.createInsecure()) : undefined;
+  const watches = new Set<() => void>();
+  if (healthClient) {
+    out.watchHealth = (h) => {
+      const call = healthClient.nodeWatchResources({});
+      let ended = false;
+      const end = (e?: Error) => {
+        if (ended) return;
+        ended = true;
+        watches.delete(cancel);
+        h.onEnd(e);
+      };
+      const cancel = () => {
+        call.cancel();
+        end();
+      };
+      watches.add(cancel);
+      call.on('data', (r: NodeWatchResourcesResponse) => h.onReport(r.devices.map(toReport)));
+      call.on('error', (e: grpc.ServiceError) => end(e.code === grpc.status.CANCELLED ? undefined : nodeletError('NDL_DRA_DRIVER_RPC', grpcErrorText(e), e)));
+      call.on('end', () => end());
+      return cancel;
+    };
+  }
   return out;
 };

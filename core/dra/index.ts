@@ -1,11 +1,13 @@
 /**
  * Dynamic Resource Allocation on this node, ready to wire: the driver
- * registry, the DRA manager (checkpoint loaded) and what the composition
- * root plugs into the extension points:
+ * registry (this node's ResourceSlices wiped at start, as upstream), the DRA
+ * manager (checkpoint loaded) and what the composition root plugs into the
+ * extension points:
  *
  *   pod resources         preparer         (claims prepared before the volumes; FailedPrepareDynamicResources)
  *   container options     containerOptions (CDI env + mounts of the claims a container references)
  *   plugin registration   handler          → { [DRA_PLUGIN]: handler }
+ *   pod status            statusContributor (allocatedResourcesStatus: device health from the drivers' streams)
  *
  * A reconcile loop (every {@link DRA_RECONCILE_MS}, and when a driver
  * registers) drops terminated or deleted pods from the claims and unprepares
@@ -15,7 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { isApiNotFound, type KubeClients } from '../kube/index.ts';
 import type { PluginHandler } from '../pluginmanager/index.ts';
-import type { ContainerOptionsContributor, PodResourcePreparer } from '../pods/index.ts';
+import type { ContainerOptionsContributor, PodResourcePreparer, PodStatusContributor } from '../pods/index.ts';
 import { join } from 'node:path';
 import { DRA_CHECKPOINT_FILE } from './checkpoint.ts';
 import { draContainerOptions } from './dra-container-options.ts';
@@ -24,9 +26,13 @@ import { createDraPluginHandler } from './dra-plugin-handler.ts';
 import type { DraClientFactory } from './driver-client.ts';
 import { DraDriverRegistry } from './driver-registry.ts';
 import { grpcDraClient } from './grpc-driver-client.ts';
+import { draStatusContributor } from './allocated-resources-status.ts';
+import { DeviceHealthCache } from './health-info.ts';
+import { startHealthWatch } from './health-watch.ts';
 
 export { DRA_WARNING_REASON } from './dra-container-options.ts';
 export { DraManager } from './dra-manager.ts';
+export { standaloneDraAdmitHandler } from './standalone-admit-handler.ts';
 
 /** How often claims of pods that are gone are unprepared (upstream's reconcile period: 60 s). */
 export const DRA_RECONCILE_MS = 60_000;
@@ -54,6 +60,8 @@ export interface DraDeps {
   readonly connect?: DraClientFactory;
   /** Tests: the reconcile period (default {@link DRA_RECONCILE_MS}). */
   readonly reconcileMs?: number;
+  /** The health of devices these pods use changed: sync them again (their allocatedResourcesStatus). */
+  onHealthChange?(podUIDs: string[]): void;
 }
 
 /** Running DRA support. */
@@ -62,6 +70,8 @@ export interface Dra {
   readonly handler: PluginHandler;
   readonly preparer: PodResourcePreparer;
   readonly containerOptions: ContainerOptionsContributor;
+  /** `allocatedResourcesStatus` of the containers that reference prepared claims (device health). */
+  readonly statusContributor: PodStatusContributor;
   stop(): void;
 }
 
@@ -73,9 +83,10 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
     graceMs: o.draDeregistrationGracePeriodMs,
     log: dlog,
     wipeSlices: async (driver) => {
-      await resource.deleteCollectionResourceSlice({ fieldSelector: `spec.nodeName=${o.nodeName},spec.driver=${driver}` });
+      await resource.deleteCollectionResourceSlice({ fieldSelector: `spec.nodeName=${o.nodeName}${driver === undefined ? '' : `,spec.driver=${driver}`}` });
     },
   });
+  drivers.wipeAtStart();
   const manager = new DraManager({
     checkpointPath: join(o.rootDir, DRA_CHECKPOINT_FILE),
     drivers,
@@ -95,6 +106,8 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
   const timer = setInterval(reconcile, deps.reconcileMs ?? DRA_RECONCILE_MS);
   timer.unref?.();
   const offRegister = drivers.onRegister(() => reconcile());
+  const health = new DeviceHealthCache();
+  const stopHealth = startHealthWatch({ drivers, cache: health, manager, log: dlog, onChange: (uids) => deps.onHealthChange?.(uids) });
   return {
     manager,
     handler: createDraPluginHandler(drivers, deps.connect ?? grpcDraClient, dlog),
@@ -106,9 +119,11 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
       release: (pod) => manager.release(pod.metadata!.uid!).catch((e: unknown) => dlog.warn({ err: String(e) }, 'DRA release failed')),
     },
     containerOptions: draContainerOptions(manager, o.cdiSpecDirs),
+    statusContributor: draStatusContributor(manager, health),
     stop() {
       clearInterval(timer);
       offRegister();
+      stopHealth();
       drivers.stop();
     },
   };

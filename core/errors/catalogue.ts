@@ -33,6 +33,7 @@ export const CATALOGUE = {
   NDL_VOLUME_PLUGIN_DUPLICATE: 'volume plugin already registered',
   NDL_VOLUME_SOURCE: 'volume source unavailable',
   NDL_VOLUME_UNSUPPORTED: 'volume type not supported',
+  NDL_VOLUME_TMPFS: 'tmpfs mount or unmount failed',
   NDL_CSI_DRIVER: 'CSI driver unavailable',
   NDL_CSI_NODE_INFO: 'CSI node info update failed',
   NDL_CSI_VOLUME: 'CSI volume operation failed',

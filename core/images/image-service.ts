@@ -157,6 +157,20 @@ export class OciImageService implements ImageService {
     return collect(usage, policy, this.store.blobUsage(), used, (d) => this.store.removeBlob(d), now);
   }
 
+  /**
+   * Deletes unused modules, least recently used first, until `bytes` are freed or
+   * none is left (upstream `DeleteUnusedImages` under disk pressure); modules used
+   * within `minAgeMs` are kept. Resolves to the bytes freed.
+   */
+  async deleteUnused(bytes: number, inUse: Iterable<string>, minAgeMs: number, now = Date.now()): Promise<number> {
+    const used = this.blobsInUse(inUse);
+    for (const d of used) this.store.touch(d, now);
+    // A pass at 100 % usage of a `bytes`-sized disk with a 0 % low threshold frees exactly `bytes`.
+    const policy = { highThresholdPercent: 0, lowThresholdPercent: 0, minAgeMs };
+    const r = await collect({ capacityBytes: bytes, availableBytes: 0 }, policy, this.store.blobUsage(), used, (d) => this.store.removeBlob(d), now);
+    return r.freedBytes;
+  }
+
   /** Module digests behind image names, image IDs and digests. */
   private blobsInUse(names: Iterable<string>): Set<string> {
     const wanted = new Set<string>();

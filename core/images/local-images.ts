@@ -7,7 +7,7 @@
 import { imagePulls } from '../metrics/index.ts';
 import { createHash } from 'node:crypto';
 import { realpath, stat } from 'node:fs/promises';
-import { dirname, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { V1ContainerImage, V1Pod } from '@kubernetes/client-node';
 import { providerError, type ImageRequest, type ImageService, type Logger, type PulledImage } from '@nodelet/plugin-api/v1';
@@ -26,6 +26,10 @@ export interface NodeImageService extends ImageService {
    * `onFailure` gets upstream's FreeDiskSpaceFailed message. Returns a stop function.
    */
   startGc(inUse: () => Iterable<string>, onFailure?: (message: string) => void): () => void;
+  /** Deletes unused images until `bytes` are freed (disk pressure); resolves to the bytes freed. */
+  reclaim(bytes: number, inUse: Iterable<string>): Promise<number>;
+  /** The directory of the image store (imagefs). */
+  readonly storeDir: string;
   /** One GC pass now (for tests and tools). */
   garbageCollect(inUse: Iterable<string>, diskUsage?: DiskUsageFn): Promise<ImageGcResult>;
 }
@@ -90,6 +94,8 @@ export async function openImageService(o: NodeletOptions, log: Logger): Promise<
       }
     },
     nodeImages: () => oci.list().map((i) => ({ names: i.names, sizeBytes: i.sizeBytes })),
+    reclaim: (bytes, inUse) => oci.deleteUnused(bytes, inUse, policy.minAgeMs),
+    storeDir: join(o.rootDir, 'images'),
     garbageCollect: (inUse, diskUsage) => oci.garbageCollect(policy, inUse, diskUsage),
     startGc(inUse, onFailure) {
       if (policy.highThresholdPercent >= 100) return () => undefined;

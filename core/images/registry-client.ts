@@ -142,8 +142,15 @@ export class RegistryClient {
     const host = new URL(url).host;
     const timer = setTimeout(() => timeout.abort(nodeletError('NDL_IMAGE_PULL', `no response from ${host} within ${this.headersMs / 1000}s`)), this.headersMs);
     let res: Response;
+    const signals = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
     try {
-      res = await this.fetchFn(url, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
+      res = await this.fetchFn(url, { ...init, signal: signals }).catch((e: unknown) => {
+        // A kept-alive connection the registry closed as the request went out: retried once, as Go's
+        // transport (containerd) retries an idempotent request that failed on a reused connection.
+        if (!signals.aborted && (init.method === 'GET' || init.method === 'HEAD') && closedBeforeAnswer(e))
+          return this.fetchFn(url, { ...init, signal: signals });
+        throw e;
+      });
     } catch (e) {
       throw timeout.signal.aborted ? timeout.signal.reason : e;
     } finally {
@@ -186,4 +193,10 @@ function headError(res: Response, path: string): RegistryError {
   };
   const [code, text] = known[res.status] ?? [undefined, `unexpected status ${res.status} ${res.statusText}`.trim()];
   return new RegistryError(res.status, code, `${text} (HEAD ${path}: HTTP ${res.status})`);
+}
+
+/** Whether a fetch failed because the connection closed before any answer (undici's `other side closed` / a reset). */
+export function closedBeforeAnswer(e: unknown): boolean {
+  const code = (e as { cause?: { code?: unknown } })?.cause?.code;
+  return e instanceof TypeError && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET');
 }

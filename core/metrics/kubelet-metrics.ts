@@ -14,6 +14,8 @@
  * | nodelet_provider_pods | gauge {provider} | admitted pods per provider |
  * | nodelet_image_pulls_total | counter {result} | image pulls by result (success, failure) |
  * | nodelet_registered_plugins | gauge {type} | plugins registered through plugins_registry |
+ * | nodelet_provider_thread_event_loop_delay_seconds | gauge {provider, thread} | event-loop delay of a provider thread shared by containers (max since the last scrape) |
+ * | nodelet_provider_thread_containers | gauge {provider, thread} | containers on a provider thread shared by containers |
  * | process_*, nodejs_* | prom-client defaults | nodelet's own process |
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -32,6 +34,8 @@ export interface RunningCounts {
   pods: number;
   containers: Record<'running' | 'exited' | 'created', number>;
   perProvider: Record<string, number>;
+  /** Provider threads shared by containers (the providers' `threads()`). */
+  threads?: Array<{ provider: string; threadId: number; containers: number; eventLoopDelaySeconds: number }>;
 }
 
 export const runningPods = new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] });
@@ -74,11 +78,31 @@ export const registeredPlugins = new Gauge({
   registers: [registry],
 });
 
+const threadDelay = new Gauge({
+  name: 'nodelet_provider_thread_event_loop_delay_seconds',
+  help: 'Event-loop delay of a provider thread shared by several containers (the largest since the last scrape)',
+  labelNames: ['provider', 'thread'],
+  registers: [registry],
+});
+const threadContainers = new Gauge({
+  name: 'nodelet_provider_thread_containers',
+  help: 'Containers running on a provider thread shared by several containers',
+  labelNames: ['provider', 'thread'],
+  registers: [registry],
+});
+
 /** The `/metrics` text and its content type; the running pod/container gauges are set from `counts` (the caller's pods) first. */
 export async function metricsText(counts: RunningCounts): Promise<{ text: string; contentType: string }> {
   runningPods.set(counts.pods);
   for (const [state, n] of Object.entries(counts.containers)) runningContainers.set({ container_state: state }, n);
   providerPods.reset();
   for (const [provider, n] of Object.entries(counts.perProvider)) providerPods.set({ provider }, n);
+  threadDelay.reset();
+  threadContainers.reset();
+  for (const t of counts.threads ?? []) {
+    const labels = { provider: t.provider, thread: String(t.threadId) };
+    threadDelay.set(labels, t.eventLoopDelaySeconds);
+    threadContainers.set(labels, t.containers);
+  }
   return { text: await registry.metrics(), contentType: registry.contentType };
 }

@@ -24,27 +24,39 @@ function aggregate(reasons: string[]): string {
   return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
-/** Computes the four standard conditions; `notReady` lists reasons the node cannot take pods. */
-export function computeConditions(p: Pressure, notReady: string[]): Cond[] {
+/** Which pressure conditions are True, as the eviction manager decides them (thresholds, transition period). */
+export interface PressureFlags {
+  memory: boolean;
+  disk: boolean;
+  pid: boolean;
+}
+
+/** Pressure flags from a raw sample against upstream's default hard thresholds (when no eviction manager runs). */
+function flagsOf(p: Pressure | PressureFlags): PressureFlags {
+  if ('memory' in p) return p;
+  return { memory: p.memoryAvailableBytes < MEMORY_THRESHOLD, disk: p.diskAvailableFraction < DISK_THRESHOLD, pid: p.pidsAvailableFraction < PID_THRESHOLD };
+}
+
+/**
+ * Computes the four standard conditions; `notReady` lists reasons the node cannot take pods.
+ * `p` is the eviction manager's verdict, or a raw sample checked against the default thresholds.
+ */
+export function computeConditions(sample: Pressure | PressureFlags, notReady: string[]): Cond[] {
+  const p = flagsOf(sample);
   return [
     notReady.length
       ? { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: aggregate(notReady) }
       : { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' },
     cond(
       'MemoryPressure',
-      p.memoryAvailableBytes < MEMORY_THRESHOLD,
+      p.memory,
       ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],
       ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
     ),
-    cond(
-      'DiskPressure',
-      p.diskAvailableFraction < DISK_THRESHOLD,
-      ['KubeletHasDiskPressure', 'kubelet has disk pressure'],
-      ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
-    ),
+    cond('DiskPressure', p.disk, ['KubeletHasDiskPressure', 'kubelet has disk pressure'], ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure']),
     cond(
       'PIDPressure',
-      p.pidsAvailableFraction < PID_THRESHOLD,
+      p.pid,
       ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'],
       ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
     ),

@@ -26,7 +26,7 @@
 import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/index.ts';
-import { computeConditions, mergeConditions, withProviderConditions } from './conditions.ts';
+import { computeConditions, mergeConditions, withProviderConditions, type PressureFlags } from './conditions.ts';
 import { readHostInfo, samplePressure, type HostInfo } from './host-info.ts';
 import { newNodeObject, nodeLabels, nodeStatusBase, type NodeShape } from './node-object.ts';
 import { statusDrift } from './status-drift.ts';
@@ -48,6 +48,8 @@ export interface NodeControllerOptions {
   extraResources?: () => { capacity: Record<string, string>; allocatable: Record<string, string> };
   /** Least time between a status write and a poke-triggered one (default 1000 ms). */
   minPokeIntervalMs?: number;
+  /** The pressure conditions (the eviction manager's); without it, a sample against upstream's default hard thresholds. */
+  pressure?: () => PressureFlags;
 }
 
 /** Default least time between a status write and a poke-triggered one. */
@@ -189,7 +191,7 @@ export class NodeController {
   async sync(force: boolean, readBack = false): Promise<void> {
     const status = this.desiredStatus();
     const provided = this.o.shape.contributions.flatMap((c) => c.conditions ?? []);
-    const conds = withProviderConditions(computeConditions(samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []), provided);
+    const conds = withProviderConditions(computeConditions(this.o.pressure?.() ?? samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []), provided);
     const fingerprint = JSON.stringify([status, conds]);
     const due = Date.now() - this.lastPostAt >= this.o.reportMs;
     if (!force && !due && fingerprint === this.lastPosted) {

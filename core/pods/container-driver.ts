@@ -25,9 +25,9 @@ import { newRecord, type ContainerRecord } from './container-record.ts';
 import { targetHost, type ProbeTarget } from '../probes/index.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
 import { recordView, type RunnerContainer } from './pod-runner.ts';
-import { containerLimits } from './container-limits.ts';
+import { containerLimits, podQosClass } from './container-limits.ts';
 import { terminationMessage } from './termination-message.ts';
-import { goDuration, resume } from './container-resume.ts';
+import { goDuration, lostRun, resume } from './container-resume.ts';
 import type { DriverEnv, PodDriver } from './pod-driver.ts';
 
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
@@ -51,8 +51,9 @@ export class ContainerDriver implements PodDriver {
   ) {
     this.pod = pod;
     const st = pod.status;
-    this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses));
-    this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses));
+    const adoptable = typeof provider.adoptContainer === 'function';
+    this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses, adoptable));
+    this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses, adoptable));
   }
 
   /** A container provider sees the pod context as it is. */
@@ -100,6 +101,7 @@ export class ContainerDriver implements PodDriver {
   /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
   async sync(pod: V1Pod): Promise<void> {
     this.pod = pod;
+    await this.adopt(pod);
     for (const rec of this.init) {
       const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
       if (rec.running || rec.starting) return;
@@ -219,6 +221,7 @@ export class ContainerDriver implements PodDriver {
           ports: (spec.ports ?? []).map((p) => ({ name: p.name, containerPort: p.containerPort, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP' })),
           network: { podIPs: (pod.status?.podIPs ?? []).map((a) => a.ip), hostNetwork: pod.spec?.hostNetwork === true },
           limits: containerLimits(spec),
+          qosClass: podQosClass(pod),
           logPath,
         },
         this.d.ctx(),
@@ -232,6 +235,46 @@ export class ContainerDriver implements PodDriver {
       return this.startFailed(pod, rec, reason, (e as Error).message);
     }
     await this.afterStart(pod, spec, rec);
+  }
+
+  /** Re-adopts every run marked by `resume` (see {@link PodDriver.adopt}). */
+  async adopt(pod: V1Pod): Promise<void> {
+    const adopting = [...this.init, ...this.app].filter((r) => r.adopt);
+    if (adopting.length > 0) await Promise.all(adopting.map((rec) => this.adoptRun(pod, rec)));
+  }
+
+  /**
+   * Re-adopts a run that the previous nodelet process started and the provider
+   * kept (see container-resume.ts): same container ID, restart count and log
+   * file, no Created/Started events, no postStart; its probes start again. A
+   * run the provider does not know ended with the previous process
+   * (`ContainerStatusUnknown`/137) and the restart policy applies.
+   */
+  private async adoptRun(pod: V1Pod, rec: ContainerRecord): Promise<void> {
+    const a = rec.adopt!;
+    rec.adopt = undefined;
+    const spec = (rec.init ? pod.spec?.initContainers : pod.spec?.containers)?.find((c) => c.name === rec.name);
+    const id = a.containerID.replace(/^[^:]*:\/\//, '');
+    const log = this.d.ctx().log;
+    let running: RunningContainer | undefined;
+    try {
+      running = spec ? await this.provider.adoptContainer!(id, this.d.ctx()) : undefined;
+    } catch (e) {
+      log.warn({ container: rec.name, id, err: (e as Error).message }, 'could not re-adopt the container');
+    }
+    if (!running || !spec) {
+      rec.waiting = undefined;
+      rec.containerID = a.containerID;
+      rec.terminated = lostRun(a.containerID, a.startedAt, 'The container could not be located when nodelet restarted');
+      return;
+    }
+    // Only the termination message (terminationMessagePath in a volume) needs the mounts: resolved at exit,
+    // when the volumes have been re-synced.
+    const mounts = async () => this.d.setup.mounts(pod, spec, this.d.volumes.prepared, await this.d.setup.env(pod, spec));
+    const logPath = this.d.setup.logPath(pod, rec.name, rec.restartCount);
+    this.onStarted(pod, rec, running, rec.restartCount, { spec, mounts, logPath });
+    log.info({ container: rec.name, id, restartCount: rec.restartCount }, 're-adopted running container');
+    await this.afterStart(pod, spec, rec, true);
   }
 
   /** What probes and hooks of `spec`'s current run reach: the pod's address (read when they run), its ports, the provider's exec. */
@@ -249,12 +292,12 @@ export class ContainerDriver implements PodDriver {
   }
 
   /** postStart, then the run's probes (upstream: the hook runs before the start is done; a failure kills the container). */
-  private async afterStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+  private async afterStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord, adopted = false): Promise<void> {
     const probes = this.d.probes;
     const running = rec.running;
     if (!probes || !running) return;
     const target = this.target(spec, running);
-    const hook = spec.lifecycle?.postStart;
+    const hook = adopted ? undefined : spec.lifecycle?.postStart;
     if (hook) {
       const failed = await probes.hook(hook, pod, spec, target, podGraceMs(pod));
       if (rec.running !== running) return;
@@ -319,7 +362,7 @@ export class ContainerDriver implements PodDriver {
     rec: ContainerRecord,
     running: RunningContainer,
     restartCount: number,
-    run: { spec: V1Container; mounts: Mount[]; logPath: string },
+    run: { spec: V1Container; mounts: Mount[] | (() => Promise<Mount[]>); logPath: string },
   ): void {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;
@@ -334,7 +377,8 @@ export class ContainerDriver implements PodDriver {
         rec.probes = undefined;
         rec.killing = false;
       }
-      const message = await terminationMessage(run.spec, x, run.mounts, run.logPath).catch(() => x.message);
+      const mounts = typeof run.mounts === 'function' ? await run.mounts().catch(() => []) : run.mounts;
+      const message = await terminationMessage(run.spec, x, mounts, run.logPath).catch(() => x.message);
       rec.running = undefined;
       rec.terminated = { ...x, message, startedAt: running.startedAt, containerID: rec.containerID! };
       this.d.requeue(0);

@@ -45,6 +45,12 @@ export interface ContainerRecord {
   probes?: ContainerProbes;
   /** True while the current run is being killed (preStop, then stop). */
   killing?: boolean;
+  /**
+   * Set after nodelet restarted when the API says this container runs and the
+   * provider keeps containers across restarts: the run to re-adopt (its
+   * `wasi://…` containerID and start time) at the pod's first sync.
+   */
+  adopt?: { containerID: string; startedAt: Date };
 }
 
 /** Upstream's `started`: running, and its Startup probe (if any) succeeded. */

@@ -7,15 +7,18 @@
  *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► status (patched only if changed) ──► finished? release pod IPs
- *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► status Failed(reason)
+ *               └──► worker.reconcile ──► finished? release pod resources (DRA, once)
+ *                        ──► status + contributors (DRA health) (patched only if changed)
+ *                        ──► finished? release pod IPs
+ *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► release pod resources ──► status Failed(reason)
  *               └──► final: never synced again, not active (its object stays until deleted)
  */
 import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
-import type { AnyProvider, Logger, PodContext } from '@nodelet/plugin-api/v1';
+import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
+import type { PodStatusContributor } from './pod-status-contributor.ts';
 import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
@@ -62,6 +65,8 @@ export interface PodControllerOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** The node's prober: probes and lifecycle hooks of container runs (absent: not run). */
   probes?: ProbeManager;
+  /** Applied in order to every status before it is compared and posted (DRA: allocatedResourcesStatus). */
+  statusContributors?: readonly PodStatusContributor[];
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -75,6 +80,8 @@ interface Entry {
   posting?: Promise<void>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
   seenAt?: number;
+  /** The pod's resources (DRA claims) were released after its containers stopped for good. */
+  released?: boolean;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
 }
@@ -131,6 +138,13 @@ export class PodController {
     if (!prev || needsSync(prev, pod)) this.queue.add(key);
   }
 
+  /** Syncs the pods with these uids again now (an object they refer to changed). */
+  resyncPods(uids: readonly string[]): void {
+    if (this.stopping || uids.length === 0) return;
+    const want = new Set(uids);
+    for (const [k, p] of this.desired) if (want.has(p.metadata?.uid ?? '')) this.queue.add(k);
+  }
+
   /** A pod is gone from the source. */
   remove(key: string): void {
     this.desired.delete(key);
@@ -141,6 +155,13 @@ export class PodController {
   private cancel(key: string, uid?: string): void {
     const entry = this.entries.get(key);
     if (entry?.worker && (uid === undefined || entry.uid === uid)) entry.worker.cancel?.();
+  }
+
+  /** Releases the pod-level resources of a pod whose containers stopped for good, once per entry. */
+  private async releaseResources(pod: V1Pod, entry: Entry): Promise<void> {
+    if (entry.released || !this.o.setup.releaseResources) return;
+    entry.released = true;
+    await this.o.setup.releaseResources(pod);
   }
 
   /** Pods currently admitted and not finished (for admission and the kubelet API). */
@@ -197,6 +218,8 @@ export class PodController {
         clearTimeout(interim);
       }
     }
+    // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
+    if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
     await this.post(pod, entry, entry.worker.status(pod));
     // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
     if (entry.worker.finished(pod)) await this.o.network?.release(pod);
@@ -224,6 +247,7 @@ export class PodController {
     this.entries.set(key, entry);
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
       entry.rejected = true;
+      await this.releaseResources(pod, entry);
       await this.o.network?.release(pod);
       return entry;
     }
@@ -278,6 +302,8 @@ export class PodController {
 
   private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
     const f = entry.final;
+    // The status contributors' parts (DRA allocatedResourcesStatus) before the comparison with what was posted.
+    for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
     const status = f
       ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }
       : given;
@@ -357,10 +383,16 @@ export class PodController {
     this.o.log.info({ pod: key, graceMs: t.graceMs, reason: t.reason }, 'terminating pod abnormally');
     entry.worker.cancel?.();
     await entry.worker.terminate(current, t.graceMs);
+    await this.releaseResources(current, entry);
     await this.post(current, entry, entry.worker.status(current));
   }
 
-  /** Stops taking pods and stops every container within its grace period (pod objects stay). */
+  /**
+   * Stops taking pods and stops every container within its grace period (pod
+   * objects stay) — except those of a provider that keeps containers across
+   * nodelet restarts (`keepsContainers`): they keep running for the next
+   * nodelet process to re-adopt.
+   */
   async shutdown(): Promise<void> {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
@@ -368,6 +400,8 @@ export class PodController {
     await Promise.all(
       [...this.entries.entries()].map(([k, e]) => {
         const pod = this.desired.get(k);
+        const p = e.worker?.provider;
+        if (p && !isPodProvider(p) && p.keepsContainers) return undefined;
         return e.worker && pod ? e.worker.terminate(pod, this.graceMs(pod)) : undefined;
       }),
     );

@@ -63,6 +63,12 @@ export interface PodDriver {
   context(base: PodContext): PodContext;
   /** Converges the pod towards `pod` (volumes are ready); returns quickly. */
   sync(pod: V1Pod): Promise<void>;
+  /**
+   * Optional: re-adopts the runs a provider kept across a nodelet restart,
+   * before the volume re-sync (their volumes are already mounted); `sync`
+   * adopts what is left. Never rejects.
+   */
+  adopt?(pod: V1Pod): Promise<void>;
   /** The pod status to post. */
   status(pod: V1Pod): V1PodStatus;
   /** True once the pod reached Succeeded or Failed for good. */

@@ -9,7 +9,8 @@
  *                    ▼
  *                 Warning event `failureReason` ("Failed to prepare dynamic resources: …"),
  *                 the pod starts nothing and retries with the volume back-off
- *   pod teardown (deleted) ──► each preparer.release (never throws; retries are its own)
+ *   pod finished / terminated abnormally (containers stopped, before the terminal status is posted)
+ *     and pod teardown (deleted) ──► each preparer.release (never throws; idempotent; retries are its own)
  */
 import type { V1Pod } from '@kubernetes/client-node';
 
@@ -23,6 +24,6 @@ export interface PodResourcePreparer {
   readonly failurePrefix: string;
   /** Prepares what `pod` needs (idempotent: called on every volume sync); a throw keeps the pod waiting. */
   prepare(pod: V1Pod): Promise<void>;
-  /** The pod is torn down; errors are the preparer's to log and retry. */
+  /** The pod's containers stopped for good, or it is torn down (idempotent); errors are the preparer's to log and retry. */
   release(pod: V1Pod): Promise<void>;
 }

@@ -138,5 +138,8 @@ export function createPodSetup(
         await removeTreeNoFollow(dir);
       }
     },
+    async releaseResources(pod) {
+      for (const r of ext.podResources ?? []) await r.release(pod);
+    },
   };
 }

@@ -24,6 +24,12 @@ export interface PodSetup {
   argv(container: V1Container, env: Record<string, string>): string[];
   /** The container's log file for a given restart count (its directory is created). */
   logPath(pod: V1Pod, container: string, restartCount: number): string;
+  /**
+   * The pod's containers all stopped for good (it finished, or was terminated abnormally): releases its
+   * pod-level resources (DRA claims) now, before its terminal status is posted, as upstream's
+   * `SyncTerminatingPod` unprepares them; never throws. {@link teardown} releases them too (idempotent).
+   */
+  releaseResources?(pod: V1Pod): Promise<void>;
   /** Registry credentials for the pod (imagePullSecrets). */
   credentials(pod: V1Pod): Promise<RegistryCredential[]>;
   /** Removes the pod's volumes and directories (not its logs). */

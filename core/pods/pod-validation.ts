@@ -8,6 +8,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { labelKeyError, labelValueError } from '../config/index.ts';
+import { parseQuantity } from '../quantity/index.ts';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -30,6 +31,34 @@ function subdomain(field: string, v: unknown, errs: string[]): void {
   else if (!DNS1123_SUBDOMAIN.test(v)) errs.push(`${field}: Invalid value: ${show(v)}: ${SUBDOMAIN_MSG}`);
 }
 
+/**
+ * A quantity field: it must parse (a static pod with `"abc"` fails upstream's decoding with this
+ * message) and not be negative (`ValidateNonnegativeQuantity`, and the emptyDir `sizeLimit` check).
+ */
+function quantity(field: string, v: unknown, errs: string[]): void {
+  if (v === undefined || v === null) return;
+  if (typeof v !== 'string' && typeof v !== 'number') return void errs.push(`${field}: Invalid value: ${show(v)}: must be a quantity`);
+  let q;
+  try {
+    q = parseQuantity(String(v));
+  } catch {
+    return void errs.push(`${field}: Invalid value: ${show(v)}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+  }
+  if (q.num < 0n) errs.push(`${field}: Invalid value: ${show(v)}: must be greater than or equal to 0`);
+}
+
+function resources(field: string, c: V1Container, errs: string[]): void {
+  for (const kind of ['limits', 'requests'] as const) {
+    const list: unknown = c.resources?.[kind];
+    if (list === undefined || list === null) continue;
+    if (typeof list !== 'object') {
+      errs.push(`${field}.resources.${kind}: Invalid value: ${show(list)}: must be a map`);
+      continue;
+    }
+    for (const [name, v] of Object.entries(list as Record<string, unknown>)) quantity(`${field}.resources.${kind}[${name}]`, v, errs);
+  }
+}
+
 function containers(field: string, list: unknown, errs: string[], seen: Set<string>, required: boolean): void {
   if (list === undefined && !required) return;
   if (!Array.isArray(list) || (required && list.length === 0)) return void errs.push(`${field}: Required value`);
@@ -41,6 +70,7 @@ function containers(field: string, list: unknown, errs: string[], seen: Set<stri
     seen.add(c.name);
     if (typeof c.image !== 'string' || c.image.trim() === '') errs.push(`${f}.image: Required value`);
     else if (c.image !== c.image.trim()) errs.push(`${f}.image: Invalid value: ${show(c.image)}: must not have leading or trailing whitespace`);
+    resources(f, c, errs);
   });
 }
 
@@ -78,6 +108,7 @@ export function validatePodCreate(pod: V1Pod): string[] {
     label(`spec.volumes[${i}].name`, v?.name, errs);
     if (v?.name && volumes.has(v.name)) errs.push(`spec.volumes[${i}].name: Duplicate value: ${show(v.name)}`);
     volumes.add(v?.name);
+    quantity(`spec.volumes[${i}].emptyDir.sizeLimit`, v?.emptyDir?.sizeLimit, errs);
   });
   return errs;
 }

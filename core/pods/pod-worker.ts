@@ -33,6 +33,9 @@
  *    │                            └ PodSandBox, retry after back-off
  *    ├── cancel() (deletion) ──► terminating: nothing new starts; driver.cancel()
  *    └── terminate(grace) ──► terminating ──► driver.stop(grace) ──► abort signal ──► free back-offs
+ *
+ * After a nodelet restart, `driver.adopt` runs between the pod IPs and the volumes: containers a
+ * provider kept (`keepsContainers`) are re-adopted without waiting for the volume re-sync.
  */
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type PodContext } from '@nodelet/plugin-api/v1';
@@ -111,6 +114,9 @@ export class PodWorker implements PodRunner {
     this.ips ??= await this.setUpNetwork(pod);
     if (!this.ips || this.terminating) return;
     pod = withPodIPs(pod, this.ips);
+    // Containers kept across a nodelet restart run already: adopt them before the volume re-sync.
+    await this.driver.adopt?.(pod);
+    if (this.terminating) return;
     const skipVolumes = this.statusOnly && this.volumes.isReady;
     this.statusOnly = false;
     if (!skipVolumes && !(await this.volumes.sync(pod))) return;

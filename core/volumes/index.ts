@@ -11,3 +11,4 @@ export { startCsi, type Csi, type StartCsiOptions } from './csi/index.ts';
 export { podFieldValue } from './downward-api/field-path.ts';
 export { resourceFieldValue } from './downward-api/resource-field.ts';
 export { withObjectCache } from './object-cache.ts';
+export { createTmpfsMounter, memoryEmptyDirSize, tmpfsBacked, type TmpfsMounter, type TmpfsPolicy } from './tmpfs.ts';

@@ -74,6 +74,18 @@ export interface OptionalCapabilities {
   portForward?(pod: PodRef, port: number, stream: ByteStream): Promise<void>;
   /** Current usage of a container. Throw a branded `NotFound` for an unknown id. */
   stats?(containerId: string): Promise<ContainerStats>;
+  /** The provider's threads shared by several containers, with their load (`/metrics`). */
+  threads?(): readonly ThreadLoad[];
+}
+
+/** One thread of a provider that runs several containers, as `/metrics` reports it. */
+export interface ThreadLoad {
+  /** The thread's id, unique within the provider (e.g. a worker's `threadId`). */
+  readonly threadId: number;
+  /** Containers running on it. */
+  readonly containers: number;
+  /** How late its event loop runs, in seconds (max since the last call, or how late it is now). */
+  readonly eventLoopDelaySeconds: number;
 }
 
 /** Which optional capabilities an object implements, by presence. */

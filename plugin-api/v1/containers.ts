@@ -83,6 +83,13 @@ export interface ContainerSpec {
   readonly ports?: readonly ContainerPort[];
   /** The pod's network. Core always sets it; optional so specs built by hand in tests stay short. */
   readonly network?: PodNetwork;
+  /**
+   * The pod's QoS class (`status.qosClass`, or computed from every container's requests and
+   * limits as upstream does). `limits` alone cannot tell a Burstable pod with only requests
+   * from a BestEffort one. Core always sets it; optional so specs built by hand stay short
+   * (a provider should treat an absent class as not BestEffort).
+   */
+  readonly qosClass?: 'Guaranteed' | 'Burstable' | 'BestEffort';
 }
 
 /** Why a container ended, as in `containerStatuses[].state.terminated`. */
@@ -107,4 +114,21 @@ export interface RunningContainer {
    * `gracePeriodMs` has passed. Resolves when it has ended (`exit` is settled).
    */
   stop(gracePeriodMs: number): Promise<void>;
+}
+
+/**
+ * A container a provider still knows after nodelet restarted (see
+ * `Provider.listContainers`): one that runs, or one that ended while nodelet
+ * was away and whose exit was not collected yet.
+ */
+export interface AdoptableContainer {
+  /** Same as `ContainerSpec.id` of the run that started it. */
+  readonly id: string;
+  /** The pod it belongs to. */
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  /** The container's name in the pod spec. */
+  readonly name: string;
+  readonly startedAt: Date;
+  /** Set when it has ended (its exit, kept until adopted or released). */
+  readonly exit?: ContainerExit;
 }

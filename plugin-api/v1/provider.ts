@@ -1,6 +1,6 @@
 import type { Logger } from './logger.ts';
 import type { ImageService, PulledImage, ImagePullOptions } from './images.ts';
-import type { ContainerSpec, RunningContainer } from './containers.ts';
+import type { AdoptableContainer, ContainerSpec, RunningContainer } from './containers.ts';
 import type { NodeContribution } from './node.ts';
 import type { OptionalCapabilities } from './capabilities.ts';
 import type { PodLifecycle } from './pod-lifecycle.ts';
@@ -108,6 +108,30 @@ export interface Provider extends ProviderBase {
   startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer>;
   /** A container-runtime provider does not own whole pods (the discriminant of {@link AnyProvider}). */
   readonly pods?: undefined;
+
+  /**
+   * Optional (out-of-process runtimes): true when the provider's containers
+   * outlive nodelet's process. Core then leaves them running when nodelet
+   * stops (SIGTERM, a restart or an upgrade) and re-adopts them when it starts
+   * again (see {@link Provider.adoptContainer}); a node shutdown (SIGPWR) still
+   * stops them.
+   */
+  readonly keepsContainers?: boolean;
+  /**
+   * Optional: the containers the provider knows (running, or ended and not yet
+   * collected) — what a restarted nodelet may re-adopt. Core calls it once at
+   * start and releases (stops and forgets) those that no pod claims.
+   */
+  listContainers?(): Promise<AdoptableContainer[]>;
+  /**
+   * Optional: a handle on container `id` started by an earlier nodelet process
+   * (same id, same log file; its `exit` resolves at once when it already
+   * ended), or `undefined` when the provider does not know it. Events about it
+   * (e.g. its runtime was lost) go to `ctx`.
+   */
+  adoptContainer?(id: string, ctx: PodContext): Promise<RunningContainer | undefined>;
+  /** Optional: stops container `id` (if it runs) and forgets it; used for containers no pod claims. */
+  releaseContainer?(id: string): Promise<void>;
 }
 
 /** Another name for {@link Provider}: the provider that runs containers for core. */

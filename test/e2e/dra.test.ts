@@ -5,8 +5,11 @@
  * scheduler allocates devices to ResourceClaims (from a template, and one
  * shared claim); nodelet prepares each claim once, hands the CDI env to the
  * containers that reference the claim, checkpoints it across a restart,
- * unprepares it when the last pod is gone (the driver removes its CDI file),
- * makes a pod wait with FailedPrepareDynamicResources while the driver is
+ * unprepares it when the last pod using it finished (before the pod's
+ * Succeeded status is posted) or is gone (the driver removes its CDI file),
+ * deletes at start a ResourceSlice of this node whose driver never registers,
+ * reports the claim's devices in allocatedResourcesStatus (health from the
+ * driver's v1alpha1 stream), makes a pod wait with FailedPrepareDynamicResources while the driver is
  * away, and removes a stopped driver's ResourceSlices after the (shortened)
  * grace period.
  */
@@ -28,6 +31,8 @@ import type { ListPodResourcesResponse__Output } from '../../sockets/generated/p
 
 const GRACE_S = 15;
 const CLASS = 'dra-e2e.nodelet.dev';
+/** A driver that published a slice for the node before nodelet started and never comes back. */
+const GONE_DRIVER = 'gone.dra-e2e.nodelet.dev';
 
 describe('DRA on nodelet', () => {
   const info = inject('cluster');
@@ -41,6 +46,7 @@ describe('DRA on nodelet', () => {
   let cdiDir: string;
   const img: Record<string, string> = {};
   const driverLogs: string[] = [];
+  let staleSlice = '';
 
   const startDriver = async () => {
     driver = await startDraTestDriver(info, { nodeName, rootDir: nodelet.rootDir, cdiDir });
@@ -62,6 +68,14 @@ describe('DRA on nodelet', () => {
     reg = await startRegistry();
     for (const m of ['hello', 'sleep']) img[m] = await pushModule(reg, m);
     cdiDir = mkdtempSync(join(tmpdir(), 'nodelet-dra-cdi-'));
+    staleSlice = (
+      await resource.createResourceSlice({
+        body: {
+          metadata: { generateName: 'stale-' },
+          spec: { driver: GONE_DRIVER, nodeName, pool: { name: nodeName, generation: 1, resourceSliceCount: 1 }, devices: [{ name: 'dev-0' }] },
+        },
+      })
+    ).metadata!.name!;
     nodelet = await startNodelet(info, nodeName, [`--dra-plugin-deregistration-grace-period=${GRACE_S}s`, `--cdi-spec-dirs=${cdiDir}`]);
     ns = await podNamespace(k.core, 'dra');
     await waitNodeReady(k.core, nodeName);
@@ -79,6 +93,7 @@ describe('DRA on nodelet', () => {
     await reg?.stop();
     rmSync(cdiDir, { recursive: true, force: true });
     for (const s of await slices().catch(() => [])) await resource.deleteResourceSlice({ name: s.metadata!.name! }).catch(() => undefined);
+    if (staleSlice) await resource.deleteResourceSlice({ name: staleSlice }).catch(() => undefined);
   });
 
   const pod = (name: string, image: string, claims: k8s.V1PodResourceClaim[], args: string[] = [], restartPolicy = 'Never'): V1Pod => ({
@@ -108,6 +123,14 @@ describe('DRA on nodelet', () => {
     await eventually(`${name} deleted`, async () => !(await k.core.listNamespacedPod({ namespace: ns })).items.some((p) => p.metadata?.name === name), 90_000);
   };
 
+  it("at start nodelet deletes the node's ResourceSlices, so a slice of a driver that never registers is gone", async () => {
+    await eventually('stale ResourceSlice deleted', async () => {
+      const left = (await resource.listResourceSlice({ fieldSelector: `spec.nodeName=${nodeName}` })).items;
+      return !left.some((x) => x.metadata?.name === staleSlice) || undefined;
+    });
+    expect(nodeletLog()).toContain("Deleted this node's ResourceSlices at start");
+  });
+
   it('the driver registers: nodelet connects to it, and its ResourceSlice for the node appears', async () => {
     await startDriver();
     await eventually('ResourceSlice for the node', async () => (await slices()).length > 0 || undefined, 60_000, 250);
@@ -115,7 +138,7 @@ describe('DRA on nodelet', () => {
     expect(count(nodeletLog(), 'Registered DRA plugin', 'v1.DRAPlugin')).toBe(1);
   });
 
-  it('a ResourceClaimTemplate pod: the scheduler allocates, nodelet prepares, the container sees claim_* env, the pod Succeeds, the claim is unprepared after deletion', async () => {
+  it('a ResourceClaimTemplate pod: the scheduler allocates, nodelet prepares, the container sees claim_* env, the claim is unprepared once the pod finished, before its Succeeded status and its deletion', async () => {
     await resource.createNamespacedResourceClaimTemplate({
       namespace: ns,
       body: { metadata: { name: 'one' }, spec: { spec: { devices: { requests: [{ name: 'req', exactly: { deviceClassName: CLASS } }] } } } },
@@ -131,10 +154,11 @@ describe('DRA on nodelet', () => {
     const env = kubectl(info, ['logs', '-n', ns, 't1', '-c', 'main']).stdout;
     const want = `claim_${claimName.replace(/[^a-zA-Z0-9]/g, '_')}_req=true`;
     expect(env).toContain(`env ${want}`);
+    // Upstream's SyncTerminatingPod: unprepared after the containers stopped and before the terminal status is posted.
+    expect(cdiFiles(uid)).toEqual([]);
+    await eventually('nodelet logged the unprepare', async () => count(nodeletLog(), 'Unprepared ResourceClaim', uid) > 0 || undefined, 10_000);
+    expect((await k.core.readNamespacedPod({ name: 't1', namespace: ns })).metadata?.deletionTimestamp).toBeUndefined();
     await gone('t1');
-    await eventually('CDI file removed (claim unprepared)', async () => cdiFiles(uid).length === 0 || undefined, 90_000);
-    // The driver removes the file before it answers; nodelet logs once the answer is in.
-    await eventually('nodelet logged the unprepare', async () => count(nodeletLog(), 'Unprepared ResourceClaim', uid) > 0 || undefined, 30_000);
     expect(count(nodeletLog(), 'Unprepared ResourceClaim', uid)).toBe(1);
   });
 
@@ -171,6 +195,14 @@ describe('DRA on nodelet', () => {
         },
       ]);
     }
+    // allocatedResourcesStatus (upstream's names; the test driver offers the health stream but reports no device: Unknown).
+    expect(nodeletLog()).toContain('Watching DRA device health');
+    for (const n of ['s1', 's2']) {
+      const st = await until(n, 'allocatedResourcesStatus', (p) => !!p.status?.containerStatuses?.[0]?.allocatedResourcesStatus, 30_000);
+      expect(st.status!.containerStatuses![0]!.allocatedResourcesStatus).toEqual([
+        { name: 'claim:dev', resources: [{ resourceID: `${DRIVER}/test=claim-${sharedUID}-req`, health: 'Unknown' }] },
+      ]);
+    }
     const state = JSON.parse(readFileSync(join(nodelet.rootDir, 'dra_manager_state'), 'utf8'));
     const entry = state.ClaimInfoStateList.find((c: { ClaimUID: string }) => c.ClaimUID === sharedUID);
     expect(Object.keys(entry.PodUIDs)).toHaveLength(2);
@@ -182,6 +214,10 @@ describe('DRA on nodelet', () => {
     for (const n of ['s1', 's2']) await until(n, 'Running', (p) => p.status?.phase === 'Running');
     expect(since()).toMatch(/DRA claims restored from the checkpoint/);
     expect(count(since(), 'Prepared ResourceClaim', sharedUID)).toBe(0);
+    // The restart wiped the node's ResourceSlices (upstream does too); the driver publishes its own again
+    // (its slice controller re-syncs a deleted slice after 30 s).
+    expect(since()).toContain("Deleted this node's ResourceSlices at start");
+    await eventually('the driver published its ResourceSlice again', async () => (await slices()).length > 0 || undefined, 90_000, 500);
   });
 
   it('after the restart, deleting both pods unprepares the shared claim once (its CDI file goes)', async () => {

@@ -57,3 +57,14 @@ export async function ensureMirrorPod(clients: KubeClients, pod: V1Pod, node: { 
     log.warn({ pod: `${namespace}/${name}`, err: apiMessage(e) }, 'failed to create mirror pod');
   }
 }
+
+/** Deletes the mirror pod of a static pod whose manifest is gone (upstream's `DeleteMirrorPod`); failures are logged. */
+export async function deleteMirrorPod(clients: KubeClients, pod: V1Pod, log: Logger): Promise<void> {
+  const { name, namespace } = pod.metadata as { name: string; namespace: string };
+  try {
+    await clients.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+    log.info({ pod: `${namespace}/${name}` }, 'deleted mirror pod');
+  } catch (e) {
+    if (!isApiNotFound(e)) log.warn({ pod: `${namespace}/${name}`, err: apiMessage(e) }, 'failed to delete mirror pod');
+  }
+}

@@ -8,8 +8,9 @@ import type { VolumePlugin } from '../types.ts';
 const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
 
 /**
- * A directory under the pod dir, mode 0777 like upstream. `medium: Memory`
- * is a plain directory too (no tmpfs here), recorded as a note; `sizeLimit` is
+ * A directory under the pod dir, mode 0777 like upstream. For `medium: Memory`
+ * the composition root wraps this plugin so the dir is a tmpfs mount when nodelet
+ * runs as root (`../tmpfs.ts`); unwrapped, it is a plain directory, recorded as a note. `sizeLimit` is
  * enforced by eviction (core/eviction), not by the filesystem, as upstream.
  */
 export const emptyDirPlugin: VolumePlugin = {

@@ -8,8 +8,9 @@ const SECRET_PLUGIN = 'kubernetes.io/secret';
 
 /**
  * Writes the secret's keys (or `items`) as files (base64-decoded); missing +
- * `optional` gives an empty volume. Upstream backs these with tmpfs; here
- * they are plain files under the pod dir (noted on the volume).
+ * `optional` gives an empty volume. Upstream backs these with tmpfs, and so does
+ * nodelet when it runs as root: the composition root wraps this plugin (`../tmpfs.ts`);
+ * unwrapped, they are plain files under the pod dir (noted on the volume).
  */
 export const secretPlugin: VolumePlugin = {
   pluginName: SECRET_PLUGIN,

@@ -1,6 +1,11 @@
 /**
  * Runs one container: a worker thread (taken from the pool, used for this
- * container only) executing a compiled WASI module.
+ * container only) executing a compiled WASI module — or, for a BestEffort pod
+ * when the runner has shared threads ({@link RunnerOptions.sharedThreads}), a
+ * module among others on a shared thread (shared-threads.ts), where its clock
+ * sleeps suspend instead of holding the thread. On a shared thread the module's
+ * end is its 'done' message, and terminate() ends the whole thread (every
+ * module on it: see shared-threads.ts for that policy).
  *
  *   startContainer ──take()──► starting ──'started'──► running ──'exit'/'trap'──► exited
  *                          │                      │
@@ -16,7 +21,7 @@
  * worker reported, or 137 if it was terminated before reporting one.
  */
 import { channel } from 'node:diagnostics_channel';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import {
   providerError,
   type ContainerExit,
@@ -29,7 +34,8 @@ import {
 import type { MemoryDecl } from './memory-cap.ts';
 import type { LoadedModule } from './module-cache.ts';
 import type { WorkerPool } from './worker-pool.ts';
-import { CONTROL_BYTES, moduleStats } from './thread-stats.ts';
+import { CONTROL_BYTES, moduleStats, sharedModuleStats } from './thread-stats.ts';
+import type { SharedThread, SharedThreads } from './shared-threads.ts';
 import { experimentalHttpConfig, type ExperimentalHttpConfig } from './experimental-http-config.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
@@ -130,6 +136,8 @@ export interface WorkerInput {
   readonly listen?: ReadonlyArray<{ host: string; port: number }>;
   /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
   readonly http?: ExperimentalHttpConfig;
+  /** On a shared thread: where the module's messages go (then 'done' once it ended). */
+  readonly port?: MessagePort;
 }
 
 /** Where pre-opened sockets listen when the pod has no IP (no pod network on the node). */
@@ -155,6 +163,82 @@ export interface RunnerOptions {
   readonly startTimeoutMs?: number;
   /** Descriptor budget of each container (none when absent). */
   readonly fdBudget?: FdBudget;
+  /**
+   * Threads shared by BestEffort pods' modules: when set, a container whose
+   * pod is BestEffort ({@link placement}) runs on one of them instead of a
+   * thread of its own.
+   */
+  readonly sharedThreads?: SharedThreads;
+}
+
+/**
+ * Where a module runs: `shared` (a shared thread) for a BestEffort pod's
+ * module that needs no listener or outbound HTTP (those keep a thread of their
+ * own), `dedicated` (a thread of its own) otherwise — a pod with a CPU or
+ * memory request (Guaranteed, Burstable), or whose QoS class is not known.
+ */
+export function placement(spec: ContainerSpec, loaded: Pick<LoadedModule, 'acceptsSockets' | 'experimentalHttp'>): 'shared' | 'dedicated' {
+  if (spec.qosClass !== 'BestEffort') return 'dedicated';
+  if (loaded.experimentalHttp || listenAddresses(spec, loaded).length > 0) return 'dedicated';
+  return 'shared';
+}
+
+/** The thread a module runs on, as the runner drives it (a worker of its own or a shared thread). */
+interface Host {
+  readonly threadId: number;
+  onMessage(fn: (m: WorkerMessage) => void): void;
+  onError(fn: (e: Error) => void): void;
+  /** Once: the module is gone (its thread ended, or its 'done' on a shared thread); `why` if its shared thread was ended for another reason. */
+  onGone(fn: (code: number, why?: string) => void): void;
+  post(input: WorkerInput): void;
+  terminate(why: string): void;
+  /** The module's stats. */
+  stats(tid: number | undefined, control: SharedArrayBuffer): ContainerStats;
+}
+
+function dedicatedHost(worker: Worker): Host {
+  return {
+    threadId: worker.threadId,
+    onMessage: (fn) => worker.on('message', fn),
+    onError: (fn) => worker.on('error', fn),
+    onGone: (fn) => worker.on('exit', (code) => fn(code)),
+    post: (input) => worker.postMessage(input),
+    terminate: () => void worker.terminate(),
+    stats: (tid, control) => moduleStats(worker, tid, control),
+  };
+}
+
+function sharedHost(thread: SharedThread): Host {
+  const { port1, port2 } = new MessageChannel();
+  let gone: ((code: number, why?: string) => void) | undefined;
+  let ended = false;
+  const end = (code: number, why?: string) => {
+    if (ended) return;
+    ended = true;
+    unsubscribe();
+    thread.modules--;
+    port1.close();
+    gone?.(code, why);
+  };
+  const unsubscribe = thread.onGone(() => end(1, thread.goneBecause));
+  let onMessage: (m: WorkerMessage) => void = () => {};
+  port1.on('message', (m: WorkerMessage | { type: 'done' }) => {
+    if (m.type === 'done') end(0);
+    else onMessage(m);
+  });
+  return {
+    threadId: thread.worker.threadId,
+    onMessage: (fn) => {
+      onMessage = fn;
+    },
+    onError: () => {},
+    onGone: (fn) => {
+      gone = fn;
+    },
+    post: (input) => thread.worker.postMessage({ ...input, port: port2 }, [port2]),
+    terminate: (why) => thread.terminate(why),
+    stats: (_tid, control) => sharedModuleStats(control),
+  };
 }
 
 type WorkerMessage =
@@ -192,12 +276,14 @@ export async function runContainer(
   signal?.throwIfAborted();
   const http = loaded.experimentalHttp ? experimentalHttpConfig(spec) : undefined;
   const t0 = performance.now();
-  let worker: Worker;
+  let worker: Host;
+  const shared = opts.sharedThreads !== undefined && placement(spec, loaded) === 'shared';
   try {
-    worker = await pool.take();
+    worker = shared ? sharedHost(await opts.sharedThreads!.take()) : dedicatedHost(await pool.take());
   } catch (e) {
     throw providerError('Internal', `no worker thread for container ${spec.name}: ${(e as Error).message}`, { cause: e });
   }
+  const onSharedThread = shared ? ` (on a thread shared with other BestEffort pods, which was terminated)` : '';
   const waitMs = performance.now() - t0;
   const control = new SharedArrayBuffer(CONTROL_BYTES);
   const input: WorkerInput = {
@@ -227,7 +313,7 @@ export async function runContainer(
     });
     const running: WasiContainer = {
       id: spec.id,
-      stats: () => moduleStats(worker, tid, control),
+      stats: () => worker.stats(tid, control),
       get startedAt() {
         return startedAt ?? new Date();
       },
@@ -242,7 +328,13 @@ export async function runContainer(
           const flag = new Int32Array(control);
           Atomics.store(flag, 0, 1);
           Atomics.notify(flag, 0);
-          const timer = setTimeout(() => void worker.terminate(), STOP_UNWIND_MS);
+          const timer = setTimeout(
+            () =>
+              worker.terminate(
+                `container ${spec.name} of pod ${spec.pod.namespace}/${spec.pod.name} on the same shared thread did not stop within ${STOP_UNWIND_MS} ms (busy without WASI calls); the thread was terminated`,
+              ),
+            STOP_UNWIND_MS,
+          );
           void exit.then(() => clearTimeout(timer));
         }
         await exit;
@@ -251,12 +343,30 @@ export async function runContainer(
     // Bounding the start: a module looping in its start function never answers.
     const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     let instantiating = false;
-    const abortStart = (err: Error) => {
+    const abortStart = (err: Error, stuck = true) => {
       if (startedAt !== undefined) return;
       stopping = true;
       cleanupStart();
       rejectStart(err);
-      void worker.terminate();
+      if (shared && !stuck) {
+        // Not stuck, just no longer wanted: the module unwinds at its first WASI call, its neighbours go on.
+        const flag = new Int32Array(control);
+        Atomics.store(flag, 0, 1);
+        Atomics.notify(flag, 0);
+        // A module that never calls WASI would run on unseen: bound it like a start.
+        const late = setTimeout(
+          () =>
+            worker.terminate(
+              `container ${spec.name} of pod ${spec.pod.namespace}/${spec.pod.name} on the same shared thread was not started (its pod was deleted) and did not stop within ${startTimeoutMs / 1000}s; the thread was terminated`,
+            ),
+          startTimeoutMs,
+        );
+        void exit.then(() => clearTimeout(late));
+        return;
+      }
+      worker.terminate(
+        `container ${spec.name} of pod ${spec.pod.namespace}/${spec.pod.name} on the same shared thread did not finish starting; the thread was terminated`,
+      );
     };
     const timer = setTimeout(
       () =>
@@ -264,22 +374,22 @@ export async function runContainer(
           providerError(
             'InvalidImage',
             instantiating
-              ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated`
-              : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated`,
+              ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated${onSharedThread}`
+              : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated${onSharedThread}`,
             { reason: 'StartTimeout' },
           ),
         ),
       startTimeoutMs,
     );
     const onAbort = () =>
-      abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`));
+      abortStart(providerError('Unavailable', `container ${spec.name} was not started: the pod is being deleted (its module was still instantiating)`), false);
     function cleanupStart() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
-    worker.on('message', (m: WorkerMessage) => {
+    worker.onMessage((m: WorkerMessage) => {
       switch (m.type) {
         case 'instantiating':
           instantiating = true;
@@ -291,7 +401,7 @@ export async function runContainer(
           startedAt = new Date();
           startedMs = performance.now();
           resolveStart(running);
-          setImmediate(() => pool.warm()); // replace the worker once the caller has its container
+          if (!shared) setImmediate(() => pool.warm()); // replace the worker once the caller has its container
           if (startChannel.hasSubscribers) {
             startChannel.publish({
               containerId: spec.id,
@@ -320,7 +430,7 @@ export async function runContainer(
           outcome ??= toExit(m, loaded.capBytes);
       }
     });
-    worker.on('error', (e) => {
+    worker.onError((e) => {
       if (startedAt === undefined) {
         cleanupStart();
         rejectStart(providerError('Internal', `the worker of container ${spec.name} failed to start: ${e.message}`, { cause: e }));
@@ -328,17 +438,19 @@ export async function runContainer(
         outcome ??= { exitCode: 1, reason: 'Error', message: `${e.name}: ${e.message}` };
       }
     });
-    worker.on('exit', (code) => {
+    worker.onGone((code, why) => {
       cleanupStart();
       if (startedAt === undefined) {
         rejectStart(providerError('Internal', `the worker of container ${spec.name} exited before the module started (code ${code})`));
-        setImmediate(() => pool.warm());
+        if (!shared) setImmediate(() => pool.warm());
       }
       const result: ContainerExit = {
         ...(outcome ??
           (stopping
             ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
-            : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
+            : why !== undefined
+              ? { exitCode: KILLED_EXIT_CODE, reason: 'Error', message: why }
+              : { exitCode: 1, reason: 'Error', message: `the worker thread ended unexpectedly (code ${code})` })),
         finishedAt: new Date(),
       };
       resolveExit(result);
@@ -347,7 +459,7 @@ export async function runContainer(
         endChannel.publish({ containerId: spec.id, logPath: spec.logPath, runMs, exit: result } satisfies ContainerEndEvent);
       }
     });
-    worker.postMessage(input);
+    worker.post(input);
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Provider } from '@nodelet/plugin-api/v1';
 import { WasiProvider, type WasiProviderOptions } from './wasi-provider.ts';
+import { ExternalWasiProvider } from './runtime/external-provider.ts';
 
 export { WasiProvider, WASM_LAYER_TYPES, DEFAULT_RESOURCE_LIMITS, type WasiProviderOptions } from './wasi-provider.ts';
 export { capModuleMemory, WASM_PAGE, type MemoryDecl } from './memory-cap.ts';
@@ -16,19 +17,38 @@ export {
   type ContainerEndEvent,
 } from './container-runner.ts';
 export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
+export { ExternalWasiProvider, LOST_EXIT } from './runtime/external-provider.ts';
+export { PROTOCOL_VERSION, SOCKET_NAME, PID_FILE_NAME, LOG_FILE_NAME } from './runtime/protocol.ts';
+export { runtimePid } from './runtime/spawn-runtime.ts';
 export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
+export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
+export { placement } from './container-runner.ts';
 
 /**
  * Creates the `wasi` provider. nodelet calls this without options; these
  * environment variables of nodelet's process set them instead:
  *  - `NODELET_WASI_MAX_OPEN_FILES`: descriptors per container (`maxOpenFiles`);
  *  - `NODELET_WASI_NODE_MAX_OPEN_FILES`: descriptors of all containers (`nodeMaxOpenFiles`);
- *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`).
+ *  - `NODELET_WASI_START_TIMEOUT_MS`: instantiation timeout in ms (`startTimeoutMs`);
+ *  - `NODELET_WASI_SHARED_THREADS`: threads shared by BestEffort pods (`sharedThreads`; 0: none);
+ *  - `NODELET_WASI_RUNTIME`: `in-process` (the default: modules run in nodelet's worker threads)
+ *    or `external` (modules run in the WASI runtime process, which outlives nodelet: see README.md).
  * A malformed value makes the factory throw (nodelet reports the provider as not loaded).
  */
 export function createProvider(opts: WasiProviderOptions = {}): Provider {
-  return new WasiProvider({ ...optionsFromEnv(process.env), ...opts });
+  const mode = runtimeMode(process.env);
+  const inProcess = new WasiProvider({ ...optionsFromEnv(process.env), ...opts });
+  // The runtime process reads the NODELET_WASI_* options itself (it inherits nodelet's environment).
+  return mode === 'external' ? new ExternalWasiProvider(inProcess.runtimeVersion) : inProcess;
+}
+
+/** Where the modules run, from `NODELET_WASI_RUNTIME` (`in-process` when unset). */
+export function runtimeMode(env: NodeJS.ProcessEnv): 'in-process' | 'external' {
+  const raw = env.NODELET_WASI_RUNTIME ?? '';
+  if (raw === '' || raw === 'in-process') return 'in-process';
+  if (raw === 'external') return 'external';
+  throw new RangeError(`NODELET_WASI_RUNTIME must be in-process or external, not ${JSON.stringify(raw)}`);
 }
 
 /** The options set by the NODELET_WASI_* environment variables (see {@link createProvider}). */
@@ -44,6 +64,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): WasiProviderOptions {
   const maxOpenFiles = int('NODELET_WASI_MAX_OPEN_FILES');
   const nodeMaxOpenFiles = int('NODELET_WASI_NODE_MAX_OPEN_FILES');
   const startTimeoutMs = int('NODELET_WASI_START_TIMEOUT_MS');
+  const shared = env.NODELET_WASI_SHARED_THREADS;
+  if (shared !== undefined && shared !== '') {
+    const n = Number(shared);
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`NODELET_WASI_SHARED_THREADS must be a non-negative integer, not ${JSON.stringify(shared)}`);
+    out.sharedThreads = n;
+  }
   if (maxOpenFiles !== undefined) out.maxOpenFiles = maxOpenFiles;
   if (nodeMaxOpenFiles !== undefined) out.nodeMaxOpenFiles = nodeMaxOpenFiles;
   if (startTimeoutMs !== undefined) out.startTimeoutMs = startTimeoutMs;

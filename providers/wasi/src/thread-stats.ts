@@ -10,6 +10,9 @@
  * - Memory: the module's linear memory size (`memory.buffer.byteLength`), as
  *   the worker last published it at a WASI call. It only grows (Wasm memory
  *   never shrinks), like a process's heap high-water mark.
+ * - On a shared thread (BestEffort pods, shared-threads.ts) the thread's CPU
+ *   is every module's: a module's CPU is the wall time of its run slices,
+ *   published by the worker at each WASI call and suspension.
  */
 import { readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
@@ -17,8 +20,13 @@ import type { ContainerStats } from '@nodelet/plugin-api/v1';
 
 /** Byte offset of the memory size in the control buffer (see worker/wasi-imports.mjs). */
 export const MEMORY_SLOT_OFFSET = 8;
-/** Size of the control buffer: stop flag (Int32) + padding + memory size (Float64). */
-export const CONTROL_BYTES = 16;
+/** Byte offset of a shared-thread module's CPU time in ns (see worker/suspending-poll.mjs). */
+export const CPU_SLOT_OFFSET = 16;
+/**
+ * Size of the control buffer: stop flag (Int32) + padding + memory size (Float64) + on a
+ * shared thread, CPU ns of ended slices and the epoch ms the current slice began (2 Float64).
+ */
+export const CONTROL_BYTES = 32;
 
 const TICK_NS = 1e9 / 100; // USER_HZ is 100 on Linux
 
@@ -41,6 +49,21 @@ export function threadCpuNs(tid: number): number | undefined {
     /* not Linux, or the thread is gone */
   }
   return undefined;
+}
+
+/**
+ * The stats of a module on a shared thread: CPU is the wall time of its run
+ * slices (worker/suspending-poll.mjs sliceClock), memory as for a dedicated one.
+ */
+export function sharedModuleStats(control: SharedArrayBuffer): ContainerStats {
+  const [ended, since] = new Float64Array(control, CPU_SLOT_OFFSET, 2);
+  const cpuNs = ended! + (since ? Math.max(0, performance.timeOrigin + performance.now() - since) * 1e6 : 0);
+  const memBytes = new Float64Array(control, MEMORY_SLOT_OFFSET, 1)[0]!;
+  return {
+    timestamp: new Date(),
+    cpu: { usageCoreNanoSeconds: Math.round(cpuNs) },
+    memory: { workingSetBytes: memBytes, usageBytes: memBytes },
+  };
 }
 
 /** The stats of one module's worker (`tid` from its 'started' message). */

@@ -11,6 +11,7 @@ import {
   type ProviderContext,
   type PulledImage,
   type RunningContainer,
+  type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
 import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
 import { makeFdBudget } from './fd-budget.ts';
@@ -19,6 +20,7 @@ import { startComponent } from './component-runner.ts';
 import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
+import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
 export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
@@ -44,7 +46,7 @@ export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGen
 export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
-export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
+export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 'sharedThreads'> {
   /** Descriptors one container may hold (default 1024, at most 8192: see fd-budget.ts); EMFILE beyond. */
   readonly maxOpenFiles?: number;
   /** Descriptors all containers may hold together (default: see `defaultNodeMaxFds`); ENFILE beyond. */
@@ -62,6 +64,11 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget'> {
   readonly workerPool?: number;
   /** Worker threads starting at the same time (default 4). */
   readonly maxBootingWorkers?: number;
+  /**
+   * Threads shared by BestEffort pods' modules (default {@link DEFAULT_SHARED_THREADS});
+   * 0 gives every module a thread of its own, as for other pods.
+   */
+  readonly sharedThreads?: number;
 }
 
 /**
@@ -88,11 +95,14 @@ export class WasiProvider implements Provider {
   private readonly socketPoolOpts: ConstructorParameters<typeof WorkerPool>[0];
   private ctx?: ProviderContext;
   private components?: ComponentCache;
+  private readonly sharedSize: number;
+  private shared?: SharedThreads;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.cache = new ModuleCache(opts.cacheEntries);
     this._fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
     this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget };
+    this.sharedSize = opts.sharedThreads ?? DEFAULT_SHARED_THREADS;
     this.poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,
       maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
@@ -127,7 +137,7 @@ export class WasiProvider implements Provider {
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
-    const running = await runContainer(spec, loaded, ctx.log, pool, this.opts, ctx.signal, ctx.event);
+    const running = await runContainer(spec, loaded, ctx.log, pool, { ...this.opts, sharedThreads: this.sharedThreads() }, ctx.signal, ctx.event);
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -156,6 +166,18 @@ export class WasiProvider implements Provider {
     return running;
   }
 
+  /** The shared threads (made on first use; none when `sharedThreads` is 0). */
+  private sharedThreads(): SharedThreads | undefined {
+    if (this.sharedSize <= 0) return undefined;
+    this.shared ??= new SharedThreads({ size: this.sharedSize, onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message) });
+    return this.shared;
+  }
+
+  /** The threads shared by BestEffort modules, with their load and event-loop delay (`/metrics`). */
+  threads(): readonly ThreadLoad[] {
+    return this.shared?.loads() ?? [];
+  }
+
   /**
    * CPU time of the container's worker thread and its module's linear memory
    * size (see README.md, "Container stats"). NotFound for an unknown or ended container.
@@ -170,9 +192,12 @@ export class WasiProvider implements Provider {
   async shutdown(): Promise<void> {
     const pool = this.pool;
     const socketPool = this.socketPool;
+    const shared = this.shared;
+    this.shared = undefined;
     this.pool = new WorkerPool(this.poolOpts);
     this.socketPool = new WorkerPool(this.socketPoolOpts);
     await Promise.all([pool.close(), socketPool.close(), ...[...this.running.values()].map((r) => r.stop(0))]);
+    await shared?.close();
     this.cache.clear();
   }
 

@@ -1,7 +1,8 @@
 /** Runs the real `nodelet` command as a child process for e2e tests. */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { unmountUnder } from '../../harness/unmount-under.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
@@ -43,6 +44,41 @@ export interface NodeletProcess {
   restart(): Promise<void>;
   /** Stops it and removes its root dir and pod interface. */
   dispose(): Promise<void>;
+  /** Sends `signal` and waits until it exited (e.g. `SIGKILL`: a crash), without restarting it. */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  /** Starts it again after {@link NodeletProcess.kill}. */
+  start(): void;
+  /** The pid of the external WASI runtime (`NODELET_WASI_RUNTIME=external`), from its pid file. */
+  runtimePid(): number | undefined;
+}
+
+/** The pid in the WASI runtime's pid file under a nodelet root dir, if any. */
+export function wasiRuntimePid(rootDir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(rootDir, 'providers-data', 'wasi', 'runtime.pid'), 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Kills the WASI runtime's process group (it runs in its own session), so that no runtime outlives its test file. */
+export async function killWasiRuntime(rootDir: string): Promise<void> {
+  const pid = wasiRuntimePid(rootDir);
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    return; // already gone
+  }
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added to the environment). */
@@ -104,11 +140,22 @@ export async function startNodelet(
       await np.stop();
       np.peer = launch();
     },
+    async kill(signal) {
+      await np.peer.stop(signal, 60_000);
+    },
+    start() {
+      np.peer = launch();
+    },
+    runtimePid: () => wasiRuntimePid(rootDir),
     async dispose() {
       await np.peer.stop('SIGTERM', 30_000);
+      // An external WASI runtime outlives nodelet on purpose: the test machine does not keep it.
+      await killWasiRuntime(rootDir);
       // Keep the log for post-mortems of CI runs (test/.cache is git-ignored).
       mkdirSync(LOG_KEEP_DIR, { recursive: true });
       copyFileSync(logFile, join(LOG_KEEP_DIR, `${nodeName}-${Date.now()}.log`));
+      // nodelet keeps its tmpfs volume mounts when it stops (as upstream does); the test machine does not.
+      unmountUnder(rootDir);
       rmSync(rootDir, { recursive: true, force: true });
       // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not.
       await new Promise((done) => execFile('ip', ['link', 'del', podInterface], () => done(undefined)));

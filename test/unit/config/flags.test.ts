@@ -43,6 +43,13 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'healthz-bind-address': ['::1', (o) => o.healthzBindAddress, '::1'],
   'healthz-port': ['0', (o) => o.healthzPort, 0],
   'hostname-override': ['My-Node', (o) => o.nodeName, 'my-node'],
+  'eviction-hard': ['memory.available<1Gi,nodefs.available<5%', (o) => o.evictionHard, { 'memory.available': '1Gi', 'nodefs.available': '5%' }],
+  'eviction-max-pod-grace-period': ['20', (o) => o.evictionMaxPodGracePeriodSeconds, 20],
+  'eviction-minimum-reclaim': ['imagefs.available=2Gi', (o) => o.evictionMinimumReclaim, { 'imagefs.available': '2Gi' }],
+  'eviction-monitoring-period': ['2s', (o) => o.evictionMonitoringPeriodMs, 2000],
+  'eviction-pressure-transition-period': ['30s', (o) => o.evictionPressureTransitionPeriodMs, 30_000],
+  'eviction-soft': ['memory.available<2Gi', (o) => o.evictionSoft, { 'memory.available': '2Gi' }],
+  'eviction-soft-grace-period': ['memory.available=1m30s', (o) => o.evictionSoftGracePeriodMs, { 'memory.available': 90_000 }],
   'image-gc-high-threshold': ['90', (o) => o.imageGCHighThresholdPercent, 90],
   'image-gc-low-threshold': ['50', (o) => o.imageGCLowThresholdPercent, 50],
   kubeconfig: ['/etc/kubeconfig', (o) => [o.kubeconfig, o.podManifestPath], ['/etc/kubeconfig', undefined]],
@@ -58,6 +65,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'register-with-taints': ['k=v:NoExecute', (o) => o.registerWithTaints, [{ key: 'k', value: 'v', effect: 'NoExecute' }]],
   'root-dir': ['/tmp/nl', (o) => o.rootDir, '/tmp/nl'],
   'sync-frequency': ['1m30s', (o) => o.syncFrequencyMs, 90_000],
+  'file-check-frequency': ['5s', (o) => o.fileCheckFrequencyMs, 5_000],
   'tls-cert-file': ['/c.crt', (o) => o.tlsCertFile, '/c.crt'],
   'tls-private-key-file': ['/c.key', (o) => o.tlsPrivateKeyFile, '/c.key'],
   v: ['4', (o) => o.logLevel, 'trace'],
@@ -79,6 +87,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
 
 /** Flags that need a partner flag to validate. */
 const PARTNERS: Record<string, string[]> = {
+  'eviction-soft': ['--eviction-soft-grace-period=memory.available=10s'],
   'tls-cert-file': ['--tls-private-key-file=/k'],
   'tls-private-key-file': ['--tls-cert-file=/c'],
   'bootstrap-kubeconfig': ['--kubeconfig=/etc/kubeconfig'],

@@ -14,10 +14,18 @@ describe('nodelet.service', () => {
     expect(r.status).toBe(0);
   });
 
-  it('restarts always, stops nodelet with SIGTERM and keeps it in the host mount namespace', () => {
+  it('restarts always, stops only nodelet with SIGTERM (the external WASI runtime outlives it) and keeps it in the host mount namespace', () => {
     const text = readFileSync(UNIT, 'utf8');
     const keys = text.split('\n').filter((l) => /^[A-Za-z]+=/.test(l));
-    expect(keys).toEqual(expect.arrayContaining(['Restart=always', 'KillSignal=SIGTERM', 'KillMode=control-group', 'StartLimitIntervalSec=0']));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'Restart=always',
+        'KillSignal=SIGTERM',
+        'KillMode=process',
+        'Environment=NODELET_WASI_RUNTIME=external',
+        'StartLimitIntervalSec=0',
+      ]),
+    );
     expect(keys.filter((k) => /^(MountFlags|PrivateMounts|ProtectSystem|PrivateTmp)=/.test(k))).toEqual([]);
   });
 });

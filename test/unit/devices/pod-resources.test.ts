@@ -70,4 +70,38 @@ describe('podresources v1 server', () => {
     expect(one.pod_resources.name).toBe('p1');
     await expect(unary(client.Get.bind(client) as never, { pod_name: 'nope', pod_namespace: 'ns' })).rejects.toThrow('pod nope in namespace ns not found');
   });
+
+  it("List and Get report a container's prepared DRA claims as upstream's dynamic_resources (claim name/namespace, devices, CDI ids)", async () => {
+    const dir = tmp();
+    const log = memLogger();
+    const p1 = pod('p1', [{}, {}]);
+    const m = new DeviceManager({ dir, log, activePods: () => [p1] });
+    stops.push(() => m.stop());
+    const dynamicResources = (_p: V1Pod, c: { name: string }) =>
+      c.name === 'c0'
+        ? [
+            {
+              claimName: 'gpu-x',
+              claimNamespace: 'ns',
+              resources: [{ driverName: 'drv.io', poolName: 'node-a', deviceName: 'dev-0', cdiDevices: ['drv.io/t=a'] }],
+            },
+          ]
+        : [];
+    const server = await startPodResourcesServer(join(dir, 'pod-resources', 'kubelet.sock'), { activePods: () => [p1], devices: m, dynamicResources }, log);
+    stops.push(() => server.stop());
+    const client: PodResourcesListerClient = clientOn(loadPodResources().PodResourcesLister, await dialUnix(server.socketPath, 2000));
+    stops.push(() => client.close());
+    const want = [
+      {
+        claim_name: 'gpu-x',
+        claim_namespace: 'ns',
+        claim_resources: [expect.objectContaining({ driver_name: 'drv.io', pool_name: 'node-a', device_name: 'dev-0', cdi_devices: [{ name: 'drv.io/t=a' }] })],
+      },
+    ];
+    type Pr = { containers: { name: string; dynamic_resources: unknown[] }[] };
+    const list = await unary<{ pod_resources: Pr[] }>(client.List.bind(client) as never, {});
+    expect(list.pod_resources[0]!.containers.map((c) => c.dynamic_resources)).toEqual([want, []]);
+    const one = await unary<{ pod_resources: Pr }>(client.Get.bind(client) as never, { pod_name: 'p1', pod_namespace: 'ns' });
+    expect(one.pod_resources.containers.map((c) => c.dynamic_resources)).toEqual([want, []]);
+  });
 });

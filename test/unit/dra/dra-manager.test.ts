@@ -233,7 +233,7 @@ describe('DRAPlugin handler and driver registry', () => {
 
   it("a deregistered driver's slices are wiped after the grace period unless it registers again; another endpoint's deregistration is ignored", async () => {
     vi.useFakeTimers();
-    const wiped: string[] = [];
+    const wiped: (string | undefined)[] = [];
     const reg = new DraDriverRegistry({ graceMs: 30_000, log: memLogger(), wipeSlices: async (d) => void wiped.push(d) });
     const d = fakeDriver();
     reg.register(DRV, '/a', d.client);
@@ -249,6 +249,52 @@ describe('DRAPlugin handler and driver registry', () => {
     reg.deregister(DRV, '/a');
     await vi.advanceTimersByTimeAsync(30_000);
     expect(wiped).toEqual([DRV]);
+    reg.stop();
+  });
+
+  it("at start every slice of the node is wiped (all drivers), retried with upstream's back-off until it succeeds", async () => {
+    vi.useFakeTimers();
+    const tries: (string | undefined)[] = [];
+    let failures = 2;
+    const reg = new DraDriverRegistry({
+      graceMs: 30_000,
+      log: memLogger(),
+      wipeSlices: async (d) => {
+        tries.push(d);
+        if (failures-- > 0) throw new Error('Unauthorized');
+      },
+    });
+    reg.wipeAtStart();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tries).toEqual([undefined]);
+    // A driver registering does not cancel the start-up wipe (it publishes its slices again itself).
+    reg.register(DRV, '/a', fakeDriver().client);
+    await vi.advanceTimersByTimeAsync(1200); // first retry after 1 s (+ ≤ 20 % jitter)
+    expect(tries).toEqual([undefined, undefined]);
+    await vi.advanceTimersByTimeAsync(2400); // then 2 s (+ jitter): succeeds
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(tries).toEqual([undefined, undefined, undefined]);
+    reg.stop();
+  });
+
+  it("a failing wipe of a deregistered driver's slices is retried, and given up once the driver registers again", async () => {
+    vi.useFakeTimers();
+    const tries: (string | undefined)[] = [];
+    const reg = new DraDriverRegistry({
+      graceMs: 30_000,
+      log: memLogger(),
+      wipeSlices: async (d) => {
+        tries.push(d);
+        throw new Error('apiserver unavailable');
+      },
+    });
+    reg.register(DRV, '/a', fakeDriver().client);
+    reg.deregister(DRV, '/a');
+    await vi.advanceTimersByTimeAsync(30_000 + 1200 + 2400);
+    expect(tries).toEqual([DRV, DRV, DRV]);
+    reg.register(DRV, '/a', fakeDriver().client);
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(tries).toEqual([DRV, DRV, DRV]);
     reg.stop();
   });
 });

@@ -1,15 +1,18 @@
 // grpcDraClient against a real grpc-js server on a unix socket: v1 and the
 // v1beta1 fallback reach their own method paths, results map back per claim
-// UID, and a gRPC error becomes NDL_DRA_DRIVER_RPC.
+// UID, a gRPC error becomes NDL_DRA_DRIVER_RPC, and the v1alpha1 health
+// stream's reports arrive as DeviceHealthReports until the client closes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { unixTarget } from '../../../sockets/dial.ts';
 import { DRAPluginService, NodePrepareResourcesResponse, type DRAPluginServer } from '../../../sockets/dra.ts';
 import { DRAPluginV1beta1Service } from '../../../sockets/dra-v1beta1.ts';
+import { DRAResourceHealthService, NodeWatchResourcesResponse, type DRAResourceHealthServer } from '../../../sockets/dra-health.ts';
 import { grpcDraClient } from '../../../core/dra/grpc-driver-client.ts';
+import type { DeviceHealthReport } from '../../../core/dra/health-info.ts';
 
 describe('grpcDraClient', () => {
   const cleanups: Array<() => void> = [];
@@ -41,6 +44,22 @@ describe('grpcDraClient', () => {
       },
     });
     const server = new grpc.Server();
+    const health: DRAResourceHealthServer = {
+      nodeWatchResources: (call) => {
+        seen.push('watch');
+        call.write(
+          NodeWatchResourcesResponse.fromPartial({
+            devices: [
+              { device: { pool_name: 'p', device_name: 'd0' }, health: 'HEALTHY', last_updated_time: '1', health_check_timeout_seconds: '60' },
+              { device: { pool_name: 'p', device_name: 'd1' }, health: 'UNHEALTHY', message: 'ECC errors' },
+              { device: { pool_name: 'p', device_name: 'd2' }, health: 'UNKNOWN' },
+            ],
+          }),
+        );
+        call.on('cancelled', () => seen.push('watch cancelled'));
+      },
+    };
+    server.addService(DRAResourceHealthService, health);
     server.addService(DRAPluginService, impl('v1'));
     server.addService(DRAPluginV1beta1Service, impl('v1beta1'));
     await new Promise<void>((ok, fail) => server.bindAsync(unixTarget(sock), grpc.ServerCredentials.createInsecure(), (e) => (e ? fail(e) : ok())));
@@ -58,7 +77,7 @@ describe('grpcDraClient', () => {
       { namespace: 'ns', uid: 'u2', name: 'c2' },
     ];
     for (const v of ['v1.DRAPlugin', 'v1beta1.DRAPlugin'] as const) {
-      const c = grpcDraClient(sock, v, 5000);
+      const c = grpcDraClient(sock, v, 5000, false);
       cleanups.push(() => c.close());
       expect(await c.nodePrepareResources(claims)).toEqual({
         u1: { error: undefined, devices: [{ requestNames: ['req'], poolName: 'p', deviceName: 'd0', cdiDeviceIds: ['v.io/c=d0'] }] },
@@ -69,9 +88,29 @@ describe('grpcDraClient', () => {
     expect(seen).toEqual(['v1 prepare u1,u2', 'v1 unprepare u1', 'v1beta1 prepare u1,u2', 'v1beta1 unprepare u1']);
   });
 
+  it('watchHealth reads the NodeWatchResources stream as reports; close() cancels it and ends the watch cleanly', async () => {
+    const { sock, seen } = await serve();
+    const plain = grpcDraClient(sock, 'v1.DRAPlugin', 5000, false);
+    expect(plain.watchHealth).toBeUndefined();
+    plain.close();
+    const c = grpcDraClient(sock, 'v1.DRAPlugin', 5000, true);
+    const reports: DeviceHealthReport[][] = [];
+    const ended: (Error | undefined)[] = [];
+    c.watchHealth!({ onReport: (d) => reports.push([...d]), onEnd: (e) => ended.push(e) });
+    await vi.waitFor(() => expect(reports).toHaveLength(1));
+    expect(reports[0]).toEqual([
+      { poolName: 'p', deviceName: 'd0', health: 'Healthy', timeoutSeconds: 60, message: '' },
+      { poolName: 'p', deviceName: 'd1', health: 'Unhealthy', timeoutSeconds: 0, message: 'ECC errors' },
+      { poolName: 'p', deviceName: 'd2', health: 'Unknown', timeoutSeconds: 0, message: '' },
+    ]);
+    c.close();
+    expect(ended).toEqual([undefined]);
+    await vi.waitFor(() => expect(seen).toContain('watch cancelled'));
+  });
+
   it('a gRPC error is NDL_DRA_DRIVER_RPC with the status text', async () => {
     const { sock } = await serve();
-    const c = grpcDraClient(sock, 'v1.DRAPlugin', 5000);
+    const c = grpcDraClient(sock, 'v1.DRAPlugin', 5000, false);
     cleanups.push(() => c.close());
     await expect(c.nodePrepareResources([{ namespace: 'ns', uid: 'bad', name: 'x' }])).rejects.toMatchObject({
       code: 'NDL_DRA_DRIVER_RPC',

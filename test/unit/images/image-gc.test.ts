@@ -144,3 +144,19 @@ describe('OciImageService.garbageCollect', () => {
     expect(names(svc)).toHaveLength(3);
   });
 });
+
+describe('OciImageService.deleteUnused (disk pressure)', () => {
+  it('deletes unused modules, least recently used first, until the bytes asked for are freed; in-use and young ones stay', async () => {
+    const {
+      svc,
+      pulled: [a, b],
+    } = await threeImages();
+    const later = Date.now() + 10 * 60_000;
+    expect(await svc.deleteUnused(1, [`${reg.host}/gc/c:v1`], 0, later)).toBe(1_000);
+    expect(names(svc)).toHaveLength(2);
+    expect(await svc.deleteUnused(10_000, [`${reg.host}/gc/c:v1`], 0, later)).toBe(1_000);
+    expect(names(svc)).toEqual([`${reg.host}/gc/c:v1`]);
+    expect(existsSync(a!.path) || existsSync(b!.path)).toBe(false);
+    expect(await svc.deleteUnused(10_000, [], 60 * 60_000, later)).toBe(0); // c was used just now (minimum age)
+  });
+});

@@ -75,3 +75,30 @@ describe('RegistryClient', () => {
     expect(c.baseUrl({ host: 'ghcr.io', repository: 'a/b' })).toBe('https://ghcr.io/v2/a/b/');
   });
 });
+
+describe('RegistryClient on a connection the registry closes', () => {
+  it('retries a GET once when the connection closes before any answer (found by npm run fuzz), and no more', async () => {
+    let requests = 0;
+    let dropFirst = 1;
+    const flaky = createServer((r, res) => {
+      requests++;
+      if (dropFirst-- > 0) return void r.socket.destroy();
+      res.writeHead(200).end(blob);
+    });
+    const flakyHost = await listen(flaky);
+    try {
+      const client = new RegistryClient();
+      const t = { host: flakyHost, repository: 'app' };
+      const res = await client.getBlob(t, sha256(blob));
+      expect(Buffer.from(await res.arrayBuffer())).toEqual(blob);
+      expect(requests).toBe(2);
+      requests = 0;
+      dropFirst = 2;
+      await expect(client.getBlob(t, sha256(blob))).rejects.toThrow(/fetch failed/);
+      expect(requests).toBe(2);
+    } finally {
+      flaky.closeAllConnections();
+      await close(flaky);
+    }
+  });
+});

@@ -410,6 +410,31 @@ describe('PodController', () => {
     await ctrl.terminateAbnormally(p, { graceMs: 0, reason: 'Other', message: 'other' });
     expect(sink.patches.length).toBe(n);
   });
+
+  it("releases a finished pod's resources (DRA claims) once, after its containers stopped and before its terminal status is posted", async () => {
+    const { provider, setup, sink, ctrl } = setupController();
+    setup.releaseResources = async (p: V1Pod) => void sink.ops.push(`release ${p.metadata!.uid}`);
+    provider.autoExit.main = 0;
+    const p = pod('job', { restartPolicy: 'Never' });
+    ctrl.upsert(p);
+    await until(() => sink.last('default/job')?.phase === 'Succeeded');
+    expect(sink.ops.filter((o) => o !== 'patch Pending' && o !== 'patch Running')).toEqual(['release uid-job', 'patch Succeeded']);
+    // A later sync does not release again; the deletion's teardown is the preparers' (idempotent) business.
+    ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2' }, status: sink.last('default/job') });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sink.ops.filter((o) => o.startsWith('release'))).toEqual(['release uid-job']);
+  });
+
+  it('releases the resources of a pod running forever only when it is terminated abnormally, before its Failed status', async () => {
+    const { setup, sink, ctrl } = setupController();
+    setup.releaseResources = async (p: V1Pod) => void sink.ops.push(`release ${p.metadata!.uid}`);
+    const p = pod('svc', { restartPolicy: 'Always' });
+    ctrl.upsert(p);
+    await until(() => sink.last('default/svc')?.phase === 'Running');
+    expect(sink.ops.some((o) => o.startsWith('release'))).toBe(false);
+    await ctrl.terminateAbnormally(p, { graceMs: 0, reason: 'Evicted', message: 'evicted' });
+    expect(sink.ops.slice(-2)).toEqual(['release uid-svc', 'patch Failed']);
+  });
 });
 
 describe('PodController pod IPs', () => {

@@ -21,6 +21,7 @@ const OURS: Record<string, { file: string; upstreamPath: string }> = {
   podresources: { file: 'podresources/v1/api.proto', upstreamPath: 'pkg/apis/podresources/v1/api.proto' },
   csi: { file: 'csi/v1/csi.proto', upstreamPath: 'csi.proto' },
   dra: { file: 'dra/v1/api.proto', upstreamPath: 'pkg/apis/dra/v1/api.proto' },
+  draHealth: { file: 'dra-health/v1alpha1/api.proto', upstreamPath: 'pkg/apis/dra-health/v1alpha1/api.proto' },
 };
 
 function goModCache(): string {
@@ -143,6 +144,7 @@ describe('sockets/proto matches upstream field for field', () => {
     expect(packages(OURS.podresources.file)).toEqual(['.v1']);
     expect(new Set(packages(OURS.csi.file))).toEqual(new Set(['.csi.v1']));
     expect(packages(OURS.dra.file)).toEqual(['.k8s.io.kubelet.pkg.apis.dra.v1']);
+    expect(packages(OURS.draHealth.file)).toEqual(['.v1alpha1']);
   });
 });
 

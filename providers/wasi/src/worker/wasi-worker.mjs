@@ -1,5 +1,17 @@
-// Worker thread entry: runs one WASI preview1 module (one container), then ends.
+// Worker thread entry: runs one WASI preview1 module (one container), then ends;
+// or, started with workerData.shared, many modules at once (a shared thread,
+// for BestEffort pods: see ../shared-threads.ts).
 // Plain JavaScript so the worker starts without a TypeScript loader.
+//
+// Shared mode: every run message carries its own MessagePort (`port`), and the
+// messages below for that module go there, followed by { type: 'done' } once
+// it ended and its descriptors and log are closed. Every module runs with JSPI:
+// clock sleeps suspend (suspending-poll.mjs), so a sleeping module frees the
+// thread; proc_exit ends only its module (jspi.mjs procExitUnwinds); each has
+// its own node:wasi instance (its own uvwasi descriptor table) and log writer.
+// The thread also beats a heartbeat into workerData.heartbeat (Float64 [0] =
+// epoch ms of the last beat, [1] = the largest lag of a beat, reset by the
+// main thread): its event-loop delay, readable while the thread is busy.
 //
 // Started ahead of need by the worker pool (../worker-pool.ts) with workerData
 // { criLogUrl }; it loads and warms up everything, answers the pool's 'ping'
@@ -41,11 +53,15 @@ import {
   trackDescriptors,
 } from './wasi-imports.mjs';
 import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
+import { makeSuspendingTimed, sliceClock, suspendingSleep } from './suspending-poll.mjs';
 import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 
 const post = (msg) => parentPort.postMessage(msg);
+const shared = workerData.shared === true;
+/** Heartbeat period of a shared thread (ms). */
+const BEAT_MS = 100;
 
 // (module (memory (export "memory") 1) (func (export "_start")))
 const TINY = Uint8Array.from([
@@ -67,6 +83,18 @@ const devNull = fs.openSync('/dev/null', 'r+');
 const tid = kernelThreadId(fs);
 
 warmUp();
+if (shared && workerData.heartbeat) {
+  const beat = new Float64Array(workerData.heartbeat);
+  let last = performance.now();
+  beat[0] = performance.timeOrigin + last;
+  setInterval(() => {
+    const now = performance.now();
+    const lag = Math.max(0, now - last - BEAT_MS);
+    if (lag > beat[1]) beat[1] = lag;
+    last = now;
+    beat[0] = performance.timeOrigin + now;
+  }, BEAT_MS).unref();
+}
 
 // 'ping' (sent by the pool when it creates the worker) is answered with 'ready':
 // the first message a fresh worker receives costs ~1-3 ms more than later ones,
@@ -76,6 +104,18 @@ warmUp();
 parentPort.on('message', function onMessage(m) {
   if (m?.type === 'ping') return post({ type: 'ready' });
   if (m?.type !== 'run') return;
+  if (shared) {
+    const port = m.port;
+    return runContainer(
+      m,
+      undefined,
+      (msg) => port.postMessage(msg),
+      () => {
+        port.postMessage({ type: 'done' });
+        port.close();
+      },
+    );
+  }
   parentPort.off('message', onMessage);
   if (!m.listen?.length) return runContainer(m);
   // Each connection costs nodelet two descriptors (the socket, the slot's directory): half the budget.
@@ -88,14 +128,17 @@ parentPort.on('message', function onMessage(m) {
 /**
  * @param {import('../container-runner.ts').WorkerInput} d
  * @param {Awaited<ReturnType<typeof listenAll>>} [listeners] pre-opened sockets: the module runs with JSPI
+ * @param {(msg: object) => void} [post] where this module's messages go
+ * @param {() => void} [onDone] on a shared thread: called once the module ended and was cleaned up
  */
-function runContainer(d, listeners) {
+function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg), onDone) {
   const control = new Int32Array(d.control);
   const log = new CriLogWriter(d.logPath, d.logOptions);
   let memory;
   const mem = () => memory;
   let closeDescriptors = () => {};
-  const jspi = listeners !== undefined || d.http !== undefined;
+  const jspi = onDone !== undefined || listeners !== undefined || d.http !== undefined;
+  const clock = onDone !== undefined ? sliceClock(d.control) : undefined;
   let finished; // the run's promise when it goes on asynchronously (the cleanup waits for it)
   const cleanups = [];
   try {
@@ -168,10 +211,18 @@ function runContainer(d, listeners) {
           message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
         }),
     );
-    interruptibleSleep(w, mem, control);
-    const report = publishMemory(d.control, mem);
+    if (clock) suspendingSleep(w, mem, stop.promise);
+    else interruptibleSleep(w, mem, control);
+    const publish = publishMemory(d.control, mem);
+    const report = clock
+      ? () => {
+          publish();
+          clock.publish();
+        }
+      : publish;
     stopOnRequest(w, control, report);
-    if (listeners) makeSuspending(w, SOCKET_ASYNC_IMPORTS);
+    if (clock) makeSuspendingTimed(w, listeners ? SOCKET_ASYNC_IMPORTS : ['poll_oneoff'], clock);
+    else if (listeners) makeSuspending(w, SOCKET_ASYNC_IMPORTS);
     for (const m of d.importedMemories) {
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
@@ -188,30 +239,34 @@ function runContainer(d, listeners) {
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    if (jspi) finished = runAsync(wasi, instance, mem);
-    else run(wasi, instance, mem);
+    if (jspi) finished = runAsync(wasi, instance, mem, post, clock);
+    else run(wasi, instance, mem, post);
   } finally {
     const cleanup = () => {
       closeDescriptors();
       for (const c of cleanups.reverse()) c();
       log.close();
+      onDone?.();
     };
     if (finished) finished.finally(cleanup);
     else cleanup();
   }
 }
 
-async function runAsync(wasi, instance, mem) {
-  post({ type: 'started', tid });
+async function runAsync(wasi, instance, mem, post, clock) {
+  post({ type: 'started', tid: clock ? undefined : tid });
+  clock?.resume();
   try {
     const code = await startPromising(wasi, instance, mem());
+    clock?.pause();
     post({ type: 'exit', code });
   } catch (e) {
+    clock?.pause();
     if (!(e instanceof StoppedError)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
   }
 }
 
-function run(wasi, instance, mem) {
+function run(wasi, instance, mem, post) {
   post({ type: 'started', tid });
   try {
     // A stand-in instance so that a module that imports its memory can start too.

@@ -1,0 +1,155 @@
+/**
+ * Memory-backed volumes, as upstream's kubelet mounts them: an `emptyDir` with
+ * `medium: Memory`, and `secret` / `projected` volumes (so no secret or token
+ * bytes reach the disk), each on its own tmpfs mounted on the volume dir.
+ * {@link tmpfsBacked} wraps a volume plugin: set-up mounts the tmpfs first (once:
+ * a mounted dir is left as is), tear-down unmounts it before the dir is removed.
+ *
+ * The size of a Memory emptyDir's tmpfs is its `sizeLimit`, else the pod's memory
+ * limit (the sum of its containers' limits, when all have one), else the kernel's
+ * default (half the RAM); secret and projected volumes get the kernel's default.
+ *
+ * Mounting needs root (CAP_SYS_ADMIN). Not root: the volume stays a plain
+ * directory on the node's disk and the mounter logs one warning (per nodelet).
+ *
+ *   setUp ──► wanted? ─no──► plugin.setUp (plain dir)
+ *               │ yes
+ *               ▼
+ *             root? ─no──► warn once ──► plugin.setUp (plain dir)
+ *               │ yes
+ *               ▼
+ *             mkdir ──► mounted already? ─no──► mount -t tmpfs ──► plugin.setUp (files land in RAM)
+ *
+ *   tearDown ──► mounted? ─yes──► umount (busy: umount -l) ──► plugin.tearDown (if any) ──► dir removed by the caller
+ */
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import type { V1Pod, V1Volume } from '@kubernetes/client-node';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import { nodeletError } from '../errors/index.ts';
+import { quantityUnits } from '../quantity/index.ts';
+import { isMountPoint } from './csi/mount-info.ts';
+import { volumeDirFor } from './plugin-registry.ts';
+import type { PreparedVolume, VolumePlugin } from './types.ts';
+
+const run = promisify(execFile);
+
+/** Mounts and unmounts tmpfs; one per nodelet (it remembers whether it warned). */
+export interface TmpfsMounter {
+  /** False when nodelet cannot mount (not root): volumes stay on disk. */
+  readonly enabled: boolean;
+  /** Mounts a tmpfs on `dir` (created if missing) unless one is there; `sizeBytes` undefined: the kernel's default. */
+  mount(dir: string, mode: number, sizeBytes: number | undefined): Promise<void>;
+  /** Unmounts `dir` if it is a mount point; `detached` when it was busy and only detached (`umount -l`). */
+  unmount(dir: string): Promise<'none' | 'unmounted' | 'detached'>;
+  /** Logs, once, that memory-backed volumes are plain directories here. */
+  warnOnce(log: Logger): void;
+}
+
+/** Options of {@link createTmpfsMounter}. */
+export interface TmpfsMounterOptions {
+  /** Default: the process runs as root. */
+  readonly enabled?: boolean;
+  /** Runs a command (default `execFile`); injectable for tests. */
+  readonly exec?: (cmd: string, args: string[]) => Promise<unknown>;
+  /** Tells whether `dir` is a mount point (default: `/proc/self/mountinfo`). */
+  readonly isMounted?: (dir: string) => Promise<boolean>;
+}
+
+/** The node's tmpfs mounter. */
+export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
+  const enabled = o.enabled ?? process.getuid?.() === 0;
+  const exec = o.exec ?? ((cmd: string, args: string[]) => run(cmd, args));
+  const mounted = o.isMounted ?? ((dir: string) => isMountPoint(dir).catch(() => false));
+  let warned = false;
+  return {
+    enabled,
+    async mount(dir, mode, sizeBytes) {
+      await mkdir(dir, { recursive: true });
+      if (await mounted(dir)) return;
+      const opts = [`mode=${mode.toString(8).padStart(4, '0')}`, ...(sizeBytes !== undefined && sizeBytes > 0 ? [`size=${sizeBytes}`] : [])];
+      try {
+        await exec('mount', ['-t', 'tmpfs', '-o', opts.join(','), 'tmpfs', dir]);
+      } catch (e) {
+        throw nodeletError(
+          'NDL_VOLUME_TMPFS',
+          `mount -t tmpfs on ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`,
+          e,
+        );
+      }
+    },
+    async unmount(dir) {
+      if (!(await mounted(dir))) return 'none';
+      try {
+        await exec('umount', [dir]);
+        return 'unmounted';
+      } catch {
+        // Busy: a stopped module's worker may leave its preopened directory fd open (a WASI worker
+        // ended by terminate() does not close them). Detach the mount now (MNT_DETACH); the kernel
+        // frees it when the last fd closes, and the volume dir can be removed.
+      }
+      try {
+        await exec('umount', ['-l', dir]);
+        return 'detached';
+      } catch (e) {
+        throw nodeletError('NDL_VOLUME_TMPFS', `umount ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`, e);
+      }
+    },
+    warnOnce(log) {
+      if (warned) return;
+      warned = true;
+      log.warn({}, 'nodelet does not run as root: emptyDir medium Memory, secret and projected volumes are plain directories on disk (no tmpfs)');
+    },
+  };
+}
+
+/** The pod's memory limit: the sum of its containers' limits when every container has one. */
+export function podMemoryLimit(pod: V1Pod): number | undefined {
+  const limits = (pod.spec?.containers ?? []).map((c) => quantityUnits((c.resources?.limits as Record<string, string> | undefined)?.['memory']));
+  if (limits.length === 0 || limits.some((l) => !(l > 0))) return undefined;
+  return limits.reduce((a, b) => a + b, 0);
+}
+
+/** The tmpfs size of a Memory emptyDir: its sizeLimit, else the pod's memory limit. */
+export function memoryEmptyDirSize(volume: V1Volume, pod: V1Pod): number | undefined {
+  const limit = quantityUnits(volume.emptyDir?.sizeLimit as string | undefined);
+  return limit > 0 ? limit : podMemoryLimit(pod);
+}
+
+/** Which volumes of a plugin go on tmpfs, with what mode and size. */
+export interface TmpfsPolicy {
+  wanted(volume: V1Volume): boolean;
+  readonly mode: number;
+  size(volume: V1Volume, pod: V1Pod): number | undefined;
+  /** The note a volume left on disk gets (non-root). */
+  readonly onDiskNote: string;
+}
+
+/** Wraps `plugin` so that the volumes `policy` wants are tmpfs mounts (see the file header). */
+export function tmpfsBacked(plugin: VolumePlugin, mounter: TmpfsMounter, policy: TmpfsPolicy): VolumePlugin {
+  return {
+    pluginName: plugin.pluginName,
+    canSupport: (v) => plugin.canSupport(v),
+    async setUp(volume, ctx): Promise<PreparedVolume> {
+      if (!policy.wanted(volume)) return plugin.setUp(volume, ctx);
+      if (!mounter.enabled) {
+        mounter.warnOnce(ctx.log);
+        const p = await plugin.setUp(volume, ctx);
+        return { ...p, notes: [policy.onDiskNote] };
+      }
+      await mounter.mount(volumeDirFor(ctx.podDir, plugin.pluginName, volume.name), policy.mode, policy.size(volume, ctx.pod));
+      const p = await plugin.setUp(volume, ctx);
+      const { notes: _dropped, ...rest } = p;
+      return rest;
+    },
+    async tearDown(volumeName, ctx) {
+      if ((await mounter.unmount(ctx.volumeDir)) === 'detached')
+        ctx.log?.warn(
+          { volume: volumeName, dir: ctx.volumeDir },
+          'tmpfs volume was busy (a descriptor still open): detached; the kernel frees it when the descriptor closes',
+        );
+      await plugin.tearDown?.(volumeName, ctx);
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * The wire protocol between the `wasi` provider (in nodelet) and the WASI
+ * runtime process (runtime-main.ts): newline-delimited JSON over a unix socket
+ * (`<provider root>/runtime.sock`). Hand-written rather than gRPC: a handful of
+ * calls between two processes of the same package, no schema compiler at build
+ * time, and a line a person can read with `socat`.
+ *
+ * The first request on a connection is `hello` with {@link PROTOCOL_VERSION};
+ * the runtime answers with its own version and refuses a different major.
+ * Requests carry an `id` that their response repeats; notifications (`exit`,
+ * `event`) carry none and go to every connected client.
+ *
+ *   client                         runtime
+ *     │ {id,op:'hello',version}  ──►│
+ *     │◄── {id,ok:true,result}      │
+ *     │ {id,op:'start',spec}     ──►│ runs the module, writes its CRI log
+ *     │◄── {id,ok:true,result}      │
+ *     │◄── {note:'exit',containerId,exit}   (when it ends)
+ */
+import type { ContainerExit, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
+
+/** The protocol version; the runtime refuses a client of another major version. */
+export const PROTOCOL_VERSION = 1;
+
+/** The socket file under the provider's root dir. */
+export const SOCKET_NAME = 'runtime.sock';
+/** The pid file of the runtime process under the provider's root dir. */
+export const PID_FILE_NAME = 'runtime.pid';
+/** The runtime's own log under the provider's root dir. */
+export const LOG_FILE_NAME = 'runtime.log';
+
+/** A container as the runtime lists it (dates as ISO strings on the wire). */
+export interface WireContainer {
+  readonly id: string;
+  readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
+  readonly name: string;
+  readonly startedAt: string;
+  readonly exit?: WireExit;
+}
+
+/** A {@link ContainerExit} on the wire. */
+export interface WireExit {
+  readonly exitCode: number;
+  readonly reason: string;
+  readonly message?: string;
+  readonly finishedAt: string;
+}
+
+/** The requests and what each one answers. */
+export interface Requests {
+  hello: { args: { version: number }; result: { version: number; pid: number; runtimeVersion: string } };
+  start: { args: { spec: ContainerSpec }; result: WireContainer };
+  stop: { args: { containerId: string; graceMs: number }; result: null };
+  list: { args: Record<string, never>; result: WireContainer[] };
+  release: { args: { containerId: string }; result: null };
+  stats: { args: { containerId: string }; result: ContainerStats & { timestamp: string } };
+  /** The runtime's shared threads and their load (the provider's `threads()` capability). */
+  threads: { args: Record<string, never>; result: ThreadLoad[] };
+  /** A generic hook for stream operations (stdin, attach) a later version forwards; answers NotSupported today. */
+  stream: { args: { containerId: string; kind: string; data?: string }; result: null };
+}
+
+/** An operation name. */
+export type Op = keyof Requests;
+
+/** One request line. */
+export type RequestLine = { [K in Op]: { id: number; op: K } & Requests[K]['args'] }[Op];
+
+/** One response line. */
+export type ResponseLine = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { code: string; message: string } };
+
+/** One notification line. */
+export type NoteLine =
+  { note: 'exit'; containerId: string; exit: WireExit } | { note: 'event'; containerId: string; type: EventType; reason: string; message: string };
+
+/** A container exit for the wire. */
+export function toWireExit(x: ContainerExit): WireExit {
+  return { exitCode: x.exitCode, reason: x.reason, message: x.message, finishedAt: x.finishedAt.toISOString() };
+}
+
+/** A container exit from the wire. */
+export function fromWireExit(x: WireExit): ContainerExit {
+  return { exitCode: x.exitCode, reason: x.reason, message: x.message, finishedAt: new Date(x.finishedAt) };
+}
+
+/**
+ * Splits a byte stream into lines and parses each as JSON; `onLine` gets each
+ * value, `onBad` a line that is not JSON.
+ */
+export function lineReader(onLine: (value: unknown) => void, onBad: (line: string) => void): (chunk: Buffer) => void {
+  let buf = '';
+  return (chunk) => {
+    buf += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (!line.trim()) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        onBad(line);
+        continue;
+      }
+      onLine(value);
+    }
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * The WASI runtime process's entry (`node dist/runtime/runtime-main.js
+ * <provider root dir>`): the `wasi` provider spawns it detached, in its own
+ * process group, so that it outlives nodelet (see README.md, "The runtime
+ * process"). It writes its pid file, serves the socket, and logs JSON lines on
+ * stdout (the spawner points stdout at `runtime.log`). SIGTERM/SIGINT stop
+ * every module and exit: stopping the runtime is what ends the containers.
+ */
+import { rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '@nodelet/plugin-api/v1';
+import { optionsFromEnv } from '../index.ts';
+import { PID_FILE_NAME, SOCKET_NAME } from './protocol.ts';
+import { RuntimeServer } from './runtime-server.ts';
+
+/** A JSON-lines logger on stdout (pino's shape: level, time, msg, bindings). */
+function jsonLogger(bindings: Record<string, unknown>): Logger {
+  const line = (level: number) => (obj: object | string, msg?: string) => {
+    const fields = typeof obj === 'string' ? { msg: obj } : { ...obj, msg };
+    process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, ...bindings, ...fields })}\n`);
+  };
+  return { debug: () => undefined, info: line(30), warn: line(40), error: line(50), child: (b) => jsonLogger({ ...bindings, ...b }) };
+}
+
+/**
+ * The runtime's OOM score adjustment. nodelet's unit protects nodelet with
+ * `OOMScoreAdjust=-999`, which a child inherits; the runtime holds every
+ * module's memory, so when the node runs out the kernel must pick it, not
+ * nodelet (raising one's own score needs no privilege).
+ */
+const RUNTIME_OOM_SCORE_ADJ = 0;
+
+function raiseOomScore(log: Logger): void {
+  try {
+    const current = Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());
+    if (current < RUNTIME_OOM_SCORE_ADJ) {
+      writeFileSync('/proc/self/oom_score_adj', String(RUNTIME_OOM_SCORE_ADJ));
+      log.info({ from: current, to: RUNTIME_OOM_SCORE_ADJ }, 'raised the runtime oom_score_adj above nodelet');
+    }
+  } catch (e) {
+    log.warn({ err: String(e) }, 'could not set the runtime oom_score_adj');
+  }
+}
+
+async function main(): Promise<void> {
+  const rootDir = process.argv[2];
+  if (!rootDir) {
+    process.stderr.write('usage: runtime-main <provider root dir>\n');
+    process.exit(2);
+  }
+  const log = jsonLogger({ name: 'wasi-runtime' });
+  raiseOomScore(log);
+  const pidFile = join(rootDir, PID_FILE_NAME);
+  const server = new RuntimeServer({ socketPath: join(rootDir, SOCKET_NAME), rootDir, log, provider: optionsFromEnv(process.env) });
+  await server.start();
+  writeFileSync(pidFile, `${process.pid}\n`);
+  log.info({ rootDir }, 'wasi runtime is serving');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, containers: server.size }, 'wasi runtime stopping: its containers end');
+    void server.close().finally(() => {
+      // Remove the pid file only if it is still ours (a newer runtime may have replaced it).
+      try {
+        if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile, { force: true });
+      } catch {
+        // already gone
+      }
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // nodelet going away closes its connection; the runtime's pipes are a file, never a terminal.
+  process.on('SIGHUP', () => undefined);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`wasi runtime failed to start: ${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,180 @@
+/**
+ * The WASI runtime's server side: owns the running modules (through the
+ * in-process {@link WasiProvider}, which calls the container and component
+ * runners) and keeps the container table that outlives any one nodelet
+ * connection. Serves the protocol of protocol.ts on a unix socket.
+ *
+ * A container in the table:
+ *
+ *   start ──► running ──exit──► exited (exit kept) ──release──► gone
+ *                │                       ▲
+ *                └──stop(grace)──────────┘
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { rmSync } from 'node:fs';
+import { providerError, isProviderError, type ContainerSpec, type Logger, type PodContext, type ProviderContext } from '@nodelet/plugin-api/v1';
+import { WasiProvider, type WasiProviderOptions } from '../wasi-provider.ts';
+import { PROTOCOL_VERSION, lineReader, toWireExit, type NoteLine, type RequestLine, type ResponseLine, type WireContainer } from './protocol.ts';
+
+interface Entry {
+  readonly spec: ContainerSpec;
+  readonly startedAt: Date;
+  stop?: (graceMs: number) => Promise<void>;
+  exit?: ReturnType<typeof toWireExit>;
+}
+
+/** Options of {@link RuntimeServer}. */
+export interface RuntimeServerOptions {
+  /** The unix socket to listen on (replaced if a stale file is there). */
+  readonly socketPath: string;
+  /** The provider's root dir (components are transpiled under it). */
+  readonly rootDir: string;
+  readonly log: Logger;
+  /** Options of the in-process provider that runs the modules. */
+  readonly provider?: WasiProviderOptions;
+}
+
+/** The runtime's container table and socket server. */
+export class RuntimeServer {
+  private readonly provider: WasiProvider;
+  private readonly table = new Map<string, Entry>();
+  private readonly clients = new Set<Socket>();
+  private server?: Server;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly o: RuntimeServerOptions) {
+    this.provider = new WasiProvider(o.provider ?? {});
+  }
+
+  /** Initialises the provider and listens on the socket. */
+  async start(): Promise<void> {
+    const images = {
+      pull: () => Promise.reject(providerError('NotSupported', 'the wasi runtime does not pull images: nodelet does')),
+    } as unknown as ProviderContext['images'];
+    await this.provider.init({ log: this.o.log, rootDir: this.o.rootDir, images, signal: this.abort.signal });
+    rmSync(this.o.socketPath, { force: true });
+    const server = createServer((sock) => this.serve(sock));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.socketPath, () => resolve());
+    });
+  }
+
+  /** Stops every module and closes the socket (the runtime is being stopped on purpose). */
+  async close(): Promise<void> {
+    this.server?.close();
+    for (const c of this.clients) c.destroy();
+    await this.provider.shutdown();
+    this.abort.abort();
+    rmSync(this.o.socketPath, { force: true });
+  }
+
+  /** Containers in the table (running and exited-not-released). */
+  get size(): number {
+    return this.table.size;
+  }
+
+  private serve(sock: Socket): void {
+    this.clients.add(sock);
+    let greeted = false;
+    const send = (line: ResponseLine | NoteLine) => {
+      if (!sock.destroyed) sock.write(`${JSON.stringify(line)}\n`);
+    };
+    sock.on(
+      'data',
+      lineReader(
+        (v) => {
+          const req = v as RequestLine;
+          if (!greeted && req.op !== 'hello') {
+            send({ id: req.id, ok: false, error: { code: 'InvalidArgument', message: 'say hello first' } });
+            return;
+          }
+          if (req.op === 'hello') greeted = true;
+          this.handle(req, sock).then(
+            (result) => send({ id: req.id, ok: true, result: result ?? null }),
+            (e: unknown) => send({ id: req.id, ok: false, error: { code: isProviderError(e) ? String(e.code) : 'Internal', message: (e as Error).message } }),
+          );
+        },
+        (line) => this.o.log.warn({ line: line.slice(0, 200) }, 'runtime: a line that is not JSON'),
+      ),
+    );
+    sock.on('error', () => undefined);
+    sock.on('close', () => this.clients.delete(sock));
+  }
+
+  private broadcast(line: NoteLine): void {
+    const text = `${JSON.stringify(line)}\n`;
+    for (const c of this.clients) if (!c.destroyed) c.write(text);
+  }
+
+  private async handle(req: RequestLine, sock: Socket): Promise<unknown> {
+    switch (req.op) {
+      case 'hello':
+        if (Math.floor(req.version) !== PROTOCOL_VERSION)
+          throw providerError('InvalidArgument', `protocol version ${req.version} is not served (this runtime speaks ${PROTOCOL_VERSION})`);
+        return { version: PROTOCOL_VERSION, pid: process.pid, runtimeVersion: this.provider.runtimeVersion };
+      case 'start':
+        return this.startContainer(req.spec, sock);
+      case 'stop': {
+        const e = this.table.get(req.containerId);
+        if (!e) throw providerError('NotFound', `no container with id ${req.containerId}`);
+        await e.stop?.(req.graceMs);
+        return null;
+      }
+      case 'list':
+        return [...this.table.entries()].map(([id, e]) => wire(id, e));
+      case 'release': {
+        const e = this.table.get(req.containerId);
+        if (e && !e.exit) await e.stop?.(0);
+        this.table.delete(req.containerId);
+        return null;
+      }
+      case 'stats': {
+        const s = await this.provider.stats(req.containerId);
+        return { ...s, timestamp: s.timestamp.toISOString() };
+      }
+      case 'threads':
+        return [...this.provider.threads()];
+      case 'stream':
+        throw providerError('NotSupported', `stream ${req.kind} is not supported by this runtime`);
+      default:
+        throw providerError('InvalidArgument', `unknown operation ${(req as { op: string }).op}`);
+    }
+  }
+
+  private async startContainer(spec: ContainerSpec, sock: Socket): Promise<WireContainer> {
+    if (this.table.has(spec.id)) throw providerError('InvalidArgument', `a container with id ${spec.id} is already known`);
+    const log = this.o.log.child({ pod: `${spec.pod.namespace}/${spec.pod.name}`, container: spec.name });
+    const ctx: PodContext = {
+      log,
+      // Events during the start go to the client that asked for it.
+      event: (type, reason, message) => {
+        if (!sock.destroyed) sock.write(`${JSON.stringify({ note: 'event', containerId: spec.id, type, reason, message } satisfies NoteLine)}\n`);
+      },
+      signal: this.abort.signal,
+      podDir: '',
+    };
+    const running = await this.provider.startContainer(spec, ctx);
+    const entry: Entry = { spec, startedAt: running.startedAt, stop: (g) => running.stop(g) };
+    this.table.set(spec.id, entry);
+    log.info({ id: spec.id }, 'container started');
+    void running.exit.then((x) => {
+      entry.exit = toWireExit(x);
+      entry.stop = undefined;
+      log.info({ id: spec.id, exitCode: x.exitCode, reason: x.reason }, 'container ended');
+      this.broadcast({ note: 'exit', containerId: spec.id, exit: entry.exit });
+    });
+    return wire(spec.id, entry);
+  }
+}
+
+function wire(id: string, e: Entry): WireContainer {
+  return {
+    id,
+    pod: { namespace: e.spec.pod.namespace, name: e.spec.pod.name, uid: e.spec.pod.uid },
+    name: e.spec.name,
+    startedAt: e.startedAt.toISOString(),
+    exit: e.exit,
+  };
+}

@@ -1,0 +1,192 @@
+/**
+ * Worker threads shared by many preview1 modules (BestEffort pods): each runs
+ * worker/wasi-worker.mjs in shared mode, where every module runs with JSPI and
+ * a clock sleep suspends the module's stack instead of holding the thread.
+ *
+ * A shared thread's states:
+ *
+ *   booting ──'ready'──► up ──(modules come and go; the thread stays)──┐
+ *      │                  │                                            │
+ *      │                  │ terminate(why): a busy module would not stop,
+ *      │                  │ or a start function did not return         │
+ *      └──error/exit──────┴──────────────────────────────────► gone ◄──┘ close()
+ *   (every module on a gone thread ends: 137, message `why`; the next
+ *    take() boots a replacement)
+ *
+ * `take()` places a module on a new thread while fewer than `size` exist
+ * (threads are booted on demand, not ahead), else on the thread with the
+ * fewest modules among those whose event loop is on time now (a thread whose
+ * heartbeat is over {@link LATE_MS} late is running a busy module: new modules
+ * avoid it while another thread is on time). A module busy-looping without WASI calls cannot be preempted: it
+ * delays every other module of its thread (their event-loop delay shows it,
+ * see {@link SharedThreads.loads}); stopping it terminates the thread after the
+ * runner's unwind delay, and the thread's other modules end with 137 and are
+ * restarted by their pods' restart policy.
+ */
+import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { CRI_LOG_MODULE_URL, type ThreadLoad } from '@nodelet/plugin-api/v1';
+
+const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);
+
+/** Default number of shared threads (BestEffort modules are spread over them). */
+export const DEFAULT_SHARED_THREADS = 2;
+
+/**
+ * Default JS heap of a shared thread. Its modules' linear memories are not
+ * counted here (Wasm memory lives outside the JS heap); each module's
+ * node:wasi instance, wrappers and log writer are (a few tens of KB).
+ */
+export const DEFAULT_SHARED_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 4, stackSizeMb: 1 } as const;
+
+/** Heartbeat period of a shared thread in ms (worker/wasi-worker.mjs BEAT_MS). */
+export const BEAT_MS = 100;
+
+/** A thread whose heartbeat is this much later than due is busy now (placement avoids it). */
+export const LATE_MS = 50;
+
+/** Options of {@link SharedThreads}. */
+export interface SharedThreadsOptions {
+  /** Threads (default {@link DEFAULT_SHARED_THREADS}). */
+  readonly size?: number;
+  /** Passed to `new Worker` (default {@link DEFAULT_SHARED_RESOURCE_LIMITS}). */
+  readonly resourceLimits?: ResourceLimits;
+  /** Called with warnings a thread reports outside of any module. */
+  readonly onWarning?: (message: string) => void;
+}
+
+/** One shared thread. */
+export class SharedThread {
+  readonly worker: Worker;
+  /** Modules placed on it (running or starting). */
+  modules = 0;
+  /** Set once the thread is gone; the reason its modules ended, if it was terminated on purpose. */
+  goneBecause?: string;
+  gone = false;
+  readonly ready: Promise<void>;
+  private readonly goneListeners = new Set<() => void>();
+  private readonly beat = new SharedArrayBuffer(16);
+
+  constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
+    this.worker = new Worker(WORKER_URL, {
+      workerData: { criLogUrl: CRI_LOG_MODULE_URL, shared: true, heartbeat: this.beat },
+      execArgv: [],
+      argv: [],
+      env: {},
+      stdin: false,
+      resourceLimits,
+    });
+    this.worker.postMessage({ type: 'ping' });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.worker.on('message', (m: { type?: string; message?: string }) => {
+        if (m?.type === 'ready') resolve();
+        else if (m?.type === 'warning') onWarning(String(m.message));
+      });
+      const gone = (e: Error | number) => {
+        if (this.gone) return;
+        this.gone = true;
+        const why = `its shared worker thread ended (${typeof e === 'number' ? `exit code ${e}` : e.message})`;
+        this.goneBecause ??= why;
+        reject(new Error(why));
+        onGone(this);
+        for (const l of [...this.goneListeners]) l();
+        this.goneListeners.clear();
+      };
+      this.worker.on('error', gone);
+      this.worker.on('exit', gone);
+    });
+    this.ready.catch(() => {});
+  }
+
+  /** Calls `fn` once when the thread is gone (at once if it already is); returns the unsubscribe. */
+  onGone(fn: () => void): () => void {
+    if (this.gone) {
+      fn();
+      return () => {};
+    }
+    this.goneListeners.add(fn);
+    return () => this.goneListeners.delete(fn);
+  }
+
+  /** Ends the thread and every module on it, recording why (their exit message). */
+  terminate(why: string): void {
+    this.goneBecause ??= why;
+    void this.worker.terminate();
+  }
+
+  /** How late its current heartbeat is, in ms (0 on time, or before its first beat). */
+  lateMs(): number {
+    const b = new Float64Array(this.beat);
+    return b[0] === 0 ? 0 : Math.max(0, performance.timeOrigin + performance.now() - b[0]! - BEAT_MS);
+  }
+
+  /** Event-loop delay in seconds (see {@link ThreadLoad}); resets the recorded maximum. */
+  delaySeconds(): number {
+    const b = new Float64Array(this.beat);
+    const late = this.lateMs();
+    const max = b[1]!;
+    b[1] = 0;
+    return Math.max(late, max) / 1000;
+  }
+}
+
+/** The shared threads of the provider; see the file comment. */
+export class SharedThreads {
+  readonly size: number;
+  private readonly threads: SharedThread[] = [];
+  private readonly limits: ResourceLimits;
+  private readonly onWarning: (m: string) => void;
+  private closed = false;
+
+  constructor(opts: SharedThreadsOptions = {}) {
+    this.size = Math.max(1, Math.floor(opts.size ?? DEFAULT_SHARED_THREADS));
+    this.limits = opts.resourceLimits ?? DEFAULT_SHARED_RESOURCE_LIMITS;
+    this.onWarning = opts.onWarning ?? (() => {});
+  }
+
+  /** Threads up or booting. */
+  get count(): number {
+    return this.threads.length;
+  }
+
+  /**
+   * The thread a new module goes on (its module count already raised; the
+   * caller lowers it when the module ends): a new thread while fewer than
+   * `size` exist, else the one with the fewest modules.
+   */
+  async take(): Promise<SharedThread> {
+    if (this.closed) throw new Error('the shared threads are closed');
+    let t: SharedThread;
+    if (this.threads.length < this.size) {
+      t = new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone));
+      this.threads.push(t);
+    } else {
+      const onTime = this.threads.filter((x) => x.lateMs() <= LATE_MS);
+      t = (onTime.length > 0 ? onTime : this.threads).reduce((a, b) => (b.modules < a.modules ? b : a));
+    }
+    t.modules++;
+    try {
+      await t.ready;
+    } catch (e) {
+      t.modules--;
+      throw e;
+    }
+    return t;
+  }
+
+  /** Every thread's load (thread id, modules, event-loop delay). */
+  loads(): ThreadLoad[] {
+    return this.threads.map((t) => ({ threadId: t.worker.threadId, containers: t.modules, eventLoopDelaySeconds: t.delaySeconds() }));
+  }
+
+  /** Terminates every thread (and so every module on them); later takes reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = this.threads.splice(0);
+    await Promise.all(all.map((t) => t.worker.terminate()));
+  }
+
+  private forget(t: SharedThread): void {
+    const i = this.threads.indexOf(t);
+    if (i >= 0) this.threads.splice(i, 1);
+  }
+}

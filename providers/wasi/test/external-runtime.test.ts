@@ -1,0 +1,192 @@
+/**
+ * The `wasi` provider with its external runtime process: containers live in
+ * the runtime, survive the provider's (nodelet's) shutdown and are re-adopted
+ * by a new provider with the same ids and log files; when the runtime dies,
+ * its containers end as upstream reports a lost sandbox and a new runtime is
+ * started.
+ */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ContainerSpec } from '@nodelet/plugin-api/v1';
+import { isProviderError } from '@nodelet/plugin-api/v1';
+import { ExternalWasiProvider, runtimeMode, runtimePid, SOCKET_NAME, WasiProvider } from '../src/index.ts';
+import createProvider from '../src/index.ts';
+import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+
+const tmp = scratch();
+const images = new FakeImages();
+const fresh = async () => {
+  const p = new ExternalWasiProvider('nodelet-wasi://test');
+  await p.init(providerContext(images, tmp.dir));
+  return p;
+};
+
+/** Polls `ok` until it holds (the runtime is another process: nothing to await). */
+async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function untilAsync(what: string, ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+let provider: ExternalWasiProvider;
+beforeAll(async () => {
+  provider = await fresh();
+});
+afterAll(async () => {
+  await provider?.shutdown();
+  const pid = runtimePid(tmp.dir);
+  if (pid !== undefined && alive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    await until('the runtime to stop', () => !alive(pid));
+  }
+  tmp.cleanup();
+});
+
+describe('the external wasi runtime', () => {
+  it('is spawned on init in its own process group, with a pid file and a socket under the provider root', () => {
+    const pid = runtimePid(tmp.dir);
+    expect(pid).toBeDefined();
+    expect(alive(pid!)).toBe(true);
+    expect(pid).not.toBe(process.pid);
+    expect(existsSync(join(tmp.dir, SOCKET_NAME))).toBe(true);
+  });
+
+  it('keeps a container running across a provider shutdown; a new provider re-adopts it with the same id and log', async () => {
+    const s: ContainerSpec = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
+    const c = await provider.startContainer(s, podContext());
+    await until('tick 1', () => existsSync(s.logPath) && logText(s.logPath).includes('tick 1\n'));
+    await provider.shutdown();
+    const ticks = logText(s.logPath)
+      .split('\n')
+      .filter((l) => l.startsWith('tick')).length;
+    await until(
+      'a tick written while no provider is connected',
+      () =>
+        logText(s.logPath)
+          .split('\n')
+          .filter((l) => l.startsWith('tick')).length > ticks,
+    );
+
+    provider = await fresh();
+    const listed = await provider.listContainers();
+    expect(listed.map((x) => x.id)).toContain(s.id);
+    const entry = listed.find((x) => x.id === s.id)!;
+    expect(entry).toMatchObject({ name: 'main', pod: { uid: 'uid-1' }, exit: undefined });
+    expect(entry.startedAt.getTime()).toBe(c.startedAt.getTime());
+    const adopted = await provider.adoptContainer(s.id, podContext());
+    expect(adopted?.id).toBe(s.id);
+    expect(await provider.adoptContainer('no-such-id', podContext())).toBeUndefined();
+    await adopted!.stop(0);
+    expect((await adopted!.exit).exitCode).toBe(137);
+    const text = logText(s.logPath);
+    expect(text.match(/^sleeping 3600$/gm)).toHaveLength(1);
+    const n = text
+      .split('\n')
+      .filter((l) => l.startsWith('tick'))
+      .map((l) => Number(l.slice(5)));
+    expect(n).toEqual(n.map((_, i) => i + 1));
+    await untilAsync('the exit collected', async () => !(await provider.listContainers()).some((x) => x.id === s.id));
+  });
+
+  it('keeps the exit of a container that ended while no provider was connected, until it is adopted or released', async () => {
+    const a = spec(await pulledFixture('sleep'), tmp.dir, ['1']);
+    const b = spec(await pulledFixture('sleep'), tmp.dir, ['1']);
+    await provider.startContainer(a, podContext());
+    await provider.startContainer(b, podContext());
+    await provider.shutdown();
+    provider = await fresh();
+    const exitOf = async (id: string) => (await provider.listContainers()).find((x) => x.id === id)?.exit;
+    await untilAsync('both ended', async () => (await exitOf(a.id)) !== undefined && (await exitOf(b.id)) !== undefined);
+    expect(await exitOf(a.id)).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    const adopted = await provider.adoptContainer(a.id, podContext());
+    expect(await adopted!.exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    await provider.releaseContainer(b.id);
+    await untilAsync('both collected', async () => {
+      const ids = (await provider.listContainers()).map((x) => x.id);
+      return !ids.includes(a.id) && !ids.includes(b.id);
+    });
+  });
+
+  it('reports the containers of a runtime that died as ContainerStatusUnknown/137 (SandboxChanged) and starts a new runtime', async () => {
+    const s = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
+    const events: string[] = [];
+    const c = await provider.startContainer(s, { ...podContext(), event: (_t, reason) => void events.push(reason) });
+    const old = runtimePid(tmp.dir)!;
+    process.kill(old, 'SIGKILL');
+    const exit = await c.exit;
+    expect(exit).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
+    expect(events).toContain('SandboxChanged');
+    await until('a new runtime', () => runtimePid(tmp.dir) !== undefined && runtimePid(tmp.dir) !== old);
+    const again = await provider.startContainer(spec(await pulledFixture('exit-code'), tmp.dir, ['0']), podContext());
+    expect((await again.exit).exitCode).toBe(0);
+  });
+
+  it("forwards the runtime's shared-thread loads (threads(), for /metrics) from one call to the next", async () => {
+    const s = { ...spec(await pulledFixture('sleep'), tmp.dir, ['3600']), qosClass: 'BestEffort' as const };
+    const c = await provider.startContainer(s, podContext());
+    await until('the shared thread reported', () => provider.threads().some((t) => t.containers >= 1));
+    await c.stop(0);
+  });
+
+  it('refuses a runtime that answers with another protocol version instead of starting a second one', async () => {
+    const other = scratch();
+    const server = createServer((sock) =>
+      sock.on('data', (d) => {
+        const { id } = JSON.parse(d.toString().split('\n')[0]!) as { id: number };
+        sock.write(`${JSON.stringify({ id, ok: false, error: { code: 'InvalidArgument', message: 'protocol version 1 is not served' } })}\n`);
+      }),
+    );
+    await new Promise<void>((r) => server.listen(join(other.dir, SOCKET_NAME), r));
+    try {
+      const p = new ExternalWasiProvider('nodelet-wasi://test');
+      const err = await p.init(providerContext(images, other.dir)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isProviderError(err) && err.code).toBe('Unavailable');
+      expect((err as Error).message).toMatch(/protocol version 1 is not served.*stop it/);
+      expect(runtimePid(other.dir)).toBeUndefined();
+    } finally {
+      server.close();
+      other.cleanup();
+    }
+  });
+
+  it('is chosen by NODELET_WASI_RUNTIME (in-process when unset); a wrong value is refused', () => {
+    expect(runtimeMode({})).toBe('in-process');
+    expect(runtimeMode({ NODELET_WASI_RUNTIME: 'external' })).toBe('external');
+    expect(() => runtimeMode({ NODELET_WASI_RUNTIME: 'outside' })).toThrow(/in-process or external/);
+    const before = process.env.NODELET_WASI_RUNTIME;
+    try {
+      process.env.NODELET_WASI_RUNTIME = 'external';
+      const p = createProvider();
+      expect(p).toBeInstanceOf(ExternalWasiProvider);
+      expect(p.keepsContainers).toBe(true);
+      expect(p.runtimeVersion).toBe(new WasiProvider().runtimeVersion);
+    } finally {
+      if (before === undefined) delete process.env.NODELET_WASI_RUNTIME;
+      else process.env.NODELET_WASI_RUNTIME = before;
+    }
+  });
+});

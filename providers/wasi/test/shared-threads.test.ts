@@ -1,0 +1,208 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ContainerSpec, RunningContainer } from '@nodelet/plugin-api/v1';
+import { CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, placement, type ContainerStartEvent } from '../src/index.ts';
+import { FakeImages, podContext, providerContext, pulledFixture, readLog, scratch, spec } from './helpers.ts';
+
+const tmp = scratch();
+afterAll(() => tmp.cleanup());
+const sleep = await pulledFixture('sleep');
+const loop = await pulledFixture('loop');
+const exitCode = await pulledFixture('exit-code');
+
+async function provider(sharedThreads = 1): Promise<WasiProvider> {
+  const p = new WasiProvider({ sharedThreads, workerPool: 0 });
+  await p.init(providerContext(new FakeImages()));
+  return p;
+}
+
+const bestEffort = (s: ContainerSpec): ContainerSpec => ({ ...s, qosClass: 'BestEffort' });
+
+/** Starts `specs` in order, recording the thread each one's module started on. */
+async function startAll(p: WasiProvider, specs: ContainerSpec[]): Promise<{ running: RunningContainer[]; thread: Map<string, number> }> {
+  const thread = new Map<string, number>();
+  const onStart = (m: unknown) => {
+    const e = m as ContainerStartEvent;
+    thread.set(e.containerId, e.threadId);
+  };
+  subscribe(CONTAINER_START_CHANNEL, onStart);
+  try {
+    const running: RunningContainer[] = [];
+    for (const s of specs) running.push(await p.startContainer(s, podContext()));
+    return { running, thread };
+  } finally {
+    unsubscribe(CONTAINER_START_CHANNEL, onStart);
+  }
+}
+
+/** Resolves once the log at `path` has a stdout line `line`. */
+async function logged(path: string, line: string): Promise<void> {
+  for (;;) {
+    if (existsSync(path) && readLog(path).some((r) => r.content === line)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** When `line` was logged (the CRI record's timestamp). */
+function loggedAt(path: string, line: string): number {
+  const rec = readLog(path).find((r) => r.content === line);
+  if (!rec) throw new Error(`no ${line} in ${path}`);
+  return rec.timestamp.getTime();
+}
+
+describe('placement by QoS class', () => {
+  const base = spec(sleep, tmp.dir);
+  const module = { acceptsSockets: false, experimentalHttp: false };
+  it('puts BestEffort modules on shared threads and the others on threads of their own', () => {
+    expect(placement({ ...base, qosClass: 'BestEffort' }, module)).toBe('shared');
+    expect(placement({ ...base, qosClass: 'Burstable' }, module)).toBe('dedicated');
+    expect(placement({ ...base, qosClass: 'Guaranteed' }, module)).toBe('dedicated');
+    expect(placement(base, module)).toBe('dedicated'); // unknown class: not BestEffort
+  });
+  it('keeps a thread of its own for a BestEffort module that listens or calls out over HTTP', () => {
+    const ports = { ...base, qosClass: 'BestEffort' as const, ports: [{ containerPort: 8080, protocol: 'TCP' as const }] };
+    expect(placement(ports, { acceptsSockets: true, experimentalHttp: false })).toBe('dedicated');
+    expect(placement(ports, { acceptsSockets: false, experimentalHttp: false })).toBe('shared'); // it cannot accept: no listener
+    expect(placement({ ...base, qosClass: 'BestEffort' }, { acceptsSockets: false, experimentalHttp: true })).toBe('dedicated');
+  });
+});
+
+describe('modules sharing a thread', () => {
+  it('runs two sleeping modules on one thread, both progressing while the other sleeps', async () => {
+    const p = await provider(1);
+    try {
+      const a = bestEffort(spec(sleep, tmp.dir, ['2']));
+      const b = bestEffort(spec(sleep, tmp.dir, ['2']));
+      const { running, thread } = await startAll(p, [a, b]);
+      expect(thread.get(a.id)).toBe(thread.get(b.id));
+      const exits = await Promise.all(running.map((r) => r.exit));
+      expect(exits.map((e) => e.exitCode)).toEqual([0, 0]);
+      // Interleaved: each one's first tick came before the other's second.
+      expect(loggedAt(a.logPath, 'tick 1')).toBeLessThanOrEqual(loggedAt(b.logPath, 'tick 2'));
+      expect(loggedAt(b.logPath, 'tick 1')).toBeLessThanOrEqual(loggedAt(a.logPath, 'tick 2'));
+      expect(readLog(a.logPath).map((r) => r.content)).toEqual(['sleeping 2', 'tick 1', 'tick 2']);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('gives a Guaranteed pod a thread of its own beside the shared one', async () => {
+    const p = await provider(1);
+    try {
+      const shared = bestEffort(spec(sleep, tmp.dir, ['60']));
+      const own = { ...spec(sleep, tmp.dir, ['60']), qosClass: 'Guaranteed' as const };
+      const { running, thread } = await startAll(p, [shared, own]);
+      expect(thread.get(own.id)).not.toBe(thread.get(shared.id));
+      expect(p.threads()).toHaveLength(1);
+      expect(p.threads()[0]).toMatchObject({ threadId: thread.get(shared.id), containers: 1 });
+      await Promise.all(running.map((r) => r.stop(0)));
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('stops one module without disturbing the other', async () => {
+    const p = await provider(1);
+    try {
+      const a = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const b = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const { running } = await startAll(p, [a, b]);
+      await logged(a.logPath, 'tick 1');
+      await running[0]!.stop(0);
+      expect((await running[0]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
+      const ticks = readLog(b.logPath).length;
+      await logged(b.logPath, `tick ${ticks}`); // b ticks on after a stopped
+      expect(p.runningCount).toBe(1);
+      expect(p.threads()[0]!.containers).toBe(1);
+      await running[1]!.stop(0);
+      expect((await running[1]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
+      expect(p.threads()[0]!.containers).toBe(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('ends only the module that calls proc_exit', async () => {
+    const p = await provider(1);
+    try {
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const exiting = bestEffort(spec(exitCode, tmp.dir, ['7']));
+      const { running, thread } = await startAll(p, [sleeper, exiting]);
+      expect(thread.get(sleeper.id)).toBe(thread.get(exiting.id));
+      expect(await running[1]!.exit).toMatchObject({ exitCode: 7, reason: 'Error' });
+      const ticks = readLog(sleeper.logPath).length;
+      await logged(sleeper.logPath, `tick ${ticks}`);
+      await running[0]!.stop(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('terminates the thread of a busy module that does not stop, ending its neighbours with a reason', async () => {
+    const p = await provider(1);
+    try {
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const { running } = await startAll(p, [sleeper, busy]);
+      await logged(busy.logPath, 'looping');
+      // Its CPU counts the slice it is still in, though it makes no WASI call.
+      const cpu = async () => (await p.stats(busy.id)).cpu!.usageCoreNanoSeconds;
+      const first = await cpu();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await cpu()).toBeGreaterThan(first);
+      await running[1]!.stop(0);
+      expect((await running[1]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
+      const neighbour = await running[0]!.exit;
+      expect(neighbour.exitCode).toBe(KILLED_EXIT_CODE);
+      expect(neighbour.message).toMatch(/did not stop .* the thread was terminated/);
+      // The next BestEffort module gets a new shared thread.
+      const next = bestEffort(spec(exitCode, tmp.dir, ['0']));
+      const again = await p.startContainer(next, podContext());
+      expect((await again.exit).exitCode).toBe(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('places a new module away from a thread that a busy module holds', async () => {
+    const p = await provider(2);
+    try {
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const { running, thread } = await startAll(p, [busy, sleeper]);
+      expect(thread.get(busy.id)).not.toBe(thread.get(sleeper.id));
+      await logged(busy.logPath, 'looping');
+      // Its thread's event loop falls behind (the node metric shows it) ...
+      for (;;) {
+        const load = p.threads().find((l) => l.threadId === thread.get(busy.id));
+        if (load!.eventLoopDelaySeconds > 0.1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // ... so the next module goes to the other thread, though both hold one module.
+      const next = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const more = await startAll(p, [next]);
+      expect(more.thread.get(next.id)).toBe(thread.get(sleeper.id));
+      await Promise.all([...running, ...more.running].map((r) => r.stop(0)));
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('reports each shared thread with its modules and event-loop delay', async () => {
+    const p = await provider(2);
+    try {
+      const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
+      const { running, thread } = await startAll(p, specs);
+      expect(new Set(thread.values()).size).toBe(2);
+      const loads = p.threads();
+      expect(loads.map((l) => l.containers)).toEqual([2, 2]);
+      for (const l of loads) expect(l.eventLoopDelaySeconds).toBeGreaterThanOrEqual(0);
+      const stats = await p.stats(specs[0]!.id);
+      expect(stats.memory?.workingSetBytes).toBeGreaterThan(0);
+      await Promise.all(running.map((r) => r.stop(0)));
+    } finally {
+      await p.shutdown();
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { V1Volume } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { probeVolumePlugins } from '../../../core/agent/volume-plugins.ts';
+import { isMountPoint } from '../../../core/volumes/csi/mount-info.ts';
+import { prepareVolumes, teardownVolumes } from '../../../core/volumes/prepare.ts';
+import { createTmpfsMounter, memoryEmptyDirSize, type TmpfsMounter } from '../../../core/volumes/tmpfs.ts';
+import { FakeObjectSource, memoryLogger, pod, tempDir } from './fakes.ts';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let podDir: string;
+let source: FakeObjectSource;
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+  dir = await realpath(dir);
+  podDir = path.join(dir, 'pods', 'uid-1234');
+  await mkdir(podDir, { recursive: true });
+  source = new FakeObjectSource();
+  source.addSecret('ns1', 'creds', { token: 's3cret' });
+});
+afterEach(() => cleanup());
+
+/** A mounter that records commands and keeps a set of "mounted" dirs. */
+function fakeMounter(enabled = true) {
+  const calls: string[] = [];
+  const mounted = new Set<string>();
+  const m = createTmpfsMounter({
+    enabled,
+    isMounted: async (d) => mounted.has(d),
+    exec: async (cmd, args) => {
+      calls.push(`${cmd} ${args.join(' ')}`);
+      const target = args[args.length - 1]!;
+      if (cmd === 'mount') mounted.add(target);
+      else mounted.delete(target);
+    },
+  });
+  return { m, calls, mounted };
+}
+
+const volumes: V1Volume[] = [
+  { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '64Mi' } },
+  { name: 'disk', emptyDir: {} },
+  { name: 'creds', secret: { secretName: 'creds' } },
+];
+
+function prepare(tmpfs: TmpfsMounter, lines: string[] = []) {
+  return prepareVolumes(pod({ volumes, containers: [{ name: 'c' }] }), {
+    podDir,
+    source,
+    nodeName: 'node-a',
+    hostIP: '10.0.0.5',
+    log: memoryLogger(lines),
+    plugins: probeVolumePlugins({ tmpfs }),
+  });
+}
+
+const vol = (plugin: string, name: string) => path.join(podDir, 'volumes', plugin, name);
+
+describe('memory-backed volumes on tmpfs', () => {
+  it('mounts a tmpfs on Memory emptyDirs (sized by sizeLimit) and secret volumes, once; unmounts them at tear-down', async () => {
+    const f = fakeMounter();
+    const prepared = await prepare(f.m);
+    await prepare(f.m); // re-sync: already mounted, nothing more
+    expect(f.calls.sort()).toEqual([
+      `mount -t tmpfs -o mode=0755 tmpfs ${vol('kubernetes.io~secret', 'creds')}`,
+      `mount -t tmpfs -o mode=0777,size=${64 * 1024 * 1024} tmpfs ${vol('kubernetes.io~empty-dir', 'mem')}`,
+    ]);
+    expect(prepared.get('creds')!.notes).toBeUndefined();
+    expect(await readFile(path.join(vol('kubernetes.io~secret', 'creds'), 'token'), 'utf8')).toBe('s3cret');
+    await teardownVolumes(podDir, { plugins: probeVolumePlugins({ tmpfs: f.m }) });
+    expect(f.calls.filter((c) => c.startsWith('umount')).sort()).toEqual([
+      `umount ${vol('kubernetes.io~empty-dir', 'mem')}`,
+      `umount ${vol('kubernetes.io~secret', 'creds')}`,
+    ]);
+    expect(f.mounted.size).toBe(0);
+  });
+
+  it('detaches a busy mount (umount -l) so that tear-down goes on', async () => {
+    const calls: string[] = [];
+    const m = createTmpfsMounter({
+      enabled: true,
+      isMounted: async () => true,
+      exec: async (cmd, args) => {
+        calls.push(`${cmd} ${args.join(' ')}`);
+        if (args.length === 1) throw Object.assign(new Error('exit 32'), { stderr: 'umount: /v: target is busy.' });
+      },
+    });
+    expect(await m.unmount('/v')).toBe('detached');
+    expect(calls).toEqual(['umount /v', 'umount -l /v']);
+  });
+
+  it('sizes a Memory emptyDir without sizeLimit by the pod memory limit', () => {
+    const p = pod({
+      containers: [
+        { name: 'a', resources: { limits: { memory: '128Mi' } } },
+        { name: 'b', resources: { limits: { memory: '64Mi' } } },
+      ],
+    });
+    expect(memoryEmptyDirSize({ name: 'm', emptyDir: { medium: 'Memory' } }, p)).toBe(192 * 1024 * 1024);
+    expect(memoryEmptyDirSize({ name: 'm', emptyDir: { medium: 'Memory' } }, pod({ containers: [{ name: 'a' }] }))).toBeUndefined();
+  });
+
+  it('not root: plain directories, one warning per mounter, and a note on each volume', async () => {
+    const f = fakeMounter(false);
+    const lines: string[] = [];
+    const prepared = await prepare(f.m, lines);
+    await prepare(f.m, lines);
+    expect(f.calls).toEqual([]);
+    expect(lines.filter((l) => l.includes('does not run as root'))).toHaveLength(1);
+    expect(prepared.get('creds')!.notes).toEqual(["the secret volume is a plain directory on the node's disk: nodelet does not run as root (no tmpfs)"]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('really mounts and unmounts a tmpfs as root (skipped when not root: mounting needs CAP_SYS_ADMIN)', async () => {
+    const m = createTmpfsMounter({ enabled: true });
+    const target = path.join(dir, 'real');
+    await m.mount(target, 0o755, 1024 * 1024);
+    try {
+      expect(await isMountPoint(target)).toBe(true);
+      await writeFile(path.join(target, 'x'), 'in memory');
+    } finally {
+      await m.unmount(target);
+    }
+    expect(await isMountPoint(target)).toBe(false);
+  });
+});
