@@ -7,16 +7,6 @@ import { connect, type Socket } from 'node:net';
 import { providerError } from '@nodelet/plugin-api/v1';
 import { PROTOCOL_VERSION, lineReader, type NoteLine, type Op, type Requests, type ResponseLine } from './protocol.ts';
 
-/**
- * True when `e` (from {@link RuntimeConnection.open}) means no runtime serves the socket: no socket
- * file, nobody listening, or a connection closed before any answer (a runtime just killed can still
- * accept for an instant while the kernel tears it down). False when a runtime answered and refused.
- */
-export function noRuntimeThere(e: unknown): boolean {
-  const code = (e as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || (e as { closed?: boolean }).closed === true;
-}
-
 /** An open, greeted connection to the runtime. */
 export class RuntimeConnection {
   private nextId = 1;
@@ -39,7 +29,7 @@ export class RuntimeConnection {
     );
     sock.on('error', () => undefined);
     sock.on('close', () => {
-      for (const p of this.pending.values()) p.reject(Object.assign(providerError('Unavailable', 'the wasi runtime connection closed'), { closed: true }));
+      for (const p of this.pending.values()) p.reject(providerError('Unavailable', 'the wasi runtime connection closed'));
       this.pending.clear();
       if (!this.closedOnPurpose) this.onLost();
     });
@@ -47,7 +37,8 @@ export class RuntimeConnection {
 
   /**
    * Connects to the runtime at `socketPath` and says hello; rejects when no
-   * runtime answers there (ENOENT, ECONNREFUSED) or it speaks another version.
+   * runtime answers there (ENOENT, ECONNREFUSED; ECONNRESET when the connection
+   * closed before the answer) or it speaks another version.
    */
   static async open(socketPath: string, onNote: (n: NoteLine) => void, onLost: () => void): Promise<RuntimeConnection> {
     const sock = await new Promise<Socket>((resolve, reject) => {
@@ -65,7 +56,11 @@ export class RuntimeConnection {
     try {
       conn.hello = await conn.request('hello', { version: PROTOCOL_VERSION });
     } catch (e) {
+      const unanswered = sock.destroyed && !conn.closedOnPurpose;
       conn.close();
+      // A runtime killed a moment ago can still accept a connection (its listening
+      // socket closes last) and then drop it: that is no runtime answering, not a refusal.
+      if (unanswered) throw Object.assign(new Error('the wasi runtime closed the connection before answering'), { code: 'ECONNRESET' });
       throw e;
     }
     greeted = true;
