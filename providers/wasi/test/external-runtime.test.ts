@@ -13,7 +13,8 @@ import type { ContainerSpec } from '@nodelet/plugin-api/v1';
 import { isProviderError } from '@nodelet/plugin-api/v1';
 import { ExternalWasiProvider, runtimeMode, runtimePid, SOCKET_NAME, WasiProvider } from '../src/index.ts';
 import createProvider from '../src/index.ts';
-import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
+import { buildStartLoopModule } from '../../../test/harness/wasm-modules.ts';
 
 const tmp = scratch();
 const images = new FakeImages();
@@ -182,6 +183,18 @@ describe('the external wasi runtime', () => {
     await expect(provider.attach(plain.id, none)).rejects.toMatchObject({ code: 'InvalidArgument' });
     await expect(provider.attach('no-such-id', none)).rejects.toMatchObject({ code: 'NotFound' });
     await plain.stop(0);
+  });
+
+  it('gives up a start in flight when the pod is deleted (cancel, 1.1): a start function that loops ends at once, not at the start timeout', async () => {
+    const s = spec(pulledFile(await buildStartLoopModule(), 'start-loop'), tmp.dir);
+    const abort = new AbortController();
+    const started = provider.startContainer(s, { ...podContext(), signal: abort.signal });
+    setTimeout(() => abort.abort(), 300);
+    const t = Date.now();
+    await expect(started).rejects.toMatchObject({ code: 'Unavailable', message: expect.stringContaining('the pod is being deleted') });
+    // Far below the runtime's default start timeout (20 s), after which the start would fail otherwise.
+    expect(Date.now() - t).toBeLessThan(10_000);
+    expect((await provider.listContainers()).some((x) => x.id === s.id)).toBe(false);
   });
 
   it('reports the containers of a runtime that died as ContainerStatusUnknown/137 (SandboxChanged) and starts a new runtime', async () => {

@@ -209,11 +209,17 @@ export class ExternalWasiProvider implements Provider {
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     const c = await this.runtime();
+    ctx.signal.throwIfAborted();
     // Registered before the answer so that events during the start reach the pod.
     this.starting.set(spec.id, ctx);
+    // The pod deleted while its module still starts (e.g. a start function that loops): the runtime gives it up (1.1).
+    const cancel = () => void c.request('cancel', { containerId: spec.id }).catch(() => undefined);
+    const cancels = (c.hello?.minor ?? 0) >= 1;
+    if (cancels) ctx.signal.addEventListener('abort', cancel, { once: true });
     try {
       return this.track(await c.request('start', { spec }), ctx);
     } finally {
+      if (cancels) ctx.signal.removeEventListener('abort', cancel);
       this.starting.delete(spec.id);
     }
   }

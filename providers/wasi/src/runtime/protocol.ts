@@ -28,7 +28,8 @@ export const PROTOCOL_VERSION = 1;
  * `hello`'s answer (a 1.0 runtime answers none). A client checks it before using
  * an addition, so a newer nodelet still drives an older runtime it re-adopts.
  *  - 1.1: `stream` with kind `stdin-open`/`stdin` forwards an attach session's stdin;
- *    `list` carries each run's `restartCount`; `warm` boots threads ahead of a start.
+ *    `list` carries each run's `restartCount`; `warm` boots threads ahead of a start; `cancel`
+ *    gives up a start in flight.
  */
 export const PROTOCOL_MINOR = 1;
 
@@ -68,6 +69,11 @@ export interface Requests {
   list: { args: Record<string, never>; result: WireContainer[] };
   release: { args: { containerId: string }; result: null };
   stats: { args: { containerId: string }; result: ContainerStats & { timestamp: string } };
+  /**
+   * 1.1: gives up a `start` still in flight (its pod is being deleted), as the start's
+   * `PodContext.signal` does in-process: the start answers an error, the module is unwound.
+   */
+  cancel: { args: { containerId: string }; result: null };
   /** 1.1: boots the idle pooled workers and the shared threads (nodelet sends it at each image pull, as in-process). */
   warm: { args: Record<string, never>; result: null };
   /** The runtime's shared threads and their load (the provider's `threads()` capability). */

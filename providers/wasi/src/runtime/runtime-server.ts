@@ -47,6 +47,8 @@ export interface RuntimeServerOptions {
 export class RuntimeServer {
   private readonly provider: WasiProvider;
   private readonly table = new Map<string, Entry>();
+  /** Starts in flight, by container id: `cancel` aborts one (its pod was deleted meanwhile). */
+  private readonly starting = new Map<string, AbortController>();
   private readonly clients = new Set<Socket>();
   private server?: Server;
   private readonly abort = new AbortController();
@@ -150,6 +152,9 @@ export class RuntimeServer {
       case 'warm':
         this.provider.warm();
         return null;
+      case 'cancel':
+        this.starting.get(req.containerId)?.abort();
+        return null;
       case 'stream':
         return this.stream(req.containerId, req.kind, req.data);
       default:
@@ -167,7 +172,9 @@ export class RuntimeServer {
   }
 
   private async startContainer(spec: ContainerSpec, sock: Socket): Promise<WireContainer> {
-    if (this.table.has(spec.id)) throw providerError('InvalidArgument', `a container with id ${spec.id} is already known`);
+    if (this.table.has(spec.id) || this.starting.has(spec.id)) throw providerError('InvalidArgument', `a container with id ${spec.id} is already known`);
+    const cancel = new AbortController();
+    this.starting.set(spec.id, cancel);
     const log = this.o.log.child({ pod: `${spec.pod.namespace}/${spec.pod.name}`, container: spec.name });
     const ctx: PodContext = {
       log,
@@ -175,10 +182,15 @@ export class RuntimeServer {
       event: (type, reason, message) => {
         if (!sock.destroyed) sock.write(`${JSON.stringify({ note: 'event', containerId: spec.id, type, reason, message } satisfies NoteLine)}\n`);
       },
-      signal: this.abort.signal,
+      signal: AbortSignal.any([this.abort.signal, cancel.signal]),
       podDir: '',
     };
-    const running = await this.provider.startContainer(spec, ctx);
+    let running;
+    try {
+      running = await this.provider.startContainer(spec, ctx);
+    } finally {
+      this.starting.delete(spec.id);
+    }
     const entry: Entry = { spec, startedAt: running.startedAt, stop: (g) => running.stop(g) };
     this.table.set(spec.id, entry);
     log.info({ id: spec.id }, 'container started');
