@@ -15,7 +15,6 @@ const ROOT = resolve(import.meta.dirname, '..');
 const ASSETS = [
   ['plugin-api/v1', 'plugin-api/dist/v1', (f) => f.endsWith('.mjs') || f.endsWith('.d.mts')],
   ['providers/wasi/src/worker', 'providers/wasi/dist/worker', (f) => f.endsWith('.mjs')],
-  ['sockets/generated', 'dist/sockets/generated', (f) => f.endsWith('descriptor.json')],
 ];
 /** Source trees whose changes make dist stale. */
 const SOURCES = ['core', 'sockets', 'plugin-api/v1', 'providers/wasi/src', 'examples/provider-http-probe/src', 'tsconfig.lib.json', 'tsconfig.build.json'];

@@ -1,53 +1,93 @@
 /**
- * Loads the gRPC protocols from the JSON descriptors generated ahead of time
- * (sockets/generated/<protocol>/descriptor.json, made from sockets/proto/ by
- * sockets/generate.sh), with the one set of options that the generated types
- * were made for. No .proto file is parsed at run time.
+ * The gRPC protocols as grpc-js packages, built from the static code ts-proto
+ * generated ahead of time (sockets/generated/<protocol>/<version>/*.ts, made from
+ * sockets/proto/ by sockets/generate.sh): no .proto file or descriptor is read and
+ * no protobufjs runs at start.
+ *
+ * This is the thin adapter that keeps the call sites as they were with
+ * @grpc/proto-loader: a package is a tree by proto package (`csi.v1.Node`), each
+ * service a client constructor with `.service`, keyed by upstream's method names
+ * (`NodeGetInfo`); requests and responses are plain objects in proto-loader's
+ * shapes (field names as in the .proto, 64-bit integers as strings, enums as names):
+ *
+ *   object ──fromPartial (absent fields get their defaults)──► encode ──► wire
+ *   wire ──► decode (every scalar and list present; an unset message field is undefined) ──► object
+ *
+ * Two differences from proto-loader's objects, which no call site relies on: an unset
+ * message field is undefined rather than null, and a set oneof has no virtual field
+ * naming it (proto-loader's `oneofs: true`); the generated `__Output` types still show both.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import type { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import * as csi from './generated/csi/v1/csi.ts';
+import * as deviceplugin from './generated/deviceplugin/v1beta1/api.ts';
+import * as pluginregistration from './generated/pluginregistration/v1/api.ts';
+import * as podresources from './generated/podresources/v1/api.ts';
 
 /** Absolute path of the folder holding the .proto files (the generator's and tests' input). */
 export const PROTO_ROOT = fileURLToPath(new URL('./proto/', import.meta.url));
 
-/** The generated descriptor of each .proto (path relative to {@link PROTO_ROOT}). */
-const DESCRIPTORS: Record<string, string> = {
-  'pluginregistration/v1/api.proto': 'pluginregistration',
-  'deviceplugin/v1beta1/api.proto': 'deviceplugin',
-  'podresources/v1/api.proto': 'podresources',
-  'csi/v1/csi.proto': 'csi',
+/** A ts-proto message codec. */
+interface MessageFns {
+  encode(message: never, writer?: BinaryWriter): BinaryWriter;
+  decode(input: BinaryReader | Uint8Array, length?: number): unknown;
+  fromPartial(object: never): unknown;
+}
+
+/** A ts-proto generic service definition (`outputServices=generic-definitions`). */
+interface GenericDefinition {
+  readonly fullName: string;
+  readonly methods: Record<string, { name: string; requestType: MessageFns; requestStream: boolean; responseType: MessageFns; responseStream: boolean }>;
+}
+
+/** The generated services of each .proto (path relative to {@link PROTO_ROOT}). */
+const SERVICES: Record<string, readonly GenericDefinition[]> = {
+  'pluginregistration/v1/api.proto': [pluginregistration.RegistrationDefinition],
+  'deviceplugin/v1beta1/api.proto': [deviceplugin.RegistrationDefinition, deviceplugin.DevicePluginDefinition],
+  'podresources/v1/api.proto': [podresources.PodResourcesListerDefinition],
+  'csi/v1/csi.proto': [csi.IdentityDefinition, csi.ControllerDefinition, csi.GroupControllerDefinition, csi.NodeDefinition],
 };
 
-/**
- * proto-loader options. Must stay in step with the generator flags in generate.sh:
- * field names as in the .proto, 64-bit integers as decimal strings, enums as
- * their names, defaults for absent fields, and a virtual field naming each set oneof.
- */
-export const LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
+const serialize = (t: MessageFns) => (value: object) => Buffer.from(t.encode(t.fromPartial(value as never) as never).finish());
+const deserialize = (t: MessageFns) => (bytes: Buffer) => t.decode(bytes);
+
+/** The grpc-js service definition of a generated service: upstream method names, static codecs. */
+export function grpcService(def: GenericDefinition): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<object, unknown>> = {};
+  for (const m of Object.values(def.methods)) {
+    out[m.name] = {
+      path: `/${def.fullName}/${m.name}`,
+      requestStream: m.requestStream,
+      responseStream: m.responseStream,
+      requestSerialize: serialize(m.requestType),
+      requestDeserialize: deserialize(m.requestType) as (b: Buffer) => object,
+      responseSerialize: serialize(m.responseType) as (v: unknown) => Buffer,
+      responseDeserialize: deserialize(m.responseType),
+      originalName: m.name,
+    };
+  }
+  return out as grpc.ServiceDefinition;
+}
 
 const cache = new Map<string, grpc.GrpcObject>();
 
 /**
- * Loads one protocol (its .proto path relative to {@link PROTO_ROOT}) into a grpc-js
- * object from its generated descriptor, once per process. `T` is the generated
- * `ProtoGrpcType` for that file.
+ * One protocol (its .proto path relative to {@link PROTO_ROOT}) as a grpc-js package,
+ * once per process. `T` is the generated `ProtoGrpcType` for that file.
  */
 export function loadProto<T>(relativePath: string): T {
   let loaded = cache.get(relativePath);
   if (loaded === undefined) {
-    const dir = DESCRIPTORS[relativePath];
-    if (!dir) throw new Error(`no generated descriptor for ${relativePath}: add it to sockets/generate.sh and load.ts`);
-    const json = JSON.parse(readFileSync(new URL(`./generated/${dir}/descriptor.json`, import.meta.url), 'utf8')) as Parameters<typeof protoLoader.fromJSON>[0];
-    const definition = protoLoader.fromJSON(json, LOADER_OPTIONS);
-    loaded = grpc.loadPackageDefinition(definition);
+    const services = SERVICES[relativePath];
+    if (!services) throw new TypeError(`no generated code for ${relativePath}: add it to sockets/generate.sh and load.ts`);
+    loaded = {};
+    for (const def of services) {
+      const parts = def.fullName.split('.');
+      let ns = loaded;
+      for (const p of parts.slice(0, -1)) ns = (ns[p] ??= {}) as grpc.GrpcObject;
+      ns[parts.at(-1)!] = grpc.makeGenericClientConstructor(grpcService(def), def.fullName);
+    }
     cache.set(relativePath, loaded);
   }
   return loaded as unknown as T;

@@ -2,7 +2,6 @@
  * TLS bootstrap (`--bootstrap-kubeconfig`) and client certificate rotation
  * (`rotateCertificates`) for the composition root.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import {
   bootstrapClientCert,
@@ -15,6 +14,7 @@ import {
   type KeyPair,
 } from '../certificates/index.ts';
 import type { NodeletOptions } from '../config/index.ts';
+import type { ApiTransport } from '../kube/index.ts';
 
 /**
  * TLS bootstrap (`--bootstrap-kubeconfig`) and client certificate rotation
@@ -47,7 +47,7 @@ export async function startClientCertificates(o: NodeletOptions, log: Logger, si
       const p = manager?.current();
       return p ? { cert: p.cert, key: p.key } : undefined;
     },
-    start(kubeConfig: () => KubeConfig) {
+    start(api: () => ApiTransport) {
       manager = new CertificateManager({
         name: 'client',
         signerName: CLIENT_KUBELET_SIGNER,
@@ -56,7 +56,7 @@ export async function startClientCertificates(o: NodeletOptions, log: Logger, si
         initial,
         store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' }),
         template: () => nodeClientSubject(o.nodeName),
-        kubeConfig,
+        api,
       });
       manager.start();
     },

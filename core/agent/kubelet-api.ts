@@ -48,11 +48,11 @@ import { kubeletConfigOf } from './configz.ts';
 /** The authenticators and the authorizer for `o` (see the module comment). */
 function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logger): { authn: AuthnOptions; authorizer: Authorizer } {
   const token =
-    clients && o.authenticationTokenWebhook ? cachedTokenAuthenticator(apiTokenReviewer(clients.kc), o.authenticationTokenWebhookCacheTtlMs) : undefined;
+    clients && o.authenticationTokenWebhook ? cachedTokenAuthenticator(apiTokenReviewer(clients), o.authenticationTokenWebhookCacheTtlMs) : undefined;
   let authorizer: Authorizer = alwaysAllow;
   if (o.authorizationMode === 'Webhook') {
     if (clients) {
-      authorizer = webhookAuthorizer(apiAccessReviewer(clients.kc), {
+      authorizer = webhookAuthorizer(apiAccessReviewer(clients), {
         authorizedTtlMs: o.authorizationWebhookCacheAuthorizedTtlMs,
         unauthorizedTtlMs: o.authorizationWebhookCacheUnauthorizedTtlMs,
       });
@@ -133,7 +133,7 @@ export async function startKubeletApi(
       log: apiLog,
       store: new CertStore({ certDir: o.certDir, prefix: 'kubelet-server', fallbackCertFile: o.tlsCertFile, fallbackKeyFile: o.tlsPrivateKeyFile }),
       template: () => ({ ...nodeClientSubject(o.nodeName), ...splitAddresses([o.nodeName, nodeIP]) }),
-      kubeConfig: () => clients.kc,
+      api: () => clients.transport,
       onChange: (pair) => server.updateTls({ cert: pair.cert, key: pair.key, ca }),
     });
     const current = manager.current();

@@ -97,7 +97,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const nodeIP = o.nodeIP ?? detectNodeIP();
   const certs = await startClientCertificates(o, log, abort.signal);
   const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig, certs?.credentials) : undefined;
-  certs?.start(() => clients!.kc);
+  certs?.start(() => clients!.transport);
   const providers = await startProviders(o, log, images, abort.signal, clients);
   const provider = providers.primary;
   const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);

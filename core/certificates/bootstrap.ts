@@ -14,9 +14,9 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { errorDetail, nodeletError } from '../errors/index.ts';
+import { ApiTransport, apiStatus, KubeConfig, type Cluster } from '../kube/index.ts';
 import { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, importKeys, parseKeyPair, pemBlocks, privateKeyPem, sha512_256, spkiDer, type KeyPair, type Subject } from './x509.ts';
@@ -38,7 +38,7 @@ const TMP_KEY = 'kubelet-client.key.tmp';
 export const nodeClientSubject = (nodeName: string): Subject => ({ cn: `system:node:${nodeName}`, orgs: ['system:nodes'] });
 
 /** A kubeconfig's client certificates (from file or data); empty when it has none. */
-function kubeconfigCerts(kc: k8s.KubeConfig): X509Certificate[] {
+function kubeconfigCerts(kc: KubeConfig): X509Certificate[] {
   const user = kc.getCurrentUser();
   const text = user?.certFile ? readFileSync(user.certFile, 'utf8') : user?.certData ? Buffer.from(user.certData, 'base64').toString() : '';
   return pemBlocks(text, 'CERTIFICATE').map((b) => new X509Certificate(b));
@@ -46,7 +46,7 @@ function kubeconfigCerts(kc: k8s.KubeConfig): X509Certificate[] {
 
 /** The kubeconfig's client certificate and key, if it has both (files or data). */
 export function kubeconfigKeyPair(file: string): KeyPair | undefined {
-  const kc = new k8s.KubeConfig();
+  const kc = new KubeConfig();
   kc.loadFromFile(file);
   const u = kc.getCurrentUser();
   const read = (f?: string, d?: string) => (f ? readFileSync(f, 'utf8') : d ? Buffer.from(d, 'base64').toString() : '');
@@ -59,7 +59,7 @@ export function kubeconfigKeyPair(file: string): KeyPair | undefined {
 export function isKubeconfigStillValid(file: string, log?: Logger, now = Date.now()): boolean {
   if (!existsSync(file)) return false;
   try {
-    const kc = new k8s.KubeConfig();
+    const kc = new KubeConfig();
     kc.loadFromFile(file);
     const certs = kubeconfigCerts(kc);
     if (certs.length === 0) {
@@ -87,7 +87,7 @@ export async function digestedCsrName(keys: Awaited<ReturnType<typeof generateKe
 }
 
 /** Writes a kubeconfig for the node (upstream writeKubeconfigFromBootstrapping). */
-export async function writeNodeKubeconfig(file: string, cluster: k8s.Cluster, pemPath: string): Promise<void> {
+export async function writeNodeKubeconfig(file: string, cluster: Cluster, pemPath: string): Promise<void> {
   const doc = {
     apiVersion: 'v1',
     kind: 'Config',
@@ -131,7 +131,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
     return false;
   }
   const fail = (detail: string, cause?: unknown) => nodeletError('NDL_TLS_BOOTSTRAP', detail, cause);
-  const bootstrap = new k8s.KubeConfig();
+  const bootstrap = new KubeConfig();
   try {
     bootstrap.loadFromFile(o.bootstrapKubeconfig);
   } catch (e) {
@@ -140,6 +140,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
   const cluster = bootstrap.getCurrentCluster();
   if (!cluster) throw fail(`bootstrap kubeconfig ${o.bootstrapKubeconfig} has no current cluster`);
   o.log.info({ bootstrapKubeconfig: o.bootstrapKubeconfig }, 'using the bootstrap kubeconfig to request a client certificate');
+  const api = new ApiTransport(bootstrap);
   const store = new CertStore({ certDir: o.certDir, prefix: 'kubelet-client' });
   let keyPem: string | undefined;
   try {
@@ -163,11 +164,13 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
   const csrPem = await createCsr(keys, subject);
   let cert: string;
   try {
-    const ref = await retryUnreachable(() => requestCertificate(bootstrap, { name, csrPem, signerName: CLIENT_KUBELET_SIGNER, usages }), o);
+    const ref = await retryUnreachable(() => requestCertificate(api, { name, csrPem, signerName: CLIENT_KUBELET_SIGNER, usages }), o);
     o.log.info({ csr: ref.name }, 'waiting for the client certificate to be issued');
-    cert = await waitForCertificate(bootstrap, ref, BOOTSTRAP_WAIT_MS, o.signal);
+    cert = await waitForCertificate(api, ref, BOOTSTRAP_WAIT_MS, o.signal);
   } catch (e) {
     throw fail(errorDetail(e), e);
+  } finally {
+    void api.close();
   }
   const pair = await store.update(cert, keyPem);
   rmSync(tmpKey, { force: true });
@@ -183,8 +186,7 @@ async function retryUnreachable<T>(fn: () => Promise<T>, o: BootstrapOptions): P
     try {
       return await fn();
     } catch (e) {
-      const cause = (e as Error).cause as { code?: unknown } | undefined;
-      const unreachable = typeof cause?.code !== 'number' && Date.now() < deadline;
+      const unreachable = apiStatus((e as Error).cause) === undefined && Date.now() < deadline;
       if (!unreachable) throw e;
       o.log.info({ err: errorDetail(e) }, 'failed to connect to apiserver; retrying');
       await new Promise((r) => setTimeout(r, 2000));

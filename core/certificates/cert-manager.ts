@@ -9,7 +9,7 @@
  *   `onChange` (callers swap it in for new connections)
  *   a failed attempt is retried after 2, 4, 8 and 16 s, then every 32 s.
  */
-import type * as k8s from '@kubernetes/client-node';
+import type { ApiTransport } from '../kube/index.ts';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
@@ -62,7 +62,7 @@ export interface CertificateManagerOptions {
   /** What to request; undefined while unknown (nothing is requested then). */
   readonly template: () => Subject | undefined;
   /** The client that creates and watches CSRs (given the current pair, which may be undefined). */
-  readonly kubeConfig: (current: KeyPair | undefined) => k8s.KubeConfig;
+  readonly api: (current: KeyPair | undefined) => ApiTransport;
   readonly log: Logger;
   /** Used when the store is empty (e.g. the kubeconfig's own certificate). */
   readonly initial?: KeyPair;
@@ -128,7 +128,7 @@ export class CertificateManager {
     if (!template) throw nodeletError('NDL_TLS_BOOTSTRAP', `no ${this.o.name} certificate template yet`);
     const keys = await generateKeys('ecdsa');
     const [csrPem, keyPem] = await Promise.all([createCsr(keys, template), privateKeyPem(keys)]);
-    const kc = this.o.kubeConfig(this.pair);
+    const kc = this.o.api(this.pair);
     const ref = await requestCertificate(kc, { csrPem, signerName: this.o.signerName, usages: this.o.usages });
     this.o.log.info({ csr: ref.name, signer: this.o.signerName }, `${this.o.name} certificate signing request created`);
     const cert = await waitForCertificate(kc, ref, CERTIFICATE_WAIT_TIMEOUT_MS, this.abort.signal);

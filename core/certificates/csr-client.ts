@@ -5,9 +5,20 @@
  * — watching the object, re-reading it on every change — until it is
  * approved and carries a certificate, or is denied / failed / deleted.
  */
-import * as k8s from '@kubernetes/client-node';
-import { apiMessage, isApiConflict, isApiNotFound } from '../kube/index.ts';
+import type * as k8s from '@kubernetes/client-node';
+import { apiMessage, type ApiTransport, isApiConflict, isApiNotFound } from '../kube/index.ts';
 import { nodeletError } from '../errors/index.ts';
+
+const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+
+/** The two CSR calls, over `t`. */
+function csrApi(t: ApiTransport) {
+  return {
+    createCertificateSigningRequest: (p: { body: k8s.V1CertificateSigningRequest }) =>
+      t.request<k8s.V1CertificateSigningRequest>('POST', CSRS, { body: p.body }),
+    readCertificateSigningRequest: (p: { name: string }) => t.request<k8s.V1CertificateSigningRequest>('GET', `${CSRS}/${encodeURIComponent(p.name)}`),
+  };
+}
 
 /** What to request. */
 export interface CsrRequest {
@@ -27,8 +38,8 @@ export interface CsrRef {
 }
 
 /** Creates the CSR; an existing one with the same fixed name and request is reused. */
-export async function requestCertificate(kc: k8s.KubeConfig, r: CsrRequest): Promise<CsrRef> {
-  const api = kc.makeApiClient(k8s.CertificatesV1Api);
+export async function requestCertificate(t: ApiTransport, r: CsrRequest): Promise<CsrRef> {
+  const api = csrApi(t);
   const body: k8s.V1CertificateSigningRequest = {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',
@@ -69,8 +80,8 @@ export function issuedCertificate(csr: k8s.V1CertificateSigningRequest): string 
 }
 
 /** Waits until `ref` is issued (see the module comment); rejects on timeout or abort. */
-export async function waitForCertificate(kc: k8s.KubeConfig, ref: CsrRef, timeoutMs: number, signal?: AbortSignal): Promise<string> {
-  const api = kc.makeApiClient(k8s.CertificatesV1Api);
+export async function waitForCertificate(t: ApiTransport, ref: CsrRef, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+  const api = csrApi(t);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     signal?.throwIfAborted();
@@ -86,12 +97,12 @@ export async function waitForCertificate(kc: k8s.KubeConfig, ref: CsrRef, timeou
     if (cert) return cert;
     const left = deadline - Date.now();
     if (left <= 0) throw nodeletError('NDL_TLS_BOOTSTRAP', `timed out waiting for csr "${ref.name}" to be signed`);
-    await nextChange(kc, ref.name, csr.metadata!.resourceVersion!, Math.min(left, 60_000), signal);
+    await nextChange(t, ref.name, csr.metadata!.resourceVersion!, Math.min(left, 60_000), signal);
   }
 }
 
 /** Resolves on the first watch event for `name` after `resourceVersion`, when the watch ends, or after `ms`. */
-async function nextChange(kc: k8s.KubeConfig, name: string, resourceVersion: string, ms: number, signal?: AbortSignal): Promise<void> {
+async function nextChange(t: ApiTransport, name: string, resourceVersion: string, ms: number, signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => {
     let ctl: AbortController | undefined;
     let finished = false;
@@ -105,13 +116,12 @@ async function nextChange(kc: k8s.KubeConfig, name: string, resourceVersion: str
     };
     const timer = setTimeout(finish, ms);
     signal?.addEventListener('abort', finish);
-    new k8s.Watch(kc)
-      .watch(
-        '/apis/certificates.k8s.io/v1/certificatesigningrequests',
-        { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
-        () => finish(),
-        () => finish(),
-      )
+    t.watch(
+      '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
+      () => finish(),
+      () => finish(),
+    )
       .then((c) => {
         ctl = c;
         if (finished) c.abort();

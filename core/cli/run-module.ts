@@ -12,7 +12,8 @@
  * follower copies each entry to the stream it came from.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { finished as streamFinished } from 'node:stream/promises';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +22,7 @@ import { BUNDLED_PROVIDERS_DIR } from '../config/index.ts';
 import { nodeletError } from '../errors/index.ts';
 import { dockerConfigCredentials, OciImageService, WASM_LAYER_TYPES, parseReference, registryHostOf } from '../images/index.ts';
 import { createLogger, flushLogger } from '../logging/index.ts';
-import { parseCriEntry } from '../logs/index.ts';
+import { readContainerLog } from '../logs/index.ts';
 import { loadProviders } from '../providers/index.ts';
 import { parseSubcommandArgs, type SubcommandSpec } from './subcommands.ts';
 
@@ -122,40 +123,32 @@ async function pulledModule(req: RunRequest): Promise<PulledImage> {
   return svc.pull(req.target, { pullPolicy: 'IfNotPresent', credentials: await dockerConfigCredentials(), acceptLayerTypes: WASM_LAYER_TYPES });
 }
 
-/** Copies the CRI log at `path` to stdout/stderr until `done` settles, then drains it. */
+/**
+ * Copies the CRI log at `path` to stdout/stderr until `done` settles, then drains it:
+ * `core/logs`' follow reader (woken by the log directory's changes) with a per-entry callback.
+ * Waits for the file to appear first (the provider creates it as the module starts).
+ */
 async function followLog(path: string, done: Promise<unknown>): Promise<void> {
-  let finished = false;
-  void done.then(() => (finished = true));
-  let offset = 0;
-  let pending = Buffer.alloc(0);
-  const drain = async (): Promise<void> => {
-    const fh = await open(path, 'r').catch(() => undefined);
-    if (!fh) return;
-    try {
-      for (;;) {
-        const buf = Buffer.alloc(64 * 1024);
-        const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
-        if (bytesRead === 0) break;
-        offset += bytesRead;
-        pending = Buffer.concat([pending, buf.subarray(0, bytesRead)]);
-        let nl: number;
-        while ((nl = pending.indexOf(0x0a)) >= 0) {
-          const entry = parseCriEntry(pending.subarray(0, nl));
-          pending = pending.subarray(nl + 1);
-          if (!entry) continue;
-          const out = entry.stream === 'stderr' ? process.stderr : process.stdout;
-          out.write(entry.partial ? entry.content : Buffer.concat([entry.content, Buffer.from('\n')]));
-        }
-      }
-    } finally {
-      await fh.close();
-    }
-  };
-  while (!finished) {
-    await drain();
+  let ended = false;
+  void done.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  for (;;) {
+    const exists = await stat(path).then(
+      () => true,
+      () => false,
+    );
+    if (exists) break;
+    if (ended) return;
     await Promise.race([done, sleep(20)]);
   }
-  await drain();
+  const stream = await readContainerLog(path, {
+    follow: true,
+    finished: done,
+    onEntry: (e) => (e.stream === 'stderr' ? process.stderr : process.stdout).write(e.partial ? e.content : Buffer.concat([e.content, Buffer.from('\n')])),
+  });
+  await streamFinished(stream.resume());
 }
 
 /** Runs `nodelet run`; resolves to the module's exit code. */

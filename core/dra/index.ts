@@ -13,10 +13,9 @@
  * registers) drops terminated or deleted pods from the claims and unprepares
  * the claims no pod uses, retrying unprepares that failed.
  */
-import * as k8s from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../kube/index.ts';
+import { isApiNotFound, type KubeClients } from '../kube/index.ts';
 import type { PluginHandler } from '../pluginmanager/index.ts';
 import type { ContainerOptionsContributor, PodResourcePreparer, PodStatusContributor } from '../pods/index.ts';
 import { join } from 'node:path';
@@ -79,7 +78,7 @@ export interface Dra {
 /** Loads the checkpoint, builds the registry, manager and handler, and starts the reconcile loop. */
 export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
   const dlog = log.child({ component: 'dra' });
-  const resource = deps.clients.kc.makeApiClient(k8s.ResourceV1Api);
+  const resource = deps.clients.resource;
   const drivers = new DraDriverRegistry({
     graceMs: o.draDeregistrationGracePeriodMs,
     log: dlog,
@@ -98,7 +97,7 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
       try {
         return await resource.readNamespacedResourceClaim({ namespace, name });
       } catch (e) {
-        if ((e as { code?: number }).code === 404) return undefined;
+        if (isApiNotFound(e)) return undefined;
         throw e;
       }
     },

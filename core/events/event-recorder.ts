@@ -8,9 +8,9 @@
  * EventAggregator); each object has a token bucket (burst 25, one token per
  * 5 minutes) like upstream's spam filter. Recording never blocks or fails the caller.
  */
-import { V1MicroTime, type EventsV1Event, type V1ObjectReference } from '@kubernetes/client-node';
+import type { EventsV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, mergePatch, type KubeClients } from '../kube/index.ts';
+import { apiMessage, mergePatch, MicroTime, type KubeClients } from '../kube/index.ts';
 
 const SERIES_WINDOW_MS = 10 * 60_000;
 const BURST = 25;
@@ -115,7 +115,7 @@ export class EventRecorder implements Events {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: { name: eventName(r.name), namespace: r.namespace },
-      eventTime: new V1MicroTime(),
+      eventTime: new MicroTime(),
       type,
       reason,
       note: note.slice(0, 1024),
@@ -134,7 +134,7 @@ export class EventRecorder implements Events {
   }
 
   private async patchSeries(s: Seen): Promise<void> {
-    const body = { series: { count: s.count, lastObservedTime: new V1MicroTime(s.last) } };
+    const body = { series: { count: s.count, lastObservedTime: new MicroTime(s.last) } };
     const name = await s.name;
     if (name === undefined) return;
     try {

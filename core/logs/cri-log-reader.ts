@@ -17,6 +17,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import { LogFormatter, type FormatOptions } from './log-formatter.ts';
 import { tailOffset } from './tail-offset.ts';
 import { LogWaker } from './log-waker.ts';
+import { parseCriEntry, type CriEntry } from './cri-entry.ts';
 
 /** `PodLogOptions` as the reader understands them (`previous` picks the file; see the server). */
 export interface ReadLogOptions extends FormatOptions {
@@ -32,6 +33,11 @@ export interface ReadLogOptions extends FormatOptions {
   readonly pollMs?: number;
   /** Aborting ends the stream (the HTTP client went away). */
   readonly signal?: AbortSignal;
+  /**
+   * Each parsed entry goes to this callback instead of the formatted output (the stream
+   * then yields nothing; read it to the end). `nodelet run` copies entries to stdout/stderr.
+   */
+  readonly onEntry?: (entry: CriEntry) => void;
 }
 
 const CHUNK = 64 * 1024;
@@ -92,7 +98,13 @@ async function* produce(file: string, first: FileHandle, start: number, opts: Re
   const fmt = new LogFormatter(opts);
   const lines = new LineSplitter();
   const out: Buffer[] = [];
-  const onLine = (l: Buffer) => fmt.push(l, out);
+  const onEntry = opts.onEntry;
+  const onLine = onEntry
+    ? (l: Buffer) => {
+        const e = parseCriEntry(l);
+        if (e) onEntry(e);
+      }
+    : (l: Buffer) => fmt.push(l, out);
   const take = () => (out.length ? Buffer.concat(out.splice(0)) : undefined);
   const waker = opts.follow ? new LogWaker(path.dirname(file), opts.pollMs ?? 1000, signal, opts.finished) : undefined;
   let finished = false;

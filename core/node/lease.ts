@@ -3,9 +3,9 @@
  * duration 40 s, renewed every duration/4 = 10 s with 4% jitter; creation is
  * retried with back-off 100 ms doubling to 7 s.
  */
-import { V1MicroTime, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { type KubeClients, isApiConflict, isApiNotFound, apiMessage } from '../kube/index.ts';
+import { type KubeClients, isApiConflict, isApiNotFound, apiMessage, MicroTime } from '../kube/index.ts';
 import { Backoff } from '../backoff/index.ts';
 
 const NAMESPACE = 'kube-node-lease';
@@ -64,7 +64,7 @@ export class LeaseController {
   }
 
   private spec(): V1Lease['spec'] {
-    return { holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.durationSeconds, renewTime: new V1MicroTime() };
+    return { holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.durationSeconds, renewTime: new MicroTime() };
   }
 
   private async renew(): Promise<void> {

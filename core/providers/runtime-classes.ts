@@ -3,10 +3,9 @@
  * node.k8s.io/v1 runtimeclasses (the `system:node` role may get/list/watch
  * them), so routing a pod costs no API call. Lookups are synchronous.
  */
-import * as k8s from '@kubernetes/client-node';
 import type { V1RuntimeClass } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, type KubeClients } from '../kube/index.ts';
+import { apiMessage, ListWatch, type KubeClients } from '../kube/index.ts';
 
 /** The answer for one RuntimeClass name. */
 export type HandlerLookup =
@@ -38,7 +37,7 @@ export function standaloneRuntimeClasses(): RuntimeClassSource {
 /** Watches RuntimeClasses; resolves after the first list attempt (retrying in the background if it failed). */
 export async function watchRuntimeClasses(clients: KubeClients, log: Logger, retryMs = 2000): Promise<RuntimeClassSource> {
   const path = '/apis/node.k8s.io/v1/runtimeclasses';
-  const informer = new k8s.ListWatch<V1RuntimeClass>(path, new k8s.Watch(clients.kc), () => clients.node.listRuntimeClass(), false);
+  const informer = new ListWatch<V1RuntimeClass>(clients.transport, path, () => clients.node.listRuntimeClass());
   let lastError = 'not listed yet';
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

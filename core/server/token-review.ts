@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { nodeletError } from '../errors/index.ts';
-import { apiMessage } from '../kube/index.ts';
+import { apiMessage, type KubeClients } from '../kube/index.ts';
 import type { TokenAuthenticator, UserInfo } from './authn.ts';
 
 /** Upstream's default `authentication.webhook.cacheTTL`. */
@@ -19,9 +19,9 @@ const DEFAULT_TOKEN_CACHE_TTL_MS = 2 * 60_000;
 /** One TokenReview round trip: the status the apiserver answered. */
 export type TokenReviewer = (token: string) => Promise<k8s.V1TokenReviewStatus | undefined>;
 
-/** A {@link TokenReviewer} that posts TokenReviews through `kc`. */
-export function apiTokenReviewer(kc: k8s.KubeConfig): TokenReviewer {
-  const api = kc.makeApiClient(k8s.AuthenticationV1Api);
+/** A {@link TokenReviewer} that posts TokenReviews through `clients`. */
+export function apiTokenReviewer(clients: KubeClients): TokenReviewer {
+  const api = clients.reviews;
   return async (token) => {
     try {
       const r = await api.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });

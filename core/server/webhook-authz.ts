@@ -9,9 +9,9 @@
  * not cached and surfaces as an error (the server answers 500 "Authorization error").
  */
 import { LRUCache } from 'lru-cache';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { nodeletError } from '../errors/index.ts';
-import { apiMessage } from '../kube/index.ts';
+import { apiMessage, type KubeClients } from '../kube/index.ts';
 import type { Authorizer, Decision, RequestAttributes } from './authz.ts';
 
 /** Upstream's defaults of `authorization.webhook.cacheAuthorizedTTL` / `cacheUnauthorizedTTL`. */
@@ -21,9 +21,9 @@ const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
 /** One SubjectAccessReview round trip. */
 export type AccessReviewer = (spec: k8s.V1SubjectAccessReviewSpec) => Promise<k8s.V1SubjectAccessReviewStatus | undefined>;
 
-/** An {@link AccessReviewer} that posts SubjectAccessReviews through `kc`. */
-export function apiAccessReviewer(kc: k8s.KubeConfig): AccessReviewer {
-  const api = kc.makeApiClient(k8s.AuthorizationV1Api);
+/** An {@link AccessReviewer} that posts SubjectAccessReviews through `clients`. */
+export function apiAccessReviewer(clients: KubeClients): AccessReviewer {
+  const api = clients.reviews;
   return async (spec) => {
     try {
       const r = await api.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });

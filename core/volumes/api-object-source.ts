@@ -2,26 +2,23 @@
  * The plain {@link ObjectSource}: one API call per read, 404 → `undefined`.
  * Wrap it with `withTokenCache` (and/or informer caches) for pod sync paths.
  */
-import type { CoreV1Api } from '@kubernetes/client-node';
 import type { IssuedToken, ObjectSource, TokenRequestOptions } from './object-source.ts';
-import { apiError } from '../kube/index.ts';
+import { apiError, isApiNotFound, type KubeClients } from '../kube/index.ts';
 import { nodeletError } from '../errors/index.ts';
-
-function isNotFound(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && (e as { code?: unknown }).code === 404;
-}
 
 async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
   try {
     return await p;
   } catch (e) {
-    if (isNotFound(e)) return undefined;
+    if (isApiNotFound(e)) return undefined;
     throw apiError(e);
   }
 }
 
-/** An {@link ObjectSource} over client-node 1.x `CoreV1Api`. */
-export function createApiObjectSource(api: CoreV1Api): ObjectSource {
+/** An {@link ObjectSource} over the core/v1 API. */
+export function createApiObjectSource(
+  api: Pick<KubeClients['core'], 'readNamespacedConfigMap' | 'readNamespacedSecret' | 'createNamespacedServiceAccountToken'>,
+): ObjectSource {
   return {
     getConfigMap: (namespace, name) => orUndefined(api.readNamespacedConfigMap({ name, namespace })),
     getSecret: (namespace, name) => orUndefined(api.readNamespacedSecret({ name, namespace })),

@@ -1,46 +1,34 @@
 /**
- * The real {@link StartObjectWatch}: a client-node `ListWatch` on one
+ * The real {@link StartObjectWatch}: a `ListWatch` (core/kube) on one
  * ConfigMap or Secret (`fieldSelector=metadata.name=<name>` in its namespace),
  * which the Node authorizer allows a kubelet for objects its pods refer to.
  * A failed list or watch is restarted after a second, as the pod source does.
  */
-import * as k8s from '@kubernetes/client-node';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../kube/index.ts';
+import { ListWatch, type KubeClients } from '../kube/index.ts';
 import type { SingleObjectWatch, StartObjectWatch, WatchedKind } from './object-watch-manager.ts';
 
 const RETRY_MS = 1000;
 
 /** Watches single ConfigMaps/Secrets through the API server. */
-export function apiObjectWatch(clients: Pick<KubeClients, 'kc' | 'core'>, log: Logger): StartObjectWatch {
+export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>, log: Logger): StartObjectWatch {
   return (kind: WatchedKind, namespace: string, name: string, changed: () => void): SingleObjectWatch<V1ConfigMap | V1Secret> => {
     const fieldSelector = `metadata.name=${name}`;
-    let listOk = false;
-    const listFn = async (): Promise<k8s.KubernetesListObject<V1ConfigMap | V1Secret>> => {
-      const list = await (kind === 'configmaps'
+    const listFn = () =>
+      kind === 'configmaps'
         ? clients.core.listNamespacedConfigMap({ namespace, fieldSelector })
-        : clients.core.listNamespacedSecret({ namespace, fieldSelector }));
-      listOk = true;
-      return list;
-    };
-    const informer = new k8s.ListWatch<V1ConfigMap | V1Secret>(
-      `/api/v1/namespaces/${namespace}/${kind}`,
-      new k8s.Watch(clients.kc),
-      listFn,
-      false,
-      undefined,
-      fieldSelector,
-    );
+        : clients.core.listNamespacedSecret({ namespace, fieldSelector });
+    const informer = new ListWatch<V1ConfigMap | V1Secret>(clients.transport, `/api/v1/namespaces/${namespace}/${kind}`, listFn, { fieldSelector });
     let listed = false;
     let stopped = false;
     let resolveSynced!: () => void;
     const synced = new Promise<void>((r) => (resolveSynced = r));
-    // ListWatch.start() resolves even when its list failed (it reports that as an error): synced waits for a good list.
+    // start() rejects when its list failed; the 'error' callback restarts it, and synced waits for a good list.
     const start = () =>
       informer.start().then(
         () => {
-          if (listOk && !listed) {
+          if (!listed) {
             listed = true;
             resolveSynced();
           }
@@ -66,7 +54,7 @@ export function apiObjectWatch(clients: Pick<KubeClients, 'kc' | 'core'>, log: L
       current: () => informer.get(name, namespace),
       stop: () => {
         stopped = true;
-        void informer.stop().catch(() => undefined);
+        informer.stop();
       },
     };
   };

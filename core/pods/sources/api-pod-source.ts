@@ -2,10 +2,9 @@
  * Pods bound to this node, from an informer on `spec.nodeName=<node>`
  * (the status sink that writes back is `../status-sinks/api-status-sink.ts`).
  */
-import * as k8s from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import type { KubeClients } from '../../kube/index.ts';
+import { ListWatch, type KubeClients } from '../../kube/index.ts';
 import { isMirrorPod } from './mirror-pods.ts';
 
 /** Receives pod changes. */
@@ -18,7 +17,7 @@ export interface PodHandler {
 export async function startApiPodSource(clients: KubeClients, nodeName: string, handler: PodHandler, log: Logger): Promise<{ stop(): void; pods: V1Pod[] }> {
   const fieldSelector = `spec.nodeName=${nodeName}`;
   const listFn = () => clients.core.listPodForAllNamespaces({ fieldSelector });
-  const informer = new k8s.ListWatch<V1Pod>('/api/v1/pods', new k8s.Watch(clients.kc), listFn, false, undefined, fieldSelector);
+  const informer = new ListWatch<V1Pod>(clients.transport, '/api/v1/pods', listFn, { fieldSelector });
   const key = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
   // Mirror pods reflect static pods that already run from their manifests.
   informer.on('add', (p) => {

@@ -24,6 +24,7 @@ import {
 } from '../../../core/certificates/index.ts';
 import { createCertificate, createCsr, generateKeys, importKeys, KeyUsage, parseKeyPair, parseCsr, privateKeyPem } from '../../../core/certificates/index.ts';
 import { makeCa } from '../server/test-pki.ts';
+import { ApiTransport, KubeConfig } from '../../../core/kube/index.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -171,7 +172,7 @@ describe('CertificateManager rotation deadline', () => {
       random,
       template: () => template,
       store: new CertStore({ certDir: dir, prefix: 'kubelet-client' }),
-      kubeConfig: () => new k8s.KubeConfig(),
+      api: () => new ApiTransport(new KubeConfig()),
     });
 
   it('is notBefore + 70-90 % of the lifetime, drawn once per certificate', async () => {

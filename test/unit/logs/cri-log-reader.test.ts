@@ -116,6 +116,30 @@ describe('readContainerLog', () => {
     expect(c.text).toBe('before\nafter-one\nafter-two\nlast words\n');
   });
 
+  it('hands each entry (stream, partial flag, content) to onEntry instead of formatting it, following until the writer finishes', async () => {
+    await writeFile(file, 'garbage\n' + entry(0, 'hel', 'P'));
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const got: string[] = [];
+    let wake!: () => void;
+    const s = await readContainerLog(file, {
+      follow: true,
+      finished,
+      pollMs: 50,
+      onEntry: (e) => {
+        got.push(`${e.stream} ${e.partial ? 'P' : 'F'} ${e.content.toString()}`);
+        wake?.();
+      },
+    });
+    const c = collector(s);
+    await new Promise<void>((r) => (got.length ? r() : (wake = r)));
+    await appendFile(file, entry(1, 'lo') + entry(2, 'oops', 'F', 'stderr'));
+    finish();
+    await c.ended;
+    expect(got).toEqual(['stdout P hel', 'stdout F lo', 'stderr F oops']);
+    expect(c.text).toBe('');
+  });
+
   it('follows across a rotation (rename + new file)', async () => {
     await writeFile(file, entry(0, 'first'));
     let finish!: () => void;

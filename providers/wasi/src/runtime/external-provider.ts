@@ -93,19 +93,28 @@ export class ExternalWasiProvider implements Provider {
         (n) => this.onNote(n),
         () => this.onLost(),
       );
-    try {
-      const c = await open();
-      this.ctx!.log.info({ pid: c.hello?.pid, socket: this.socketPath }, 'connected to the running wasi runtime');
-      return c;
-    } catch (e) {
-      // A runtime that answers but refuses (another protocol version) still owns its
-      // containers: starting a second one would run them twice. Stop it on purpose.
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ECONNREFUSED')
+    const dropDeadline = Date.now() + SPAWN_WAIT_MS;
+    for (;;) {
+      try {
+        const c = await open();
+        this.ctx!.log.info({ pid: c.hello?.pid, socket: this.socketPath }, 'connected to the running wasi runtime');
+        return c;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ECONNREFUSED') break;
+        // Dropped before answering: a runtime that is dying (or busy starting). Ask again until
+        // the socket refuses (then start a new one) or answers; never start a second runtime beside a live one.
+        if (code === 'ECONNRESET' && Date.now() < dropDeadline) {
+          await new Promise((r) => setTimeout(r, SPAWN_POLL_MS));
+          continue;
+        }
+        // A runtime that answers but refuses (another protocol version) still owns its
+        // containers: starting a second one would run them twice. Stop it on purpose.
         throw providerError(
           'Unavailable',
           `the wasi runtime at ${this.socketPath} answers but cannot be used (${(e as Error).message}): stop it (kill $(cat ${join(this.ctx!.rootDir, PID_FILE_NAME)})) to start a new one`,
         );
+      }
     }
     const pid = spawnRuntime(this.ctx!.rootDir);
     this.ctx!.log.info({ pid, socket: this.socketPath }, 'started the wasi runtime process');

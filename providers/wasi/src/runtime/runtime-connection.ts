@@ -37,7 +37,8 @@ export class RuntimeConnection {
 
   /**
    * Connects to the runtime at `socketPath` and says hello; rejects when no
-   * runtime answers there (ENOENT, ECONNREFUSED) or it speaks another version.
+   * runtime answers there (ENOENT, ECONNREFUSED; ECONNRESET when the connection
+   * closed before the answer) or it speaks another version.
    */
   static async open(socketPath: string, onNote: (n: NoteLine) => void, onLost: () => void): Promise<RuntimeConnection> {
     const sock = await new Promise<Socket>((resolve, reject) => {
@@ -55,7 +56,11 @@ export class RuntimeConnection {
     try {
       conn.hello = await conn.request('hello', { version: PROTOCOL_VERSION });
     } catch (e) {
+      const unanswered = sock.destroyed && !conn.closedOnPurpose;
       conn.close();
+      // A runtime killed a moment ago can still accept a connection (its listening
+      // socket closes last) and then drop it: that is no runtime answering, not a refusal.
+      if (unanswered) throw Object.assign(new Error('the wasi runtime closed the connection before answering'), { code: 'ECONNRESET' });
       throw e;
     }
     greeted = true;

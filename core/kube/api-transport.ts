@@ -1,0 +1,241 @@
+/**
+ * The HTTP side of nodelet's API client: JSON requests and watches to the
+ * apiserver of a kubeconfig, over undici, through one keep-alive connection pool
+ * per apiserver, user and client certificate — like upstream's kubelet, which
+ * has one rotating transport.
+ *
+ * When the client certificate changes (a rotated file named by the kubeconfig,
+ * or `credentials` returning a new pair), new requests get a new pool and the old
+ * one is closed gracefully, as client-go's rotating transport does: idle connections
+ * now, requests in flight and watches when they end.
+ *
+ * Every request is counted in `rest_client_requests_total{code, host, method}`
+ * (`<error>` when no response came), like client-go's metric.
+ *
+ * Hand-written over undici (a kept HTTP client) instead of client-node's generated
+ * API: see `kubeconfig.ts` for why.
+ */
+import { readFileSync } from 'node:fs';
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import { nodeletError, type NodeletError } from '../errors/index.ts';
+import { restClientRequests } from '../metrics/index.ts';
+import type { KubeConfig } from './kubeconfig.ts';
+
+/** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
+export type ClientCredentials = () => { cert: string; key: string } | undefined;
+
+/** Query parameters; undefined values are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** An error the apiserver answered: `httpStatus` and the response body (usually a Status). */
+export type ApiStatusError = NodeletError & { readonly httpStatus: number; readonly body: string };
+
+/** How long a watch may stay silent before it is ended with a `TimeoutError` (client-node's `Watch`). */
+export const WATCH_IDLE_TIMEOUT_MS = 30_000;
+
+interface Pool {
+  readonly dispatcher: Dispatcher;
+  readonly cert: string;
+  readonly key: string;
+}
+
+interface Prepared {
+  readonly origin: string;
+  readonly basePath: string;
+  readonly host: string;
+  readonly headers: Record<string, string>;
+  readonly dispatcher: Dispatcher;
+}
+
+const decode = (data?: string) => (data ? Buffer.from(data, 'base64').toString('utf8') : '');
+const readText = (file?: string, data?: string) => (file ? readFileSync(file, 'utf8') : decode(data));
+
+function statusMessage(status: number, body: string): string {
+  try {
+    const s = JSON.parse(body) as { message?: unknown };
+    if (typeof s.message === 'string' && s.message) return s.message;
+  } catch {
+    /* not JSON */
+  }
+  return `HTTP-Code: ${status}`;
+}
+
+/** An apiserver answer outside 2xx as an NDL_API_REQUEST error. */
+export function statusError(status: number, body: string): ApiStatusError {
+  return Object.assign(nodeletError('NDL_API_REQUEST', statusMessage(status, body)), { httpStatus: status, body });
+}
+
+/** Requests and watches to a kubeconfig's current cluster (see the module comment). */
+export class ApiTransport {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(
+    readonly kc: KubeConfig,
+    private readonly credentials?: ClientCredentials,
+  ) {}
+
+  /** How many connection pools exist (one per apiserver, user and certificate in use). */
+  get poolCount(): number {
+    return this.pools.size;
+  }
+
+  /** The origin, headers and pool for the next request, from the current TLS material. */
+  private prepare(): Prepared {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw nodeletError('NDL_API_CLIENT', 'kubeconfig has no current cluster');
+    const user = this.kc.getCurrentUser();
+    if (user?.unsupported) throw nodeletError('NDL_API_CLIENT', `kubeconfig user ${user.name} uses an ${user.unsupported}, which nodelet does not run`);
+    const url = new URL(cluster.server);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const token = user?.tokenFile ? readFileSync(user.tokenFile, 'utf8').trim() : user?.token;
+    if (token) headers.authorization = `Bearer ${token}`;
+    const creds = this.credentials?.();
+    const cert = creds?.cert ?? readText(user?.certFile, user?.certData);
+    const key = creds?.key ?? readText(user?.keyFile, user?.keyData);
+    const id = JSON.stringify([cluster.server, user?.name ?? '']);
+    let pool = this.pools.get(id);
+    if (!pool || pool.cert !== cert || pool.key !== key) {
+      if (pool) void pool.dispatcher.close().catch(() => undefined);
+      const ca = readText(cluster.caFile, cluster.caData);
+      const tls = {
+        ...(ca ? { ca } : {}),
+        ...(cert && key ? { cert, key } : {}),
+        rejectUnauthorized: !cluster.skipTLSVerify,
+        ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+      };
+      const dispatcher = cluster.proxyUrl ? new ProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }) : new Agent({ connect: tls });
+      pool = { dispatcher, cert, key };
+      this.pools.set(id, pool);
+    }
+    return { origin: url.origin, basePath: url.pathname.replace(/\/$/, ''), host: url.host, headers, dispatcher: pool.dispatcher };
+  }
+
+  /**
+   * One request; resolves to the parsed JSON answer of a 2xx, rejects with an
+   * {@link ApiStatusError} for any other status and NDL_API_REQUEST when no answer came.
+   */
+  async request<T>(method: string, path: string, o: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<T> {
+    const p = this.prepare();
+    const headers = o.body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await p.dispatcher.request({
+        origin: p.origin,
+        path: p.basePath + path + queryString(o.query),
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+      });
+    } catch (e) {
+      countRequest(p.host, method, '<error>');
+      throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${(e as Error).message}`, e);
+    }
+    countRequest(p.host, method, String(res.statusCode));
+    const text = await res.body.text();
+    if (res.statusCode < 200 || res.statusCode > 299) throw statusError(res.statusCode, text);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Watches `path` (client-node's `Watch.watch` contract): `onEvent` gets each event;
+   * `done` is called once, with an error or null when the stream ended, or with a
+   * `TimeoutError` after {@link WATCH_IDLE_TIMEOUT_MS} of silence. Resolves to a
+   * controller that ends the watch; `done(null)` follows an abort by the caller.
+   */
+  async watch(
+    path: string,
+    query: Query,
+    onEvent: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+    idleTimeoutMs = WATCH_IDLE_TIMEOUT_MS,
+  ): Promise<AbortController> {
+    const ctl = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    let finished = false;
+    const finish = (err: unknown) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      ctl.abort();
+      done(err && timedOut ? Object.assign(nodeletError('NDL_API_REQUEST', `watch ${path} silent for ${idleTimeoutMs} ms`), { name: 'TimeoutError' }) : err);
+    };
+    const idle = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, idleTimeoutMs);
+      timer.unref();
+    };
+    let p: Prepared;
+    try {
+      p = this.prepare();
+    } catch (e) {
+      finish(e);
+      return ctl;
+    }
+    idle();
+    try {
+      const res = await p.dispatcher.request({
+        origin: p.origin,
+        path: p.basePath + path + queryString({ ...query, watch: 'true' }),
+        method: 'GET',
+        headers: p.headers,
+        signal: ctl.signal,
+      });
+      countRequest(p.host, 'GET', String(res.statusCode));
+      if (res.statusCode !== 200) {
+        const text = await res.body.text().catch(() => '');
+        finish(statusError(res.statusCode, text));
+        return ctl;
+      }
+      idle();
+      let rest = '';
+      res.body.setEncoding('utf8');
+      res.body.on('data', (chunk: string) => {
+        idle();
+        rest += chunk;
+        let nl: number;
+        while ((nl = rest.indexOf('\n')) >= 0) {
+          const line = rest.slice(0, nl);
+          rest = rest.slice(nl + 1);
+          if (!line.trim()) continue;
+          let ev: { type?: string; object?: unknown };
+          try {
+            ev = JSON.parse(line) as { type?: string; object?: unknown };
+          } catch {
+            continue; // as client-node: a line that is not JSON is skipped
+          }
+          if (!finished) onEvent(String(ev.type), ev.object);
+        }
+      });
+      res.body.on('error', (e) => finish(ctl.signal.aborted && !timedOut ? null : e));
+      res.body.on('end', () => finish(null));
+      res.body.on('close', () => finish(timedOut || null));
+    } catch (e) {
+      if (!ctl.signal.aborted || timedOut) countRequest(p.host, 'GET', '<error>');
+      finish(ctl.signal.aborted && !timedOut ? null : nodeletError('NDL_API_REQUEST', `watch ${path}: ${(e as Error).message}`, e));
+    }
+    return ctl;
+  }
+
+  /** Closes every pool (tests, shutdown). */
+  async close(): Promise<void> {
+    const all = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(all.map((p) => p.dispatcher.close().catch(() => undefined)));
+  }
+}
+
+function queryString(q?: Query): string {
+  if (!q) return '';
+  const s = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) s.set(k, String(v));
+  const text = s.toString();
+  return text ? `?${text}` : '';
+}
+
+function countRequest(host: string, method: string, code: string): void {
+  restClientRequests.inc({ code, host, method });
+}
