@@ -364,6 +364,9 @@ export class ContainerDriver implements PodDriver {
       grace = Math.max(graceMs - (Date.now() - t0), MIN_GRACE_MS);
     }
     await running.stop(grace);
+    // The exit handler reads the termination message (an adopted run resolves its mounts first):
+    // the status posted after this stop must show the termination, not the run.
+    await rec.recorded;
   }
 
   private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string): void {
@@ -386,7 +389,7 @@ export class ContainerDriver implements PodDriver {
     rec.restartCount = restartCount;
     rec.startedAt = running.startedAt;
     rec.containerID = `${this.provider.name}://${running.id}`;
-    void running.exit.then(async (x) => {
+    rec.recorded = running.exit.then(async (x) => {
       if (rec.running === running) {
         rec.probes?.stop();
         rec.probes = undefined;

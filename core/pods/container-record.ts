@@ -46,6 +46,11 @@ export interface ContainerRecord {
   /** True while the current run is being killed (preStop, then stop). */
   killing?: boolean;
   /**
+   * Settles once the current run's exit is recorded in `terminated` (its termination message
+   * read): a stop waits for it, so that the status posted after a stop shows the termination.
+   */
+  recorded?: Promise<void>;
+  /**
    * Set after nodelet restarted when the API says this container runs and the
    * provider keeps containers across restarts: the run to re-adopt (its
    * `wasi://…` containerID and start time) at the pod's first sync.
