@@ -1,0 +1,28 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { helperShell } from '../../../core/exec/helper-shell.ts';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
+
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((c) => c()));
+
+describe('helperShell', () => {
+  it('runs any command through one shell: its output back, the same shell process for every call', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+    closers.push(sh.close);
+    expect(await sh('printf', ['%s|', 'a b', "it's", '$HOME'])).toBe("a b|it's|$HOME|");
+    const pids = await Promise.all([sh('sh', ['-c', 'echo $PPID']), sh('sh', ['-c', 'echo $PPID'])]);
+    expect(pids[0]).toMatch(/^\d+$/);
+    expect(pids[1]).toBe(pids[0]);
+    expect(Number(pids[0])).not.toBe(process.pid);
+  });
+
+  it("rejects a failed command with the caller's error code and its output as stderr", async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+    closers.push(sh.close);
+    const err = await sh('sh', ['-c', 'echo "mount: permission denied" >&2; exit 32']).catch((e: unknown) => e);
+    expect(isNodeletError(err, 'NDL_VOLUME_TMPFS')).toBe(true);
+    expect((err as { stderr?: string }).stderr).toBe('mount: permission denied');
+    expect((err as Error).message).toContain('exited 32');
+    expect(await sh('echo', ['after'])).toBe('after');
+  });
+});
