@@ -6,14 +6,22 @@ const closers: (() => void)[] = [];
 afterEach(() => closers.splice(0).forEach((c) => c()));
 
 describe('helperShell', () => {
-  it('runs any command through one shell: its output back, the same shell process for every call', async () => {
-    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+  it('runs any command through its shells: the output back (bytes, not characters, framed), the same shells for every call', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', size: 1 });
     closers.push(sh.close);
-    expect(await sh('printf', ['%s|', 'a b', "it's", '$HOME'])).toBe("a b|it's|$HOME|");
+    expect(await sh('printf', ['%s|', 'a b', "it's", '$HOME', 'é€'])).toBe("a b|it's|$HOME|é€|");
+    expect(await sh('printf', ['two\\nlines\\n\\n'])).toBe('two\nlines'); // trailing newlines dropped, as $(...) does
     const pids = await Promise.all([sh('sh', ['-c', 'echo $PPID']), sh('sh', ['-c', 'echo $PPID'])]);
     expect(pids[0]).toMatch(/^\d+$/);
     expect(pids[1]).toBe(pids[0]);
     expect(Number(pids[0])).not.toBe(process.pid);
+  });
+
+  it('spreads calls in flight over its shells (default 2)', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+    closers.push(sh.close);
+    const pids = await Promise.all(Array.from({ length: 6 }, () => sh('sh', ['-c', 'sleep 0.05; echo $PPID'])));
+    expect(new Set(pids).size).toBe(2);
   });
 
   it("rejects a failed command with the caller's error code and its output as stderr", async () => {
