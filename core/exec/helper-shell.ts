@@ -7,18 +7,21 @@
  * per pod). A helper is spawned once while nodelet is small; the small shell
  * forks the command instead (one fork and exec per call, nothing else: the
  * answer is framed by the shell's builtins). Each call writes one command line
- * to a shell's stdin and reads one answer (`<status> <bytes>\n<output>\n`);
- * a shell runs one call at a time, and a helper has `size` shells (default 2,
- * one per core here) so that a burst of pods is not one long queue. Users: the pod network's `ip` (`core/network/ip-shell.ts`)
+ * to a shell's stdin at once and gets one answer (`<status> <bytes>\n<output>\n`);
+ * a shell runs its calls one after another, in order, without waiting for
+ * nodelet between them (under a burst on a loaded machine each wake-up of a
+ * process waits for a CPU, so round trips, not `ip`, were the cost), and a
+ * helper has `size` shells (default 2) so that a burst is not one long queue. Users: the pod network's `ip` (`core/network/ip-shell.ts`)
  * and the tmpfs mounter's `mount`/`umount` (`core/volumes/tmpfs.ts`), each with
  * its own helper so neither waits for the other. Hand-written: a dozen lines
  * over child_process; no npm package does "a persistent shell with framed answers".
  *
  * Each shell of the helper:
  *
- *     (none) ── first use / construction ─► RUNNING ── call ─► write line, await answer
- *                                              │
- *        ◄── shell exits or a call times out (kill) — its next call spawns a new one
+ *     (none) ── construction / a call ─► RUNNING ── call ─► line written now, answer awaited in order
+ *                                          │
+ *        ◄── shell exits, or its oldest call gets no answer in 10 s (kill): that call fails,
+ *            the calls behind it are written to a new shell
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { nodeletError, type ErrorCode } from '../errors/index.ts';
@@ -26,11 +29,6 @@ import { nodeletError, type ErrorCode } from '../errors/index.ts';
 const TIMEOUT_MS = 10_000;
 
 const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-
-interface Pending {
-  resolve(answer: { status: number; output: string }): void;
-  reject(e: unknown): void;
-}
 
 /**
  * Runs `command args…` in the helper; resolves with its output (stdout and stderr
@@ -55,37 +53,76 @@ export interface HelperShellOptions {
 /** The answer header: exit status and output length in bytes. */
 const HEADER = /^(\d+) (\d+)\n/;
 
-/** One shell of a helper: its calls run one at a time, in order. */
+/** A call written to a shell, waiting for its answer. */
+interface Pending {
+  /** The command line written (written again to a new shell when an earlier call's shell died). */
+  readonly line: string;
+  readonly what: string;
+  resolve(answer: { status: number; output: string }): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * One shell of a helper. Its calls are written at once (pipelined: the shell reads the
+ * next line as soon as it finished the previous command, without a round trip to nodelet)
+ * and answered in order. When the shell dies or the oldest call gets no answer in time,
+ * that call fails and the calls behind it are written to a new shell.
+ */
 class Shell {
   private child?: ChildProcessWithoutNullStreams;
   private buf: Buffer = Buffer.alloc(0);
-  private waiting?: Pending;
-  /** The shell the waiting call was written to (an old shell's exit must not fail a call on its successor). */
-  private waitingOn?: ChildProcessWithoutNullStreams;
-  private chain: Promise<unknown> = Promise.resolve();
-  /** Calls queued or running on this shell. */
-  load = 0;
+  /** Written and not answered yet, oldest first. */
+  private readonly pending: Pending[] = [];
+  private timer?: NodeJS.Timeout;
 
   constructor(private readonly o: HelperShellOptions) {}
 
-  private fail(e: unknown): void {
-    const w = this.waiting;
-    this.waiting = undefined;
-    w?.reject(e);
+  /** Calls written and not answered yet. */
+  get load(): number {
+    return this.pending.length;
   }
 
-  /** Takes one whole answer off the buffer, if there. */
-  private answer(): void {
-    const h = HEADER.exec(this.buf.subarray(0, 48).toString('latin1'));
-    if (!h) return;
-    const from = h[0].length;
-    const to = from + Number(h[2]);
-    if (this.buf.length < to + 1) return;
-    const output = this.buf.subarray(from, to).toString('utf8');
-    this.buf = this.buf.subarray(to + 1);
-    const w = this.waiting;
-    this.waiting = undefined;
-    w?.resolve({ status: Number(h[1]), output });
+  /** The oldest call's answer is due within TIMEOUT_MS of it becoming the oldest. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const head = this.pending[0];
+    if (!head) return;
+    this.timer = setTimeout(() => {
+      const c = this.child;
+      this.child = undefined;
+      c?.kill('SIGKILL');
+      this.failHead(c, nodeletError(this.o.errorCode, `${head.what}: no answer within ${TIMEOUT_MS} ms`));
+    }, TIMEOUT_MS);
+  }
+
+  /** The oldest call fails (its shell `c` is gone); the others are written again to a new shell. */
+  private failHead(c: ChildProcessWithoutNullStreams | undefined, e: unknown): void {
+    if (c !== undefined && c !== this.child && this.child !== undefined) return; // an old shell: its calls were moved already
+    const head = this.pending.shift();
+    head?.reject(e);
+    if (this.child === c) this.child = undefined;
+    if (this.pending.length > 0) {
+      const n = this.start();
+      for (const p of this.pending) n.stdin.write(p.line);
+    }
+    this.arm();
+  }
+
+  /** Takes whole answers off the buffer. */
+  private answers(): void {
+    for (;;) {
+      const h = HEADER.exec(this.buf.subarray(0, 48).toString('latin1'));
+      if (!h) return;
+      const from = h[0].length;
+      const to = from + Number(h[2]);
+      if (this.buf.length < to + 1) return;
+      const output = this.buf.subarray(from, to).toString('utf8');
+      this.buf = this.buf.subarray(to + 1);
+      const p = this.pending.shift();
+      this.arm();
+      p?.resolve({ status: Number(h[1]), output });
+    }
   }
 
   start(): ChildProcessWithoutNullStreams {
@@ -94,16 +131,17 @@ class Shell {
     this.child = c;
     this.buf = Buffer.alloc(0);
     c.stdout.on('data', (d: Buffer) => {
+      if (this.child !== c) return;
       this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
-      this.answer();
+      this.answers();
     });
     c.stderr.resume();
+    c.stdin.on('error', () => undefined); // a dead shell: its exit fails the call
     c.on('error', (e) => {
-      if (this.waitingOn === c) this.fail(e);
+      if (this.child === c) this.failHead(c, e);
     });
     c.on('exit', (code) => {
-      if (this.child === c) this.child = undefined;
-      if (this.waitingOn === c) this.fail(nodeletError(this.o.errorCode, `the helper shell exited (${code})`));
+      if (this.child === c) this.failHead(c, nodeletError(this.o.errorCode, `the helper shell exited (${code})`));
     });
     // Neither the shell nor its pipes keep nodelet alive; it ends at EOF when nodelet exits.
     c.unref();
@@ -113,50 +151,35 @@ class Shell {
     return c;
   }
 
-  private once(command: string, args: readonly string[]): Promise<string> {
+  run(command: string, args: readonly string[]): Promise<string> {
     return new Promise<string>((resolve, reject) => {
-      const c = this.child ?? this.start();
       const what = [command, ...args].join(' ');
-      const timer = setTimeout(() => {
-        this.fail(nodeletError(this.o.errorCode, `${what}: no answer within ${TIMEOUT_MS} ms`));
-        c.kill('SIGKILL');
-        if (this.child === c) this.child = undefined;
-      }, TIMEOUT_MS);
-      this.waitingOn = c;
-      this.waiting = {
+      // stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output.
+      const line = `o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`;
+      this.pending.push({
+        line,
+        what,
         resolve: ({ status, output }) => {
-          clearTimeout(timer);
           const out = output.replace(/\n$/, '');
           if (status === 0) resolve(out);
           else reject(Object.assign(nodeletError(this.o.errorCode, `${what} exited ${status}: ${out}`), { stderr: out }));
         },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
-      // stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output.
-      c.stdin.write(`o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`);
+        reject,
+      });
+      (this.child ?? this.start()).stdin.write(line);
+      if (this.pending.length === 1) this.arm();
     });
   }
 
-  run(command: string, args: readonly string[]): Promise<string> {
-    this.load++;
-    const p = this.chain.then(
-      () => this.once(command, args),
-      () => this.once(command, args),
-    );
-    this.chain = p.catch(() => undefined);
-    void p.then(
-      () => this.load--,
-      () => this.load--,
-    );
-    return p;
-  }
-
   close(): void {
-    this.child?.stdin.end();
+    const c = this.child;
     this.child = undefined;
+    c?.stdin.end();
+    // Calls still waiting go to a new shell (the closed one may not answer them).
+    if (this.pending.length > 0) {
+      const n = this.start();
+      for (const p of this.pending) n.stdin.write(p.line);
+    }
   }
 }
 
