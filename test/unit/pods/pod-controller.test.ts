@@ -550,7 +550,7 @@ describe('PodController pod IPs', () => {
     ctrl.upsert(pod('plain', { spec: { volumes: [{ name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }] } }));
     await until(() => gate.open);
     await until(() => order.length === 2);
-    expect(order.toSorted()).toEqual(['ip plain asked', 'volumes plain (podIP none)']); // both before the IP was given
+    expect([...order].sort()).toEqual(['ip plain asked', 'volumes plain (podIP none)']); // both before the IP was given
     gate.open!();
     await until(() => sink.last('default/plain')?.phase === 'Running');
     gate.open = undefined;
