@@ -20,7 +20,7 @@ export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>,
     let resolveSynced!: () => void;
     const synced = new Promise<void>((r) => (resolveSynced = r));
     const markListed = () => {
-      if (listed || stopped || !informer.latestResourceVersion()) return;
+      if (listed || stopped) return;
       listed = true;
       resolveSynced();
     };
@@ -31,6 +31,7 @@ export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>,
       // Reads are served once the list is in the informer's cache (it is put there as this resolves), not
       // once the watch is open too: the watch resumes from the list's resourceVersion, so no change is
       // lost meanwhile, and when the watch failed under a burst (a relist 1 s later) every pod waited.
+      // A failing watch does not empty the cache, so the list stays readable until the next one.
       setImmediate(markListed);
       return list;
     };

@@ -39,4 +39,28 @@ describe('apiObjectWatch', () => {
       w.stop();
     }
   });
+
+  it('keeps serving the first list when the watch after it fails with 410 and the relist hangs', async () => {
+    const cm: V1ConfigMap = { metadata: { name: 'kube-root-ca.crt', namespace: 'team', resourceVersion: '7' }, data: { 'ca.crt': 'CA' } };
+    let lists = 0;
+    const clients = {
+      core: {
+        listNamespacedConfigMap: () => (++lists === 1 ? Promise.resolve({ items: [cm], metadata: { resourceVersion: '7' } }) : new Promise(() => undefined)),
+      },
+      transport: {
+        watch: (_p: string, _q: unknown, _on: unknown, done: (e: unknown) => void) => {
+          queueMicrotask(() => done(Object.assign(new Error('Gone'), { httpStatus: 410 })));
+          return Promise.resolve(new AbortController());
+        },
+      },
+    } as unknown as Pick<KubeClients, 'transport' | 'core'>;
+    const w = apiObjectWatch(clients, memoryLogger([]))('configmaps', 'team', 'kube-root-ca.crt', () => undefined);
+    try {
+      await w.synced;
+      expect(lists).toBe(2); // relisting, not answered
+      expect((w.current() as V1ConfigMap).data).toEqual({ 'ca.crt': 'CA' });
+    } finally {
+      w.stop();
+    }
+  });
 });
