@@ -4,6 +4,7 @@
  */
 import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
+import { parseGoDuration } from './duration.ts';
 import { parseNodeLabels } from './labels.ts';
 import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
@@ -448,6 +449,16 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Request the serving certificate through kubernetes.io/kubelet-serving CSRs and rotate it (config: serverTLSBootstrap)',
     apply: (s, r) => {
       s.serverTLSBootstrap = parseBool(r);
+    },
+  },
+  {
+    name: 'volume-stats-agg-period',
+    type: 'duration',
+    default: '1m0s',
+    upstream: true,
+    help: 'Specifies interval for kubelet to calculate and cache the volume disk usage for all pods and volumes (CSI NodeGetVolumeStats); a negative value turns volume stats off (config: volumeStatsAggPeriod)',
+    apply: (s, r) => {
+      s.volumeStatsAggPeriodMs = parseGoDuration(r);
     },
   },
   {

@@ -11,6 +11,7 @@ import { errorDetail, nodeletError } from '../errors/index.ts';
 import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { parseTaint } from './taints.ts';
+import { parseGoDuration } from './duration.ts';
 import { checkThresholdMap, parseGracePeriodMap } from './eviction.ts';
 import {
   parseBool,
@@ -110,6 +111,9 @@ const FIELDS: Readonly<Record<string, FieldApply>> = {
   },
   syncFrequency: (s, v) => {
     s.syncFrequencyMs = parsePositiveDuration(str(v));
+  },
+  volumeStatsAggPeriod: (s, v) => {
+    s.volumeStatsAggPeriodMs = parseGoDuration(str(v));
   },
   fileCheckFrequency: (s, v) => {
     s.fileCheckFrequencyMs = parsePositiveDuration(str(v));

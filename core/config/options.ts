@@ -85,6 +85,8 @@ export interface NodeletOptions extends DerivedDirs {
   syncFrequencyMs: number;
   /** `--file-check-frequency`: how often the static pod manifests are re-read (besides the file watch). */
   fileCheckFrequencyMs: number;
+  /** `--volume-stats-agg-period`: how long a volume's usage is cached (negative: volume stats off). */
+  volumeStatsAggPeriodMs: number;
   registerNode: boolean;
   /** Add `kubernetes.io/arch=wasm32-wasi:NoSchedule` to the registration taints. */
   defaultTaint: boolean;
@@ -150,6 +152,7 @@ const DEFAULTS = {
   nodeLeaseDurationSeconds: 40,
   syncFrequencyMs: 60_000,
   fileCheckFrequencyMs: 20_000,
+  volumeStatsAggPeriodMs: 60_000,
   registerNode: true,
   defaultTaint: true,
   deviceEndpointGracePeriodMs: 300_000,

@@ -46,6 +46,13 @@ export interface DraDriverClient {
    * driver's registration offers it. Returns the cancel function (also cancelled by {@link close}).
    */
   watchHealth?(h: HealthWatchHandlers): () => void;
+  /**
+   * Follows the connection to the driver's socket (upstream's gRPC stats handler `HandleConn`):
+   * connects at once, calls `fn(true)` once connected and `fn(false)` once the connection is
+   * lost (the driver died, maybe without removing its sockets), reconnecting by itself. Returns
+   * the function that stops following. A client without it counts as connected while registered.
+   */
+  watchConnection?(fn: (connected: boolean) => void): () => void;
   /** Closes the connection. */
   close(): void;
 }

@@ -7,19 +7,27 @@
  * node is deleted at once, whatever its driver, as upstream's kubelet does: no
  * driver has registered yet and one may never come back, so its devices must
  * not be offered (pods would get stuck waiting for it); a driver that does
- * register publishes its slices again. A driver that deregisters keeps its
- * slices for a grace period (upstream 30 s) so a restarting driver does not
- * make the scheduler see the devices vanish; if it has not registered again by
- * then, the slices of this node and driver are deleted. Each wipe is retried
- * with upstream's back-off (1 s doubling to 5 min, 20 % jitter, 100 tries)
- * and given up when the driver registers (or nodelet stops).
+ * register publishes its slices again. A driver is usable while it is
+ * registered and its connection is up (upstream's `usable`: a plugin whose gRPC
+ * connection is connected). A driver that stops being usable — it deregistered
+ * (removed its registration socket), or its connection was lost (it died
+ * without removing its sockets: killed, crashed, or a SIGTERM before its
+ * signal handler was set) — keeps its slices for a grace period (upstream 30
+ * s) so a restarting driver does not make the scheduler see the devices
+ * vanish; if it is not usable again by then, the slices of this node and
+ * driver are deleted. The grace period runs from the first moment the driver
+ * was not usable: a later deregistration or disconnection does not restart it
+ * (upstream's pending wipe keeps its time). Each wipe is retried with
+ * upstream's back-off (1 s doubling to 5 min, 20 % jitter, 100 tries) and
+ * given up when the driver is usable again (or nodelet stops).
  *
  *   start ──wipe all of the node's slices (retried)──► (none)
- *   (none) ──register──► registered ──deregister(same endpoint)──► leaving
- *                           ▲                                         │ grace period over:
- *                           └──── register (cancels the wipe) ◄───────┤ delete its ResourceSlices (retried)
- *                                                                      ▼
- *                                                                   (none)
+ *   (none) ──register──► registered ──connected──► usable
+ *                            ▲                       │ deregister(same endpoint), or connection lost
+ *                            │                       ▼
+ *                            │                    leaving ──grace period over──► delete its ResourceSlices (retried)
+ *                            │                       │                                   │
+ *                            └── usable again (register + connected): cancels the wipe ◄─┘ (until done)
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nextDelay, withJitter, type RetryPolicy } from '../backoff/index.ts';
@@ -34,6 +42,10 @@ export const SLICE_WIPE_RETRY: RetryPolicy = { initialMs: 1000, factor: 2, maxMs
 interface Entry {
   endpoint: string;
   client: DraDriverClient;
+  /** Its connection is up (always, for a client that cannot tell). */
+  connected: boolean;
+  /** Stops following its connection. */
+  unwatch?: () => void;
 }
 
 /** The registered drivers and their pending slice clean-ups. */
@@ -57,12 +69,20 @@ export class DraDriverRegistry {
     this.wipeLater(undefined, 0);
   }
 
-  /** Adds (or replaces) a driver's connection; cancels a pending clean-up of its slices. */
+  /** Adds (or replaces) a driver's connection; once it is connected, a pending clean-up of its slices is cancelled. */
   register(name: string, endpoint: string, client: DraDriverClient): void {
-    this.leaving.get(name)?.abort();
-    this.leaving.delete(name);
-    this.drivers.get(name)?.client.close();
-    this.drivers.set(name, { endpoint, client });
+    const old = this.drivers.get(name);
+    old?.unwatch?.();
+    old?.client.close();
+    const e: Entry = { endpoint, client, connected: client.watchConnection === undefined };
+    this.drivers.set(name, e);
+    e.unwatch = client.watchConnection?.((connected) => {
+      if (this.drivers.get(name) !== e || e.connected === connected) return;
+      e.connected = connected;
+      this.o.log.info({ driver: name, endpoint, connected }, connected ? 'DRA plugin connected' : 'DRA plugin connection lost');
+      this.sync(name);
+    });
+    this.sync(name);
     for (const fn of this.listeners) fn(name);
   }
 
@@ -71,7 +91,27 @@ export class DraDriverRegistry {
     const e = this.drivers.get(name);
     if (!e || e.endpoint !== endpoint) return;
     this.drivers.delete(name);
+    e.unwatch?.();
     e.client.close();
+    this.sync(name);
+  }
+
+  /** Whether `name` is registered with its connection up (upstream `usable`). */
+  private usable(name: string): boolean {
+    return this.drivers.get(name)?.connected === true;
+  }
+
+  /**
+   * Upstream's `sync`, after any change of a driver: usable, its pending wipe is cancelled; not
+   * usable, its wipe is scheduled after the grace period unless one is pending already (whose time stands).
+   */
+  private sync(name: string): void {
+    if (this.usable(name)) {
+      this.leaving.get(name)?.abort();
+      this.leaving.delete(name);
+      return;
+    }
+    if (this.leaving.has(name)) return;
     this.wipeLater(name, this.o.graceMs);
   }
 
@@ -99,7 +139,7 @@ export class DraDriverRegistry {
       if (delayMs > 0) await sleep(delayMs);
       let delay: number | undefined;
       for (let i = 0; i < SLICE_WIPE_RETRY.steps && !ac.signal.aborted; i++) {
-        if (driver !== undefined && this.drivers.has(driver)) break;
+        if (driver !== undefined && this.usable(driver)) break;
         try {
           await wipe(driver);
           this.o.log.info(
@@ -132,7 +172,10 @@ export class DraDriverRegistry {
   stop(): void {
     for (const ac of this.leaving.values()) ac.abort();
     this.leaving.clear();
-    for (const e of this.drivers.values()) e.client.close();
+    for (const e of this.drivers.values()) {
+      e.unwatch?.();
+      e.client.close();
+    }
     this.drivers.clear();
   }
 }

@@ -3,7 +3,10 @@
  * unix socket (sockets/dra.ts, and sockets/dra-v1beta1.ts for the fallback),
  * in the version chosen at registration. The channel connects lazily (as
  * upstream's `grpc.NewClient`) and reconnects by itself; each call has the
- * registration's timeout (upstream's default: 45 s). When the driver offers
+ * registration's timeout (upstream's default: 45 s). `watchConnection` reports
+ * the channel's connectivity (READY or not) to the driver registry, which
+ * wipes the slices of a driver whose connection stays lost (upstream's
+ * `HandleConn`). When the driver offers
  * `v1alpha1.DRAResourceHealth`, `watchHealth` opens its `NodeWatchResources`
  * stream (sockets/dra-health.ts).
  */
@@ -70,6 +73,29 @@ export const grpcDraClient: DraClientFactory = (endpoint, version, timeoutMs, he
       const r: Record<string, { error?: string }> = {};
       for (const [uid, v] of Object.entries(res.claims ?? {})) r[uid] = { error: v.error || undefined };
       return r;
+    },
+    watchConnection(fn) {
+      // Upstream calls conn.Connect() at registration and again on every ConnEnd, so a driver
+      // that comes back is noticed; getConnectivityState(true) does both here.
+      const channel = client.getChannel();
+      let following = true;
+      let last: boolean | undefined;
+      const follow = () => {
+        if (!following) return;
+        let state = channel.getConnectivityState(false);
+        if (state === grpc.connectivityState.SHUTDOWN) return;
+        if (state === grpc.connectivityState.IDLE) state = channel.getConnectivityState(true);
+        const connected = state === grpc.connectivityState.READY;
+        if (connected !== last) {
+          last = connected;
+          fn(connected);
+        }
+        channel.watchConnectivityState(state, Infinity, follow);
+      };
+      follow();
+      return () => {
+        following = false;
+      };
     },
     close: () => {
       for (const cancel of [...watches]) cancel();

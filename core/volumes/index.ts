@@ -10,7 +10,6 @@ export { writePayload, type Payload } from './payload-writer.ts';
 export { startCsi, type Csi, type CsiVolumeUsage, type StartCsiOptions } from './csi/index.ts';
 export { podFieldValue } from './downward-api/field-path.ts';
 export { resourceFieldValue } from './downward-api/resource-field.ts';
-export { withObjectCache } from './object-cache.ts';
 export { WatchingObjectSource, type StartObjectWatch, type SingleObjectWatch, type WatchedKind } from './object-watch-manager.ts';
 export { apiObjectWatch } from './api-object-watch.ts';
 export { podObjectRefs, type PodObjectRefs } from './pod-object-refs.ts';

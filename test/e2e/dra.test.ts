@@ -11,7 +11,8 @@
  * reports the claim's devices in allocatedResourcesStatus (health from the
  * driver's v1alpha1 stream), makes a pod wait with FailedPrepareDynamicResources while the driver is
  * away, and removes a stopped driver's ResourceSlices after the (shortened)
- * grace period.
+ * grace period — also those of a driver killed with its sockets left behind
+ * (it never deregisters; nodelet sees its connection lost).
  */
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -257,6 +258,26 @@ describe('DRA on nodelet', () => {
     await stopDriver();
     await eventually('ResourceSlices removed', async () => (await slices()).length === 0 || undefined, (GRACE_S + 60) * 1000, 500);
     expect(nodeletLog()).toMatch(/Deleted ResourceSlices of a DRA driver that did not register again/);
+    await startDriver();
+    await eventually('registered again', async () => count(nodeletLog(), 'Registered DRA plugin') > registered || undefined, 30_000);
+    await eventually('ResourceSlice published again', async () => (await slices()).length > 0 || undefined, 60_000, 250);
+  });
+
+  it('the driver killed (its sockets stay, so it never deregisters): its connection is lost and its ResourceSlices are removed after the grace period; started again: registered again', async () => {
+    // What a SIGTERM does before the driver has set its signal handler, or a crash: the CI failure of the test above.
+    const connection = /Registered DRA plugin|DRA plugin connected|DRA plugin connection lost/g;
+    await eventually('connected', async () => nodeletLog().match(connection)?.at(-1) === 'DRA plugin connected' || undefined, 30_000);
+    const registered = count(nodeletLog(), 'Registered DRA plugin');
+    const deleted = count(nodeletLog(), 'Deleted ResourceSlices of a DRA driver');
+    const lost = count(nodeletLog(), 'DRA plugin connection lost');
+    const registration = driver!.registrationSocket;
+    driverLogs.push(driver!.log());
+    await driver!.peer.stop('SIGKILL');
+    driver = undefined;
+    expect(existsSync(registration)).toBe(true);
+    await eventually('ResourceSlices removed', async () => (await slices()).length === 0 || undefined, (GRACE_S + 60) * 1000, 500);
+    expect(count(nodeletLog(), 'DRA plugin connection lost')).toBeGreaterThan(lost);
+    expect(count(nodeletLog(), 'Deleted ResourceSlices of a DRA driver')).toBeGreaterThan(deleted);
     await startDriver();
     await eventually('registered again', async () => count(nodeletLog(), 'Registered DRA plugin') > registered || undefined, 30_000);
     await eventually('ResourceSlice published again', async () => (await slices()).length > 0 || undefined, 60_000, 250);

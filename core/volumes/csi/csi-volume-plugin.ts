@@ -37,6 +37,7 @@ import { checkLifecycleMode, secretsOf, volumeCapability } from './mount-inputs.
 import { isCsiCandidate, podInfoAttributes, resolveCsiVolume, type CsiVolumeSpec } from './volume-spec.ts';
 import { loadVolData, saveVolData, type VolData } from './vol-data.ts';
 import { readVolumeUsage, type CsiVolumeUsage, type PublishedVolume } from './volume-stats.ts';
+import { VolumeStatsCache } from './volume-stats-cache.ts';
 
 /** How long one NodeGetVolumeStats may take before a scrape goes on without it. */
 const STATS_TIMEOUT_MS = 10_000;
@@ -53,6 +54,8 @@ export interface CsiVolumePluginOptions {
   readonly log: Logger;
   /** How long tear-down waits for a driver that is not (yet) registered while its mount exists. Default 15 s. */
   readonly driverWaitMs?: number;
+  /** `--volume-stats-agg-period`: how long a volume's usage is kept (negative: none is read). Default 1 m. */
+  readonly statsPeriodMs?: number;
 }
 
 /** The `kubernetes.io/csi` volume plugin. */
@@ -62,7 +65,11 @@ export class CsiVolumePlugin implements VolumePlugin {
   /** `<podDir>\0<volume name>` → prepared volume, its dir and what the stats reader needs. */
   private readonly prepared = new Map<string, { volume: PreparedVolume; volumeDir: string; published: PublishedVolume }>();
 
-  constructor(private readonly o: CsiVolumePluginOptions) {}
+  private readonly stats: VolumeStatsCache;
+
+  constructor(private readonly o: CsiVolumePluginOptions) {
+    this.stats = new VolumeStatsCache(o.statsPeriodMs ?? 60_000);
+  }
 
   canSupport(volume: V1Volume): boolean {
     return isCsiCandidate(volume);
@@ -100,11 +107,12 @@ export class CsiVolumePlugin implements VolumePlugin {
    * fails is left out and logged at debug level.
    */
   async volumeStats(): Promise<CsiVolumeUsage[]> {
+    if (!this.stats.enabled) return [];
     const all = await Promise.all(
-      [...this.prepared.values()].map(async ({ published: v }) => {
+      [...this.prepared].map(async ([key, { published: v }]) => {
         if (!this.o.drivers.get(v.driver)) return undefined;
         try {
-          return await readVolumeUsage(this.o.drivers.nodeClient(v.driver), v, STATS_TIMEOUT_MS);
+          return await this.stats.get(key, () => readVolumeUsage(this.o.drivers.nodeClient(v.driver), v, STATS_TIMEOUT_MS));
         } catch (e) {
           this.o.log.debug({ err: e, driver: v.driver, volumeHandle: v.volumeHandle, pod: `${v.podNamespace}/${v.podName}` }, 'NodeGetVolumeStats failed');
           return undefined;
@@ -115,7 +123,11 @@ export class CsiVolumePlugin implements VolumePlugin {
   }
 
   async tearDown(volumeName: string, ctx: TearDownContext): Promise<void> {
-    for (const [k, v] of this.prepared) if (v.volumeDir === ctx.volumeDir) this.prepared.delete(k);
+    for (const [k, v] of this.prepared)
+      if (v.volumeDir === ctx.volumeDir) {
+        this.prepared.delete(k);
+        this.stats.forget(k);
+      }
     const target = publishTargetPath(ctx.volumeDir);
     const data = await loadVolData(ctx.volumeDir);
     if (!data) {

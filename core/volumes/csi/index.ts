@@ -27,7 +27,7 @@ import { csiVolumeApi } from './volume-api.ts';
 export interface StartCsiOptions {
   /** Absent in standalone mode. */
   readonly clients?: Pick<KubeClients, 'core' | 'storage'>;
-  readonly options: { readonly podsDir: string; readonly pluginsDir: string };
+  readonly options: { readonly podsDir: string; readonly pluginsDir: string; readonly volumeStatsAggPeriodMs?: number };
   readonly nodeName: string;
   readonly log: Logger;
 }
@@ -56,6 +56,7 @@ export async function startCsi(o: StartCsiOptions): Promise<Csi> {
     nodeName: o.nodeName,
     log,
     api: o.clients ? csiVolumeApi(o.clients) : undefined,
+    statsPeriodMs: o.options.volumeStatsAggPeriodMs,
   });
   const handler = csiPluginHandler({
     drivers,

@@ -18,7 +18,10 @@
  *                                                 ▼ worker.terminate()  ─────────────► exited (137)
  *
  * `exit` resolves once the worker thread is gone, with the first outcome the
- * worker reported, or 137 if it was terminated before reporting one.
+ * worker reported, or 137 if it was terminated before reporting one. Once
+ * stopping, the worker reports no outcome of its own (a module that returns or
+ * exits after the stop flag is set was killed, as by SIGKILL): a stop always
+ * ends in 137 unless the module had already ended before it.
  */
 import { channel } from 'node:diagnostics_channel';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
@@ -344,10 +347,13 @@ export async function runContainer(
         // calling WASI is terminated after STOP_UNWIND_MS.
         if (!stopping) {
           stopping = true;
-          stdin?.close(); // a module blocked reading stdin reads end of input
+          // The flag first, then stdin: a module blocked reading stdin wakes on end of input
+          // only after the stop is visible to its thread, so it cannot take that end of input
+          // for a normal one and exit 0 by itself — the kill wins, as SIGKILL does (137).
           const flag = new Int32Array(control);
           Atomics.store(flag, 0, 1);
           Atomics.notify(flag, 0);
+          stdin?.close(); // a module blocked reading stdin reads end of input
           const timer = setTimeout(
             () =>
               worker.terminate(

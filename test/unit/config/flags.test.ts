@@ -66,6 +66,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'root-dir': ['/tmp/nl', (o) => o.rootDir, '/tmp/nl'],
   'sync-frequency': ['1m30s', (o) => o.syncFrequencyMs, 90_000],
   'file-check-frequency': ['5s', (o) => o.fileCheckFrequencyMs, 5_000],
+  'volume-stats-agg-period': ['-1s', (o) => o.volumeStatsAggPeriodMs, -1_000],
   'tls-cert-file': ['/c.crt', (o) => o.tlsCertFile, '/c.crt'],
   'tls-private-key-file': ['/c.key', (o) => o.tlsPrivateKeyFile, '/c.key'],
   v: ['4', (o) => o.logLevel, 'trace'],

@@ -297,4 +297,48 @@ describe('DRAPlugin handler and driver registry', () => {
     expect(tries).toEqual([DRV, DRV, DRV]);
     reg.stop();
   });
+
+  it('a registered driver whose connection is lost (it died leaving its sockets) has its slices wiped after the grace period from the first loss, unless it reconnects', async () => {
+    vi.useFakeTimers();
+    const wiped: (string | undefined)[] = [];
+    const reg = new DraDriverRegistry({ graceMs: 30_000, log: memLogger(), wipeSlices: async (d) => void wiped.push(d) });
+    /** A client whose connection the test drives. */
+    const connecting = () => {
+      const c = { report: (_connected: boolean) => {}, unwatched: 0, client: fakeDriver().client };
+      c.client.watchConnection = (fn) => {
+        c.report = fn;
+        return () => void c.unwatched++;
+      };
+      return c;
+    };
+    const a = connecting();
+    reg.register(DRV, '/a', a.client);
+    a.report(true);
+    a.report(false); // the driver is gone; its registration socket stays, so no deregistration comes
+    await vi.advanceTimersByTimeAsync(29_000);
+    a.report(true); // it came back in time
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(wiped).toEqual([]);
+    a.report(false);
+    await vi.advanceTimersByTimeAsync(20_000);
+    reg.deregister(DRV, '/a'); // its socket goes later: the grace period is not restarted
+    expect(a.unwatched).toBe(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(wiped).toEqual([DRV]);
+    // Registered but never connected: not usable, wiped after the grace period (upstream too).
+    const b = connecting();
+    reg.register(DRV, '/b', b.client);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(wiped).toEqual([DRV, DRV]);
+    // A replaced client's reports no longer count.
+    const c = connecting();
+    reg.register(DRV, '/c', c.client);
+    c.report(true);
+    expect(b.unwatched).toBe(1);
+    b.report(false);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(wiped).toEqual([DRV, DRV]);
+    reg.stop();
+    expect(c.unwatched).toBe(1);
+  });
 });

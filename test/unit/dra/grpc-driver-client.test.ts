@@ -1,7 +1,8 @@
 // grpcDraClient against a real grpc-js server on a unix socket: v1 and the
 // v1beta1 fallback reach their own method paths, results map back per claim
 // UID, a gRPC error becomes NDL_DRA_DRIVER_RPC, and the v1alpha1 health
-// stream's reports arrive as DeviceHealthReports until the client closes.
+// stream's reports arrive as DeviceHealthReports until the client closes, and
+// the connection is followed (lost when the server goes, back when it is back).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +21,10 @@ describe('grpcDraClient', () => {
     for (const c of cleanups.splice(0)) c();
   });
 
-  async function serve(): Promise<{ sock: string; seen: string[] }> {
-    const dir = mkdtempSync(join(tmpdir(), 'nodelet-dra-grpc-'));
-    const sock = join(dir, 'dra.sock');
+  /** Serves the DRA services on a fresh socket, or on `at` (a restarted driver); `stop()` ends that server. */
+  async function serve(at?: string): Promise<{ sock: string; seen: string[]; stop(): void }> {
+    const dir = at === undefined ? mkdtempSync(join(tmpdir(), 'nodelet-dra-grpc-')) : undefined;
+    const sock = at ?? join(dir!, 'dra.sock');
     const seen: string[] = [];
     const impl = (version: string): DRAPluginServer => ({
       nodePrepareResources: (call, cb) => {
@@ -65,9 +67,9 @@ describe('grpcDraClient', () => {
     await new Promise<void>((ok, fail) => server.bindAsync(unixTarget(sock), grpc.ServerCredentials.createInsecure(), (e) => (e ? fail(e) : ok())));
     cleanups.push(() => {
       server.forceShutdown();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     });
-    return { sock, seen };
+    return { sock, seen, stop: () => server.forceShutdown() };
   }
 
   it('calls v1 and v1beta1 on their own paths and maps the results', async () => {
@@ -106,6 +108,22 @@ describe('grpcDraClient', () => {
     c.close();
     expect(ended).toEqual([undefined]);
     await vi.waitFor(() => expect(seen).toContain('watch cancelled'));
+  });
+
+  it('watchConnection connects without a call, reports the connection lost when the driver goes, and connected again when it is back', async () => {
+    const first = await serve();
+    const c = grpcDraClient(first.sock, 'v1.DRAPlugin', 5000, false);
+    cleanups.push(() => c.close());
+    const seen: boolean[] = [];
+    const unwatch = c.watchConnection!((connected) => seen.push(connected));
+    await vi.waitFor(() => expect(seen).toEqual([false, true]), { timeout: 10_000 });
+    first.stop(); // the driver died
+    await vi.waitFor(() => expect(seen).toEqual([false, true, false]), { timeout: 10_000 });
+    await serve(first.sock); // it is back on the same socket; the channel reconnects by itself
+    await vi.waitFor(() => expect(seen).toEqual([false, true, false, true]), { timeout: 10_000 });
+    unwatch();
+    c.close();
+    expect(seen).toEqual([false, true, false, true]);
   });
 
   it('a gRPC error is NDL_DRA_DRIVER_RPC with the status text', async () => {

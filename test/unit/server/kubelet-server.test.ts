@@ -5,6 +5,7 @@ import http from 'node:http';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { pino } from 'pino';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createKubeletServer, type KubeletServer } from '../../../core/server/kubelet-server.ts';
@@ -447,5 +448,61 @@ describe('methods and hostile requests (issue 20.6)', () => {
         }
       }
     }
+  });
+
+  it('answers every request on one kept-alive connection: bodies answered before they are read, then an unknown method or a backslash path (400, then closed)', async () => {
+    // docs/fuzz.md: the fuzz suite once saw such requests wait on reused connections. One TLS
+    // connection, each request written once the previous answer arrived.
+    const sequence = async (requests: string[]): Promise<string[]> => {
+      const s = tls.connect({ host: '127.0.0.1', port, ca: serving.cert, servername: NODE, cert: client.cert, key: client.key });
+      let text = '';
+      let closed = false;
+      const waiters: Array<() => void> = [];
+      const wake = () => waiters.splice(0).forEach((w) => w());
+      s.on('data', (d: Buffer) => ((text += d.toString('latin1')), wake()));
+      s.on('close', () => ((closed = true), wake()));
+      s.on('error', () => undefined);
+      await new Promise((r) => s.once('secureConnect', r));
+      const seen: string[] = [];
+      for (const r of requests) {
+        const from = text.length;
+        s.write(r);
+        // Complete once the status line and the whole body (Content-Length) are in, or the connection closed.
+        const answer = () => {
+          const head = text.indexOf('\r\n\r\n', from);
+          if (head < 0) return undefined;
+          const length = Number(/content-length: *(\d+)/i.exec(text.slice(from, head))?.[1] ?? 0);
+          return text.length >= head + 4 + length ? text.slice(from, head + 4 + length) : undefined;
+        };
+        while (answer() === undefined && !closed) await new Promise<void>((w) => waiters.push(w));
+        seen.push(answer()?.split('\r\n')[0] ?? 'no answer (closed)');
+        if (closed) break;
+      }
+      // Each sequence ends with a request the parser refuses: the server closes the connection after its 400.
+      while (!closed) await new Promise<void>((w) => waiters.push(w));
+      return seen;
+    };
+    const get = 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n';
+    const body = 'x'.repeat(4000);
+    expect(
+      await sequence([
+        get,
+        `POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{"kind":"Pod"`,
+        get,
+        `POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        'PUT /pods HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+        get,
+        'FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      ]),
+    ).toEqual([
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 405 Method Not Allowed',
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 404 Not Found',
+      'HTTP/1.1 405 Method Not Allowed',
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 400 Bad Request',
+    ]);
+    expect(await sequence([get, 'GET \\healthz HTTP/1.1\r\nHost: x\r\n\r\n'])).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
   });
 });

@@ -30,7 +30,10 @@
 //   { type: 'warning', message, reason? }        anything worth a log line, any time; with a reason,
 //                                                also a Warning event on the pod
 // A stopped module (control[0] = 1) unwinds at its next WASI call, closes its
-// descriptors and ends without a message.
+// descriptors and ends without a message. So does a module that ends in any other
+// way (returns, proc_exit, traps) once the stop is set: the stop is a kill, and a
+// kill wins over whatever the module did after it (e.g. exiting 0 on the end of
+// input that closing its stdin at stop gives it) — the container reports 137.
 // A run message with `listen` (container ports of a module that imports
 // sock_accept) first opens those listeners (wasi-sockets.mjs); with `http` (a
 // module importing wasi_experimental_http) the module gets those functions
@@ -246,8 +249,8 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    if (jspi) finished = runAsync(wasi, instance, mem, post, clock);
-    else run(wasi, instance, mem, post);
+    if (jspi) finished = runAsync(wasi, instance, mem, post, clock, control);
+    else run(wasi, instance, mem, post, control);
   } finally {
     const cleanup = () => {
       closeDescriptors();
@@ -260,28 +263,38 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
   }
 }
 
-async function runAsync(wasi, instance, mem, post, clock) {
+async function runAsync(wasi, instance, mem, post, clock, control) {
   post({ type: 'started', tid: clock ? undefined : tid });
   clock?.resume();
   try {
     const code = await startPromising(wasi, instance, mem());
     clock?.pause();
-    post({ type: 'exit', code });
+    if (!stopRequested(control)) post({ type: 'exit', code });
   } catch (e) {
     clock?.pause();
-    if (!(e instanceof StoppedError)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
+    if (!(e instanceof StoppedError) && !stopRequested(control)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
   }
 }
 
-function run(wasi, instance, mem, post) {
+function run(wasi, instance, mem, post, control) {
   post({ type: 'started', tid });
   try {
     // A stand-in instance so that a module that imports its memory can start too.
     const code = wasi.start({ exports: { ...instance.exports, memory: mem() } });
-    post({ type: 'exit', code });
+    if (!stopRequested(control)) post({ type: 'exit', code });
   } catch (e) {
-    if (!(e instanceof StoppedError)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
+    if (!(e instanceof StoppedError) && !stopRequested(control)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
   }
+}
+
+/**
+ * Whether the module was stopped (control[0] set) by the time it ended: then it
+ * reports nothing and the main thread records the kill (137), whatever exit
+ * code or trap the module reached after the stop was requested.
+ * @param {Int32Array} control
+ */
+function stopRequested(control) {
+  return Atomics.load(control, 0) !== 0;
 }
 
 function describe(e) {
