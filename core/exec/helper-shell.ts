@@ -1,5 +1,5 @@
 /**
- * Commands run through one long-lived `/bin/sh` helper instead of one
+ * Commands run through long-lived `/bin/sh` helpers instead of one
  * `execFile` per call. Spawning a child copies the parent's page tables (libuv
  * forks): from nodelet with a few hundred pods and ~1 GiB RSS that is tens to
  * hundreds of ms **on the main thread** per spawn (the CPU profile of a
@@ -11,17 +11,20 @@
  * a shell runs its calls one after another, in order, without waiting for
  * nodelet between them (under a burst on a loaded machine each wake-up of a
  * process waits for a CPU, so round trips, not `ip`, were the cost), and a
- * helper has `size` shells (default 2) so that a burst is not one long queue. Users: the pod network's `ip` (`core/network/ip-shell.ts`)
- * and the tmpfs mounter's `mount`/`umount` (`core/volumes/tmpfs.ts`), each with
- * its own helper so neither waits for the other. Hand-written: a dozen lines
- * over child_process; no npm package does "a persistent shell with framed answers".
+ * helper has `size` shells (default 2) so that a burst is not one long queue.
+ * Users: the pod network's `ip` (`core/network/ip-shell.ts`) and the tmpfs
+ * mounter's `mount`/`umount` (`core/volumes/tmpfs.ts`), each with its own
+ * helper so neither waits for the other. Hand-written: a small class over
+ * child_process; no npm package does "a persistent shell with framed,
+ * pipelined answers".
  *
  * Each shell of the helper:
  *
  *     (none) ── construction / a call ─► RUNNING ── call ─► line written now, answer awaited in order
  *                                          │
- *        ◄── shell exits, or its oldest call gets no answer in 10 s (kill): that call fails,
- *            the calls behind it are written to a new shell
+ *        ◄── shell exits, or its oldest call gets no answer in 10 s (kill): every call written
+ *            to it fails (run or not: none is written again, `mount` must not run twice);
+ *            the next call spawns a new one
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { nodeletError, type ErrorCode } from '../errors/index.ts';
@@ -55,8 +58,6 @@ const HEADER = /^(\d+) (\d+)\n/;
 
 /** A call written to a shell, waiting for its answer. */
 interface Pending {
-  /** The command line written (written again to a new shell when an earlier call's shell died). */
-  readonly line: string;
   readonly what: string;
   resolve(answer: { status: number; output: string }): void;
   reject(e: unknown): void;
@@ -66,7 +67,7 @@ interface Pending {
  * One shell of a helper. Its calls are written at once (pipelined: the shell reads the
  * next line as soon as it finished the previous command, without a round trip to nodelet)
  * and answered in order. When the shell dies or the oldest call gets no answer in time,
- * that call fails and the calls behind it are written to a new shell.
+ * every call written to it fails; the next call starts a new shell.
  */
 class Shell {
   private child?: ChildProcessWithoutNullStreams;
@@ -90,23 +91,21 @@ class Shell {
     if (!head) return;
     this.timer = setTimeout(() => {
       const c = this.child;
-      this.child = undefined;
+      this.failAll(c, nodeletError(this.o.errorCode, `${head.what}: no answer within ${TIMEOUT_MS} ms`));
       c?.kill('SIGKILL');
-      this.failHead(c, nodeletError(this.o.errorCode, `${head.what}: no answer within ${TIMEOUT_MS} ms`));
     }, TIMEOUT_MS);
   }
 
-  /** The oldest call fails (its shell `c` is gone); the others are written again to a new shell. */
-  private failHead(c: ChildProcessWithoutNullStreams | undefined, e: unknown): void {
-    if (c !== undefined && c !== this.child && this.child !== undefined) return; // an old shell: its calls were moved already
-    const head = this.pending.shift();
-    head?.reject(e);
-    if (this.child === c) this.child = undefined;
-    if (this.pending.length > 0) {
-      const n = this.start();
-      for (const p of this.pending) n.stdin.write(p.line);
-    }
-    this.arm();
+  /**
+   * Every call written to shell `c` fails (it is gone): each may have run or not, so none is
+   * written again to a new shell (a `mount` must not run twice). The next call starts a new shell.
+   */
+  private failAll(c: ChildProcessWithoutNullStreams | undefined, e: unknown): void {
+    if (c !== undefined && c !== this.child) return; // an old shell: its calls failed already
+    this.child = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const p of this.pending.splice(0)) p.reject(e);
   }
 
   /** Takes whole answers off the buffer. */
@@ -138,10 +137,10 @@ class Shell {
     c.stderr.resume();
     c.stdin.on('error', () => undefined); // a dead shell: its exit fails the call
     c.on('error', (e) => {
-      if (this.child === c) this.failHead(c, e);
+      if (this.child === c) this.failAll(c, e);
     });
     c.on('exit', (code) => {
-      if (this.child === c) this.failHead(c, nodeletError(this.o.errorCode, `the helper shell exited (${code})`));
+      if (this.child === c) this.failAll(c, nodeletError(this.o.errorCode, `the helper shell exited (${code})`));
     });
     // Neither the shell nor its pipes keep nodelet alive; it ends at EOF when nodelet exits.
     c.unref();
@@ -157,7 +156,6 @@ class Shell {
       // stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output.
       const line = `o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`;
       this.pending.push({
-        line,
         what,
         resolve: ({ status, output }) => {
           const out = output.replace(/\n$/, '');
@@ -173,13 +171,8 @@ class Shell {
 
   close(): void {
     const c = this.child;
-    this.child = undefined;
+    this.failAll(c, nodeletError(this.o.errorCode, 'the helper shell was closed'));
     c?.stdin.end();
-    // Calls still waiting go to a new shell (the closed one may not answer them).
-    if (this.pending.length > 0) {
-      const n = this.start();
-      for (const p of this.pending) n.stdin.write(p.line);
-    }
   }
 }
 
