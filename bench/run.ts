@@ -31,7 +31,7 @@ import {
   startKwok,
   waitNodeReady,
 } from './lib/env.ts';
-import { perPod, scrapeRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
+import { perPod, scrapeRequestTotals, settledRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
 import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
@@ -185,7 +185,8 @@ try {
   const latencyWithCalls = async (target: Target, image: string) => {
     const before = scrapeRequestTotals(cluster.info);
     const r = await measureLatency(c, target, image, P);
-    apiCalls[target] = perPod(before, scrapeRequestTotals(cluster.info), P.single + P.burst);
+    // Settled: calls a node still makes after its pods are gone (queued events) are its own, not the next phase's.
+    apiCalls[target] = perPod(before, await settledRequestTotals(cluster.info), P.single + P.burst);
     return r;
   };
   const lat = want('latency') || want('hollow') ? await phase('latency (nodelet)', () => latencyWithCalls('nodelet', images.sleep!)) : undefined;

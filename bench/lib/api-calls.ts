@@ -57,6 +57,27 @@ export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
   return parseRequestTotals(text);
 }
 
+/**
+ * Scrapes until the node's late calls stopped: nodelet sends its events one at a time (as
+ * upstream's broadcaster), so after a burst they may still be going out when the pods are
+ * gone; diffed too early, they would be counted in the next node's phase. Waits for two
+ * scrapes `everyMs` apart with the same event and pod-status counts (at most `maxMs`).
+ */
+export async function settledRequestTotals(info: ClusterInfo, everyMs = 1000, maxMs = 60_000): Promise<CallCounts> {
+  const moving = (c: CallCounts) =>
+    Object.entries(c)
+      .filter(([k]) => /^(POST|PATCH) [^ ]*\/events$|^\w+ \/pods\/status$/.test(k))
+      .reduce((a, [, v]) => a + v, 0);
+  const until = Date.now() + maxMs;
+  let prev = scrapeRequestTotals(info);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    const next = scrapeRequestTotals(info);
+    if (moving(next) === moving(prev) || Date.now() > until) return next;
+    prev = next;
+  }
+}
+
 const NODE_SIDE = [
   /^GET \/pods$/,
   /^\w+ \/pods\/status$/,

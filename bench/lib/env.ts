@@ -59,7 +59,9 @@ export function clientsFor(info: ClusterInfo): Clients {
 
 /** Starts the control plane (built or cached by test/cluster/build.sh). */
 export async function startCluster(): Promise<{ info: ClusterInfo; stop(): Promise<void> }> {
-  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '40s' });
+  // A /22 per node (1021 pod IPs): nodelet runs with --max-pods=600 and the scale figure has 500 pods;
+  // with the default /24 the 254th pod found no free IP and the 500-pod scale never finished.
+  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '40s', nodeCidrMaskSize: 22 });
   return { info, stop: () => stopControlPlane(info, peers) };
 }
 

@@ -7,6 +7,15 @@
  * into one series noted `(combined from similar events): <note>` (upstream's
  * EventAggregator); each object has a token bucket (burst 25, one token per
  * 5 minutes) like upstream's spam filter. Recording never blocks or fails the caller.
+ *
+ * Sent one at a time, in order, as upstream's broadcaster does (one goroutine
+ * writes every event to the sink): events are off a pod's start path, so a
+ * burst of pods does not flood the API server with them ahead of its status
+ * patches and token requests. At most {@link OUTBOX_MAX} wait (upstream's
+ * broadcaster queue length, 1000); further ones are dropped, as upstream drops
+ * when its channel is full.
+ *
+ *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► one create/patch in flight ─► next
  */
 import type { EventsV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -19,6 +28,8 @@ const REFILL_MS = 5 * 60_000;
 const AGGREGATE_MAX = 10;
 const AGGREGATE_WINDOW_MS = 10 * 60_000;
 const AGGREGATED_PREFIX = '(combined from similar events): ';
+/** Events waiting to be sent, at most (upstream's `maxQueuedEvents`). */
+const OUTBOX_MAX = 1000;
 
 /** The object an event is about. */
 export type Regarding = Required<Pick<V1ObjectReference, 'kind' | 'namespace' | 'name' | 'uid'>> & { apiVersion?: string; fieldPath?: string };
@@ -54,6 +65,9 @@ export class EventRecorder implements Events {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   /** Distinct notes seen per object+type+reason within the aggregation window. */
   private readonly similar = new Map<string, { notes: Set<string>; last: number }>();
+  /** Sends waiting their turn (one in flight). */
+  private readonly outbox: (() => Promise<void>)[] = [];
+  private sending = false;
 
   constructor(
     private readonly clients: KubeClients,
@@ -81,15 +95,39 @@ export class EventRecorder implements Events {
     if (prev && now - prev.last < SERIES_WINDOW_MS) {
       prev.count++;
       prev.last = now;
-      void this.patchSeries(prev);
+      const { count, last } = prev;
+      this.enqueue(() => this.patchSeries(prev, count, last));
       return;
     }
     const s: Seen = { name: Promise.resolve(undefined), namespace: regarding.namespace, count: 1, last: now };
     this.seen.set(key, s);
-    s.name = this.create(regarding, type, reason, note, action).then((name) => {
+    s.name = new Promise<string | undefined>((resolve) => {
+      if (!this.enqueue(() => this.create(regarding, type, reason, note, action).then(resolve))) resolve(undefined);
+    }).then((name) => {
       if (name === undefined && this.seen.get(key) === s) this.seen.delete(key);
       return name;
     });
+  }
+
+  /** Queues one send; false when the outbox is full (the send is dropped). */
+  private enqueue(send: () => Promise<void>): boolean {
+    if (this.outbox.length >= OUTBOX_MAX) {
+      this.log.debug({ waiting: this.outbox.length }, 'event dropped: too many events waiting to be sent');
+      return false;
+    }
+    this.outbox.push(send);
+    if (!this.sending) void this.drain();
+    return true;
+  }
+
+  private async drain(): Promise<void> {
+    this.sending = true;
+    try {
+      // create() and patchSeries() never reject.
+      for (let send = this.outbox.shift(); send; send = this.outbox.shift()) await send();
+    } finally {
+      this.sending = false;
+    }
   }
 
   /** Forgets what was seen for an object (call when a pod is gone). */
@@ -133,8 +171,9 @@ export class EventRecorder implements Events {
     }
   }
 
-  private async patchSeries(s: Seen): Promise<void> {
-    const body = { series: { count: s.count, lastObservedTime: new MicroTime(s.last) } };
+  /** Patches the series of `s` to what it was when queued (`count`, `last`). */
+  private async patchSeries(s: Seen, count: number, last: number): Promise<void> {
+    const body = { series: { count, lastObservedTime: new MicroTime(last) } };
     const name = await s.name;
     if (name === undefined) return;
     try {

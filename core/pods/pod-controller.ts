@@ -60,7 +60,7 @@ export interface PodControllerOptions {
   /** Run in order for each new pod; the first rejection fails the pod with its reason. */
   admitHandlers: readonly PodAdmitHandler[];
   resyncMs: number;
-  /** Pods synced at once (upstream runs one goroutine per pod); default 32. */
+  /** Pods synced at once; default: no limit (upstream runs one goroutine per pod). */
   concurrency?: number;
   /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
@@ -120,7 +120,9 @@ export class PodController {
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.volumeBackoff = new Backoff(500, 122_000);
-    this.queue = new WorkQueue((k) => this.timedSync(k), o.concurrency ?? 32);
+    // No limit by default: a pod waiting for a slot behind others' token requests and mounts was most
+    // of a burst's start latency with 32 (bench/README.md, issue 17 branch burst2).
+    this.queue = new WorkQueue((k) => this.timedSync(k), o.concurrency ?? Infinity);
   }
 
   /** Starts periodic resyncs. */

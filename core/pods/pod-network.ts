@@ -19,3 +19,18 @@ export function withPodIPs(pod: V1Pod, ips: readonly string[]): V1Pod {
   if (ips.length === 0) return pod;
   return { ...pod, status: { ...pod.status, podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) } };
 }
+
+const IP_FIELDS = new Set(['status.podIP', 'status.podIPs']);
+
+/**
+ * True when a downward API volume of `pod` (plain or projected) shows the pod's IPs: its volumes
+ * must wait for them. Any other pod's volumes are set up while its IPs are (upstream mounts
+ * volumes before it creates the sandbox, so its volumes never wait for the network).
+ */
+export function volumesShowPodIPs(pod: V1Pod): boolean {
+  for (const v of pod.spec?.volumes ?? []) {
+    const items = [...(v.downwardAPI?.items ?? []), ...(v.projected?.sources ?? []).flatMap((s) => s.downwardAPI?.items ?? [])];
+    if (items.some((i) => IP_FIELDS.has(i.fieldRef?.fieldPath ?? ''))) return true;
+  }
+  return false;
+}

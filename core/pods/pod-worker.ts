@@ -9,10 +9,12 @@
  * (`ContainerDriver`: containers, restarts, pulls; `PodProviderDriver`:
  * createPod/updatePod/deletePod and reports).
  *
- * Pod IPs come first (upstream's sandbox): `hostNetwork` pods get the host IP,
- * others ask the {@link PodNetwork}; the pod handed to volumes and the driver
- * carries them in `status.podIPs` (env, Downward API, `ContainerSpec.network`),
- * and {@link PodWorker.status} reports them.
+ * Pod IPs (upstream's sandbox): `hostNetwork` pods get the host IP, others ask
+ * the {@link PodNetwork}; the pod handed to the driver carries them in
+ * `status.podIPs` (env, `ContainerSpec.network`), and {@link PodWorker.status}
+ * reports them. A new pod's volumes are set up while its IPs are (upstream
+ * mounts volumes before it makes the sandbox), unless a downward API volume
+ * shows the IPs: then they wait for them.
  *
  * Decided once for both kinds (they differed before the merge):
  * - `cancel()` (the pod got a deletionTimestamp): the worker starts nothing new
@@ -28,9 +30,10 @@
  *   `<uid>/`; `terminate` frees the pod's keys in all three.
  *
  *   new ──sync: make context──► pod IPs (once) ──► volumes ──ready──► driver.sync ──► (re-queued by exits,
- *    │                            │ no IP yet:       │ FailedMount, back-off           back-offs, statusChanged)
- *    │                            │ FailedCreate-    └──► retry later                      │ statusChanged: skip volumes once
- *    │                            └ PodSandBox, retry after back-off
+ *    │                 │ first:   │ no IP yet:       │ FailedMount, back-off           back-offs, statusChanged)
+ *    │                 └ volumes ─┤ FailedCreate-    └──► retry later                      │ statusChanged: skip volumes once
+ *    │          (alongside, unless│ PodSandBox, retry after back-off
+ *    │        a volume shows IPs) └ (volumes: that first set-up awaited, not a second one)
  *    ├── cancel() (deletion) ──► terminating: nothing new starts; driver.cancel()
  *    └── terminate(grace) ──► terminating ──► driver.stop(grace) ──► abort signal ──► free back-offs
  *
@@ -45,7 +48,7 @@ import { PodVolumes } from './pod-volumes.ts';
 import type { DriverEnv, PodBackoffs, PodDriver } from './pod-driver.ts';
 import { ContainerDriver } from './container-driver.ts';
 import { PodProviderDriver } from './pod-provider-driver.ts';
-import { withPodIPs, type PodNetwork } from './pod-network.ts';
+import { volumesShowPodIPs, withPodIPs, type PodNetwork } from './pod-network.ts';
 import type { ProbeManager } from '../probes/index.ts';
 
 /** Shared services of all pod workers. */
@@ -111,15 +114,20 @@ export class PodWorker implements PodRunner {
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating) return;
     this.ctx ??= this.driver.context(this.d.context(pod, this.abort.signal));
+    // The first volume set-up runs while the pod's IPs are set up, when no volume shows them.
+    const early = this.ips === undefined && !volumesShowPodIPs(pod) ? this.volumes.sync(pod) : undefined;
     this.ips ??= await this.setUpNetwork(pod);
-    if (!this.ips || this.terminating) return;
+    if (!this.ips || this.terminating) {
+      await early;
+      return;
+    }
     pod = withPodIPs(pod, this.ips);
     // Containers kept across a nodelet restart run already: adopt them before the volume re-sync.
     await this.driver.adopt?.(pod);
     if (this.terminating) return;
     const skipVolumes = this.statusOnly && this.volumes.isReady;
     this.statusOnly = false;
-    if (!skipVolumes && !(await this.volumes.sync(pod))) return;
+    if (early ? !(await early) : !skipVolumes && !(await this.volumes.sync(pod))) return;
     if (this.terminating) return;
     await this.driver.sync(pod);
   }

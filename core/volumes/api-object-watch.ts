@@ -15,26 +15,29 @@ const RETRY_MS = 1000;
 export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>, log: Logger): StartObjectWatch {
   return (kind: WatchedKind, namespace: string, name: string, changed: () => void): SingleObjectWatch<V1ConfigMap | V1Secret> => {
     const fieldSelector = `metadata.name=${name}`;
-    const listFn = () =>
-      kind === 'configmaps'
-        ? clients.core.listNamespacedConfigMap({ namespace, fieldSelector })
-        : clients.core.listNamespacedSecret({ namespace, fieldSelector });
-    const informer = new ListWatch<V1ConfigMap | V1Secret>(clients.transport, `/api/v1/namespaces/${namespace}/${kind}`, listFn, { fieldSelector });
     let listed = false;
     let stopped = false;
     let resolveSynced!: () => void;
     const synced = new Promise<void>((r) => (resolveSynced = r));
+    const markListed = () => {
+      if (listed || stopped) return;
+      listed = true;
+      resolveSynced();
+    };
+    const listFn = async () => {
+      const list = await (kind === 'configmaps'
+        ? clients.core.listNamespacedConfigMap({ namespace, fieldSelector })
+        : clients.core.listNamespacedSecret({ namespace, fieldSelector }));
+      // Reads are served once the list is in the informer's cache (it is put there as this resolves), not
+      // once the watch is open too: the watch resumes from the list's resourceVersion, so no change is
+      // lost meanwhile, and when the watch failed under a burst (a relist 1 s later) every pod waited.
+      // A failing watch does not empty the cache, so the list stays readable until the next one.
+      setImmediate(markListed);
+      return list;
+    };
+    const informer = new ListWatch<V1ConfigMap | V1Secret>(clients.transport, `/api/v1/namespaces/${namespace}/${kind}`, listFn, { fieldSelector });
     // start() rejects when its list failed; the 'error' callback restarts it, and synced waits for a good list.
-    const start = () =>
-      informer.start().then(
-        () => {
-          if (!listed) {
-            listed = true;
-            resolveSynced();
-          }
-        },
-        () => undefined,
-      );
+    const start = () => informer.start().then(markListed, () => undefined);
     const notify = () => {
       if (listed && !stopped) changed();
     };

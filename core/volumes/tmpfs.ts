@@ -11,6 +11,9 @@
  *
  * Mounting needs root (CAP_SYS_ADMIN). Not root: the volume stays a plain
  * directory on the node's disk and the mounter logs one warning (per nodelet).
+ * `mount`/`umount` run through the mounter's own long-lived helper shell
+ * (`core/exec`), not one `execFile` per volume: every pod's service-account
+ * token volume is projected, so a fork of the whole nodelet per pod otherwise.
  *
  *   setUp ──► wanted? ─no──► plugin.setUp (plain dir)
  *               │ yes
@@ -22,18 +25,15 @@
  *
  *   tearDown ──► mounted? ─yes──► umount (busy: umount -l) ──► plugin.tearDown (if any) ──► dir removed by the caller
  */
-import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
+import { helperShell } from '../exec/index.ts';
 import { quantityUnits } from '../quantity/index.ts';
 import { isMountPoint } from './csi/mount-info.ts';
 import { volumeDirFor } from './plugin-registry.ts';
 import type { PreparedVolume, VolumePlugin } from './types.ts';
-
-const run = promisify(execFile);
 
 /** Mounts and unmounts tmpfs; one per nodelet (it remembers whether it warned). */
 export interface TmpfsMounter {
@@ -51,7 +51,7 @@ export interface TmpfsMounter {
 export interface TmpfsMounterOptions {
   /** Default: the process runs as root. */
   readonly enabled?: boolean;
-  /** Runs a command (default `execFile`); injectable for tests. */
+  /** Runs a command (default: through a helper shell spawned when the mounter is made, if enabled); injectable for tests. */
   readonly exec?: (cmd: string, args: string[]) => Promise<unknown>;
   /** Tells whether `dir` is a mount point (default: `/proc/self/mountinfo`). */
   readonly isMounted?: (dir: string) => Promise<boolean>;
@@ -60,14 +60,16 @@ export interface TmpfsMounterOptions {
 /** The node's tmpfs mounter. */
 export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
   const enabled = o.enabled ?? process.getuid?.() === 0;
-  const exec = o.exec ?? ((cmd: string, args: string[]) => run(cmd, args));
+  const exec =
+    o.exec ?? (enabled ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS' }) : () => Promise.reject(nodeletError('NDL_VOLUME_TMPFS', 'not root: cannot mount')));
   const mounted = o.isMounted ?? ((dir: string) => isMountPoint(dir).catch(() => false));
   let warned = false;
   return {
     enabled,
     async mount(dir, mode, sizeBytes) {
-      await mkdir(dir, { recursive: true });
-      if (await mounted(dir)) return;
+      // A dir made just now is no mount point: the mount table is read only for a dir that was there.
+      const made = await mkdir(dir, { recursive: true });
+      if (made === undefined && (await mounted(dir))) return;
       const opts = [`mode=${mode.toString(8).padStart(4, '0')}`, ...(sizeBytes !== undefined && sizeBytes > 0 ? [`size=${sizeBytes}`] : [])];
       try {
         await exec('mount', ['-t', 'tmpfs', '-o', opts.join(','), 'tmpfs', dir]);

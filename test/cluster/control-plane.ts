@@ -40,7 +40,7 @@ export interface ClusterInfo {
   bootstrapKubeconfig: string;
   /** The controller-manager's `--cluster-signing-duration`. */
   clusterSigningDuration: string;
-  /** The controller-manager's `--cluster-cidr`: each node gets a /24 of it as `spec.podCIDR`. */
+  /** The controller-manager's `--cluster-cidr`: each node gets a /24 of it (`nodeCidrMaskSize`) as `spec.podCIDR`. */
   clusterCIDR: string;
   pids: Record<string, number>;
 }
@@ -51,6 +51,8 @@ export interface StartOptions {
   detached?: boolean;
   /** node-monitor-grace-period of the controller-manager (upstream default 50s). */
   nodeMonitorGracePeriod?: string;
+  /** The controller-manager's `--node-cidr-mask-size` (default 24: 253 pod IPs per node; the bench's 500 pods need 22). */
+  nodeCidrMaskSize?: number;
   /** Lifetime of certificates the controller-manager signs for CSRs (upstream default 8760h0m0s). */
   clusterSigningDuration?: string;
   /** Verify kubelet serving certificates against the cluster CA (`--kubelet-certificate-authority`); default true. */
@@ -283,7 +285,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
           '--controllers=*',
           '--allocate-node-cidrs=true',
           `--cluster-cidr=${clusterCIDR}`,
-          '--node-cidr-mask-size=24',
+          `--node-cidr-mask-size=${opts.nodeCidrMaskSize ?? 24}`,
           '--service-cluster-ip-range=10.0.0.0/24',
           `--node-monitor-grace-period=${opts.nodeMonitorGracePeriod ?? '50s'}`,
           '--node-monitor-period=2s',

@@ -63,7 +63,16 @@ describe('emptyDir sizeLimit eviction', () => {
     );
     expect(p.status).toMatchObject({ phase: 'Failed', reason: 'Evicted', message });
     expect(p.status?.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }));
-    const events = (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=over,reason=Evicted' })).items;
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for it.
+    const events = await eventually(
+      'Evicted event',
+      async () =>
+        ((l) => (l.length > 0 ? l : undefined))(
+          (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=over,reason=Evicted' })).items,
+        ),
+      10_000,
+      250,
+    );
     expect(events.map((e) => `${e.type} ${e.message}`)).toEqual([`Warning ${message}`]);
     expect(running(await read('within'))).toBe(true);
   });

@@ -144,7 +144,15 @@ describe('images on nodelet', () => {
     expect(existsSync(join(nodelet.rootDir, 'images', 'blobs', 'sha256', layer.digest.slice(7)))).toBe(false);
     expect(pod.status!.containerStatuses![0]!.state?.running).toBeUndefined();
     expect(pod.status!.containerStatuses![0]!.restartCount).toBe(0);
-    const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=tampered' });
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const events = await eventually(
+      'tampered events',
+      async () => {
+        const l = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=tampered' });
+        return l.items.some((e) => e.reason === 'Failed' && e.message === 'Error: ErrImagePull') ? l : undefined;
+      },
+      10_000,
+    );
     const reasons = events.items.map((e) => e.reason);
     expect(events.items.filter((e) => e.reason === 'Failed').map((e) => e.message)).toContain('Error: ErrImagePull');
     expect(reasons).not.toContain('Started');

@@ -131,7 +131,16 @@ describe('memory pressure and eviction', () => {
     );
     expect(message).toContain(`Threshold quantity: ${threshold / MI}Mi,`);
     expect(evicted.status?.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }));
-    const events = (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=hog,reason=Evicted' })).items;
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for it.
+    const events = await eventually(
+      'Evicted event',
+      async () =>
+        ((l) => (l.length > 0 ? l : undefined))(
+          (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=hog,reason=Evicted' })).items,
+        ),
+      10_000,
+      250,
+    );
     expect(events.map((e) => `${e.type} ${e.message}`)).toEqual([`Warning ${message}`]);
     pressured ??= await eventually(
       'MemoryPressure True',

@@ -135,9 +135,24 @@ describe('graceful node shutdown', () => {
     }
     const finished = (p: V1Pod) => new Date(p.status!.containerStatuses![0]!.state!.terminated!.finishedAt!).getTime();
     expect(finished(pods[2]!)).toBeGreaterThanOrEqual(Math.max(finished(pods[0]!), finished(pods[1]!)));
-    const events = (await k.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${nodeName}` })).items;
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const events = await eventually(
+      'NodeShutdown event',
+      async () => {
+        const l = (await k.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${nodeName}` })).items;
+        return l.some((e) => e.reason === 'NodeShutdown') ? l : undefined;
+      },
+      10_000,
+    );
     expect(events.map((e) => `${e.reason}: ${e.message}`)).toContain('NodeShutdown: Shutdown manager detected shutdown event');
-    const killing = (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=Killing' })).items;
+    const killing = await eventually(
+      'Killing events',
+      async () => {
+        const l = (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=Killing' })).items;
+        return new Set(l.map((e) => e.involvedObject.name)).size >= 2 ? l : undefined;
+      },
+      10_000,
+    );
     expect([...new Set(killing.map((e) => e.involvedObject.name))].sort()).toEqual(['web-1', 'web-2']);
   });
 

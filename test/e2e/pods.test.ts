@@ -78,7 +78,15 @@ describe('Wasm pods on nodelet', () => {
     expect(cs.lastState?.terminated?.exitCode).toBe(3);
     expect(cs.state?.waiting?.message).toMatch(/^back-off \S+ restarting failed container=main pod=crash_/);
     await until('crash', 'restartCount >= 2', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2, 40_000);
-    const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=crash' });
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const events = await eventually(
+      'crash events',
+      async () => {
+        const l = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=crash' });
+        return ['Pulled', 'Created', 'Started', 'BackOff'].every((r) => l.items.some((e) => e.reason === r)) ? l : undefined;
+      },
+      10_000,
+    );
     expect(events.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started', 'BackOff']));
   });
 
@@ -189,8 +197,16 @@ describe('Wasm pods on nodelet', () => {
       (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError',
     );
     expect(p.status!.containerStatuses![0]!.state!.waiting!.message).toMatch(/link/);
-    const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=escape' });
-    expect(events.items.some((e) => e.reason === 'Failed' && /link/.test(e.message ?? ''))).toBe(true);
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const failed = await eventually(
+      'escape Failed event',
+      async () => {
+        const l = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=escape' });
+        return l.items.some((e) => e.reason === 'Failed' && /link/.test(e.message ?? ''));
+      },
+      10_000,
+    );
+    expect(failed).toBe(true);
   });
 
   it('the kubelet API answers an anonymous request with 401', async () => {

@@ -99,7 +99,13 @@ describe('probes and lifecycle hooks on nodelet', () => {
     const ready = await until('ready', 'Ready', (p) => cond(p, 'Ready') === 'True');
     expect(cond(ready, 'ContainersReady')).toBe('True');
     expect(ready.status?.containerStatuses?.[0]?.ready).toBe(true);
-    expect(await notes('ready')).toContain('Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 503');
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const readyNotes = await eventually(
+      'Unhealthy event',
+      async () => ((n) => (n.some((l) => l.startsWith('Unhealthy: ')) ? n : undefined))(await notes('ready')),
+      10_000,
+    );
+    expect(readyNotes).toContain('Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 503');
   });
 
   it('a liveness probe that starts failing restarts the container: restartCount rises, upstream event text', async () => {
@@ -157,7 +163,12 @@ describe('probes and lifecycle hooks on nodelet', () => {
   it('a failing postStart hook: FailedPostStartHook, the container is killed and restarted', async () => {
     await create('poststart', { lifecycle: { postStart: { httpGet: { port: 1, path: '/never' } } } });
     await until('poststart', 'restartCount >= 1', (p) => (p.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1);
-    const n = await notes('poststart');
+    const n = await eventually(
+      'FailedPostStartHook and Killing events',
+      async () =>
+        ((l) => (l.some((x) => x.startsWith('FailedPostStartHook: ')) && l.includes('Killing: FailedPostStartHook') ? l : undefined))(await notes('poststart')),
+      10_000,
+    );
     expect(n.find((l) => l.startsWith('FailedPostStartHook: '))).toMatch(/HTTP lifecycle hook \(\/never\) for Container "main" in Pod "poststart_/);
     expect(n).toContain('Killing: FailedPostStartHook');
   });

@@ -163,7 +163,15 @@ describe('the external WASI runtime across nodelet restarts', () => {
       expect(last?.reason).toBe('ContainerStatusUnknown');
       expect(last?.exitCode).toBe(137);
     }
-    const events = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${names[0]},reason=SandboxChanged` });
+    // Events are sent one at a time after the status (as upstream's broadcaster): wait for them.
+    const events = await eventually(
+      'SandboxChanged event',
+      async () => {
+        const l = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${names[0]},reason=SandboxChanged` });
+        return l.items.length > 0 ? l : undefined;
+      },
+      10_000,
+    );
     expect(events.items.length).toBeGreaterThanOrEqual(1);
     const pid = nodelet.runtimePid();
     expect(pid).toBeDefined();

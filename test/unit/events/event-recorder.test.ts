@@ -176,6 +176,31 @@ describe('EventRecorder', () => {
     expect(api.patched).toHaveLength(0);
   });
 
+  it("sends one event at a time, in order, as upstream's broadcaster does; a series patch waits its turn", async () => {
+    const gates: (() => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const create = api.createNamespacedEvent.bind(api);
+    api.createNamespacedEvent = async (a) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise<void>((r) => gates.push(r));
+      inFlight--;
+      return create(a);
+    };
+    for (const p of ['a', 'b', 'c']) rec.emit(pod(p), 'Normal', 'Pulled', 'present');
+    rec.emit(pod('a'), 'Normal', 'Pulled', 'present'); // a series on a's Event, once it exists
+    await settle();
+    expect(gates).toHaveLength(1);
+    while (gates.length > 0) {
+      gates.shift()!();
+      await settle();
+    }
+    expect(maxInFlight).toBe(1);
+    expect(api.created.map((c) => c.body.regarding!.name)).toEqual(['a', 'b', 'c']);
+    expect(api.patched.map((p) => [p.name, p.body.series.count])).toEqual([[api.created[0]!.body.metadata!.name, 2]]);
+  });
+
   it('logEvents only logs', () => {
     const lines: string[] = [];
     logEvents(memoryLogger(lines)).emit(pod(), 'Normal', 'Pulled', 'done');

@@ -531,6 +531,38 @@ describe('PodController pod IPs', () => {
     expect(sink.last('default/ip')).toMatchObject({ podIP: '10.244.0.2', podIPs: [{ ip: '10.244.0.2' }], hostIP: '10.0.0.9' });
   });
 
+  it("sets a new pod's volumes up while its IPs are, unless a downward API volume shows the IPs", async () => {
+    const network = fakeNetwork();
+    const order: string[] = [];
+    const gate: { open?: () => void } = {};
+    const setUp = network.setUp.bind(network);
+    network.setUp = async (p: V1Pod) => {
+      order.push(`ip ${p.metadata!.name} asked`);
+      await new Promise<void>((r) => (gate.open = r));
+      order.push(`ip ${p.metadata!.name} given`);
+      return setUp(p);
+    };
+    const { setup, sink, ctrl } = setupController({ network });
+    setup.prepare = async (p: V1Pod) => {
+      order.push(`volumes ${p.metadata!.name} (podIP ${p.status?.podIP ?? 'none'})`);
+      return new Map();
+    };
+    ctrl.upsert(pod('plain', { spec: { volumes: [{ name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }] } }));
+    await until(() => gate.open);
+    await until(() => order.length === 2);
+    expect([...order].sort()).toEqual(['ip plain asked', 'volumes plain (podIP none)']); // both before the IP was given
+    gate.open!();
+    await until(() => sink.last('default/plain')?.phase === 'Running');
+    gate.open = undefined;
+    const showsIP = { name: 'info', projected: { sources: [{ downwardAPI: { items: [{ path: 'ip', fieldRef: { fieldPath: 'status.podIP' } }] } }] } };
+    ctrl.upsert(pod('shows', { spec: { volumes: [showsIP] } }));
+    await until(() => gate.open);
+    expect(order.slice(3)).toEqual(['ip shows asked']);
+    gate.open!();
+    await until(() => sink.last('default/shows')?.phase === 'Running');
+    expect(order.slice(3)).toEqual(['ip shows asked', 'ip shows given', 'volumes shows (podIP 10.244.0.3)']);
+  });
+
   it('a hostNetwork pod gets the host IP and takes none from the pod network', async () => {
     const network = fakeNetwork();
     const { provider, sink, ctrl } = setupController({ network });

@@ -78,6 +78,23 @@ describe('memory-backed volumes on tmpfs', () => {
     expect(f.mounted.size).toBe(0);
   });
 
+  it('reads the mount table only for a dir that existed: a dir it made is mounted at once', async () => {
+    const asked: string[] = [];
+    const calls: string[] = [];
+    const m = createTmpfsMounter({
+      enabled: true,
+      isMounted: async (d) => (asked.push(d), true),
+      exec: async (cmd, args) => void calls.push(`${cmd} ${args.join(' ')}`),
+    });
+    const fresh = path.join(dir, 'fresh');
+    await m.mount(fresh, 0o755, undefined);
+    expect(asked).toEqual([]);
+    expect(calls).toEqual([`mount -t tmpfs -o mode=0755 tmpfs ${fresh}`]);
+    await m.mount(fresh, 0o755, undefined); // there now, and "mounted": left as is
+    expect(asked).toEqual([fresh]);
+    expect(calls).toHaveLength(1);
+  });
+
   it('detaches a busy mount (umount -l) so that tear-down goes on', async () => {
     const calls: string[] = [];
     const m = createTmpfsMounter({

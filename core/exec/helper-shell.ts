@@ -1,0 +1,186 @@
+/**
+ * Commands run through long-lived `/bin/sh` helpers instead of one
+ * `execFile` per call. Spawning a child copies the parent's page tables (libuv
+ * forks): from nodelet with a few hundred pods and ~1 GiB RSS that is tens to
+ * hundreds of ms **on the main thread** per spawn (the CPU profile of a
+ * 100-pod burst had `spawn` as its top self-time function, 22 %, from one `ip`
+ * per pod). A helper is spawned once while nodelet is small; the small shell
+ * forks the command instead (one fork and exec per call, nothing else: the
+ * answer is framed by the shell's builtins). Each call writes one command line
+ * to a shell's stdin at once and gets one answer (`<status> <bytes>\n<output>\n`);
+ * a shell runs its calls one after another, in order, without waiting for
+ * nodelet between them (under a burst on a loaded machine each wake-up of a
+ * process waits for a CPU, so round trips, not `ip`, were the cost), and a
+ * helper has `size` shells (default 2) so that a burst is not one long queue.
+ * Users: the pod network's `ip` (`core/network/ip-shell.ts`) and the tmpfs
+ * mounter's `mount`/`umount` (`core/volumes/tmpfs.ts`), each with its own
+ * helper so neither waits for the other. Hand-written: a small class over
+ * child_process; no npm package does "a persistent shell with framed,
+ * pipelined answers".
+ *
+ * Each shell of the helper:
+ *
+ *     (none) ── construction / a call ─► RUNNING ── call ─► line written now, answer awaited in order
+ *                                          │
+ *        ◄── shell exits, or its oldest call gets no answer in 10 s (kill): every call written
+ *            to it fails (run or not: none is written again, `mount` must not run twice);
+ *            the next call spawns a new one
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { nodeletError, type ErrorCode } from '../errors/index.ts';
+
+const TIMEOUT_MS = 10_000;
+
+const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `command args…` in the helper; resolves with its output (stdout and stderr
+ * together, the final newline dropped). A non-zero exit rejects with a NodeletError
+ * of the helper's code carrying the output as `stderr` (what `execFile`'s error had).
+ */
+export type HelperShell = ((command: string, args: readonly string[]) => Promise<string>) & {
+  /** Ends the helper's shells (a later call spawns new ones). */
+  close(): void;
+};
+
+/** Options of {@link helperShell}. */
+export interface HelperShellOptions {
+  /** The code of the errors the helper's calls reject with (the caller's subsystem). */
+  readonly errorCode: ErrorCode;
+  /** The shell (default `/bin/sh`). */
+  readonly shell?: string;
+  /** Shells run side by side (default 2). */
+  readonly size?: number;
+}
+
+/** The answer header: exit status and output length in bytes. */
+const HEADER = /^(\d+) (\d+)\n/;
+
+/** A call written to a shell, waiting for its answer. */
+interface Pending {
+  readonly what: string;
+  resolve(answer: { status: number; output: string }): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * One shell of a helper. Its calls are written at once (pipelined: the shell reads the
+ * next line as soon as it finished the previous command, without a round trip to nodelet)
+ * and answered in order. When the shell dies or the oldest call gets no answer in time,
+ * every call written to it fails; the next call starts a new shell.
+ */
+class Shell {
+  private child?: ChildProcessWithoutNullStreams;
+  private buf: Buffer = Buffer.alloc(0);
+  /** Written and not answered yet, oldest first. */
+  private readonly pending: Pending[] = [];
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly o: HelperShellOptions) {}
+
+  /** Calls written and not answered yet. */
+  get load(): number {
+    return this.pending.length;
+  }
+
+  /** The oldest call's answer is due within TIMEOUT_MS of it becoming the oldest. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const head = this.pending[0];
+    if (!head) return;
+    this.timer = setTimeout(() => {
+      const c = this.child;
+      this.failAll(c, nodeletError(this.o.errorCode, `${head.what}: no answer within ${TIMEOUT_MS} ms`));
+      c?.kill('SIGKILL');
+    }, TIMEOUT_MS);
+  }
+
+  /**
+   * Every call written to shell `c` fails (it is gone): each may have run or not, so none is
+   * written again to a new shell (a `mount` must not run twice). The next call starts a new shell.
+   */
+  private failAll(c: ChildProcessWithoutNullStreams | undefined, e: unknown): void {
+    if (c !== undefined && c !== this.child) return; // an old shell: its calls failed already
+    this.child = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const p of this.pending.splice(0)) p.reject(e);
+  }
+
+  /** Takes whole answers off the buffer. */
+  private answers(): void {
+    for (;;) {
+      const h = HEADER.exec(this.buf.subarray(0, 48).toString('latin1'));
+      if (!h) return;
+      const from = h[0].length;
+      const to = from + Number(h[2]);
+      if (this.buf.length < to + 1) return;
+      const output = this.buf.subarray(from, to).toString('utf8');
+      this.buf = this.buf.subarray(to + 1);
+      const p = this.pending.shift();
+      this.arm();
+      p?.resolve({ status: Number(h[1]), output });
+    }
+  }
+
+  start(): ChildProcessWithoutNullStreams {
+    // LC_ALL=C: ${#o} counts bytes in every shell.
+    const c = spawn(this.o.shell ?? '/bin/sh', ['-s'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    this.child = c;
+    this.buf = Buffer.alloc(0);
+    c.stdout.on('data', (d: Buffer) => {
+      if (this.child !== c) return;
+      this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
+      this.answers();
+    });
+    c.stderr.resume();
+    c.stdin.on('error', () => undefined); // a dead shell: its exit fails the call
+    c.on('error', (e) => {
+      if (this.child === c) this.failAll(c, e);
+    });
+    c.on('exit', (code) => {
+      if (this.child === c) this.failAll(c, nodeletError(this.o.errorCode, `the helper shell exited (${code})`));
+    });
+    // Neither the shell nor its pipes keep nodelet alive; it ends at EOF when nodelet exits.
+    c.unref();
+    (c.stdin as unknown as { unref?(): void }).unref?.();
+    (c.stdout as unknown as { unref?(): void }).unref?.();
+    (c.stderr as unknown as { unref?(): void }).unref?.();
+    return c;
+  }
+
+  run(command: string, args: readonly string[]): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const what = [command, ...args].join(' ');
+      // stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output.
+      const line = `o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`;
+      this.pending.push({
+        what,
+        resolve: ({ status, output }) => {
+          const out = output.replace(/\n$/, '');
+          if (status === 0) resolve(out);
+          else reject(Object.assign(nodeletError(this.o.errorCode, `${what} exited ${status}: ${out}`), { stderr: out }));
+        },
+        reject,
+      });
+      (this.child ?? this.start()).stdin.write(line);
+      if (this.pending.length === 1) this.arm();
+    });
+  }
+
+  close(): void {
+    const c = this.child;
+    this.failAll(c, nodeletError(this.o.errorCode, 'the helper shell was closed'));
+    c?.stdin.end();
+  }
+}
+
+/** A {@link HelperShell}; its shells are spawned now (while nodelet is small). */
+export function helperShell(o: HelperShellOptions): HelperShell {
+  const shells = Array.from({ length: Math.max(1, o.size ?? 2) }, () => new Shell(o));
+  for (const s of shells) s.start();
+  // The least loaded shell takes the call (the first of equals).
+  const run = (command: string, args: readonly string[]) => shells.reduce((a, b) => (b.load < a.load ? b : a)).run(command, args);
+  return Object.assign(run, { close: () => shells.forEach((s) => s.close()) });
+}

@@ -1,0 +1,2 @@
+/** The face of core/exec: commands run through a long-lived helper shell (no fork of nodelet per command). */
+export { helperShell, type HelperShell, type HelperShellOptions } from './helper-shell.ts';

@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { helperShell } from '../../../core/exec/helper-shell.ts';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
+
+const closers: (() => void)[] = [];
+afterEach(() => closers.splice(0).forEach((c) => c()));
+
+describe('helperShell', () => {
+  it('runs any command through its shells: the output back (bytes, not characters, framed), the same shells for every call', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', size: 1 });
+    closers.push(sh.close);
+    expect(await sh('printf', ['%s|', 'a b', "it's", '$HOME', 'é€'])).toBe("a b|it's|$HOME|é€|");
+    expect(await sh('printf', ['two\\nlines\\n\\n'])).toBe('two\nlines'); // trailing newlines dropped, as $(...) does
+    const pids = await Promise.all([sh('sh', ['-c', 'echo $PPID']), sh('sh', ['-c', 'echo $PPID'])]);
+    expect(pids[0]).toMatch(/^\d+$/);
+    expect(pids[1]).toBe(pids[0]);
+    expect(Number(pids[0])).not.toBe(process.pid);
+  });
+
+  it('spreads calls in flight over its shells (default 2)', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+    closers.push(sh.close);
+    const pids = await Promise.all(Array.from({ length: 6 }, () => sh('sh', ['-c', 'sleep 0.05; echo $PPID'])));
+    expect(new Set(pids).size).toBe(2);
+  });
+
+  it("rejects a failed command with the caller's error code and its output as stderr", async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS' });
+    closers.push(sh.close);
+    const err = await sh('sh', ['-c', 'echo "mount: permission denied" >&2; exit 32']).catch((e: unknown) => e);
+    expect(isNodeletError(err, 'NDL_VOLUME_TMPFS')).toBe(true);
+    expect((err as { stderr?: string }).stderr).toBe('mount: permission denied');
+    expect((err as Error).message).toContain('exited 32');
+    expect(await sh('echo', ['after'])).toBe('after');
+  });
+
+  it('writes calls at once (pipelined); when its shell dies, every call written to it fails and the next call gets a new shell', async () => {
+    const sh = helperShell({ errorCode: 'NDL_NETWORK_INTERFACE', size: 1 });
+    closers.push(sh.close);
+    const first = await sh('sh', ['-c', 'echo $PPID']);
+    const dying = sh('sh', ['-c', 'kill -9 $PPID; sleep 1']).catch((e: unknown) => e);
+    const behind = sh('echo', ['one']).catch((e: unknown) => e); // written to the dying shell: may or may not have run, never run twice
+    const err = await dying;
+    expect(isNodeletError(err, 'NDL_NETWORK_INTERFACE')).toBe(true);
+    expect((err as Error).message).toContain('the helper shell exited');
+    expect(isNodeletError(await behind, 'NDL_NETWORK_INTERFACE')).toBe(true);
+    const pid = await sh('sh', ['-c', 'echo $PPID']);
+    expect(pid).toMatch(/^\d+$/);
+    expect(pid).not.toBe(first);
+  });
+});

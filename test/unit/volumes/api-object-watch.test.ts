@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { apiObjectWatch } from '../../../core/volumes/api-object-watch.ts';
+import type { KubeClients } from '../../../core/kube/client.ts';
+import { memoryLogger } from '../pods/fakes.ts';
+
+/** A fake API whose LIST answers at once and whose watch opens only when `open()` is called. */
+function fakeClients() {
+  const cm: V1ConfigMap = { metadata: { name: 'kube-root-ca.crt', namespace: 'team', resourceVersion: '7' }, data: { 'ca.crt': 'CA' } };
+  const state = { lists: 0, watches: 0, open: undefined as (() => void) | undefined };
+  const clients = {
+    core: {
+      listNamespacedConfigMap: async () => {
+        state.lists++;
+        return { items: [cm], metadata: { resourceVersion: '7' } };
+      },
+    },
+    transport: {
+      watch: (_path: string, _query: unknown) => {
+        state.watches++;
+        return new Promise<AbortController>((resolve) => (state.open = () => resolve(new AbortController())));
+      },
+    },
+  } as unknown as Pick<KubeClients, 'transport' | 'core'>;
+  return { clients, state };
+}
+
+describe('apiObjectWatch', () => {
+  it('serves reads once the list is cached, without waiting for the watch to open', async () => {
+    const { clients, state } = fakeClients();
+    const w = apiObjectWatch(clients, memoryLogger([]))('configmaps', 'team', 'kube-root-ca.crt', () => undefined);
+    try {
+      await w.synced; // the watch is still not open: without the list-time sync this never resolves
+      expect(state.lists).toBe(1);
+      expect(state.watches).toBe(1);
+      expect((w.current() as V1ConfigMap).data).toEqual({ 'ca.crt': 'CA' });
+    } finally {
+      state.open?.();
+      w.stop();
+    }
+  });
+
+  it('keeps serving the first list when the watch after it fails with 410 and the relist hangs', async () => {
+    const cm: V1ConfigMap = { metadata: { name: 'kube-root-ca.crt', namespace: 'team', resourceVersion: '7' }, data: { 'ca.crt': 'CA' } };
+    let lists = 0;
+    const clients = {
+      core: {
+        listNamespacedConfigMap: () => (++lists === 1 ? Promise.resolve({ items: [cm], metadata: { resourceVersion: '7' } }) : new Promise(() => undefined)),
+      },
+      transport: {
+        watch: (_p: string, _q: unknown, _on: unknown, done: (e: unknown) => void) => {
+          queueMicrotask(() => done(Object.assign(new Error('Gone'), { httpStatus: 410 })));
+          return Promise.resolve(new AbortController());
+        },
+      },
+    } as unknown as Pick<KubeClients, 'transport' | 'core'>;
+    const w = apiObjectWatch(clients, memoryLogger([]))('configmaps', 'team', 'kube-root-ca.crt', () => undefined);
+    try {
+      await w.synced;
+      expect(lists).toBe(2); // relisting, not answered
+      expect((w.current() as V1ConfigMap).data).toEqual({ 'ca.crt': 'CA' });
+    } finally {
+      w.stop();
+    }
+  });
+});
