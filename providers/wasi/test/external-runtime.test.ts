@@ -65,7 +65,12 @@ afterAll(async () => {
 });
 
 describe('the external wasi runtime', () => {
-  it('is spawned on init in its own process group, with a pid file and a socket under the provider root', () => {
+  it('is not started by init but by the first pull (a node without WASI pods runs none); spawned in its own process group, with a pid file and a socket under the provider root', async () => {
+    expect(runtimePid(tmp.dir)).toBeUndefined();
+    expect(await provider.listContainers()).toEqual([]);
+    expect(runtimePid(tmp.dir)).toBeUndefined();
+    await provider.pullImage('fixture:sleep', { pullPolicy: 'IfNotPresent', credentials: [] }, podContext());
+    await until('the runtime started by the pull', () => runtimePid(tmp.dir) !== undefined && existsSync(join(tmp.dir, SOCKET_NAME)));
     const pid = runtimePid(tmp.dir);
     expect(pid).toBeDefined();
     expect(alive(pid!)).toBe(true);
@@ -196,7 +201,7 @@ describe('the external wasi runtime', () => {
     expect((await provider.listContainers()).some((x) => x.id === s.id)).toBe(false);
   });
 
-  it('reports the containers of a runtime that died as ContainerStatusUnknown/137 (SandboxChanged) and starts a new runtime', async () => {
+  it('reports the containers of a runtime that died as ContainerStatusUnknown/137 (SandboxChanged); the next start starts a new runtime', async () => {
     const s = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
     const events: string[] = [];
     const c = await provider.startContainer(s, { ...podContext(), event: (_t, reason) => void events.push(reason) });
@@ -205,9 +210,10 @@ describe('the external wasi runtime', () => {
     const exit = await c.exit;
     expect(exit).toMatchObject({ exitCode: 137, reason: 'ContainerStatusUnknown' });
     expect(events).toContain('SandboxChanged');
-    await until('a new runtime', () => runtimePid(tmp.dir) !== undefined && runtimePid(tmp.dir) !== old);
     const again = await provider.startContainer(spec(await pulledFixture('exit-code'), tmp.dir, ['0']), podContext());
     expect((await again.exit).exitCode).toBe(0);
+    expect(runtimePid(tmp.dir)).toBeDefined();
+    expect(runtimePid(tmp.dir)).not.toBe(old);
   });
 
   it("forwards the runtime's shared-thread loads (threads(), for /metrics) from one call to the next", async () => {

@@ -78,22 +78,44 @@ export class ExternalWasiProvider implements Provider {
     return join(this.ctx!.rootDir, SOCKET_NAME);
   }
 
+  /**
+   * Connects to a runtime that already runs (a restarted nodelet re-adopts its containers);
+   * starts none: the runtime is started by the first image pull or container start, so a
+   * node without WASI pods runs no runtime process.
+   */
   async init(ctx: ProviderContext): Promise<void> {
     this.ctx = ctx;
-    await this.runtime();
+    await this.existing();
   }
 
   /** The connection to the runtime, connecting (and spawning it) when there is none. */
   private runtime(): Promise<RuntimeConnection> {
     if (this.closing) return Promise.reject(providerError('Unavailable', 'the wasi provider is shutting down'));
-    this.conn ??= this.connect().catch((e: unknown) => {
-      this.conn = undefined;
-      throw e;
-    });
+    this.conn ??= this.connect(true).then(
+      (c) => c!,
+      (e: unknown) => {
+        this.conn = undefined;
+        throw e;
+      },
+    );
     return this.conn;
   }
 
-  private async connect(): Promise<RuntimeConnection> {
+  /** The connection to a runtime that runs; undefined when none does (none is started). */
+  private async existing(): Promise<RuntimeConnection | undefined> {
+    if (this.closing) throw providerError('Unavailable', 'the wasi provider is shutting down');
+    if (this.conn) return this.conn;
+    const c = await this.connect(false);
+    if (!c) return undefined;
+    if (this.conn) {
+      c.close(); // a start connected meanwhile
+      return this.conn;
+    }
+    this.conn = Promise.resolve(c);
+    return c;
+  }
+
+  private async connect(spawn: boolean): Promise<RuntimeConnection | undefined> {
     const open = () =>
       RuntimeConnection.open(
         this.socketPath,
@@ -123,6 +145,7 @@ export class ExternalWasiProvider implements Provider {
         );
       }
     }
+    if (!spawn) return undefined;
     const pid = spawnRuntime(this.ctx!.rootDir);
     this.ctx!.log.info({ pid, socket: this.socketPath }, 'started the wasi runtime process');
     const deadline = Date.now() + SPAWN_WAIT_MS;
@@ -151,7 +174,10 @@ export class ExternalWasiProvider implements Provider {
     this.finish(n.containerId, exit, true);
   }
 
-  /** The runtime died: its containers are lost (reported as upstream reports a lost sandbox); a new runtime is started. */
+  /**
+   * The runtime died: its containers are lost (reported as upstream reports a lost sandbox).
+   * Core restarts them by policy; the first start spawns a new runtime.
+   */
   private onLost(): void {
     this.conn = undefined;
     if (this.closing) return;
@@ -160,7 +186,6 @@ export class ExternalWasiProvider implements Provider {
       t.ctx.event('Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       this.finish(id, { ...LOST_EXIT, message: 'The container could not be located: the wasi runtime process ended', finishedAt: new Date() }, false);
     }
-    void this.runtime().catch((e: unknown) => this.ctx?.log.error({ err: String(e) }, 'the wasi runtime could not be restarted'));
   }
 
   private finish(id: string, exit: ContainerExit, release: boolean): void {
@@ -203,7 +228,10 @@ export class ExternalWasiProvider implements Provider {
    */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
-    void this.conn?.then((c) => ((c.hello?.minor ?? 0) >= 1 ? c.request('warm', {}) : null)).catch(() => undefined);
+    // The first pull starts the runtime (none runs on a node without WASI pods).
+    void this.runtime()
+      .then((c) => ((c.hello?.minor ?? 0) >= 1 ? c.request('warm', {}) : null))
+      .catch((e: unknown) => this.ctx?.log.warn({ err: String(e) }, 'the wasi runtime could not be started'));
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 
@@ -225,8 +253,8 @@ export class ExternalWasiProvider implements Provider {
   }
 
   async listContainers(): Promise<AdoptableContainer[]> {
-    const c = await this.runtime();
-    const list = await c.request('list', {});
+    const c = await this.existing();
+    const list = c ? await c.request('list', {}) : [];
     return list.map((w) => ({
       id: w.id,
       pod: w.pod,
@@ -250,8 +278,8 @@ export class ExternalWasiProvider implements Provider {
    * the list was taken still arrives as a notification (kept in `early`).
    */
   private listShared(): Promise<WireContainer[]> {
-    this.listing ??= this.runtime()
-      .then((c) => c.request('list', {}))
+    this.listing ??= this.existing()
+      .then((c) => (c ? c.request('list', {}) : []))
       .finally(() => {
         this.listing = undefined;
       });
@@ -260,8 +288,8 @@ export class ExternalWasiProvider implements Provider {
 
   async releaseContainer(id: string): Promise<void> {
     this.early.delete(id);
-    const c = await this.runtime();
-    await c.request('release', { containerId: id });
+    const c = await this.existing();
+    await c?.request('release', { containerId: id });
   }
 
   /**
