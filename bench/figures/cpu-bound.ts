@@ -18,8 +18,11 @@ import { exitOf, readTrace } from '../lib/trace.ts';
 import { nodeBinary } from '../../test/harness/node-binary.ts';
 
 const WASMTIME_ROOT = join(ROOT, 'test', '.cache', 'wasmtime');
-/** The wasmtime-cli version built. */
-export const WASMTIME_VERSION = '29.0.1';
+/**
+ * The wasmtime-cli version built. 29.0.1 no longer compiles with the machines' rustc 1.95
+ * (`wasmtime-wasi`: error[E0080] "assertion failed: 1 == <DirectoryEntry as ComponentType>::ALIGN32").
+ */
+export const WASMTIME_VERSION = '50.0.1';
 
 /** Builds wasmtime-cli (cached); returns its path or why it could not. */
 export function buildWasmtime(): { path: string } | { error: string } {
