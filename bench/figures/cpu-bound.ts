@@ -19,10 +19,10 @@ import { nodeBinary } from '../../test/harness/node-binary.ts';
 
 const WASMTIME_ROOT = join(ROOT, 'test', '.cache', 'wasmtime');
 /**
- * The wasmtime-cli version built. 29.0.1 no longer compiles with the machines' rustc 1.95
+ * The wasmtime-cli version built: the newest that supports the machines' rustc 1.95 (50.x needs 1.97). 29.0.1 no longer compiles with it
  * (`wasmtime-wasi`: error[E0080] "assertion failed: 1 == <DirectoryEntry as ComponentType>::ALIGN32").
  */
-export const WASMTIME_VERSION = '50.0.1';
+export const WASMTIME_VERSION = '48.0.8';
 
 /** Builds wasmtime-cli (cached); returns its path or why it could not. */
 export function buildWasmtime(): { path: string } | { error: string } {
