@@ -15,7 +15,7 @@
  * Hand-written over undici (a kept HTTP client) instead of client-node's generated
  * API: see `kubeconfig.ts` for why.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
@@ -48,7 +48,23 @@ interface Prepared {
 }
 
 const decode = (data?: string) => (data ? Buffer.from(data, 'base64').toString('utf8') : '');
-const readText = (file?: string, data?: string) => (file ? readFileSync(file, 'utf8') : decode(data));
+
+/**
+ * Files named by the kubeconfig (client certificate, key, token), re-read only when
+ * their size, mtime or inode changed: a `stat` per request instead of an open, read
+ * and close of each (those were ~0.3 ms of the main thread per request in a burst).
+ */
+const fileCache = new Map<string, { sig: string; text: string }>();
+function readFileCached(file: string): string {
+  const st = statSync(file, { bigint: true });
+  const sig = `${st.ino}:${st.size}:${st.mtimeNs}`;
+  const have = fileCache.get(file);
+  if (have?.sig === sig) return have.text;
+  const text = readFileSync(file, 'utf8');
+  fileCache.set(file, { sig, text });
+  return text;
+}
+const readText = (file?: string, data?: string) => (file ? readFileCached(file) : decode(data));
 
 function statusMessage(status: number, body: string): string {
   try {
@@ -87,7 +103,7 @@ export class ApiTransport {
     if (user?.unsupported) throw nodeletError('NDL_API_CLIENT', `kubeconfig user ${user.name} uses an ${user.unsupported}, which nodelet does not run`);
     const url = new URL(cluster.server);
     const headers: Record<string, string> = { accept: 'application/json' };
-    const token = user?.tokenFile ? readFileSync(user.tokenFile, 'utf8').trim() : user?.token;
+    const token = user?.tokenFile ? readFileCached(user.tokenFile).trim() : user?.token;
     if (token) headers.authorization = `Bearer ${token}`;
     const creds = this.credentials?.();
     const cert = creds?.cert ?? readText(user?.certFile, user?.certData);

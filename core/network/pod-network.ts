@@ -76,7 +76,7 @@ export class PodNetworkManager {
     if (this.state.kind !== 'ready') return [];
     const uid = pod.metadata!.uid!;
     const cidrs = this.state.cidrs;
-    const ips = this.allocator.allocate(uid, cidrs);
+    const ips = await this.allocator.allocate(uid, cidrs);
     try {
       for (const ip of ips) {
         // The bridge may have been removed under nodelet (`ip link del`): make it again, once.
@@ -86,7 +86,7 @@ export class PodNetworkManager {
         });
       }
     } catch (e) {
-      this.allocator.release(uid);
+      await this.allocator.release(uid).catch(() => false);
       throw e;
     }
     return ips;
@@ -113,7 +113,7 @@ export class PodNetworkManager {
       });
     }
     try {
-      this.allocator.release(uid);
+      await this.allocator.release(uid);
     } catch (e) {
       this.o.log.error({ uid, ips, err: errorDetail(e) }, 'cannot release pod IPs; they stay taken until a later release or restart');
       return;

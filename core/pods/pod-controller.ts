@@ -84,6 +84,8 @@ interface Entry {
   seenAt?: number;
   /** The pod's resources (DRA claims) were released after its containers stopped for good. */
   released?: boolean;
+  /** The pod a sync is running for now (its interim status may be posted meanwhile). */
+  syncing?: V1Pod;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
   /** The finished pod's volumes were torn down (upstream syncTerminatedPod); false: pending for a pod found finished at admission. */
@@ -102,12 +104,23 @@ export interface AbnormalTermination {
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
 const INTERIM_STATUS_MS = 1000;
+/**
+ * Interim statuses posted at once, at most. The others wait their turn in a keyed queue,
+ * and one whose sync ended meanwhile is not posted: that sync posts the newer status.
+ * In a burst of 100 pods the first syncs all outlast the second (they wait on token
+ * requests), and an interim PATCH per pod was a third of the API writes before Running;
+ * a slow pull on a quiet node still shows ContainerCreating after a second
+ * (bench/README.md, issue 17, "Interim statuses yield").
+ */
+const INTERIM_POSTS_AT_ONCE = 4;
 
 /** Runs the pods bound to this node. */
 export class PodController {
   private readonly desired = new Map<string, V1Pod>();
   private readonly entries = new Map<string, Entry>();
   private readonly queue: WorkQueue;
+  /** Pods whose interim status waits to be posted (see {@link INTERIM_POSTS_AT_ONCE}). */
+  private readonly interim: WorkQueue;
   private readonly restartBackoff: Backoff;
   private readonly pullBackoff: Backoff;
   /** Volume set-up retries, like upstream's volume operations: 500 ms doubling to 2m2s. */
@@ -123,6 +136,7 @@ export class PodController {
     // No limit by default: a pod waiting for a slot behind others' token requests and mounts was most
     // of a burst's start latency with 32 (bench/README.md, issue 17 branch burst2).
     this.queue = new WorkQueue((k) => this.timedSync(k), o.concurrency ?? Infinity);
+    this.interim = new WorkQueue((k) => this.postInterim(k), INTERIM_POSTS_AT_ONCE);
   }
 
   /** Starts periodic resyncs. */
@@ -220,12 +234,13 @@ export class PodController {
       return;
     }
     if (!entry.worker.finished(pod)) {
-      const worker = entry.worker;
-      const interim = setTimeout(() => void this.post(pod, entry!, worker.status(pod)), INTERIM_STATUS_MS);
+      const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
+      entry.syncing = pod;
       try {
-        await worker.reconcile(pod);
+        await entry.worker.reconcile(pod);
       } finally {
         clearTimeout(interim);
+        entry.syncing = undefined;
       }
     }
     // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
@@ -323,6 +338,14 @@ export class PodController {
   private event(pod: V1Pod, type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string): void {
     const m = pod.metadata!;
     this.o.events.emit({ kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath }, type, reason, note);
+  }
+
+  /** Posts the interim status of a pod whose sync is still running (nothing once it ended). */
+  private async postInterim(key: string): Promise<void> {
+    const entry = this.entries.get(key);
+    const pod = entry?.syncing;
+    if (!pod || !entry.worker || this.stopping) return;
+    await this.post(pod, entry, entry.worker.status(pod));
   }
 
   /**
@@ -430,7 +453,7 @@ export class PodController {
   async shutdown(): Promise<void> {
     this.stopping = true;
     if (this.resync) clearInterval(this.resync);
-    await this.queue.shutdown();
+    await Promise.all([this.queue.shutdown(), this.interim.shutdown()]);
     await Promise.all(
       [...this.entries.entries()].map(([k, e]) => {
         const pod = this.desired.get(k);

@@ -2,7 +2,13 @@
  * The real {@link StartObjectWatch}: a `ListWatch` (core/kube) on one
  * ConfigMap or Secret (`fieldSelector=metadata.name=<name>` in its namespace),
  * which the Node authorizer allows a kubelet for objects its pods refer to.
- * A failed list or watch is restarted after a second, as the pod source does.
+ * A failed list or watch is restarted after a second, as the pod source does —
+ * except while the first list has not succeeded: then after 20 ms, doubling up
+ * to the second. The Node authorizer learns that a pod is bound to this node
+ * from its own informer, so the list made for a pod nodelet just saw bound can
+ * be refused (403) for a few milliseconds; upstream's reflector waits 800 ms
+ * before it lists again, and in a burst every pod of the namespace waited for it
+ * (bench/README.md, issue 17, "The authorizer race").
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -10,6 +16,8 @@ import { ListWatch, type KubeClients } from '../kube/index.ts';
 import type { SingleObjectWatch, StartObjectWatch, WatchedKind } from './object-watch-manager.ts';
 
 const RETRY_MS = 1000;
+/** The first retry of a first list that failed; doubled per failure up to {@link RETRY_MS}. */
+const FIRST_LIST_RETRY_MS = 20;
 
 /** Watches single ConfigMaps/Secrets through the API server. */
 export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>, log: Logger): StartObjectWatch {
@@ -17,6 +25,7 @@ export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>,
     const fieldSelector = `metadata.name=${name}`;
     let listed = false;
     let stopped = false;
+    let firstListRetryMs = FIRST_LIST_RETRY_MS;
     let resolveSynced!: () => void;
     const synced = new Promise<void>((r) => (resolveSynced = r));
     const markListed = () => {
@@ -46,10 +55,12 @@ export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>,
     informer.on('delete', notify);
     informer.on('error', (e) => {
       if (stopped) return;
-      log.debug({ object: `${kind}/${namespace}/${name}`, err: String(e) }, 'object watch failed, restarting in 1s');
+      const ms = listed ? RETRY_MS : firstListRetryMs;
+      if (!listed) firstListRetryMs = Math.min(RETRY_MS, firstListRetryMs * 2);
+      log.debug({ object: `${kind}/${namespace}/${name}`, err: String(e), retryInMs: ms }, 'object watch failed, restarting');
       setTimeout(() => {
         if (!stopped) void start();
-      }, RETRY_MS).unref();
+      }, ms).unref();
     });
     void start();
     return {

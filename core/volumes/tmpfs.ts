@@ -132,6 +132,7 @@ export interface TmpfsPolicy {
 export function tmpfsBacked(plugin: VolumePlugin, mounter: TmpfsMounter, policy: TmpfsPolicy): VolumePlugin {
   return {
     pluginName: plugin.pluginName,
+    waitsForDir: plugin.waitsForDir,
     canSupport: (v) => plugin.canSupport(v),
     async setUp(volume, ctx): Promise<PreparedVolume> {
       if (!policy.wanted(volume)) return plugin.setUp(volume, ctx);
@@ -140,8 +141,17 @@ export function tmpfsBacked(plugin: VolumePlugin, mounter: TmpfsMounter, policy:
         const p = await plugin.setUp(volume, ctx);
         return { ...p, notes: [policy.onDiskNote] };
       }
-      await mounter.mount(volumeDirFor(ctx.podDir, plugin.pluginName, volume.name), policy.mode, policy.size(volume, ctx.pod));
-      const p = await plugin.setUp(volume, ctx);
+      const mounting = mounter.mount(volumeDirFor(ctx.podDir, plugin.pluginName, volume.name), policy.mode, policy.size(volume, ctx.pod));
+      let p: PreparedVolume;
+      if (plugin.waitsForDir) {
+        // The plugin's token request and API reads run while the dir is mounted; it writes after.
+        mounting.catch(() => undefined); // awaited below (and by the plugin) when it matters
+        p = await plugin.setUp(volume, { ...ctx, dirReady: mounting });
+        await mounting;
+      } else {
+        await mounting;
+        p = await plugin.setUp(volume, ctx);
+      }
       const { notes: _dropped, ...rest } = p;
       return rest;
     },

@@ -39,6 +39,11 @@ export interface VolumeContext {
   /** Node allocatable (`cpu`, `memory`, ...) used when a container has no limit (resourceFieldRef). */
   readonly nodeAllocatable: Readonly<Record<string, string>>;
   readonly log: Logger;
+  /**
+   * Settles when the volume's dir may be written (a tmpfs mount in progress for a
+   * plugin with {@link VolumePlugin.waitsForDir}); absent: it may be written now.
+   */
+  readonly dirReady?: Promise<void>;
 }
 
 /** What a plugin gets to tear a volume down. */
@@ -60,6 +65,11 @@ export interface VolumePlugin {
   canSupport(volume: V1Volume): boolean;
   /** Prepares the volume (idempotent: called again on every re-sync). */
   setUp(volume: V1Volume, ctx: VolumeContext): Promise<PreparedVolume>;
+  /**
+   * True when `setUp` touches the volume's dir only after `ctx.dirReady` settled, so its
+   * other work (API reads, a token request) may run while the dir is being mounted.
+   */
+  readonly waitsForDir?: boolean;
   /** Undoes `setUp` before the dir is removed (e.g. NodeUnpublishVolume). Absent = just remove the dir. */
   tearDown?(volumeName: string, ctx: TearDownContext): Promise<void>;
 }

@@ -9,6 +9,7 @@ const CONFIG_MAP_PLUGIN = 'kubernetes.io/configmap';
 /** Writes the configMap's keys (or `items`) as files; missing + `optional` gives an empty volume. */
 export const configMapPlugin: VolumePlugin = {
   pluginName: CONFIG_MAP_PLUGIN,
+  waitsForDir: true,
   canSupport: (v: V1Volume) => v.configMap != null,
   async setUp(volume, ctx) {
     const src = volume.configMap!;

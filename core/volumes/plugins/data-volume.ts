@@ -1,6 +1,7 @@
 /**
  * The shared set-up of data volumes (configMap, secret, downwardAPI,
- * projected): write the payload into the plugin's volume dir, read-only.
+ * projected): write the payload into the plugin's volume dir, read-only,
+ * once `ctx.dirReady` settled (their plugins set `waitsForDir`).
  */
 import path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
@@ -23,6 +24,7 @@ export async function setUpDataVolume(
   extra: Pick<PreparedVolume, 'refreshAt' | 'notes'> = {},
 ): Promise<PreparedVolume> {
   const dir = volumeDirFor(ctx.podDir, pluginName, volume.name);
+  await ctx.dirReady;
   const res = await writePayload(dir, volume.name, payload, manifestPathFor(dir));
   if (res.written.length > 0 || res.removed.length > 0) {
     ctx.log.debug({ volume: volume.name, written: res.written.length, removed: res.removed.length }, 'volume files synced');

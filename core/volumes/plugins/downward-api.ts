@@ -14,6 +14,7 @@ const DOWNWARD_API_PLUGIN = 'kubernetes.io/downward-api';
  */
 export const downwardApiPlugin: VolumePlugin = {
   pluginName: DOWNWARD_API_PLUGIN,
+  waitsForDir: true,
   canSupport: (v: V1Volume) => v.downwardAPI != null,
   async setUp(volume, ctx) {
     const src = volume.downwardAPI!;

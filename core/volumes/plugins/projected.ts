@@ -56,18 +56,29 @@ async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeC
 /** Collects every source (errors of all sources reported together, like upstream) and writes the files. */
 export const projectedPlugin: VolumePlugin = {
   pluginName: PROJECTED_PLUGIN,
+  waitsForDir: true,
   canSupport: (v: V1Volume) => v.projected != null,
   async setUp(volume, ctx) {
     const src = volume.projected!;
     const mode = src.defaultMode ?? DEFAULT_MODE;
+    // The sources are read at once (a token request need not wait for a ConfigMap read) and
+    // merged in spec order, so a later source still wins a path both give.
+    const parts = await Promise.allSettled(
+      (src.sources ?? []).map(async (s) => {
+        const part: Collected = { payload: new Map() };
+        await collectSource(s, mode, ctx, part);
+        return part;
+      }),
+    );
     const out: Collected = { payload: new Map() };
     const errors: unknown[] = [];
-    for (const s of src.sources ?? []) {
-      try {
-        await collectSource(s, mode, ctx, out);
-      } catch (e) {
-        errors.push(e);
+    for (const r of parts) {
+      if (r.status === 'rejected') {
+        errors.push(r.reason);
+        continue;
       }
+      for (const [k, v] of r.value.payload) out.payload.set(k, v);
+      if (r.value.refreshAt && (!out.refreshAt || r.value.refreshAt < out.refreshAt)) out.refreshAt = r.value.refreshAt;
     }
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) {

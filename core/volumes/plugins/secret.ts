@@ -14,6 +14,7 @@ const SECRET_PLUGIN = 'kubernetes.io/secret';
  */
 export const secretPlugin: VolumePlugin = {
   pluginName: SECRET_PLUGIN,
+  waitsForDir: true,
   canSupport: (v: V1Volume) => v.secret != null,
   async setUp(volume, ctx) {
     const src = volume.secret!;

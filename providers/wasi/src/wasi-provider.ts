@@ -19,7 +19,7 @@ import { makeFdBudget } from './fd-budget.ts';
 import { ComponentCache } from './component-cache.ts';
 import { startComponent } from './component-runner.ts';
 import { ModuleCache } from './module-cache.ts';
-import { wasmKindOfFile } from './wasm-kind.ts';
+import { wasmKindOfFile, type WasmKind } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 
@@ -92,6 +92,8 @@ export class WasiProvider implements Provider {
 
   private readonly cache: ModuleCache;
   private readonly running = new Map<string, WasiContainer>();
+  /** Module or component per image (digest and artifact path), at most 256 remembered. */
+  private readonly kinds = new Map<string, WasmKind>();
   private readonly opts: RunnerOptions;
   private readonly _fdBudget: FdBudget;
   private readonly poolOpts: ConstructorParameters<typeof WorkerPool>[0];
@@ -149,9 +151,25 @@ export class WasiProvider implements Provider {
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 
+  /**
+   * Module or component, read once per image digest (a layer's content never changes under
+   * its digest): a burst of 100 replicas no longer opens the same file 100 times.
+   */
+  private async kindOf(image: PulledImage): Promise<WasmKind> {
+    const key = `${image.digest}\0${image.path}`;
+    const known = this.kinds.get(key);
+    if (known) return known;
+    const kind = await wasmKindOfFile(image.path);
+    if (kind !== 'unknown') {
+      if (this.kinds.size >= 256) this.kinds.delete(this.kinds.keys().next().value!);
+      this.kinds.set(key, kind);
+    }
+    return kind;
+  }
+
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.running);
-    if ((await wasmKindOfFile(spec.image.path)) === 'component') return this.startComponent(spec, ctx);
+    if ((await this.kindOf(spec.image)) === 'component') return this.startComponent(spec, ctx);
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;

@@ -66,6 +66,44 @@ const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?:
   s?.containerStatuses?.[i]?.state?.waiting?.reason;
 
 describe('PodController', () => {
+  it('posts interim statuses of slow first syncs at most 4 at once, and none for a pod whose sync ended before its turn', async () => {
+    const { provider, sink, ctrl } = setupController();
+    let releasePulls!: () => void;
+    const pulls = new Promise<void>((r) => (releasePulls = r));
+    const pull = provider.pullImage.bind(provider);
+    provider.pullImage = async (...a) => {
+      await pulls;
+      return pull(...a);
+    };
+    // Interim (Pending) posts hang until released, so they hold their places.
+    let releasePending!: () => void;
+    const pending = new Promise<void>((r) => (releasePending = r));
+    let inFlight = 0;
+    const patch = sink.patchStatus.bind(sink);
+    sink.patchStatus = async (p, st) => {
+      if (st.phase === 'Pending') {
+        inFlight++;
+        await pending;
+        inFlight--;
+      }
+      return patch(p, st);
+    };
+    const names = Array.from({ length: 12 }, (_, i) => `slow-${i}`);
+    for (const n of names) ctrl.upsert(pod(n));
+    await until(() => inFlight === 4); // after the 1 s interim delay
+    await new Promise((r) => setTimeout(r, 150));
+    expect(inFlight).toBe(4);
+    releasePulls();
+    // The 8 pods without an interim post in flight post Running; the other 4 wait behind theirs.
+    await until(() => names.filter((n) => sink.of(`default/${n}`).some((st) => st.phase === 'Running')).length === 8);
+    releasePending();
+    await until(() => names.every((n) => sink.last(`default/${n}`)?.phase === 'Running'));
+    const interims = names.filter((n) => sink.of(`default/${n}`).some((st) => st.phase === 'Pending'));
+    expect(interims).toHaveLength(4);
+    for (const n of interims) expect(waitingReason(sink.of(`default/${n}`)[0])).toBe('ContainerCreating');
+    for (const n of names) expect(sink.of(`default/${n}`).at(-1)?.phase).toBe('Running');
+  });
+
   it('runs a pod to Succeeded with upstream events and the resolved container spec', async () => {
     const { provider, sink, events, ctrl } = setupController();
     provider.autoExit.main = 0;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { apiObjectWatch } from '../../../core/volumes/api-object-watch.ts';
 import type { KubeClients } from '../../../core/kube/client.ts';
@@ -60,6 +60,45 @@ describe('apiObjectWatch', () => {
       expect(lists).toBe(2); // relisting, not answered
       expect((w.current() as V1ConfigMap).data).toEqual({ 'ca.crt': 'CA' });
     } finally {
+      w.stop();
+    }
+  });
+
+  it('retries a first list the Node authorizer refused after 20 ms, doubling, not after a second', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const cm: V1ConfigMap = { metadata: { name: 'kube-root-ca.crt', namespace: 'team', resourceVersion: '7' }, data: { 'ca.crt': 'CA' } };
+    let lists = 0;
+    const forbidden = Object.assign(new Error('configmaps "kube-root-ca.crt" is forbidden: no relationship found between node and this object'), {
+      httpStatus: 403,
+    });
+    const clients = {
+      core: {
+        listNamespacedConfigMap: async () => {
+          if (++lists <= 3) throw forbidden; // the authorizer's graph has not seen the pod yet
+          return { items: [cm], metadata: { resourceVersion: '7' } };
+        },
+      },
+      transport: { watch: () => new Promise<AbortController>(() => undefined) },
+    } as unknown as Pick<KubeClients, 'transport' | 'core'>;
+    const w = apiObjectWatch(clients, memoryLogger([]))('configmaps', 'team', 'kube-root-ca.crt', () => undefined);
+    try {
+      await vi.advanceTimersByTimeAsync(0);
+      expect(lists).toBe(1);
+      for (const [wait, after] of [
+        [20, 2],
+        [40, 3],
+        [80, 4],
+      ] as const) {
+        await vi.advanceTimersByTimeAsync(wait - 1);
+        expect(lists).toBe(after - 1);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(lists).toBe(after);
+      }
+      vi.useRealTimers();
+      await w.synced;
+      expect((w.current() as V1ConfigMap).data).toEqual({ 'ca.crt': 'CA' });
+    } finally {
+      vi.useRealTimers();
       w.stop();
     }
   });

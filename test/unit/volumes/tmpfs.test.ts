@@ -1,7 +1,7 @@
-import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Volume } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { probeVolumePlugins } from '../../../core/agent/volume-plugins.ts';
 import { isMountPoint } from '../../../core/volumes/csi/mount-info.ts';
 import { prepareVolumes, teardownVolumes } from '../../../core/volumes/prepare.ts';
@@ -76,6 +76,59 @@ describe('memory-backed volumes on tmpfs', () => {
       `umount ${vol('kubernetes.io~secret', 'creds')}`,
     ]);
     expect(f.mounted.size).toBe(0);
+  });
+
+  it('requests a projected token while the tmpfs is being mounted, and writes the files only once it is mounted', async () => {
+    let finishMount!: (e?: Error) => void;
+    const events: string[] = [];
+    const target = vol('kubernetes.io~projected', 'kube-api-access');
+    const mounter = () =>
+      createTmpfsMounter({
+        enabled: true,
+        isMounted: async () => false,
+        exec: (cmd) => {
+          events.push(`${cmd} started`);
+          return new Promise<void>((resolve, reject) => {
+            finishMount = (e) => {
+              events.push(e ? `${cmd} failed` : `${cmd} done`);
+              if (e) reject(e);
+              else resolve();
+            };
+          }).then(async () => events.push(`files at mount: ${(await readdir(target)).length}`));
+        },
+      });
+    const projected: V1Volume = {
+      name: 'kube-api-access',
+      projected: {
+        sources: [
+          { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+        ],
+      },
+    };
+    const run = (tmpfs: TmpfsMounter) =>
+      prepareVolumes(pod({ volumes: [projected], containers: [{ name: 'c' }] }), {
+        podDir,
+        source,
+        nodeName: 'node-a',
+        hostIP: '10.0.0.5',
+        log: memoryLogger([]),
+        plugins: probeVolumePlugins({ tmpfs }),
+      });
+    const done = run(mounter());
+    await vi.waitFor(() => expect(source.tokenCalls).toHaveLength(1));
+    await vi.waitFor(() => expect(events).toEqual(['mount started'])); // the token was asked for before the mount finished
+    finishMount();
+    const prepared = await done;
+    expect(events).toEqual(['mount started', 'mount done', 'files at mount: 0']);
+    expect(await readFile(path.join(prepared.get('kube-api-access')!.hostPath, 'namespace'), 'utf8')).toBe('ns1');
+    // A failed mount fails the set-up with the mount's error, even though the token came first.
+    await rm(target, { recursive: true, force: true });
+    const failing = run(mounter());
+    await vi.waitFor(() => expect(source.tokenCalls).toHaveLength(2));
+    await vi.waitFor(() => expect(events.at(-1)).toBe('mount started'));
+    finishMount(Object.assign(new Error('exit 32'), { stderr: 'mount: permission denied' }));
+    await expect(failing).rejects.toThrow(/mount -t tmpfs on .* failed: mount: permission denied/);
   });
 
   it('reads the mount table only for a dir that existed: a dir it made is mounted at once', async () => {
