@@ -22,6 +22,7 @@ import {
   createApiObjectSource,
   WatchingObjectSource,
   failedMountMessage,
+  podTokenRequests,
   prepareVolumes,
   teardownVolumes,
   volumeFailures,
@@ -103,8 +104,9 @@ export function createPodSetup(
     async prepare(pod) {
       const dir = podDir(pod);
       watching?.registerPod(pod);
-      await mkdir(dir, { recursive: true, mode: 0o750 });
-      await makeLogDirs(pod);
+      // Tokens first: the longest step of a projected volume needs neither the pod's dirs nor its mounts.
+      if (clients) for (const r of podTokenRequests(pod)) source.requestServiceAccountToken(r.namespace, r.serviceAccount, r.opts).catch(() => undefined);
+      await Promise.all([mkdir(dir, { recursive: true, mode: 0o750 }), makeLogDirs(pod)]);
       for (const r of ext.podResources ?? []) {
         try {
           await r.prepare(pod);

@@ -2,6 +2,7 @@
 export { prepareVolumes, teardownVolumes, volumeFailures, failedMountMessage } from './prepare.ts';
 export { VolumePluginRegistry, escapePluginName, volumeDirFor } from './plugin-registry.ts';
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin } from './plugins/index.ts';
+export { podTokenRequests, type PodTokenRequest } from './plugins/projected.ts';
 export type { PreparedVolume, VolumeContext, VolumePlugin, TearDownContext } from './types.ts';
 export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-source.ts';
 export { createApiObjectSource } from './api-object-source.ts';

@@ -146,11 +146,11 @@ export function tmpfsBacked(plugin: VolumePlugin, mounter: TmpfsMounter, policy:
       if (plugin.waitsForDir) {
         // The plugin's token request and API reads run while the dir is mounted; it writes after.
         mounting.catch(() => undefined); // awaited below (and by the plugin) when it matters
-        p = await plugin.setUp(volume, { ...ctx, dirReady: mounting });
+        p = await plugin.setUp(volume, { ...ctx, dirReady: mounting, dirInMemory: true });
         await mounting;
       } else {
         await mounting;
-        p = await plugin.setUp(volume, ctx);
+        p = await plugin.setUp(volume, { ...ctx, dirInMemory: true });
       }
       const { notes: _dropped, ...rest } = p;
       return rest;

@@ -17,6 +17,8 @@ export function tokenRefreshAt(expires: Date, expirationSeconds: number): Date {
 /** Wraps `source` so that `requestServiceAccountToken` answers from a cache while the token is fresh. */
 export function withTokenCache(source: ObjectSource, now: () => number = Date.now): ObjectSource {
   const cache = new Map<string, { token: IssuedToken; refreshAt: number }>();
+  /** Requests in flight: a second ask for the same token joins the first (a pod's prefetch, then its volume). */
+  const pending = new Map<string, Promise<IssuedToken>>();
   return {
     getConfigMap: (ns, name) => source.getConfigMap(ns, name),
     getSecret: (ns, name) => source.getSecret(ns, name),
@@ -26,9 +28,18 @@ export function withTokenCache(source: ObjectSource, now: () => number = Date.no
       const key = JSON.stringify([ns, sa, opts.audience ?? '', opts.expirationSeconds, opts.podName, opts.podUID]);
       const hit = cache.get(key);
       if (hit && t < hit.refreshAt) return hit.token;
-      const token = await source.requestServiceAccountToken(ns, sa, opts);
-      cache.set(key, { token, refreshAt: tokenRefreshAt(token.expirationTimestamp, opts.expirationSeconds).getTime() });
-      return token;
+      const inFlight = pending.get(key);
+      if (inFlight) return inFlight;
+      const request = source.requestServiceAccountToken(ns, sa, opts).then((token) => {
+        cache.set(key, { token, refreshAt: tokenRefreshAt(token.expirationTimestamp, opts.expirationSeconds).getTime() });
+        return token;
+      });
+      pending.set(key, request);
+      try {
+        return await request;
+      } finally {
+        pending.delete(key);
+      }
     },
   };
 }

@@ -44,6 +44,8 @@ export interface VolumeContext {
    * plugin with {@link VolumePlugin.waitsForDir}); absent: it may be written now.
    */
   readonly dirReady?: Promise<void>;
+  /** True when the volume's dir is a tmpfs (memory): its small files are written with direct calls. */
+  readonly dirInMemory?: boolean;
 }
 
 /** What a plugin gets to tear a volume down. */

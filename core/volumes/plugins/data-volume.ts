@@ -25,7 +25,7 @@ export async function setUpDataVolume(
 ): Promise<PreparedVolume> {
   const dir = volumeDirFor(ctx.podDir, pluginName, volume.name);
   await ctx.dirReady;
-  const res = await writePayload(dir, volume.name, payload, manifestPathFor(dir));
+  const res = await writePayload(dir, volume.name, payload, manifestPathFor(dir), undefined, { inMemory: ctx.dirInMemory });
   if (res.written.length > 0 || res.removed.length > 0) {
     ctx.log.debug({ volume: volume.name, written: res.written.length, removed: res.removed.length }, 'volume files synced');
   }

@@ -4,7 +4,8 @@
  * The default `kube-api-access-*` volume (token + `ca.crt` from the
  * `kube-root-ca.crt` ConfigMap + `namespace`) is just such a volume.
  */
-import type { V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
+import type { V1Pod, V1ServiceAccountTokenProjection, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
+import type { TokenRequestOptions } from '../object-source.ts';
 import { errorDetail, nodeletError, isNodeletError } from '../../errors/index.ts';
 import type { Payload } from '../payload-writer.ts';
 import { tokenRefreshAt } from '../token-cache.ts';
@@ -16,6 +17,37 @@ const PROJECTED_PLUGIN = 'kubernetes.io/projected';
 
 /** The TokenRequest default lifetime (API server default of `expirationSeconds`). */
 const DEFAULT_TOKEN_EXPIRATION_SECONDS = 3600;
+
+/** One service account token a pod's projected volume asks for. */
+export interface PodTokenRequest {
+  readonly namespace: string;
+  readonly serviceAccount: string;
+  readonly opts: TokenRequestOptions;
+}
+
+function tokenRequestOf(pod: V1Pod, tp: V1ServiceAccountTokenProjection): PodTokenRequest {
+  return {
+    namespace: pod.metadata?.namespace ?? 'default',
+    serviceAccount: pod.spec?.serviceAccountName || 'default',
+    opts: {
+      ...(tp.audience ? { audience: tp.audience } : {}),
+      expirationSeconds: tp.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS,
+      podName: pod.metadata?.name ?? '',
+      podUID: pod.metadata?.uid ?? '',
+    },
+  };
+}
+
+/**
+ * The service account tokens the pod's projected volumes ask for, so that pod set-up can
+ * request them first: a token request is the longest step of a projected volume, and it
+ * needs neither the pod's directories nor its mount (a token cache joins the two asks).
+ */
+export function podTokenRequests(pod: V1Pod): PodTokenRequest[] {
+  return (pod.spec?.volumes ?? []).flatMap((v) =>
+    (v.projected?.sources ?? []).flatMap((s) => (s.serviceAccountToken ? [tokenRequestOf(pod, s.serviceAccountToken)] : [])),
+  );
+}
 
 interface Collected {
   payload: Payload;
@@ -36,16 +68,10 @@ async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeC
     add(downwardApiPayload(src.downwardAPI.items, mode, ctx));
   } else if (src.serviceAccountToken) {
     const tp = src.serviceAccountToken;
-    const pod = ctx.pod;
-    const expirationSeconds = tp.expirationSeconds ?? DEFAULT_TOKEN_EXPIRATION_SECONDS;
-    const token = await ctx.source.requestServiceAccountToken(pod.metadata?.namespace ?? 'default', pod.spec?.serviceAccountName || 'default', {
-      ...(tp.audience ? { audience: tp.audience } : {}),
-      expirationSeconds,
-      podName: pod.metadata?.name ?? '',
-      podUID: pod.metadata?.uid ?? '',
-    });
+    const r = tokenRequestOf(ctx.pod, tp);
+    const token = await ctx.source.requestServiceAccountToken(r.namespace, r.serviceAccount, r.opts);
     out.payload.set(tp.path, { data: Buffer.from(token.token, 'utf8'), mode });
-    const at = tokenRefreshAt(token.expirationTimestamp, expirationSeconds);
+    const at = tokenRefreshAt(token.expirationTimestamp, r.opts.expirationSeconds);
     if (!out.refreshAt || at < out.refreshAt) out.refreshAt = at;
   } else {
     const type = Object.keys(src).find((k) => (src as Record<string, unknown>)[k] != null) ?? 'empty';

@@ -116,4 +116,25 @@ describe('token cache', () => {
     expect(tokenRefreshAt(new Date(200_000_000), 100_000).getTime()).toBe(200_000_000 - 20_000_000);
     expect(tokenRefreshAt(new Date(400_000_000_000), 200_000_000).getTime()).toBe(400_000_000_000 - 200_000_000_000 + 86_400_000);
   });
+
+  it("joins a request in flight for the same token (a pod's prefetch, then its volume), and forgets a failed one", async () => {
+    const fake = new FakeObjectSource();
+    const src = withTokenCache(fake);
+    const opts = { expirationSeconds: 3600, podName: 'p', podUID: 'u' };
+    const [a, b] = await Promise.all([src.requestServiceAccountToken('n', 'sa', opts), src.requestServiceAccountToken('n', 'sa', opts)]);
+    expect(b).toBe(a);
+    expect(fake.tokenCalls).toHaveLength(1);
+    let fail = true;
+    const flaky = withTokenCache({
+      getConfigMap: (ns, n) => fake.getConfigMap(ns, n),
+      getSecret: (ns, n) => fake.getSecret(ns, n),
+      requestServiceAccountToken: (ns, sa, o) => (fail ? Promise.reject(new Error('forbidden')) : fake.requestServiceAccountToken(ns, sa, o)),
+    });
+    await expect(Promise.all([flaky.requestServiceAccountToken('n', 'sa', opts), flaky.requestServiceAccountToken('n', 'sa', opts)])).rejects.toThrow(
+      'forbidden',
+    );
+    fail = false;
+    expect((await flaky.requestServiceAccountToken('n', 'sa', opts)).token).toMatch(/^token-2-/); // asked again, not the failure
+    expect(fake.tokenCalls).toHaveLength(2);
+  });
 });
