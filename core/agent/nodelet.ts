@@ -27,6 +27,7 @@ import { createKubeClients, type KubeClients } from '../kube/index.ts';
 import { NodeController, LeaseController, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
 import {
   PodController,
+  PodStarts,
   predicateAdmitHandler,
   fixedAllocatable,
   startApiPodSource,
@@ -101,7 +102,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const providers = await startProviders(o, log, images, abort.signal, clients);
   const provider = providers.primary;
   const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);
-  const events = clients ? new EventRecorder(clients, o.nodeName, log.child({ component: 'events' })) : logEvents(log.child({ component: 'events' }));
+  // Pods in their first sync, counted by the pod controller; events wait for them (core/pods/pod-starts.ts).
+  const starts = new PodStarts();
+  const events = clients ? new EventRecorder(clients, o.nodeName, log.child({ component: 'events' }), starts) : logEvents(log.child({ component: 'events' }));
   reportProviderFailures(events, o.nodeName, providers.failures);
   const host = readHostInfo(o.rootDir);
   const labels = nodeLabels(shape);
@@ -182,6 +185,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   });
   const probes = new ProbeManager();
   const pods = new PodController({
+    starts,
     network,
     nodeName: o.nodeName,
     hostIP: nodeIP,

@@ -15,7 +15,14 @@
  * broadcaster queue length, 1000); further ones are dropped, as upstream drops
  * when its channel is full.
  *
- *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► one create/patch in flight ─► next
+ * While pods are in their first sync (`yieldTo`), an event waits, at most
+ * {@link MAX_YIELD_MS} after it was emitted: those pods' token requests and
+ * status patches go to the API server first. Upstream's kubelet limits its
+ * events to 50 per second instead (`eventRecordQPS`); in a 100-pod burst the
+ * 300 start events competed with the starts themselves (bench/README.md,
+ * issue 17, "Events yield to pod starts").
+ *
+ *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [pods starting: wait ≤ 2 s from emit] ─► one create/patch in flight ─► next
  */
 import type { EventsV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -30,6 +37,13 @@ const AGGREGATE_WINDOW_MS = 10 * 60_000;
 const AGGREGATED_PREFIX = '(combined from similar events): ';
 /** Events waiting to be sent, at most (upstream's `maxQueuedEvents`). */
 const OUTBOX_MAX = 1000;
+/** How long after its emit an event waits for pods in their first sync, at most. */
+const MAX_YIELD_MS = 2000;
+
+/** What the recorder yields to: undefined when nothing, else settles when it may send. */
+export interface EventYield {
+  settled(): Promise<void> | undefined;
+}
 
 /** The object an event is about. */
 export type Regarding = Required<Pick<V1ObjectReference, 'kind' | 'namespace' | 'name' | 'uid'>> & { apiVersion?: string; fieldPath?: string };
@@ -66,13 +80,14 @@ export class EventRecorder implements Events {
   /** Distinct notes seen per object+type+reason within the aggregation window. */
   private readonly similar = new Map<string, { notes: Set<string>; last: number }>();
   /** Sends waiting their turn (one in flight). */
-  private readonly outbox: (() => Promise<void>)[] = [];
+  private readonly outbox: { send: () => Promise<void>; at: number }[] = [];
   private sending = false;
 
   constructor(
     private readonly clients: KubeClients,
     private readonly nodeName: string,
     private readonly log: Logger,
+    private readonly yieldTo?: EventYield,
   ) {}
 
   emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
@@ -115,7 +130,7 @@ export class EventRecorder implements Events {
       this.log.debug({ waiting: this.outbox.length }, 'event dropped: too many events waiting to be sent');
       return false;
     }
-    this.outbox.push(send);
+    this.outbox.push({ send, at: Date.now() });
     if (!this.sending) void this.drain();
     return true;
   }
@@ -124,10 +139,24 @@ export class EventRecorder implements Events {
     this.sending = true;
     try {
       // create() and patchSeries() never reject.
-      for (let send = this.outbox.shift(); send; send = this.outbox.shift()) await send();
+      for (let next = this.outbox[0]; next; next = this.outbox[0]) {
+        await this.yielded(next.at);
+        this.outbox.shift();
+        await next.send();
+      }
     } finally {
       this.sending = false;
     }
+  }
+
+  /** Waits while `yieldTo` is busy, until at most {@link MAX_YIELD_MS} after `at`. */
+  private async yielded(at: number): Promise<void> {
+    const busy = this.yieldTo?.settled();
+    const left = at + MAX_YIELD_MS - Date.now();
+    if (!busy || left <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([busy, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
+    clearTimeout(timer);
   }
 
   /** Forgets what was seen for an object (call when a pod is gone). */

@@ -10,6 +10,7 @@ export type { PodResourcePreparer } from './pod-resources.ts';
 export type { PodStatusContributor } from './pod-status-contributor.ts';
 export type { PodNetwork } from './pod-network.ts';
 export { type AbnormalTermination, PodController } from './pod-controller.ts';
+export { PodStarts } from './pod-starts.ts';
 export { createPodSetup } from './pod-setup-impl.ts';
 export { startApiPodSource } from './sources/api-pod-source.ts';
 export { apiStatusSink } from './status-sinks/api-status-sink.ts';

@@ -23,6 +23,7 @@ import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { PodRunner } from './pod-runner.ts';
 import { WorkQueue } from './work-queue.ts';
+import type { PodStarts } from './pod-starts.ts';
 import { needsSync } from './pod-changes.ts';
 import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
@@ -68,6 +69,8 @@ export interface PodControllerOptions {
   probes?: ProbeManager;
   /** Applied in order to every status before it is compared and posted (DRA: allocatedResourcesStatus). */
   statusContributors?: readonly PodStatusContributor[];
+  /** Counts the pods in their first sync (the event recorder yields to them). */
+  starts?: PodStarts;
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -86,6 +89,8 @@ interface Entry {
   released?: boolean;
   /** The pod a sync is running for now (its interim status may be posted meanwhile). */
   syncing?: V1Pod;
+  /** Its first sync began (see {@link PodStarts}). */
+  synced?: boolean;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
   final?: AbnormalTermination;
   /** The finished pod's volumes were torn down (upstream syncTerminatedPod); false: pending for a pod found finished at admission. */
@@ -233,19 +238,26 @@ export class PodController {
       if (entry.unmounted === false) await this.unmountFinished(key, pod, entry);
       return;
     }
-    if (!entry.worker.finished(pod)) {
-      const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
-      entry.syncing = pod;
-      try {
-        await entry.worker.reconcile(pod);
-      } finally {
-        clearTimeout(interim);
-        entry.syncing = undefined;
+    // A pod's first sync lasts until its status after it was posted (the events recorder yields meanwhile).
+    const firstSyncEnded = entry.synced ? undefined : this.o.starts?.begin();
+    entry.synced = true;
+    try {
+      if (!entry.worker.finished(pod)) {
+        const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
+        entry.syncing = pod;
+        try {
+          await entry.worker.reconcile(pod);
+        } finally {
+          clearTimeout(interim);
+          entry.syncing = undefined;
+        }
       }
+      // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
+      if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
+      await this.post(pod, entry, entry.worker.status(pod));
+    } finally {
+      firstSyncEnded?.();
     }
-    // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
-    if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
-    await this.post(pod, entry, entry.worker.status(pod));
     if (!entry.worker.finished(pod)) return;
     // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
     await this.o.network?.release(pod);

@@ -3,6 +3,7 @@ import type { EventsV1Event } from '@kubernetes/client-node';
 import { mergePatch, type KubeClients } from '../../../core/kube/client.ts';
 import { EventRecorder, logEvents, type Regarding } from '../../../core/events/event-recorder.ts';
 import { memoryLogger } from '../pods/fakes.ts';
+import { PodStarts } from '../../../core/pods/pod-starts.ts';
 
 /** The two EventsV1Api calls the recorder makes. */
 class FakeEventsApi {
@@ -205,5 +206,49 @@ describe('EventRecorder', () => {
     const lines: string[] = [];
     logEvents(memoryLogger(lines)).emit(pod(), 'Normal', 'Pulled', 'done');
     expect(lines).toEqual(['info done {"object":"team/web","type":"Normal","reason":"Pulled"}']);
+  });
+});
+
+describe('EventRecorder yielding to pod starts', () => {
+  it('holds events while pods are in their first sync, sends them when none is, and never later than 2 s after emit', async () => {
+    const starts = new PodStarts();
+    const r = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
+    const end = starts.begin();
+    r.emit(pod('a'), 'Normal', 'Pulled', 'Container image "x" already present on machine');
+    r.emit(pod('a'), 'Normal', 'Created', 'Created container main');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(api.created).toHaveLength(0);
+    end(); // the last first sync posted its status
+    await settle();
+    expect(api.created.map((c) => c.body.reason)).toEqual(['Pulled', 'Created']);
+    // Pods keep starting: an event still goes out 2 s after it was emitted.
+    const endB = starts.begin();
+    r.emit(pod('b'), 'Normal', 'Started', 'Started container main');
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(api.created).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.created.at(-1)!.body.reason).toBe('Started');
+    endB();
+  });
+});
+
+describe('PodStarts', () => {
+  it('counts first syncs (each end counted once) and settles one shared promise when the last ends', async () => {
+    const starts = new PodStarts();
+    expect(starts.settled()).toBeUndefined();
+    const a = starts.begin();
+    const b = starts.begin();
+    const waiting = starts.settled()!;
+    expect(starts.settled()).toBe(waiting);
+    let done = false;
+    void waiting.then(() => (done = true));
+    a();
+    a();
+    await settle();
+    expect([starts.active, done]).toEqual([1, false]);
+    b();
+    await settle();
+    expect([starts.active, done]).toEqual([0, true]);
+    expect(starts.settled()).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import { PodController, type PodControllerOptions } from '../../../core/pods/pod
 import { predicateAdmitHandler } from '../../../core/pods/admission.ts';
 import { fixedAllocatable } from '../../../core/pods/admit-handler.ts';
 import { FakeEvents, FakeProvider, FakeSink, fakeSetup, memoryLogger } from './fakes.ts';
+import { PodStarts } from '../../../core/pods/pod-starts.ts';
 
 interface PodOpts {
   restartPolicy?: string;
@@ -66,6 +67,27 @@ const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?:
   s?.containerStatuses?.[i]?.state?.waiting?.reason;
 
 describe('PodController', () => {
+  it('counts a pod in its first sync until its status after it was posted, and not its later syncs', async () => {
+    const starts = new PodStarts();
+    const { provider, sink, ctrl } = setupController({ starts });
+    let releasePull!: () => void;
+    const pulled = new Promise<void>((r) => (releasePull = r));
+    const pull = provider.pullImage.bind(provider);
+    provider.pullImage = async (...a) => {
+      await pulled;
+      return pull(...a);
+    };
+    ctrl.upsert(pod('first'));
+    await until(() => starts.active === 1);
+    const idle = starts.settled()!;
+    releasePull();
+    await idle;
+    expect(sink.last('default/first')?.phase).toBe('Running'); // posted before the count dropped
+    ctrl.resyncPods(['uid-first']);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(starts.active).toBe(0);
+  });
+
   it('posts interim statuses of slow first syncs at most 4 at once, and none for a pod whose sync ended before its turn', async () => {
     const { provider, sink, ctrl } = setupController();
     let releasePulls!: () => void;
