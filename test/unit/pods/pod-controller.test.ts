@@ -66,17 +66,23 @@ const until = (fn: () => unknown) =>
 const waitingReason = (s: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } | undefined, i = 0) =>
   s?.containerStatuses?.[i]?.state?.waiting?.reason;
 
+/** Makes the provider's pulls wait until the returned function is called. */
+function holdPulls(provider: FakeProvider): () => void {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const pull = provider.pullImage.bind(provider);
+  provider.pullImage = async (...a) => {
+    await held;
+    return pull(...a);
+  };
+  return release;
+}
+
 describe('PodController', () => {
   it('counts a pod in its first sync until its status after it was posted, and not its later syncs', async () => {
     const starts = new PodStarts();
     const { provider, sink, ctrl } = setupController({ starts });
-    let releasePull!: () => void;
-    const pulled = new Promise<void>((r) => (releasePull = r));
-    const pull = provider.pullImage.bind(provider);
-    provider.pullImage = async (...a) => {
-      await pulled;
-      return pull(...a);
-    };
+    const releasePull = holdPulls(provider);
     ctrl.upsert(pod('first'));
     await until(() => starts.active === 1);
     const idle = starts.settled()!;
@@ -90,13 +96,7 @@ describe('PodController', () => {
 
   it('posts interim statuses of slow first syncs at most 4 at once, and none for a pod whose sync ended before its turn', async () => {
     const { provider, sink, ctrl } = setupController();
-    let releasePulls!: () => void;
-    const pulls = new Promise<void>((r) => (releasePulls = r));
-    const pull = provider.pullImage.bind(provider);
-    provider.pullImage = async (...a) => {
-      await pulls;
-      return pull(...a);
-    };
+    const releasePulls = holdPulls(provider);
     // Interim (Pending) posts hang until released, so they hold their places.
     let releasePending!: () => void;
     const pending = new Promise<void>((r) => (releasePending = r));
