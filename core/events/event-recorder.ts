@@ -15,14 +15,14 @@
  * broadcaster queue length, 1000); further ones are dropped, as upstream drops
  * when its channel is full.
  *
- * While pods are in their first sync (`yieldTo`), an event waits, at most
- * {@link MAX_YIELD_MS} after it was emitted: those pods' token requests and
- * status patches go to the API server first. Upstream's kubelet limits its
+ * While a burst of pods is in its first sync (`yieldTo`), an event waits, at
+ * most {@link MAX_YIELD_MS} after it was emitted: those pods' token requests
+ * and status patches go to the API server first. Upstream's kubelet limits its
  * events to 50 per second instead (`eventRecordQPS`); in a 100-pod burst the
  * 300 start events competed with the starts themselves (bench/README.md,
  * issue 17, "Events yield to pod starts").
  *
- *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [pods starting: wait ≤ 2 s from emit] ─► one create/patch in flight ─► next
+ *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [a burst of pods starting: wait ≤ 10 s from emit] ─► one create/patch in flight ─► next
  */
 import type { EventsV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -37,8 +37,11 @@ const AGGREGATE_WINDOW_MS = 10 * 60_000;
 const AGGREGATED_PREFIX = '(combined from similar events): ';
 /** Events waiting to be sent, at most (upstream's `maxQueuedEvents`). */
 const OUTBOX_MAX = 1000;
-/** How long after its emit an event waits for pods in their first sync, at most. */
-const MAX_YIELD_MS = 2000;
+/**
+ * How long after its emit an event waits for a burst of first syncs, at most: past a
+ * 100-pod burst's end on two cores (~3.5 s), so the held events do not land on its tail.
+ */
+const MAX_YIELD_MS = 10_000;
 
 /** What the recorder yields to: undefined when nothing, else settles when it may send. */
 export interface EventYield {

@@ -1,15 +1,19 @@
 /**
  * How many pods are in their first sync now (admitted, not yet started or
- * failed), and a way to wait until none is. The event recorder yields to pod
- * starts with it: a first sync's token request and status patch are on the
- * path to Running, an event about it is not (bench/README.md, issue 17,
- * "Events yield to pod starts"). The composition root makes one and hands it
- * to the pod controller, which counts, and to the recorder, which waits.
+ * failed), and a way to wait while a burst of them is. The event recorder
+ * yields to pod starts with it: a first sync's token request and status patch
+ * are on the path to Running, an event about it is not (bench/README.md,
+ * issue 17, "Events yield to pod starts"). One pod starting alone is no burst:
+ * its events (a slow pull's `Pulling`) are not held. The composition root makes
+ * one and hands it to the pod controller, which counts, and to the recorder,
+ * which waits.
  *
- *     0 ── first sync begins ─► n > 0 ── the last first sync ends ─► 0 (waiters resolve)
+ *     idle (n < 2) ── a second first sync begins ─► burst (n ≥ 2) ── first syncs end until n < 2 ─► idle (waiters resolve)
  */
 export class PodStarts {
   private count = 0;
+  /** First syncs at once that make a burst. */
+  static readonly BURST = 2;
   /** One promise per busy period, shared by every waiter. */
   private idle?: { promise: Promise<void>; resolve: () => void };
 
@@ -20,7 +24,7 @@ export class PodStarts {
     return () => {
       if (ended) return;
       ended = true;
-      if (--this.count > 0) return;
+      if (--this.count >= PodStarts.BURST) return;
       this.idle?.resolve();
       this.idle = undefined;
     };
@@ -31,9 +35,9 @@ export class PodStarts {
     return this.count;
   }
 
-  /** Undefined when no pod is in its first sync; else settles once none is. */
+  /** Undefined unless a burst of pods is in its first sync; else settles once fewer than {@link PodStarts.BURST} are. */
   settled(): Promise<void> | undefined {
-    if (this.count === 0) return undefined;
+    if (this.count < PodStarts.BURST) return undefined;
     if (!this.idle) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => (resolve = r));

@@ -210,34 +210,40 @@ describe('EventRecorder', () => {
 });
 
 describe('EventRecorder yielding to pod starts', () => {
-  it('holds events while pods are in their first sync, sends them when none is, and never later than 2 s after emit', async () => {
+  it('holds events while a burst of pods is in its first sync, sends them when it ended, and never later than 10 s after emit', async () => {
     const starts = new PodStarts();
     const r = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
-    const end = starts.begin();
-    r.emit(pod('a'), 'Normal', 'Pulled', 'Container image "x" already present on machine');
-    r.emit(pod('a'), 'Normal', 'Created', 'Created container main');
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(api.created).toHaveLength(0);
-    end(); // the last first sync posted its status
+    const endA = starts.begin();
+    r.emit(pod('a'), 'Normal', 'Pulling', 'Pulling image "x"');
     await settle();
-    expect(api.created.map((c) => c.body.reason)).toEqual(['Pulled', 'Created']);
-    // Pods keep starting: an event still goes out 2 s after it was emitted.
+    expect(api.created).toHaveLength(1); // one pod starting alone is no burst: a slow pull shows at once
     const endB = starts.begin();
+    r.emit(pod('a'), 'Normal', 'Pulled', 'Successfully pulled image "x"');
+    r.emit(pod('b'), 'Normal', 'Created', 'Created container main');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(api.created).toHaveLength(1);
+    endA(); // one first sync left: the burst is over
+    await settle();
+    expect(api.created.map((c) => c.body.reason)).toEqual(['Pulling', 'Pulled', 'Created']);
+    // A burst that lasts: an event still goes out 10 s after it was emitted.
+    const endC = starts.begin();
     r.emit(pod('b'), 'Normal', 'Started', 'Started container main');
-    await vi.advanceTimersByTimeAsync(1999);
-    expect(api.created).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(9999);
+    expect(api.created).toHaveLength(3);
     await vi.advanceTimersByTimeAsync(1);
     expect(api.created.at(-1)!.body.reason).toBe('Started');
     endB();
+    endC();
   });
 });
 
 describe('PodStarts', () => {
-  it('counts first syncs (each end counted once) and settles one shared promise when the last ends', async () => {
+  it('counts first syncs (each end counted once); a burst (2 or more) settles one shared promise once fewer remain', async () => {
     const starts = new PodStarts();
-    expect(starts.settled()).toBeUndefined();
     const a = starts.begin();
+    expect(starts.settled()).toBeUndefined(); // one alone is no burst
     const b = starts.begin();
+    const c = starts.begin();
     const waiting = starts.settled()!;
     expect(starts.settled()).toBe(waiting);
     let done = false;
@@ -245,10 +251,12 @@ describe('PodStarts', () => {
     a();
     a();
     await settle();
-    expect([starts.active, done]).toEqual([1, false]);
+    expect([starts.active, done]).toEqual([2, false]);
     b();
     await settle();
-    expect([starts.active, done]).toEqual([0, true]);
+    expect([starts.active, done]).toEqual([1, true]);
     expect(starts.settled()).toBeUndefined();
+    c();
+    expect(starts.active).toBe(0);
   });
 });
