@@ -95,33 +95,21 @@ export class IpAllocator {
   }
 
   /**
-   * Frees the pod's IPs; resolves to true when it held any (its file is then removed). When
+   * Frees the pod's IPs once its file is removed; resolves to true when it held any. When
    * the file cannot be removed it rejects and the addresses stay taken.
    */
   async release(uid: string): Promise<boolean> {
-    const ips = this.byUid.get(uid);
-    if (!ips) return false;
-    this.unindex(uid);
-    this.byUid.delete(uid);
+    if (!this.byUid.has(uid)) return false;
     await this.queueFileOp(uid, async () => {
       try {
         await rm(join(this.dir, `${uid}.json`), { force: true });
       } catch (e) {
-        // The record stays, so do its addresses (unless the pod was given new ones meanwhile).
-        if (!this.byUid.has(uid) && ips.every((ip) => !this.heldBy(ip))) {
-          this.byUid.set(uid, ips);
-          this.index(uid, ips);
-        }
         throw nodeletError('NDL_NETWORK_STATE', `cannot remove the allocation of pod ${uid}: ${errorDetail(e)}`, e);
       }
     });
+    this.unindex(uid);
+    this.byUid.delete(uid);
     return true;
-  }
-
-  /** The pod holding `ip`, if any. */
-  private heldBy(ip: string): string | undefined {
-    for (const [uid, ips] of this.byUid) if (ips.includes(ip)) return uid;
-    return undefined;
   }
 
   /** Frees the IPs of every pod not in `keep` (pods deleted while nodelet was down); returns the freed allocations. */
