@@ -17,7 +17,7 @@
  * and files whose content, mode and inode are unchanged are not rewritten.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { nodeletError } from '../errors/index.ts';
@@ -79,7 +79,7 @@ interface FileIo {
   /** Creates `file` (it must not exist) with `data` and exactly `mode` (the umask must not change it). */
   createFile(file: string, data: Buffer, mode: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
-  lstat(file: string): Promise<{ ino: number; mtimeMs: number; isDirectory(): boolean }>;
+  lstat(file: string): Promise<Stats>;
   unlink(file: string): Promise<void>;
 }
 
@@ -195,7 +195,7 @@ async function writeFiles(
     const sha256 = createHash('sha256').update(f.data).digest('hex');
     const prev = old[p];
     const target = path.join(volumeDir, p);
-    const st = prev ? await lstat(target).catch(() => undefined) : undefined;
+    const st = prev ? await io.lstat(target).catch(() => undefined) : undefined;
     if (
       prev &&
       st?.isFile() &&
