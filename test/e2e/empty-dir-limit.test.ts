@@ -8,7 +8,7 @@ import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
+import { adminClients, eventsOnce, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 describe('emptyDir sizeLimit eviction', () => {
@@ -63,16 +63,7 @@ describe('emptyDir sizeLimit eviction', () => {
     );
     expect(p.status).toMatchObject({ phase: 'Failed', reason: 'Evicted', message });
     expect(p.status?.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message }));
-    // Events are sent one at a time after the status (as upstream's broadcaster): wait for it.
-    const events = await eventually(
-      'Evicted event',
-      async () =>
-        ((l) => (l.length > 0 ? l : undefined))(
-          (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=over,reason=Evicted' })).items,
-        ),
-      10_000,
-      250,
-    );
+    const events = await eventsOnce(k.core, ns, 'involvedObject.name=over,reason=Evicted');
     expect(events.map((e) => `${e.type} ${e.message}`)).toEqual([`Warning ${message}`]);
     expect(running(await read('within'))).toBe(true);
   });

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { mountsUnder } from '../harness/unmount-under.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
-import { adminClients, condition, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
+import { adminClients, eventsOnce, condition, eventually, podNamespace, waitNodeReady } from './support/kube.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 const MI = 1024 * 1024;
@@ -131,16 +131,7 @@ describe('memory pressure and eviction', () => {
     );
     expect(message).toContain(`Threshold quantity: ${threshold / MI}Mi,`);
     expect(evicted.status?.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }));
-    // Events are sent one at a time after the status (as upstream's broadcaster): wait for it.
-    const events = await eventually(
-      'Evicted event',
-      async () =>
-        ((l) => (l.length > 0 ? l : undefined))(
-          (await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=hog,reason=Evicted' })).items,
-        ),
-      10_000,
-      250,
-    );
+    const events = await eventsOnce(k.core, ns, 'involvedObject.name=hog,reason=Evicted');
     expect(events.map((e) => `${e.type} ${e.message}`)).toEqual([`Warning ${message}`]);
     pressured ??= await eventually(
       'MemoryPressure True',

@@ -20,6 +20,19 @@ export { eventually } from '../../harness/process.ts';
 import { eventually } from '../../harness/process.ts';
 import { createCsiVolume } from '../../peers/csi-controller.ts';
 
+/**
+ * The events of `fieldSelector` in `namespace` once there is at least one (events are sent
+ * one at a time after the status that caused them, as upstream's broadcaster does).
+ */
+export async function eventsOnce(core: k8s.CoreV1Api, namespace: string, fieldSelector: string, timeoutMs = 10_000): Promise<k8s.CoreV1Event[]> {
+  return eventually(
+    `events ${fieldSelector}`,
+    async () => ((l) => (l.length > 0 ? l : undefined))((await core.listNamespacedEvent({ namespace, fieldSelector })).items),
+    timeoutMs,
+    250,
+  );
+}
+
 /** Creates a namespace with a unique name and returns it. */
 export async function freshNamespace(core: k8s.CoreV1Api, prefix: string): Promise<string> {
   const name = `${prefix}-${Math.random().toString(36).slice(2, 7)}`;
