@@ -13,15 +13,16 @@ const START_ABORT_MS = 10_000;
 /** Runs until a termination signal; resolves to the exit code. */
 export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {
   const log = createLogger({ level: options.logLevel, name: 'nodelet', format: options.loggingFormat });
-  log.info({ version: packageVersion(), kubeletVersion: KUBELET_COMPATIBLE_VERSION, nodeVersion: process.version }, 'starting nodelet');
-  for (const w of warnings) log.warn(w);
-  // Listen before starting: a SIGTERM while the agent is still starting (the Node can be
-  // registered and Ready well before every subsystem is up) must stop it cleanly, not kill
-  // the process with the signal's default action.
+  // Listen before the first log line: a SIGTERM while the agent is still starting (the Node
+  // can be registered and Ready well before every subsystem is up) must stop it cleanly, not
+  // kill the process with the signal's default action. A caller that signals as soon as it
+  // reads "starting nodelet" must find the handler already installed.
   const signalled = new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
+  log.info({ version: packageVersion(), kubeletVersion: KUBELET_COMPATIBLE_VERSION, nodeVersion: process.version }, 'starting nodelet');
+  for (const w of warnings) log.warn(w);
   let started = false;
   void signalled.then((signal) => {
     if (started) return;
