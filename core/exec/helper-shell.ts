@@ -43,15 +43,33 @@ export type HelperShell = ((command: string, args: readonly string[]) => Promise
   close(): void;
 };
 
+/**
+ * The long-lived program a helper runs instead of `/bin/sh -s`: it reads one `line` per
+ * call on stdin and answers each, in order, as the shell does (`<status> <bytes>\n<output>\n`).
+ * `core/exec/mount-syscalls.ts` is one: `mount`/`umount` as system calls, without a fork.
+ */
+export interface HelperProgram {
+  /** The program and its arguments. */
+  readonly argv: readonly [string, ...string[]];
+  /** The stdin line (ending in `\n`) that runs `command args…`. */
+  line(command: string, args: readonly string[]): string;
+}
+
 /** Options of {@link helperShell}. */
 export interface HelperShellOptions {
   /** The code of the errors the helper's calls reject with (the caller's subsystem). */
   readonly errorCode: ErrorCode;
   /** The shell (default `/bin/sh`). */
   readonly shell?: string;
+  /** Runs this program instead of the shell (see {@link HelperProgram}). */
+  readonly program?: HelperProgram;
   /** Shells run side by side (default 2). */
   readonly size?: number;
 }
+
+/** The shell's line: stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output. */
+const shellLine = (command: string, args: readonly string[]) =>
+  `o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`;
 
 /** The answer header: exit status and output length in bytes. */
 const HEADER = /^(\d+) (\d+)\n/;
@@ -126,7 +144,8 @@ class Shell {
 
   start(): ChildProcessWithoutNullStreams {
     // LC_ALL=C: ${#o} counts bytes in every shell.
-    const c = spawn(this.o.shell ?? '/bin/sh', ['-s'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const [cmd, ...argv] = this.o.program?.argv ?? [this.o.shell ?? '/bin/sh', '-s'];
+    const c = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
     this.child = c;
     this.buf = Buffer.alloc(0);
     c.stdout.on('data', (d: Buffer) => {
@@ -153,8 +172,7 @@ class Shell {
   run(command: string, args: readonly string[]): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const what = [command, ...args].join(' ');
-      // stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output.
-      const line = `o=$(${[command, ...args].map(quote).join(' ')} 2>&1 </dev/null); r=$?; printf '%d %d\\n%s\\n' "$r" "\${#o}" "$o"\n`;
+      const line = (this.o.program?.line ?? shellLine)(command, args);
       this.pending.push({
         what,
         resolve: ({ status, output }) => {

@@ -11,9 +11,11 @@
  *
  * Mounting needs root (CAP_SYS_ADMIN). Not root: the volume stays a plain
  * directory on the node's disk and the mounter logs one warning (per nodelet).
- * `mount`/`umount` run through the mounter's own long-lived helper shell
- * (`core/exec`), not one `execFile` per volume: every pod's service-account
- * token volume is projected, so a fork of the whole nodelet per pod otherwise.
+ * `mount`/`umount` run through the mounter's own long-lived helper (`core/exec`),
+ * not one `execFile` per volume: every pod's service-account token volume is
+ * projected, so a fork of the whole nodelet per pod otherwise. Where Perl is
+ * installed, that helper makes the mount(2)/umount2(2) calls itself
+ * (`core/exec/mount-syscalls.ts`); elsewhere it is `/bin/sh` running `mount`.
  *
  *   setUp ──► wanted? ─no──► plugin.setUp (plain dir)
  *               │ yes
@@ -29,7 +31,7 @@ import { mkdir } from 'node:fs/promises';
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
-import { helperShell } from '../exec/index.ts';
+import { helperShell, mountSyscalls } from '../exec/index.ts';
 import { quantityUnits } from '../quantity/index.ts';
 import { isMountPoint } from './csi/mount-info.ts';
 import { volumeDirFor } from './plugin-registry.ts';
@@ -61,7 +63,10 @@ export interface TmpfsMounterOptions {
 export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
   const enabled = o.enabled ?? process.getuid?.() === 0;
   const exec =
-    o.exec ?? (enabled ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS' }) : () => Promise.reject(nodeletError('NDL_VOLUME_TMPFS', 'not root: cannot mount')));
+    o.exec ??
+    (enabled
+      ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: mountSyscalls() })
+      : () => Promise.reject(nodeletError('NDL_VOLUME_TMPFS', 'not root: cannot mount')));
   const mounted = o.isMounted ?? ((dir: string) => isMountPoint(dir).catch(() => false));
   let warned = false;
   return {

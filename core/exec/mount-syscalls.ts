@@ -1,0 +1,90 @@
+/**
+ * `mount -t <type> -o <options> <source> <dir>`, `umount <dir>` and `umount -l <dir>` as
+ * mount(2) and umount2(2) calls made by one long-lived Perl process, for the helper
+ * shell of the tmpfs mounter (`core/volumes/tmpfs.ts`). Every pod's service-account
+ * token volume is a tmpfs: through `/bin/sh`, each mount and unmount is a fork and exec
+ * of util-linux's `mount` (~2.6 ms of CPU each, measured: 100 mounts in 259 ms, and
+ * 100 more unmounts), run one after another, so a 100-pod burst queued ~0.5 s behind
+ * its mounts on two cores. As system calls, 100 mounts take 6 ms (bench/README.md,
+ * issue 17, "Mounts without a fork").
+ *
+ * Why Perl: Node.js has no binding for mount(2); a native addon needs a compiler where
+ * nodelet is installed; Perl's `syscall` builtin makes the call and `perl-base` is an
+ * essential package of Debian and Ubuntu (no npm package mounts without one of those).
+ * Where there is no `perl`, or the CPU is neither x64 nor arm64 (the system call numbers
+ * below), the tmpfs mounter keeps `/bin/sh` and util-linux's `mount`.
+ *
+ * What the kernel gets is what `mount` gives it for these arguments: source, target,
+ * type, no flags, and the `-o` options as the filesystem's data (tmpfs's `mode=` and
+ * `size=` are not mount flags). Any other argument list is refused (status 2), never
+ * approximated. A failed call answers status 32 (`mount`'s "mount failure") with
+ * `<command>: <dir>: <strerror>`.
+ *
+ *   line in:  hex(command) hex(arg1) … hex(argN)\n      (hex: any byte in a path is safe)
+ *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
+ */
+import { accessSync, constants } from 'node:fs';
+import type { HelperProgram } from './helper-shell.ts';
+
+/** mount(2) and umount2(2) by CPU (Linux's unistd tables: x86_64 165/166, the generic one of arm64 40/39). */
+const SYSCALLS: Partial<Record<NodeJS.Architecture, { mount: number; umount2: number }>> = {
+  x64: { mount: 165, umount2: 166 },
+  arm64: { mount: 40, umount2: 39 },
+};
+
+/** umount2's MNT_DETACH (`umount -l`). */
+const MNT_DETACH = 2;
+
+const PERL = `
+use strict;
+$| = 1;
+my ($sys_mount, $sys_umount2, $detach) = @ARGV;
+while (defined(my $line = <STDIN>)) {
+  chomp $line;
+  my @w = map { pack('H*', $_) } split(/ /, $line);
+  my $cmd = shift(@w) // '';
+  my ($r, $dir) = (undef, '');
+  if ($cmd eq 'mount' && @w == 6 && $w[0] eq '-t' && $w[2] eq '-o') {
+    my ($type, $data, $src) = ($w[1], $w[3], $w[4]);
+    $dir = $w[5];
+    $r = syscall($sys_mount, $src, $dir, $type, 0, $data);
+  } elsif ($cmd eq 'umount' && @w == 1) {
+    $dir = $w[0];
+    $r = syscall($sys_umount2, $dir, 0);
+  } elsif ($cmd eq 'umount' && @w == 2 && $w[0] eq '-l') {
+    $dir = $w[1];
+    $r = syscall($sys_umount2, $dir, $detach + 0);
+  }
+  my ($st, $out) = !defined($r) ? (2, "unsupported: $cmd " . join(' ', @w)) : $r < 0 ? (32, "$cmd: $dir: $!") : (0, '');
+  printf("%d %d\\n%s\\n", $st, length($out), $out);
+}
+`;
+
+const hex = (s: string) => Buffer.from(s, 'utf8').toString('hex');
+
+/** Options of {@link mountSyscalls} (tests). */
+export interface MountSyscallsOptions {
+  /** Default `/usr/bin/perl`. */
+  readonly perl?: string;
+  /** Default `process.arch`. */
+  readonly arch?: NodeJS.Architecture;
+}
+
+/**
+ * The helper program that mounts and unmounts with system calls, or undefined when this
+ * host cannot (no `perl`, or another CPU): the caller then runs `mount` through `/bin/sh`.
+ */
+export function mountSyscalls(o: MountSyscallsOptions = {}): HelperProgram | undefined {
+  const nr = SYSCALLS[o.arch ?? process.arch];
+  const perl = o.perl ?? '/usr/bin/perl';
+  if (!nr) return undefined;
+  try {
+    accessSync(perl, constants.X_OK);
+  } catch {
+    return undefined;
+  }
+  return {
+    argv: [perl, '-e', PERL, String(nr.mount), String(nr.umount2), String(MNT_DETACH)],
+    line: (command, args) => `${[command, ...args].map(hex).join(' ')}\n`,
+  };
+}

@@ -1,0 +1,89 @@
+import { mkdir, open, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
+import { helperShell } from '../../../core/exec/helper-shell.ts';
+import { mountSyscalls } from '../../../core/exec/mount-syscalls.ts';
+import { isMountPoint } from '../../../core/volumes/csi/mount-info.ts';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function helper() {
+  const program = mountSyscalls();
+  expect(program, 'this machine has /usr/bin/perl on x64 or arm64').toBeDefined();
+  const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program, size: 1 });
+  cleanups.push(sh.close);
+  const root = path.join(tmpdir(), `nodelet-mount-syscalls-${process.pid}-${Date.now()}`);
+  await mkdir(root, { recursive: true });
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  return { sh, root };
+}
+
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as Error & { stderr?: string },
+  );
+
+describe('mountSyscalls', () => {
+  it('is there only where it can work: perl present and a CPU whose system call numbers it knows', () => {
+    expect(mountSyscalls({ arch: 'x64' })?.argv[0]).toBe('/usr/bin/perl');
+    expect(mountSyscalls({ arch: 'arm64' })?.argv.slice(3)).toEqual(['40', '39', '2']);
+    expect(mountSyscalls({ arch: 'ia32' })).toBeUndefined();
+    expect(mountSyscalls({ perl: '/nonexistent/perl' })).toBeUndefined();
+  });
+
+  it('refuses what it does not implement instead of guessing (status 2), and answers the next call', async () => {
+    const { sh, root } = await helper();
+    for (const [cmd, args] of [
+      ['mount', ['--bind', root, root]],
+      ['umount', ['-f', root]],
+      ['rm', ['-rf', root]],
+    ] as const) {
+      const e = await failure(sh(cmd, args));
+      expect(isNodeletError(e, 'NDL_VOLUME_TMPFS')).toBe(true);
+      expect(e?.message).toContain('exited 2');
+      expect(e?.stderr).toMatch(/^unsupported: /);
+    }
+    const gone = path.join(root, 'missing dir');
+    const e = await failure(sh('umount', [gone]));
+    expect(e?.stderr).toBe(`umount: ${gone}: ${process.getuid?.() === 0 ? 'No such file or directory' : 'Operation not permitted'}`);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root: mounts a tmpfs with its mode and size, on any path; a busy one fails to unmount, then is detached (skipped when not root: mounting needs CAP_SYS_ADMIN)',
+    async () => {
+      const { sh, root } = await helper();
+      const dir = path.join(root, "it's a dir é");
+      await mkdir(dir);
+      expect(await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0710,size=2097152', 'tmpfs', dir])).toBe('');
+      cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
+      expect(await isMountPoint(dir)).toBe(true);
+      expect((await stat(dir)).mode & 0o7777).toBe(0o710);
+      const fs = await statfs(dir);
+      expect(fs.blocks * fs.bsize).toBe(2 * 1024 * 1024);
+      await writeFile(path.join(dir, 'x'), 'in memory');
+
+      const missing = path.join(root, 'missing');
+      const e = await failure(sh('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', missing]));
+      expect(e?.message).toContain('exited 32');
+      expect(e?.stderr).toBe(`mount: ${missing}: No such file or directory`);
+
+      const fd = await open(path.join(dir, 'x'));
+      try {
+        const busy = await failure(sh('umount', [dir]));
+        expect(busy?.stderr).toBe(`umount: ${dir}: Device or resource busy`);
+        expect(await sh('umount', ['-l', dir])).toBe('');
+        expect(await isMountPoint(dir)).toBe(false);
+      } finally {
+        await fd.close();
+      }
+      const notMounted = await failure(sh('umount', [dir]));
+      expect(notMounted?.stderr).toBe(`umount: ${dir}: Invalid argument`);
+    },
+  );
+});
