@@ -69,8 +69,10 @@ export interface PodControllerOptions {
   probes?: ProbeManager;
   /** Applied in order to every status before it is compared and posted (DRA: allocatedResourcesStatus). */
   statusContributors?: readonly PodStatusContributor[];
-  /** Counts the pods in their first sync (the event recorder yields to them). */
+  /** Counts the pods in their first sync (the event recorder and interim statuses yield to them). */
   starts?: PodStarts;
+  /** How long after a first sync began its interim status may wait for a burst to end (default {@link INTERIM_YIELD_MS}); tests shorten it. */
+  interimYieldMs?: number;
 }
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
@@ -89,6 +91,8 @@ interface Entry {
   released?: boolean;
   /** The pod a sync is running for now (its interim status may be posted meanwhile). */
   syncing?: V1Pod;
+  /** Until when (`Date.now()`) its first sync's interim status may wait for a burst of first syncs to end. */
+  interimBy?: number;
   /** Its first sync began (see {@link PodStarts}). */
   synced?: boolean;
   /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
@@ -118,6 +122,14 @@ const INTERIM_STATUS_MS = 1000;
  * (bench/README.md, issue 17, "Interim statuses yield").
  */
 const INTERIM_POSTS_AT_ONCE = 4;
+/**
+ * How long after its first sync began a pod's interim status may wait while a burst of
+ * first syncs (2 or more, {@link PodStarts}) runs, as events do: in a 100-pod burst the
+ * interim PATCHes competed with the token requests and Running PATCHes the pods wait for
+ * (bench/README.md, issue 17, "Interim statuses wait for the burst"). A pod starting
+ * alone still shows ContainerCreating after {@link INTERIM_STATUS_MS}.
+ */
+const INTERIM_YIELD_MS = 10_000;
 
 /** Runs the pods bound to this node. */
 export class PodController {
@@ -244,6 +256,7 @@ export class PodController {
     try {
       if (!entry.worker.finished(pod)) {
         const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
+        entry.interimBy = firstSyncEnded ? Date.now() + (this.o.interimYieldMs ?? INTERIM_YIELD_MS) : undefined;
         entry.syncing = pod;
         try {
           await entry.worker.reconcile(pod);
@@ -355,8 +368,11 @@ export class PodController {
   /** Posts the interim status of a pod whose sync is still running (nothing once it ended). */
   private async postInterim(key: string): Promise<void> {
     const entry = this.entries.get(key);
-    const pod = entry?.syncing;
-    if (!pod || !entry.worker || this.stopping) return;
+    if (!entry?.syncing || !entry.worker || this.stopping) return;
+    // In a burst of first syncs, an interim status waits for it to end (the syncs then post newer statuses).
+    if (entry.interimBy !== undefined) await this.o.starts?.quiet(entry.interimBy);
+    const pod = entry.syncing;
+    if (!pod || this.stopping) return;
     await this.post(pod, entry, entry.worker.status(pod));
   }
 

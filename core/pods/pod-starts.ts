@@ -35,6 +35,16 @@ export class PodStarts {
     return this.count;
   }
 
+  /** Settles once no burst runs, or at `deadline` (a `Date.now()` value), whichever comes first. */
+  async quiet(deadline: number): Promise<void> {
+    const busy = this.settled();
+    const left = deadline - Date.now();
+    if (!busy || left <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([busy, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
+    clearTimeout(timer);
+  }
+
   /** Undefined unless a burst of pods is in its first sync; else settles once fewer than {@link PodStarts.BURST} are. */
   settled(): Promise<void> | undefined {
     if (this.count < PodStarts.BURST) return undefined;

@@ -131,6 +131,27 @@ describe('PodController', () => {
     for (const n of names) expect(sink.of(`default/${n}`).at(-1)?.phase).toBe('Running');
   });
 
+  it('holds the interim statuses of a burst of slow first syncs until the yield ends; a pod starting alone shows ContainerCreating after 1 s', async () => {
+    const starts = new PodStarts();
+    const { provider, sink, ctrl } = setupController({ starts, interimYieldMs: 2500 });
+    const releasePulls = holdPulls(provider);
+    const pendingOf = (n: string) => sink.of(`default/${n}`).filter((st) => st.phase === 'Pending');
+    const alone = Date.now();
+    ctrl.upsert(pod('alone'));
+    await until(() => pendingOf('alone').length === 1);
+    expect(Date.now() - alone).toBeLessThan(2500); // posted at ~1 s, not held for the yield
+    expect(waitingReason(pendingOf('alone')[0])).toBe('ContainerCreating');
+
+    const names = ['b-0', 'b-1', 'b-2'];
+    for (const n of names) ctrl.upsert(pod(n));
+    await until(() => starts.active === 4);
+    await new Promise((r) => setTimeout(r, 1500)); // past the 1 s interim delay, inside the 2.5 s yield
+    expect(names.map((n) => pendingOf(n).length)).toEqual([0, 0, 0]);
+    await until(() => names.every((n) => pendingOf(n).length === 1)); // the yield's bound
+    releasePulls();
+    await until(() => [...names, 'alone'].every((n) => sink.last(`default/${n}`)?.phase === 'Running'));
+  });
+
   it('runs a pod to Succeeded with upstream events and the resolved container spec', async () => {
     const { provider, sink, events, ctrl } = setupController();
     provider.autoExit.main = 0;
