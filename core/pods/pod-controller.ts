@@ -145,6 +145,8 @@ export class PodController {
   private resync?: NodeJS.Timeout;
   private admitting: Promise<void> = Promise.resolve();
   private stopping = false;
+  /** Aborted by {@link PodController.shutdown}. */
+  private readonly stopped = new AbortController();
 
   constructor(private readonly o: PodControllerOptions) {
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
@@ -370,7 +372,7 @@ export class PodController {
     const entry = this.entries.get(key);
     if (!entry?.syncing || !entry.worker || this.stopping) return;
     // In a burst of first syncs, an interim status waits for it to end (the syncs then post newer statuses).
-    if (entry.interimBy !== undefined) await this.o.starts?.quiet(entry.interimBy);
+    if (entry.interimBy !== undefined) await this.o.starts?.quiet(entry.interimBy, this.stopped.signal);
     const pod = entry.syncing;
     if (!pod || this.stopping) return;
     await this.post(pod, entry, entry.worker.status(pod));
@@ -480,6 +482,7 @@ export class PodController {
    */
   async shutdown(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort(); // interim posts waiting for a burst to end give up now
     if (this.resync) clearInterval(this.resync);
     await Promise.all([this.queue.shutdown(), this.interim.shutdown()]);
     await Promise.all(

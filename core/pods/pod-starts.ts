@@ -35,14 +35,23 @@ export class PodStarts {
     return this.count;
   }
 
-  /** Settles once no burst runs, or at `deadline` (a `Date.now()` value), whichever comes first. */
-  async quiet(deadline: number): Promise<void> {
+  /** Settles once no burst runs, at `deadline` (a `Date.now()` value), or when `signal` aborts, whichever comes first. */
+  async quiet(deadline: number, signal?: AbortSignal): Promise<void> {
     const busy = this.settled();
     const left = deadline - Date.now();
-    if (!busy || left <= 0) return;
+    if (!busy || left <= 0 || signal?.aborted) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([busy, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
+    let onAbort: (() => void) | undefined;
+    await Promise.race([
+      busy,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, left);
+        onAbort = () => r();
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 
   /** Undefined unless a burst of pods is in its first sync; else settles once fewer than {@link PodStarts.BURST} are. */

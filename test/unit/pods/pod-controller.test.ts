@@ -152,6 +152,22 @@ describe('PodController', () => {
     await until(() => [...names, 'alone'].every((n) => sink.last(`default/${n}`)?.phase === 'Running'));
   });
 
+  it('a shutdown does not wait for an interim status held by a burst', async () => {
+    const starts = new PodStarts();
+    const others = [starts.begin(), starts.begin()]; // a burst that outlasts this pod's start
+    const { provider, sink, ctrl } = setupController({ starts, interimYieldMs: 60_000 });
+    const releasePull = holdPulls(provider);
+    ctrl.upsert(pod('held'));
+    await new Promise((r) => setTimeout(r, 1300)); // its interim post is due, and waits for the burst
+    expect(sink.of('default/held').filter((st) => st.phase === 'Pending')).toHaveLength(0);
+    releasePull();
+    await until(() => sink.last('default/held')?.phase === 'Running');
+    const t = Date.now();
+    await ctrl.shutdown();
+    expect(Date.now() - t).toBeLessThan(3000);
+    others.forEach((end) => end());
+  });
+
   it('runs a pod to Succeeded with upstream events and the resolved container spec', async () => {
     const { provider, sink, events, ctrl } = setupController();
     provider.autoExit.main = 0;
