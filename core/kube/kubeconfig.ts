@@ -48,13 +48,19 @@ interface Context {
 
 type Doc = Record<string, unknown>;
 
-/** The `yaml` package, loaded on the first kubeconfig (a sync require: `loadFromFile` is sync, like client-go's). */
+/**
+ * The `yaml` package, loaded on the first kubeconfig (a sync require: `loadFromFile` is sync, like client-go's).
+ * Every scalar is read as its text (YAML's failsafe schema), as client-go reads the string fields of
+ * its typed Config: a token such as `123456.0000000000000000` is a string there, not a float.
+ */
 function parseYaml(text: string): unknown {
   const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  return parse(text);
+  return parse(text, { schema: 'failsafe' });
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+/** A boolean field: YAML 1.1's spellings of true, which client-go's YAML reader takes. */
+const bool = (v: unknown): boolean => v === true || (typeof v === 'string' && /^(?:y|Y|yes|Yes|YES|true|True|TRUE|on|On|ON)$/.test(v));
 
 function entries(doc: Doc, key: string, body: string, file: string): { name: string; body: Doc }[] {
   const list = doc[key];
@@ -100,7 +106,7 @@ export class KubeConfig {
         server: server.replace(/\/$/, ''),
         caData: str(c['certificate-authority-data']),
         caFile: abs(c['certificate-authority']),
-        skipTLSVerify: c['insecure-skip-tls-verify'] === true,
+        skipTLSVerify: bool(c['insecure-skip-tls-verify']),
         tlsServerName: str(c['tls-server-name']),
         proxyUrl: str(c['proxy-url']),
       };

@@ -81,6 +81,37 @@ describe('KubeConfig', () => {
     expect(kc.getCurrentUser()).toMatchObject({ name: 'u', certFile: join(dir, 'pki', 'c.pem'), keyFile: '/abs/k.pem', token: 't' });
   });
 
+  it('reads every scalar as its text, as client-go does: a token that looks like a number stays the token', () => {
+    const file = join(dir, 'numeric.yaml');
+    writeFileSync(
+      file,
+      [
+        'clusters: [{name: 1234, cluster: {server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true}}]',
+        'users: [{name: 5678, user: {token: 123456.0000000000000000}}]',
+        'contexts: [{name: 9, context: {cluster: 1234, user: 5678}}]',
+        'current-context: 9',
+        '',
+      ].join('\n'),
+    );
+    const kc = new KubeConfig();
+    kc.loadFromFile(file);
+    expect(kc.getCurrentCluster()).toMatchObject({ name: '1234', server: 'https://10.0.0.1:6443', skipTLSVerify: true });
+    expect(kc.getCurrentUser()).toMatchObject({ name: '5678', token: '123456.0000000000000000' });
+    const json = join(dir, 'kubeconfig.json');
+    writeFileSync(
+      json,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: 'https://h', 'insecure-skip-tls-verify': false } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    kc.loadFromFile(json);
+    expect(kc.getCurrentCluster()).toMatchObject({ server: 'https://h', skipTLSVerify: false });
+    expect(kc.getCurrentUser()).toMatchObject({ token: 't' });
+  });
+
   it('refuses a kubeconfig without a server, and an exec user at the first request', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'clusters: [{name: c, cluster: {}}]\n');
