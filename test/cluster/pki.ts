@@ -26,10 +26,23 @@ export interface Pki {
   saPub: string;
 }
 
+/**
+ * The CA's key: RSA 2048, kubeadm's default (`encryptionAlgorithm: RSA-2048`). The apiserver
+ * checks a client certificate's signature by the CA on every request (`x509.Verify` in its
+ * authenticator), so the CA's key type sets that cost for every kubelet and controller: with
+ * a P-256 CA it was ~12 % of the apiserver's CPU in a pod burst (bench/README.md, issue 17,
+ * "An RSA cluster CA, as kubeadm makes").
+ */
+function rsaKey(dir: string, name: string): string {
+  const key = join(dir, `${name}.key`);
+  if (!existsSync(key)) openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', key], dir);
+  return key;
+}
+
 /** Creates the CA and service-account keys in `dir`. */
 export function createCa(dir: string): Pki {
   mkdirSync(dir, { recursive: true });
-  const caKey = ecKey(dir, 'ca');
+  const caKey = rsaKey(dir, 'ca');
   const caCert = join(dir, 'ca.crt');
   openssl(['req', '-x509', '-new', '-key', caKey, '-days', '30', '-subj', '/CN=nodelet-test-ca', '-out', caCert], dir);
   const saKey = ecKey(dir, 'sa');
