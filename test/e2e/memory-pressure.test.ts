@@ -126,8 +126,10 @@ describe('memory pressure and eviction', () => {
     );
     const message = evicted.status?.message ?? '';
     expect(evicted.status?.reason).toBe('Evicted');
+    // Quantities in their canonical form, as upstream's resource.Quantity prints them: the largest
+    // binary unit that divides the value exactly (an available amount can be a whole number of Mi).
     expect(message).toMatch(
-      /^The node was low on resource: memory\. Threshold quantity: \d+(Ki|Mi), available: \d+(Ki)?\. Container main was using \d+(Ki|Mi), request is 0, has larger consumption of memory\. $/,
+      /^The node was low on resource: memory\. Threshold quantity: \d+(Ki|Mi), available: \d+(Ki|Mi|Gi)?\. Container main was using \d+(Ki|Mi|Gi)?, request is 0, has larger consumption of memory\. $/,
     );
     expect(message).toContain(`Threshold quantity: ${threshold / MI}Mi,`);
     expect(evicted.status?.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }));
