@@ -54,36 +54,33 @@ describe('mountSyscalls', () => {
     expect(e?.stderr).toBe(`umount: ${gone}: ${process.getuid?.() === 0 ? 'No such file or directory' : 'Operation not permitted'}`);
   });
 
-  it.skipIf(process.getuid?.() !== 0)(
-    'as root: mounts a tmpfs with its mode and size, on any path; a busy one fails to unmount, then is detached (skipped when not root: mounting needs CAP_SYS_ADMIN)',
-    async () => {
-      const { sh, root } = await helper();
-      const dir = path.join(root, "it's a dir é");
-      await mkdir(dir);
-      expect(await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0710,size=2097152', 'tmpfs', dir])).toBe('');
-      cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
-      expect(await isMountPoint(dir)).toBe(true);
-      expect((await stat(dir)).mode & 0o7777).toBe(0o710);
-      const fs = await statfs(dir);
-      expect(fs.blocks * fs.bsize).toBe(2 * 1024 * 1024);
-      await writeFile(path.join(dir, 'x'), 'in memory');
+  it.skipIf(process.getuid?.() !== 0)('real tmpfs mounts: mode, size, any path; busy, then detached (skipped when not root: needs CAP_SYS_ADMIN)', async () => {
+    const { sh, root } = await helper();
+    const dir = path.join(root, "it's a dir é");
+    await mkdir(dir);
+    expect(await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0710,size=2097152', 'tmpfs', dir])).toBe('');
+    cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
+    expect(await isMountPoint(dir)).toBe(true);
+    expect((await stat(dir)).mode & 0o7777).toBe(0o710);
+    const fs = await statfs(dir);
+    expect(fs.blocks * fs.bsize).toBe(2 * 1024 * 1024);
+    await writeFile(path.join(dir, 'x'), 'in memory');
 
-      const missing = path.join(root, 'missing');
-      const e = await failure(sh('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', missing]));
-      expect(e?.message).toContain('exited 32');
-      expect(e?.stderr).toBe(`mount: ${missing}: No such file or directory`);
+    const missing = path.join(root, 'missing');
+    const e = await failure(sh('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', missing]));
+    expect(e?.message).toContain('exited 32');
+    expect(e?.stderr).toBe(`mount: ${missing}: No such file or directory`);
 
-      const fd = await open(path.join(dir, 'x'));
-      try {
-        const busy = await failure(sh('umount', [dir]));
-        expect(busy?.stderr).toBe(`umount: ${dir}: Device or resource busy`);
-        expect(await sh('umount', ['-l', dir])).toBe('');
-        expect(await isMountPoint(dir)).toBe(false);
-      } finally {
-        await fd.close();
-      }
-      const notMounted = await failure(sh('umount', [dir]));
-      expect(notMounted?.stderr).toBe(`umount: ${dir}: Invalid argument`);
-    },
-  );
+    const fd = await open(path.join(dir, 'x'));
+    try {
+      const busy = await failure(sh('umount', [dir]));
+      expect(busy?.stderr).toBe(`umount: ${dir}: Device or resource busy`);
+      expect(await sh('umount', ['-l', dir])).toBe('');
+      expect(await isMountPoint(dir)).toBe(false);
+    } finally {
+      await fd.close();
+    }
+    const notMounted = await failure(sh('umount', [dir]));
+    expect(notMounted?.stderr).toBe(`umount: ${dir}: Invalid argument`);
+  });
 });
