@@ -43,9 +43,9 @@ const OUTBOX_MAX = 1000;
  */
 const MAX_YIELD_MS = 10_000;
 
-/** What the recorder yields to: undefined when nothing, else settles when it may send. */
+/** What the recorder yields to (`PodStarts`): settles once the recorder may send, or at `deadline` (a `Date.now()` value). */
 export interface EventYield {
-  settled(): Promise<void> | undefined;
+  quiet(deadline: number): Promise<void>;
 }
 
 /** The object an event is about. */
@@ -143,23 +143,13 @@ export class EventRecorder implements Events {
     try {
       // create() and patchSeries() never reject.
       for (let next = this.outbox[0]; next; next = this.outbox[0]) {
-        await this.yielded(next.at);
+        await this.yieldTo?.quiet(next.at + MAX_YIELD_MS);
         this.outbox.shift();
         await next.send();
       }
     } finally {
       this.sending = false;
     }
-  }
-
-  /** Waits while `yieldTo` is busy, until at most {@link MAX_YIELD_MS} after `at`. */
-  private async yielded(at: number): Promise<void> {
-    const busy = this.yieldTo?.settled();
-    const left = at + MAX_YIELD_MS - Date.now();
-    if (!busy || left <= 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([busy, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
-    clearTimeout(timer);
   }
 
   /** Forgets what was seen for an object (call when a pod is gone). */

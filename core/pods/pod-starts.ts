@@ -5,8 +5,9 @@
  * are on the path to Running, an event about it is not (bench/README.md,
  * issue 17, "Events yield to pod starts"). One pod starting alone is no burst:
  * its events (a slow pull's `Pulling`) are not held. The composition root makes
- * one and hands it to the pod controller, which counts, and to the recorder,
- * which waits.
+ * one and hands it to the pod controller, which counts (and whose interim
+ * statuses wait too), and to the recorder, which waits: both through
+ * {@link PodStarts.quiet}, bounded by a deadline.
  *
  *     idle (n < 2) ── a second first sync begins ─► burst (n ≥ 2) ── first syncs end until n < 2 ─► idle (waiters resolve)
  */
