@@ -133,7 +133,7 @@ describe('descriptor budget (20.1)', () => {
     expect(() => new WasiProvider({ maxOpenFiles: MAX_CONTAINER_MAX_FDS + 1 })).toThrow(/from 1 to 8192/);
   });
 
-  // Skipped only where this process may not open 8,300 descriptors at all (Node raises its soft limit to the hard one).
+  // Skipped only where this process may not open 9,000 descriptors at all (Node raises its soft limit to the hard one).
   it.skipIf((processFdLimit() ?? Infinity) < 9000)(
     'the largest budget accepted fits the worker heap (skipped where this process may not open 9,000 descriptors)',
     async () => {
