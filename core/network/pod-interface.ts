@@ -1,6 +1,7 @@
 /**
  * The Linux bridge that holds pod IPs (default `nodelet0`), driven with `ip`
- * from iproute2 (nodelet runs it through one helper shell, `ip-shell.ts`;
+ * from iproute2 (nodelet runs it through helpers, `ip-shell.ts`: a pod IP's
+ * `addr replace`/`addr del` as netlink messages, the rest through a shell;
  * {@link ipCommand} is the plain `execFile`). Hand-written: the npm netlink
  * packages are native addons or unmaintained, and `ip` is on every node.
  * (This kernel may lack the `dummy` driver, so a bridge with no ports is used:
@@ -54,7 +55,9 @@ export class PodInterface {
     try {
       await this.ip(['addr', 'del', `${podIP}/${hostPrefix(podIP)}`, 'dev', this.name]);
     } catch (e) {
-      if (!/Cannot assign requested address|Cannot find device/i.test(commandError(e))) throw this.failed(`remove ${podIP} from ${this.name}`, e);
+      // Not there: the kernel's EADDRNOTAVAIL, which iproute2 with extended acks prints as `Error: ipv4: Address not found.`
+      if (!/Cannot assign requested address|Address not found|Cannot find device/i.test(commandError(e)))
+        throw this.failed(`remove ${podIP} from ${this.name}`, e);
     }
   }
 
