@@ -11,6 +11,7 @@
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod;
  *                    `scale` scales a Deployment 0 → 500 (quick: 100) on nodelet and on the hollow node
  *   --scale-pods=N   the replicas of the scale figure (default 500, quick 100)
+ *   --single-pods=N  the single pods of the latency figure, one after another (default 20, quick 10): more for a steadier median
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -71,6 +72,8 @@ const densitySteps = argv
   .split(',')
   .map(Number);
 if (densitySteps) P.steps = densitySteps;
+const singlePods = Number(argv.find((a) => a.startsWith('--single-pods='))?.slice(14));
+if (Number.isInteger(singlePods) && singlePods > 0) P.single = singlePods;
 
 const t0 = Date.now();
 const phases: Record<string, number> = {};
