@@ -6,6 +6,8 @@
  *   --quick          fewer pods, shorter windows (under 5 minutes)
  *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
+ *   --perf-map       run nodelet with --perf-basic-prof (JS frames for Linux `perf record -g -p <nodelet pid>`,
+ *                    an on-CPU profile of every thread; bench/README.md, issue 17, session 9)
  *   --density-steps=100,500,1000  sizes of the density Deployment (default 100,250,500; quick 100)
  *   --only=a,b       only these figures (latency,kwok,hollow,scale,density,footprint,modules,logs,plugins,dra,cpu,http,probes);
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod;
@@ -53,6 +55,7 @@ import { measureScale, type ScaleResult } from './figures/scale.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
+const perfMap = argv.includes('--perf-map');
 const withWasmtime = argv.includes('--with-wasmtime');
 const profile = argv.includes('--profile');
 const only = argv
@@ -139,7 +142,11 @@ try {
   if (profile) mkdirSync(profDir, { recursive: true });
   const nodelet = await startBenchNodelet(cluster.info, {
     maxPods: Math.max(600, ...P.steps.map((n) => n + 50)), // the density steps fit (--density-steps)
-    nodeOptions: profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--heap-prof', `--heap-prof-dir=${profDir}`] : [],
+    nodeOptions: perfMap
+      ? ['--perf-basic-prof', '--interpreted-frames-native-stack']
+      : profile
+        ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--heap-prof', `--heap-prof-dir=${profDir}`]
+        : [],
   });
   cleanups.push(
     () => disposeRoot(nodelet.rootDir),
