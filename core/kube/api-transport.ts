@@ -16,6 +16,7 @@
  * API: see `kubeconfig.ts` for why.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
@@ -81,6 +82,35 @@ export function statusError(status: number, body: string): ApiStatusError {
   return Object.assign(nodeletError('NDL_API_REQUEST', statusMessage(status, body)), { httpStatus: status, body });
 }
 
+/**
+ * One request through undici's `dispatch` with a handler that keeps the answer's bytes:
+ * `request()` wraps every answer in a Readable stream and an AsyncResource, which were
+ * ~0.3 ms of the main thread per call in a pod burst (bench/README.md, issue 17,
+ * "Requests without a body stream"). Rejects with the error undici reports; one that
+ * came after the status line carries it as `responseStatus`.
+ */
+function dispatchText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let status: number | undefined;
+    dispatcher.dispatch(opts, {
+      onRequestStart() {},
+      onResponseStart(_c, statusCode) {
+        status = statusCode; // a 1xx is followed by the final status
+      },
+      onResponseData(_c, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        resolve({ status: status ?? 0, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') });
+      },
+      onResponseError(_c, err) {
+        reject(status === undefined ? err : Object.assign(err, { responseStatus: status }));
+      },
+    });
+  });
+}
+
 /** Requests and watches to a kubeconfig's current cluster (see the module comment). */
 export class ApiTransport {
   private readonly pools = new Map<string, Pool>();
@@ -133,9 +163,9 @@ export class ApiTransport {
   async request<T>(method: string, path: string, o: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<T> {
     const p = this.prepare();
     const headers = o.body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
-    let res: Dispatcher.ResponseData;
+    let res: { status: number; text: string };
     try {
-      res = await p.dispatcher.request({
+      res = await dispatchText(p.dispatcher, {
         origin: p.origin,
         path: p.basePath + path + queryString(o.query),
         method: method as Dispatcher.HttpMethod,
@@ -143,13 +173,13 @@ export class ApiTransport {
         body: o.body === undefined ? undefined : JSON.stringify(o.body),
       });
     } catch (e) {
-      countRequest(p.host, method, '<error>');
+      const status = (e as { responseStatus?: number }).responseStatus;
+      countRequest(p.host, method, status === undefined ? '<error>' : String(status));
       throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${(e as Error).message}`, e);
     }
-    countRequest(p.host, method, String(res.statusCode));
-    const text = await res.body.text();
-    if (res.statusCode < 200 || res.statusCode > 299) throw statusError(res.statusCode, text);
-    return (text ? JSON.parse(text) : undefined) as T;
+    countRequest(p.host, method, String(res.status));
+    if (res.status < 200 || res.status > 299) throw statusError(res.status, res.text);
+    return (res.text ? JSON.parse(res.text) : undefined) as T;
   }
 
   /**
@@ -192,30 +222,23 @@ export class ApiTransport {
       return ctl;
     }
     idle();
-    try {
-      const res = await p.dispatcher.request({
-        origin: p.origin,
-        path: p.basePath + path + queryString({ ...query, watch: 'true' }),
-        method: 'GET',
-        headers: p.headers,
-        signal: ctl.signal,
-      });
-      countRequest(p.host, 'GET', String(res.statusCode));
-      if (res.statusCode !== 200) {
-        const text = await res.body.text().catch(() => '');
-        finish(statusError(res.statusCode, text));
-        return ctl;
-      }
-      idle();
+    const prepared = p;
+    // Through `dispatch` with a handler that splits the bytes into lines itself: a Readable body
+    // stream per watch cost ~0.1 ms of the main thread per event in a pod burst (see dispatchText).
+    return new Promise<AbortController>((resolve) => {
+      let status: number | undefined;
+      let request: Dispatcher.DispatchController | undefined;
+      ctl.signal.addEventListener('abort', () => request?.abort(ctl.signal.reason), { once: true });
+      const decoder = new StringDecoder('utf8');
+      const refusal: Buffer[] = [];
       let rest = '';
-      res.body.setEncoding('utf8');
-      res.body.on('data', (chunk: string) => {
-        idle();
-        rest += chunk;
+      const lines = (text: string) => {
+        rest += text;
+        let from = 0;
         let nl: number;
-        while ((nl = rest.indexOf('\n')) >= 0) {
-          const line = rest.slice(0, nl);
-          rest = rest.slice(nl + 1);
+        while ((nl = rest.indexOf('\n', from)) >= 0) {
+          const line = rest.slice(from, nl);
+          from = nl + 1;
           if (!line.trim()) continue;
           let ev: { type?: string; object?: unknown };
           try {
@@ -225,15 +248,52 @@ export class ApiTransport {
           }
           if (!finished) onEvent(String(ev.type), ev.object);
         }
-      });
-      res.body.on('error', (e) => finish(ctl.signal.aborted && !timedOut ? null : e));
-      res.body.on('end', () => finish(null));
-      res.body.on('close', () => finish(timedOut || null));
-    } catch (e) {
-      if (!ctl.signal.aborted || timedOut) countRequest(p.host, 'GET', '<error>');
-      finish(ctl.signal.aborted && !timedOut ? null : nodeletError('NDL_API_REQUEST', `watch ${path}: ${(e as Error).message}`, e));
-    }
-    return ctl;
+        rest = rest.slice(from);
+      };
+      const failed = (e: unknown) => {
+        if (!ctl.signal.aborted || timedOut) countRequest(prepared.host, 'GET', '<error>');
+        finish(ctl.signal.aborted && !timedOut ? null : nodeletError('NDL_API_REQUEST', `watch ${path}: ${(e as Error).message}`, e));
+        resolve(ctl);
+      };
+      try {
+        prepared.dispatcher.dispatch(
+          { origin: prepared.origin, path: prepared.basePath + path + queryString({ ...query, watch: 'true' }), method: 'GET', headers: prepared.headers },
+          {
+            onRequestStart(c) {
+              request = c;
+              if (ctl.signal.aborted) c.abort(ctl.signal.reason);
+            },
+            onResponseStart(_c, code) {
+              if (code < 200) return; // 1xx: the final status follows
+              status = code;
+              countRequest(prepared.host, 'GET', String(code));
+              if (code === 200) idle();
+              resolve(ctl);
+            },
+            onResponseData(_c, chunk) {
+              if (status !== 200) {
+                refusal.push(chunk);
+                return;
+              }
+              idle();
+              lines(decoder.write(chunk));
+            },
+            onResponseEnd() {
+              if (status !== 200) return finish(statusError(status ?? 0, Buffer.concat(refusal).toString('utf8')));
+              lines(decoder.end());
+              finish(null);
+            },
+            onResponseError(_c, e) {
+              if (status === undefined) return failed(e);
+              if (status !== 200) return finish(statusError(status, Buffer.concat(refusal).toString('utf8')));
+              finish(ctl.signal.aborted && !timedOut ? null : e);
+            },
+          },
+        );
+      } catch (e) {
+        failed(e);
+      }
+    });
   }
 
   /** Closes every pool (tests, shutdown). */

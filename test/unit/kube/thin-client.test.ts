@@ -168,6 +168,31 @@ describe('API requests', () => {
     expect((e as { httpStatus?: number }).httpStatus).toBeUndefined();
   });
 
+  it('read an answer that comes in several chunks; an answer cut off after its status fails with NDL_API_REQUEST, counted under that status', async () => {
+    const big = { metadata: { name: 'n1' }, status: { note: 'x'.repeat(200_000) } };
+    handler = (r, res) => {
+      const text = JSON.stringify(big);
+      if (r.url.includes('cut')) {
+        res.setHeader('content-length', String(text.length));
+        res.write(text.slice(0, 1000));
+        setImmediate(() => res.destroy());
+        return;
+      }
+      res.write(text.slice(0, 70_000));
+      setImmediate(() => res.end(text.slice(70_000)));
+    };
+    const c = createKubeClients(kubeconfig('{token: t}'));
+    expect(await c.core.readNode({ name: 'n1' })).toEqual(big);
+    const host = new URL(base).host;
+    const counted = async () =>
+      (await restClientRequests.get()).values.find((v) => v.labels.code === '200' && v.labels.host === host && v.labels.method === 'GET')?.value ?? 0;
+    const before = await counted();
+    const e = await c.core.readNode({ name: 'cut' }).catch((x: unknown) => x);
+    expect(isNodeletError(e) && e.code).toBe('NDL_API_REQUEST');
+    expect((e as Error).message).toMatch(/^API server request failed: GET \/api\/v1\/nodes\/cut: /);
+    expect((await counted()) - before).toBe(1);
+  });
+
   it('are counted in rest_client_requests_total by code, host and method', async () => {
     handler = (r, res) => {
       res.statusCode = r.url.includes('missing') ? 404 : 200;
