@@ -3,7 +3,8 @@
  * list-watch.ts) against a small fake apiserver over plain HTTP: what goes on the wire,
  * how answers and failures come back, the request counter, watches and the informer.
  */
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -191,6 +192,61 @@ describe('API requests', () => {
     expect(isNodeletError(e) && e.code).toBe('NDL_API_REQUEST');
     expect((e as Error).message).toMatch(/^API server request failed: GET \/api\/v1\/nodes\/cut: /);
     expect((await counted()) - before).toBe(1);
+  });
+
+  it("go through the cluster's proxy-url, requests and watches alike", async () => {
+    const tunnels: string[] = [];
+    // Absolute-form requests (an http:// apiserver) are forwarded; CONNECT (https://) is tunnelled.
+    const proxy = http.createServer((req, res) => {
+      const target = new URL(req.url!);
+      tunnels.push(target.host);
+      const up = http.request(target, { method: req.method, headers: req.headers }, (ur) => {
+        res.writeHead(ur.statusCode!, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    proxy.on('connect', (req: http.IncomingMessage, client: import('node:net').Socket, head: Buffer) => {
+      tunnels.push(req.url!);
+      const [host, port] = req.url!.split(':');
+      const upstream = connect(Number(port), host!, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      handler = (r, res) => {
+        if (r.url.includes('watch=true')) return streamEvents(res, [{ type: 'ADDED', object: { metadata: { name: 'a' } } }]);
+        res.end(JSON.stringify({ metadata: { name: 'n1' } }));
+      };
+      const file = kubeconfig('{token: t}');
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8').replace('cluster: {server:', `cluster: {proxy-url: "http://127.0.0.1:${(proxy.address() as AddressInfo).port}", server:`),
+      );
+      const kc = new KubeConfig();
+      kc.loadFromFile(file);
+      const t = new ApiTransport(kc);
+      expect(await t.request('GET', '/api/v1/nodes/n1')).toEqual({ metadata: { name: 'n1' } });
+      const events: string[] = [];
+      const ended = new Promise(
+        (r) => void t.watch('/api/v1/pods', {}, (type, o) => events.push(`${type} ${(o as { metadata: { name: string } }).metadata.name}`), r),
+      );
+      expect(await ended).toBeNull();
+      expect(events).toEqual(['ADDED a']);
+      expect(tunnels.length).toBeGreaterThan(0);
+      expect(new Set(tunnels)).toEqual(new Set([new URL(base).host]));
+      await t.close();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   it('are counted in rest_client_requests_total by code, host and method', async () => {
