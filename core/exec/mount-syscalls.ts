@@ -23,8 +23,8 @@
  *   line in:  hex(command) hex(arg1) … hex(argN)\n      (hex: any byte in a path is safe)
  *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
  */
-import { accessSync, constants } from 'node:fs';
 import type { HelperProgram } from './helper-shell.ts';
+import { findPerl } from './perl.ts';
 
 /** mount(2) and umount2(2) by CPU (Linux's unistd tables: x86_64 165/166, the generic one of arm64 40/39). */
 const SYSCALLS: Partial<Record<NodeJS.Architecture, { mount: number; umount2: number }>> = {
@@ -76,13 +76,8 @@ export interface MountSyscallsOptions {
  */
 export function mountSyscalls(o: MountSyscallsOptions = {}): HelperProgram | undefined {
   const nr = SYSCALLS[o.arch ?? process.arch];
-  const perl = o.perl ?? '/usr/bin/perl';
-  if (!nr) return undefined;
-  try {
-    accessSync(perl, constants.X_OK);
-  } catch {
-    return undefined;
-  }
+  const perl = nr && findPerl(o.perl);
+  if (!nr || !perl) return undefined;
   return {
     argv: [perl, '-e', PERL, String(nr.mount), String(nr.umount2), String(MNT_DETACH)],
     line: (command, args) => `${[command, ...args].map(hex).join(' ')}\n`,

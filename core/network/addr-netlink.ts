@@ -23,8 +23,7 @@
  *   line in:  x<hex(arg1)> … x<hex(argN)>\n             (`ip`'s arguments; hex: any byte is safe; x: an empty one too)
  *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
  */
-import { accessSync, constants } from 'node:fs';
-import type { HelperProgram } from '../exec/index.ts';
+import { findPerl, type HelperProgram } from '../exec/index.ts';
 
 const PERL = `
 use strict;
@@ -101,11 +100,7 @@ export function isAddrChange(args: readonly string[]): boolean {
  * or undefined where there is no `perl` (default `/usr/bin/perl`): the caller then runs `ip`.
  */
 export function addrNetlink(o: { perl?: string } = {}): HelperProgram | undefined {
-  const perl = o.perl ?? '/usr/bin/perl';
-  try {
-    accessSync(perl, constants.X_OK);
-  } catch {
-    return undefined;
-  }
+  const perl = findPerl(o.perl);
+  if (!perl) return undefined;
   return { argv: [perl, '-e', PERL], line: (_command, args) => `${args.map((a) => `x${hex(a)}`).join(' ')}\n` };
 }

@@ -67,7 +67,7 @@ describe('addrNetlink', () => {
 
   // Needs CAP_NET_ADMIN to make a bridge (the suite runs as root in CI).
   it.skipIf(process.getuid?.() !== 0)(
-    'as root: puts IPv4 and IPv6 (nodad) addresses on a bridge exactly as ip does, idempotently, and takes them off',
+    'as root: puts IPv4 and IPv6 (nodad) addresses on a bridge exactly as ip does, idempotently, and takes them off (skipped when not root: needs CAP_NET_ADMIN)',
     async () => {
       const ip = helper();
       const dev = bridge();

@@ -38,7 +38,7 @@ describe('shellIpCommand', () => {
 
   // Needs /usr/bin/perl (Debian and Ubuntu always have it: perl-base); elsewhere every call goes to the shell.
   it.skipIf(!existsSync('/usr/bin/perl'))(
-    "sends a pod IP's addr replace/del to the netlink helper where perl exists, every other call to the shell",
+    "sends a pod IP's addr replace/del to the netlink helper where perl exists, every other call to the shell (skipped without /usr/bin/perl)",
     async () => {
       fakeIpOnPath();
       const ip = shellIpCommand();
