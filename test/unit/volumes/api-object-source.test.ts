@@ -1,6 +1,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { createApiObjectSource } from '../../../core/volumes/api-object-source.ts';
+import { statusError } from '../../../core/kube/api-transport.ts';
 
 class FakeApiError extends Error {
   constructor(readonly code: number) {
@@ -58,7 +59,7 @@ describe('createApiObjectSource errors', () => {
   it('turns an API error into NDL_API_REQUEST with the apiserver Status message as detail, keeping its HTTP status', async () => {
     const body = JSON.stringify({
       kind: 'Status',
-      message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+      message: 'serviceaccounts "default" is forbidden: node requested token not bound to a pod',
       code: 403,
     });
     const fail = async () => {
@@ -68,9 +69,49 @@ describe('createApiObjectSource errors', () => {
     const opts = { expirationSeconds: 3600, podName: 'p', podUID: 'u' };
     await expect(src.requestServiceAccountToken('ns', 'default', opts)).rejects.toMatchObject({
       code: 'NDL_API_REQUEST',
-      detail: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+      detail: 'serviceaccounts "default" is forbidden: node requested token not bound to a pod',
       httpStatus: 403,
     });
     await expect(src.getSecret('ns', 's')).rejects.toMatchObject({ httpStatus: 403, message: expect.not.stringContaining('HTTP-Code') });
+  });
+});
+
+describe('createApiObjectSource and the apiserver lagging a binding', () => {
+  it('asks for a token again when NodeRestriction has not yet seen the pod bound here, and reads through the lag', async () => {
+    const lag = statusError(
+      403,
+      JSON.stringify({
+        kind: 'Status',
+        message: 'serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node',
+        code: 403,
+      }),
+    );
+    const graph = statusError(
+      403,
+      JSON.stringify({
+        kind: 'Status',
+        message: 'configmaps "kube-root-ca.crt" is forbidden: no relationship found between node \'n1\' and this object',
+        code: 403,
+      }),
+    );
+    let tokenAsks = 0;
+    let cmReads = 0;
+    const api = {
+      async createNamespacedServiceAccountToken() {
+        if (++tokenAsks === 1) throw lag;
+        return { status: { token: 'jwt', expirationTimestamp: new Date('2030-01-01T00:00:00Z') } };
+      },
+      async readNamespacedConfigMap() {
+        if (++cmReads <= 2) throw graph;
+        return { metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': 'CA' } };
+      },
+    } as unknown as CoreV1Api;
+    const src = createApiObjectSource(api);
+    await expect(src.requestServiceAccountToken('ns', 'default', { expirationSeconds: 3600, podName: 'p', podUID: 'u' })).resolves.toMatchObject({
+      token: 'jwt',
+    });
+    expect(tokenAsks).toBe(2);
+    expect((await src.getConfigMap('ns', 'kube-root-ca.crt'))?.data).toEqual({ 'ca.crt': 'CA' });
+    expect(cmReads).toBe(3);
   });
 });
