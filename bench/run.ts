@@ -343,7 +343,11 @@ function report(r: {
       `1 ${target} API calls per pod (kubelet side, ${a.pods} pods)`,
       `${a.nodeSideTotal}: ${Object.entries(a.nodeSide)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}`,
+        .join(', ')}; refused (count): ${
+        Object.entries(a.refused ?? {})
+          .map(([k, v]) => `${k} ×${v}`)
+          .join(', ') || 'none'
+      }`,
     );
   }
   // Issue 17 acceptance. kubemark's hollow kubelet records events into a FakeRecorder (dropped, never

@@ -25,6 +25,8 @@ export interface ApiCallsPerPod {
   nodeSide: CallCounts;
   /** Sum of `nodeSide`. */
   nodeSideTotal: number;
+  /** Kubelet-side calls the apiserver refused (4xx/5xx), as counts (not per pod), keyed `VERB resource code`. */
+  refused: CallCounts;
 }
 
 /** Parses `apiserver_request_total` lines of a Prometheus text exposition into counts by verb/group/resource/subresource. */
@@ -44,6 +46,9 @@ export function parseRequestTotals(text: string): CallCounts {
     const res = [labels.group ?? '', labels.resource ?? ''].join('/') + (labels.subresource ? `/${labels.subresource}` : '');
     const key = `${labels.verb ?? '?'} ${res}`;
     out[key] = (out[key] ?? 0) + value;
+    // Refused calls are also counted under their code (`POST /serviceaccounts/token 403`): a kubelet
+    // that asks before the apiserver's caches saw a binding is refused (bench/README.md, session 10).
+    if (/^[45]\d\d$/.test(labels.code ?? '')) out[`${key} ${labels.code}`] = (out[`${key} ${labels.code}`] ?? 0) + value;
   }
   return out;
 }
@@ -96,5 +101,8 @@ export function perPod(before: CallCounts, after: CallCounts, pods: number): Api
     .sort((a, b) => b[1] - a[1]);
   const all = Object.fromEntries(diff.map(([k, d]) => [k, r(d / pods)]));
   const nodeSide = Object.fromEntries(diff.filter(([k]) => NODE_SIDE.some((re) => re.test(k))).map(([k, d]) => [k, r(d / pods)]));
-  return { pods, all, nodeSide, nodeSideTotal: r(Object.values(nodeSide).reduce((a, b) => a + b, 0)) };
+  const refused = Object.fromEntries(
+    diff.filter(([k]) => / [45]\d\d$/.test(k) && NODE_SIDE.some((re) => re.test(k.slice(0, k.lastIndexOf(' '))))).map(([k, d]) => [k, d]),
+  );
+  return { pods, all, nodeSide, nodeSideTotal: r(Object.values(nodeSide).reduce((a, b) => a + b, 0)), refused };
 }
