@@ -344,7 +344,7 @@ function report(r: {
       `${a.nodeSideTotal}: ${Object.entries(a.nodeSide)
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}; refused (count): ${
-        Object.entries(a.refused ?? {})
+        Object.entries(a.refused)
           .map(([k, v]) => `${k} ×${v}`)
           .join(', ') || 'none'
       }`,

@@ -14,10 +14,11 @@ import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { ListWatch, type KubeClients } from '../kube/index.ts';
 import type { SingleObjectWatch, StartObjectWatch, WatchedKind } from './object-watch-manager.ts';
+import { BINDING_LAG_FIRST_RETRY_MS } from './binding-lag-retry.ts';
 
 const RETRY_MS = 1000;
-/** The first retry of a first list that failed; doubled per failure up to {@link RETRY_MS}. */
-const FIRST_LIST_RETRY_MS = 20;
+/** The first retry of a first list that failed (the binding lag's); doubled per failure up to {@link RETRY_MS}. */
+const FIRST_LIST_RETRY_MS = BINDING_LAG_FIRST_RETRY_MS;
 
 /** Watches single ConfigMaps/Secrets through the API server. */
 export function apiObjectWatch(clients: Pick<KubeClients, 'transport' | 'core'>, log: Logger): StartObjectWatch {

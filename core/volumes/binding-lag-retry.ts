@@ -12,7 +12,7 @@
  *    `no relationship found between node '<node>' and this object` until its graph has
  *    the pod's edges (plugin/pkg/auth/authorizer/node/node_authorizer.go).
  *
- * In a 100-pod burst the bench saw 4–12 TokenRequests refused so, all for the first
+ * In a 100-pod burst the bench saw up to 12 TokenRequests refused so, all for the first
  * pods of the burst. Upstream's kubelet fails the mount (`FailedMount … failed to
  * fetch token`, a known transient) and retries after its volume back-off (500 ms),
  * so the pods that were bound first started last.
@@ -28,8 +28,10 @@
  */
 import { apiMessage, apiStatus } from '../kube/index.ts';
 
-/** The waits between asks, in ms. */
-export const BINDING_LAG_RETRY_MS: readonly number[] = [20, 40, 80, 160, 320];
+/** The first wait after a refusal for binding lag, in ms; doubled per refusal (here and in `api-object-watch.ts`). */
+export const BINDING_LAG_FIRST_RETRY_MS = 20;
+/** The waits between asks, in ms: 20, 40, 80, 160, 320. */
+export const BINDING_LAG_RETRY_MS: readonly number[] = [1, 2, 4, 8, 16].map((k) => k * BINDING_LAG_FIRST_RETRY_MS);
 
 const LAG_403 = ['no relationship found between node', 'node requested token bound to a pod scheduled on a different node'];
 const POD_NOT_FOUND = /^pods? "[^"]+" not found$/;
