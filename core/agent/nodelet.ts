@@ -23,8 +23,8 @@ import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import { type NodeletOptions, packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
-import { createKubeClients, type KubeClients } from '../kube/index.ts';
-import { NodeController, LeaseController, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
+import { createKubeClients, type KubeClients, withTimeout } from '../kube/index.ts';
+import { NodeController, LeaseController, heartbeatTimeoutMs, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
 import {
   PodController,
   PodStarts,
@@ -224,7 +224,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   let stopSource: (() => void) | undefined;
   let livePods: V1Pod[] | undefined;
   if (clients && o.registerNode) {
-    node = new NodeController(clients, {
+    // The node's status and Lease go through requests that time out (upstream's heartbeat client).
+    const heartbeat = withTimeout(clients, heartbeatTimeoutMs(o.nodeStatusUpdateFrequencyMs, o.nodeLeaseDurationSeconds));
+    node = new NodeController(heartbeat, {
       shape,
       host,
       rootDir: o.rootDir,
@@ -242,7 +244,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     void network.settle();
     const poke = node.poke.bind(node);
     devices.onChange(poke);
-    lease = new LeaseController(clients, {
+    lease = new LeaseController(heartbeat, {
       nodeName: o.nodeName,
       nodeUID: node.uid,
       durationSeconds: o.nodeLeaseDurationSeconds,

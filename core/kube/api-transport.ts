@@ -12,6 +12,12 @@
  * Every request is counted in `rest_client_requests_total{code, host, method}`
  * (`<error>` when no response came), like client-go's metric.
  *
+ * Requests wait for their answer as long as the apiserver takes, unless the
+ * transport has a timeout ({@link ApiTransport.withTimeout}): upstream's kubelet
+ * gives its heartbeat client (node status, Lease) one of `nodeStatusUpdateFrequency`
+ * (10 s), so that a request stuck on a dead connection or in the apiserver's queue
+ * is given up, its connection closed, and the next try goes on a fresh one.
+ *
  * Hand-written over undici (a kept HTTP client) instead of client-node's generated
  * API: see `kubeconfig.ts` for why.
  */
@@ -111,14 +117,51 @@ function dispatchText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions):
   });
 }
 
+/**
+ * The timeouts of a request of a transport with `timeoutMs`, as undici's own: for the
+ * status line and headers, then between pieces of the body. undici's, not a timer here,
+ * because on expiry undici also checks the connection: over HTTP/1.1 it closes it; over
+ * HTTP/2 (the apiserver's usual protocol: every request shares one connection) it sends
+ * a PING and replaces the connection when no answer comes within the timeout (at least
+ * 1 s). An aborted request would only reset its own stream and leave a dead connection
+ * in use.
+ */
+function timeouts(timeoutMs?: number): Pick<Dispatcher.DispatchOptions, 'headersTimeout' | 'bodyTimeout'> {
+  return timeoutMs === undefined ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+}
+
+/** The message of a request that timed out (undici's timeout errors), else undefined. */
+function timeoutMessage(e: unknown, timeoutMs?: number): string | undefined {
+  const code = (e as { code?: unknown })?.code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return `no answer within ${timeoutMs} ms; the request was cancelled`;
+  if (code === 'UND_ERR_BODY_TIMEOUT') return `the answer stopped for ${timeoutMs} ms; the request was cancelled`;
+  return undefined;
+}
+
 /** Requests and watches to a kubeconfig's current cluster (see the module comment). */
 export class ApiTransport {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools: Map<string, Pool>;
 
   constructor(
     readonly kc: KubeConfig,
     private readonly credentials?: ClientCredentials,
-  ) {}
+    private readonly timing: { readonly timeoutMs?: number; readonly pools?: Map<string, Pool> } = {},
+  ) {
+    this.pools = timing.pools ?? new Map();
+  }
+
+  /**
+   * The same apiserver, credentials and connections, with requests that give up after
+   * `timeoutMs` (client-go's `rest.Config.Timeout`); watches are not timed.
+   */
+  withTimeout(timeoutMs: number): ApiTransport {
+    return new ApiTransport(this.kc, this.credentials, { timeoutMs, pools: this.pools });
+  }
+
+  /** The timeout of each request, if any. */
+  get timeoutMs(): number | undefined {
+    return this.timing.timeoutMs;
+  }
 
   /** How many connection pools exist (one per apiserver, user and certificate in use). */
   get poolCount(): number {
@@ -171,11 +214,12 @@ export class ApiTransport {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        ...timeouts(this.timing.timeoutMs),
       });
     } catch (e) {
       const status = (e as { responseStatus?: number }).responseStatus;
       countRequest(p.host, method, status === undefined ? '<error>' : String(status));
-      throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${(e as Error).message}`, e);
+      throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${timeoutMessage(e, this.timing.timeoutMs) ?? (e as Error).message}`, e);
     }
     countRequest(p.host, method, String(res.status));
     if (res.status < 200 || res.status > 299) throw statusError(res.status, res.text);

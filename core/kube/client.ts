@@ -51,6 +51,15 @@ export function fromTransport(transport: ApiTransport): KubeClients {
   };
 }
 
+/**
+ * The same clients over the same connections, with requests that give up after
+ * `timeoutMs`: upstream's kubelet builds such a "heartbeat client" for the node's
+ * status and Lease.
+ */
+export function withTimeout(clients: KubeClients, timeoutMs: number): KubeClients {
+  return fromTransport(clients.transport.withTimeout(timeoutMs));
+}
+
 /** The HTTP status of an API error (from {@link ApiTransport}, {@link apiError}, or a test's `{ code: 404 }`), or undefined. */
 export function apiStatus(e: unknown): number | undefined {
   const code = (e as { code?: unknown; httpStatus?: unknown })?.code;

@@ -1,5 +1,5 @@
 /** The face of core/kube: what other folders may use; everything else in the folder is private to it. */
-export { apiError, apiMessage, apiStatus, createKubeClients, isApiConflict, isApiNotFound, type KubeClients } from './client.ts';
+export { apiError, apiMessage, apiStatus, createKubeClients, isApiConflict, isApiNotFound, type KubeClients, withTimeout } from './client.ts';
 export { mergePatch, strategicMergePatch } from './api-groups.ts';
 export { ApiTransport, type ClientCredentials } from './api-transport.ts';
 export { KubeConfig, type Cluster } from './kubeconfig.ts';

@@ -253,6 +253,47 @@ describe('API requests', () => {
   });
 });
 
+describe('A transport with a timeout (the heartbeat clients)', () => {
+  it('gives up a request the apiserver does not answer, closes its connection, and the next request answers on a new one', async () => {
+    const closed: string[] = [];
+    const stuck: http.ServerResponse[] = [];
+    handler = (r, res) => {
+      res.socket!.once('close', () => closed.push(r.url));
+      if (r.url.includes('stuck')) return void stuck.push(res); // never answered
+      res.end(JSON.stringify({ metadata: { name: 'n1' } }));
+    };
+    const host = new URL(base).host;
+    const errors = async () =>
+      (await restClientRequests.get()).values.find((v) => v.labels.code === '<error>' && v.labels.host === host && v.labels.method === 'PUT')?.value ?? 0;
+    const errors0 = await errors();
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig('{token: t}'));
+    const plain = new ApiTransport(kc);
+    const timed = plain.withTimeout(300);
+    expect([plain.timeoutMs, timed.timeoutMs]).toEqual([undefined, 300]);
+    const t0 = Date.now();
+    const e = await timed.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/stuck', { body: {} }).catch((x: unknown) => x);
+    const waited = Date.now() - t0;
+    expect(isNodeletError(e) && e.code).toBe('NDL_API_REQUEST');
+    expect((e as Error).message).toBe(
+      'API server request failed: PUT /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/stuck: no answer within 300 ms; the request was cancelled',
+    );
+    expect(waited).toBeGreaterThanOrEqual(295);
+    expect((await errors()) - errors0).toBe(1);
+    // The connection that stopped answering is closed, not kept for the next request.
+    await expect.poll(() => closed).toEqual(['/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/stuck']);
+    expect(await timed.request('GET', '/api/v1/nodes/n1')).toEqual({ metadata: { name: 'n1' } });
+    // Both transports use the same connections; the one without a timeout waits.
+    expect([plain.poolCount, timed.poolCount]).toEqual([1, 1]);
+    const slow = plain.request('GET', '/api/v1/nodes/stuck-too');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(stuck).toHaveLength(2);
+    stuck[1]!.end(JSON.stringify({ metadata: { name: 'late' } }));
+    expect(await slow).toEqual({ metadata: { name: 'late' } });
+    await plain.close();
+  });
+});
+
 /** A watch answer streamed in uneven chunks, with a line that is not JSON. */
 function streamEvents(res: http.ServerResponse, events: object[]): void {
   const text = events.map((e) => JSON.stringify(e)).join('\nnot json\n') + '\n';

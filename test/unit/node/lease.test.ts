@@ -102,7 +102,7 @@ describe('LeaseController', () => {
     expect(api.created).toEqual([]);
   });
 
-  it('on a conflict re-reads the Lease and renews the fresh copy', async () => {
+  it('on a conflict re-reads the Lease at once and renews the fresh copy', async () => {
     vi.useFakeTimers();
     vi.spyOn(Math, 'random').mockReturnValue(0); // no jitter: renew at exactly 10 s
     const { api, lease } = make();
@@ -110,14 +110,36 @@ describe('LeaseController', () => {
     await vi.advanceTimersByTimeAsync(0);
     api.touch();
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(api.calls.slice(2)).toEqual(['replace']);
-    await vi.advanceTimersByTimeAsync(100);
     expect(api.calls.slice(2)).toEqual(['replace', 'read', 'replace']);
     expect(api.replaced.at(-1)!.metadata!.resourceVersion).toBe('2');
   });
 
-  it('backs off 100 ms doubling to 7 s on errors and resets after a success', async () => {
+  it('retries a failed update at once, up to 5 times, then reads the Lease again and updates it', async () => {
     vi.useFakeTimers();
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const { api, lease } = make();
+    lease.start();
+    await vi.advanceTimersByTimeAsync(0);
+    // One failure (e.g. a request that timed out): the next try follows at once.
+    api.fail.replace = [apiError(500)];
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(api.calls.slice(2)).toEqual(['replace', 'replace']);
+    expect(api.replaced).toHaveLength(1);
+    // Five failures: the sixth request is a read (ensure), then an update of what it read.
+    api.fail.replace = Array.from({ length: 5 }, () => apiError(503));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(api.calls.slice(4)).toEqual(['replace', 'replace', 'replace', 'replace', 'replace', 'read', 'replace']);
+    expect(api.replaced).toHaveLength(2);
+    // The next renewal counts its 10 s from the end of that sync.
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(api.calls).toHaveLength(11);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.calls.slice(11)).toEqual(['replace']);
+  });
+
+  it('reads or creates the Lease with back-off 200 ms doubling to 7 s until it works', async () => {
+    vi.useFakeTimers();
+    vi.spyOn(Math, 'random').mockReturnValue(0);
     const { api, lease } = make();
     api.fail.read = Array.from({ length: 9 }, () => apiError(500));
     const times: number[] = [];
@@ -128,15 +150,21 @@ describe('LeaseController', () => {
       return read(a);
     };
     lease.start();
-    await vi.advanceTimersByTimeAsync(30_000);
-    expect(times.slice(0, 10)).toEqual([0, 100, 300, 700, 1500, 3100, 6300, 12_700, 19_700, 26_700]);
+    await vi.advanceTimersByTimeAsync(40_000);
+    expect(times.slice(0, 10)).toEqual([0, 200, 600, 1400, 3000, 6200, 12_600, 19_600, 26_600, 33_600]);
     expect(api.calls.slice(10, 12)).toEqual(['create']);
-    // After the success the next failure starts again at 100 ms.
-    api.fail.replace = [apiError(500)];
+    // A later failure to read starts the back-off again at 200 ms.
+    api.fail.replace = Array.from({ length: 5 }, () => apiError(500));
+    api.fail.read = [apiError(500)];
     const before = times.length;
-    await vi.advanceTimersByTimeAsync(10_400);
-    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(3_600); // created at 33.6 s: renewed at 43.6 s
+    expect(api.calls.slice(-6)).toEqual(['replace', 'replace', 'replace', 'replace', 'replace', 'read']);
     expect(times.length).toBe(before + 1);
+    await vi.advanceTimersByTimeAsync(199);
+    expect(times.length).toBe(before + 1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(times.length).toBe(before + 2);
+    expect(api.calls.slice(-2)).toEqual(['read', 'replace']);
   });
 
   it('stops renewing when stopped', async () => {
