@@ -10,7 +10,7 @@
  *   flowcontrol.Backoff (restarts, pulls)  10 s ×2 ≤ 300 s, reset after 2 × max idle
  *   exponentialbackoff (plugin operations,  500 ms ×2 ≤ 2 min 2 s, no reset
  *     volume set-up)
- *   node lease renewal                      100 ms ×2 ≤ 7 s, reset on success
+ *   node lease ensure (read or create)      200 ms ×2 ≤ 7 s, from the start each time
  *   wait.Backoff (CSINode updates)          4 steps, 10 ms ×5, 10 % jitter
  *   certificate rotation                    2 s ×2, 10 % jitter, 4 steps, then every 32 s
  */

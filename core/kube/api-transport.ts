@@ -16,7 +16,7 @@
  * transport has a timeout ({@link ApiTransport.withTimeout}): upstream's kubelet
  * gives its heartbeat client (node status, Lease) one of `nodeStatusUpdateFrequency`
  * (10 s), so that a request stuck on a dead connection or in the apiserver's queue
- * is given up, its connection closed, and the next try goes on a fresh one.
+ * is given up, and a connection that stopped answering is replaced (see `timeouts`).
  *
  * Hand-written over undici (a kept HTTP client) instead of client-node's generated
  * API: see `kubeconfig.ts` for why.

@@ -20,16 +20,15 @@
  */
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
+import { nextDelay, type BackoffPolicy } from '../backoff/index.ts';
 import { nodeletError } from '../errors/index.ts';
 import { type KubeClients, isApiConflict, isApiNotFound, apiMessage, MicroTime } from '../kube/index.ts';
 
 const NAMESPACE = 'kube-node-lease';
 /** Immediate, successive tries of an update (upstream's maxUpdateRetries). */
-export const LEASE_UPDATE_TRIES = 5;
-/** The first wait of the ensure back-off (upstream sleeps 100 ms doubled before its first wait). */
-const ENSURE_FIRST_WAIT_MS = 200;
-/** The longest wait of the ensure back-off (upstream's maxBackoff). */
-const ENSURE_MAX_WAIT_MS = 7000;
+const LEASE_UPDATE_TRIES = 5;
+/** The ensure back-off: upstream sleeps 100 ms doubled before its first wait, up to its maxBackoff. */
+const ENSURE_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 7000 };
 
 /**
  * The timeout of the heartbeat requests (node status and Lease), as upstream's kubelet
@@ -134,12 +133,12 @@ export class LeaseController {
 
   /** Reads the Lease or creates it, retrying with back-off until it works; undefined when stopped. */
   private async backoffEnsure(): Promise<{ lease: V1Lease; created: boolean } | undefined> {
-    let wait = ENSURE_FIRST_WAIT_MS / 2;
+    let wait: number | undefined;
     while (!this.stopped) {
       try {
         return await this.ensure();
       } catch (e) {
-        wait = Math.min(2 * wait, ENSURE_MAX_WAIT_MS);
+        wait = nextDelay(ENSURE_BACKOFF, wait);
         this.o.log.warn({ err: apiMessage(e), retryMs: wait }, 'failed to ensure node lease exists, will retry');
         await this.sleep(wait);
       }
