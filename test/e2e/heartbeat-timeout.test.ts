@@ -92,7 +92,8 @@ describe('heartbeat timeout', () => {
   };
 
   it('renews the Lease on a new connection after the one in use stops answering', async () => {
-    const lease = await coordination.readNamespacedLease({ name: nodeName, namespace: 'kube-node-lease' });
+    // The node is Ready from its registration on; its Lease is created just after.
+    const lease = await eventually('the node Lease', () => coordination.readNamespacedLease({ name: nodeName, namespace: 'kube-node-lease' }), 20_000);
     expect(lease.spec?.leaseDurationSeconds).toBe(8);
     // The node's requests reach the apiserver through the relay only.
     await eventually('a renewal through the relay', async () => Date.now() - (await renewTime()) < 2_500, 20_000);
