@@ -9,7 +9,7 @@
  * at its tear-down.
  */
 import { mkdirSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
@@ -87,14 +87,23 @@ export function createPodSetup(
     return join(o.podsDir, uid);
   };
   const identity = (pod: V1Pod) => ({ namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! });
-  /** Container log directories made (off the main thread) when the pod was prepared, by pod uid. */
+  /** Container log directories made when the pod was prepared, by pod uid. */
   const logDirs = new Map<string, Set<string>>();
-  const makeLogDirs = async (pod: V1Pod) => {
+  /**
+   * The pod's own directories, made in one synchronous step on the main thread, as upstream's
+   * pod worker makes them (`makePodDataDirs`, `os.MkdirAll`): a few `mkdir`s, 0.01–0.3 ms each here.
+   * Through libuv's pool, `mkdir -p` is a pooled `mkdir` per level (more when levels are missing:
+   * the deepest is tried first), each waiting for a pool thread and a turn of the event loop; under
+   * a 100-pod burst the pod dir and log dirs took 117 ms at p50 so, and nodelet's CPU over the
+   * burst was ~30 % higher (bench/README.md, issue 17, session 12).
+   */
+  const makePodDirs = (pod: V1Pod, dir: string) => {
+    mkdirSync(dir, { recursive: true, mode: 0o750 });
     const made = logDirs.get(pod.metadata!.uid!) ?? new Set<string>();
     for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
       const d = dirname(containerLogPath(o.rootDir, identity(pod), c.name, 0));
       if (made.has(d)) continue;
-      await mkdir(d, { recursive: true, mode: 0o750 });
+      mkdirSync(d, { recursive: true, mode: 0o750 });
       made.add(d);
     }
     logDirs.set(pod.metadata!.uid!, made);
@@ -106,7 +115,7 @@ export function createPodSetup(
       watching?.registerPod(pod);
       // Tokens first: the longest step of a projected volume needs neither the pod's dirs nor its mounts.
       if (clients) for (const r of podTokenRequests(pod)) source.requestServiceAccountToken(r.namespace, r.serviceAccount, r.opts).catch(() => undefined);
-      await Promise.all([mkdir(dir, { recursive: true, mode: 0o750 }), makeLogDirs(pod)]);
+      makePodDirs(pod, dir);
       for (const r of ext.podResources ?? []) {
         try {
           await r.prepare(pod);
@@ -135,7 +144,7 @@ export function createPodSetup(
     argv: (container, env) => resolveArgv(container, env),
     logPath(pod, container, restartCount) {
       const p = containerLogPath(o.rootDir, identity(pod), container, restartCount);
-      // Made by prepare() (async); a sync mkdir only for a container prepare did not know.
+      // Made by prepare(); here only for a container prepare did not know.
       if (!logDirs.get(pod.metadata!.uid!)?.has(dirname(p))) mkdirSync(dirname(p), { recursive: true, mode: 0o750 });
       return p;
     },

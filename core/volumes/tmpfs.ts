@@ -27,7 +27,7 @@
  *
  *   tearDown ──► mounted? ─yes──► umount (busy: umount -l) ──► plugin.tearDown (if any) ──► dir removed by the caller
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
@@ -73,7 +73,9 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
     enabled,
     async mount(dir, mode, sizeBytes) {
       // A dir made just now is no mount point: the mount table is read only for a dir that was there.
-      const made = await mkdir(dir, { recursive: true });
+      // Made synchronously, as the pod's own dirs (core/pods/pod-setup-impl.ts: the pooled `mkdir -p`
+      // of a volume dir, three levels, took 175 ms at p50 under a 100-pod burst).
+      const made = mkdirSync(dir, { recursive: true });
       if (made === undefined && (await mounted(dir))) return;
       const opts = [`mode=${mode.toString(8).padStart(4, '0')}`, ...(sizeBytes !== undefined && sizeBytes > 0 ? [`size=${sizeBytes}`] : [])];
       try {
