@@ -32,7 +32,7 @@ describe('a pod\u2019s directories', () => {
   it('makes pods/<uid> and one log dir per container (0750) when the pod is prepared, and logPath needs no other', async () => {
     root = await mkdtemp(join(tmpdir(), 'nodelet-poddirs-'));
     const setup = setupIn(root);
-    const prepared = await setup.prepare(pod);
+    const prepared = (await setup.prepare(pod)) as ReadonlyMap<string, unknown>;
     expect([...prepared.keys()]).toEqual(['scratch']);
     expect((await stat(join(root, 'pods', UID))).mode & 0o777).toBe(0o750);
     for (const c of ['init', 'c', 'd']) {
