@@ -50,6 +50,7 @@ import { probeVolumePlugins } from './volume-plugins.ts';
 import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
+import { dirMaker, helperShell, mountSyscalls } from '../exec/index.ts';
 import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
@@ -169,8 +170,16 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
     onConditionsChanged: () => node?.poke(),
   });
+  // One Perl helper (core/exec) makes the tmpfs mounts and the pods' own dirs: system calls in
+  // another process, one round trip each, none on the main thread. Without perl: /bin/sh's `mount`
+  // and libuv's pool.
+  const syscalls = mountSyscalls();
+  const syscallHelper = syscalls ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: syscalls }) : undefined;
+  const dirs = dirMaker(syscallHelper);
+  const tmpfs = createTmpfsMounter({ dirs, ...(syscallHelper && process.getuid?.() === 0 ? { exec: (c: string, a: string[]) => syscallHelper(c, a) } : {}) });
   const setup = createPodSetup(o, clients, nodeIP, log, {
-    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs: createTmpfsMounter() }),
+    dirs,
+    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
     podResources: dra ? [dra.preparer] : [],
     events,

@@ -43,6 +43,7 @@ export const CATALOGUE = {
   NDL_POD_ADMISSION: 'pod rejected at admission',
   NDL_CONTAINER_CONFIG: 'container config unavailable',
   NDL_TERMINATION_MESSAGE: 'termination message unreadable',
+  NDL_POD_DIRS: 'pod directory cannot be made',
   // pod network
   NDL_NETWORK_CIDR: 'pod CIDR unusable',
   NDL_NETWORK_EXHAUSTED: 'no free IP in the pod CIDR',

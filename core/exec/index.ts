@@ -1,4 +1,5 @@
-/** The face of core/exec: commands run through a long-lived helper shell (no fork of nodelet per command). */
+/** The face of core/exec: commands run through a long-lived helper shell (no fork of nodelet per command), and directories made through one. */
 export { helperShell, type HelperProgram, type HelperShell, type HelperShellOptions } from './helper-shell.ts';
 export { mountSyscalls, type MountSyscallsOptions } from './mount-syscalls.ts';
 export { findPerl } from './perl.ts';
+export { dirMaker, type DirMaker } from './dir-maker.ts';

@@ -20,6 +20,12 @@
  * approximated. A failed call answers status 32 (`mount`'s "mount failure") with
  * `<command>: <dir>: <strerror>`.
  *
+ * One command is nodelet's own, for `dir-maker.ts`: `mkdirs <mode> <dir>…` makes every
+ * missing level of each dir with mkdir(2) and `mode` (octal; the umask applies), as
+ * Node's `mkdir(dir, { recursive: true, mode })` does, and answers, per dir, the hex of
+ * the first level it made or `-` (nothing made). A failure answers status 1 with
+ * `mkdirs: <dir>: <errno number> <strerror>`; the dirs before it were made.
+ *
  *   line in:  hex(command) hex(arg1) … hex(argN)\n      (hex: any byte in a path is safe)
  *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
  */
@@ -55,8 +61,35 @@ while (defined(my $line = <STDIN>)) {
     $dir = $w[1];
     $r = syscall($sys_umount2, $dir, $detach + 0);
   }
+  if ($cmd eq 'mkdirs' && @w >= 2 && $w[0] =~ /^[0-7]{1,4}$/) {
+    my ($st, $out) = mkdirs(oct($w[0]), @w[1 .. $#w]);
+    printf("%d %d\\n%s\\n", $st, length($out), $out);
+    next;
+  }
   my ($st, $out) = !defined($r) ? (2, "unsupported: $cmd " . join(' ', @w)) : $r < 0 ? (32, "$cmd: $dir: $!") : (0, '');
   printf("%d %d\\n%s\\n", $st, length($out), $out);
+}
+# Every missing level of each dir, top down; per dir the hex of the first level made, or '-'.
+sub mkdirs {
+  my ($mode, @dirs) = @_;
+  my @made;
+  for my $d (@dirs) {
+    my ($first, $p) = ('-', '');
+    my @parts = split(m{/}, $d, -1);
+    for my $i (0 .. $#parts) {
+      my $part = $parts[$i];
+      $p = ($p eq '' && $part eq '') ? '/' : $p eq '/' ? "/$part" : $p eq '' ? $part : "$p/$part";
+      next if $part eq '' || -d $p;
+      if (mkdir($p, $mode)) {
+        $first = unpack('H*', $p) if $first eq '-';
+      } elsif (!($!{EEXIST} && (-d $p || $i < $#parts))) {
+        # A file in the way of a deeper level fails there, as ENOTDIR (what Node's mkdir -p answers).
+        return (1, sprintf('mkdirs: %s: %d %s', $p, $! + 0, $!));
+      }
+    }
+    push(@made, $first);
+  }
+  return (0, join(' ', @made));
 }
 `;
 

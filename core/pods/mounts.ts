@@ -16,8 +16,7 @@
  * A subPath may name a file (upstream allows it); the mount's `hostPath` is
  * then that file.
  */
-import { realpathSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
 import type { Mount } from '@nodelet/plugin-api/v1';
@@ -54,15 +53,6 @@ async function subPathHost(vol: PreparedVolume, m: V1VolumeMount, subPath: strin
   }
 }
 
-/** The real path of `p`, or `p` when it has none (gone, or a loop). */
-function realOrSame(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-}
-
 /**
  * The container's mounts in `volumeMounts` order. `env` (from `resolveEnv`)
  * is needed for `subPathExpr`. `readOnly` = the mount's `readOnly` or the
@@ -91,9 +81,7 @@ export async function resolveMounts(
     }
     const subPath = m.subPathExpr ? expandSubPathExpr(m.subPathExpr, env) : (m.subPath ?? '');
     // Always a real path: providers and the termination message reader check at access time that it still is one.
-    // realpath(3) of a dir nodelet just made is in the dentry cache: called directly, not through libuv's pool
-    // (a pooled call waits for a pool thread and a turn of the event loop; core/pods/pod-setup-impl.ts).
-    const hostPath = subPath === '' ? realOrSame(vol.hostPath) : await subPathHost(vol, m, subPath);
+    const hostPath = subPath === '' ? await realpath(vol.hostPath).catch(() => vol.hostPath) : await subPathHost(vol, m, subPath);
     mounts.push({ name: m.name, hostPath, containerPath: path.posix.normalize(m.mountPath), readOnly: m.readOnly === true || vol.readOnly });
   }
   return mounts;

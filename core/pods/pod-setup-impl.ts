@@ -17,6 +17,7 @@ import type { NodeletOptions } from '../config/index.ts';
 import type { KubeClients } from '../kube/index.ts';
 import type { Events } from '../events/index.ts';
 import { containerLogPath } from '../logs/index.ts';
+import { dirMaker, type DirMaker } from '../exec/index.ts';
 import {
   apiObjectWatch,
   createApiObjectSource,
@@ -65,6 +66,8 @@ export interface PodSetupExtensions {
   readonly events: Events;
   /** Pod-level resources prepared before the volumes, in order (DRA claims). */
   readonly podResources?: readonly PodResourcePreparer[];
+  /** Makes the pod's own dirs (default: through libuv's pool; the composition root gives the Perl helper's, core/exec). */
+  readonly dirs?: DirMaker;
 }
 
 /** Builds the pod setup for this node. */
@@ -89,23 +92,15 @@ export function createPodSetup(
   const identity = (pod: V1Pod) => ({ namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid: pod.metadata!.uid! });
   /** Container log directories made when the pod was prepared, by pod uid. */
   const logDirs = new Map<string, Set<string>>();
-  /**
-   * The pod's own directories, made in one synchronous step on the main thread, as upstream's
-   * pod worker makes them (`makePodDataDirs`, `os.MkdirAll`): a few `mkdir`s, 0.01–0.3 ms each here.
-   * Through libuv's pool, `mkdir -p` is a pooled `mkdir` per level (more when levels are missing:
-   * the deepest is tried first), each waiting for a pool thread and a turn of the event loop; under
-   * a 100-pod burst the pod dir and log dirs took 117 ms at p50 so, and nodelet's CPU over the
-   * burst was ~30 % higher (bench/README.md, issue 17, session 12).
-   */
-  const makePodDirs = (pod: V1Pod, dir: string) => {
-    mkdirSync(dir, { recursive: true, mode: 0o750 });
+  const dirs = ext.dirs ?? dirMaker(undefined);
+  /** The pod's own dirs (`pods/<uid>`, a log dir per container), in one call to the dir maker (one round trip, off the main thread). */
+  const makePodDirs = async (pod: V1Pod, dir: string) => {
     const made = logDirs.get(pod.metadata!.uid!) ?? new Set<string>();
-    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
-      const d = dirname(containerLogPath(o.rootDir, identity(pod), c.name, 0));
-      if (made.has(d)) continue;
-      mkdirSync(d, { recursive: true, mode: 0o750 });
-      made.add(d);
-    }
+    const wanted = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
+      .map((c) => dirname(containerLogPath(o.rootDir, identity(pod), c.name, 0)))
+      .filter((d) => !made.has(d));
+    await dirs.make([dir, ...new Set(wanted)], 0o750);
+    for (const d of wanted) made.add(d);
     logDirs.set(pod.metadata!.uid!, made);
   };
   return {
@@ -115,7 +110,7 @@ export function createPodSetup(
       watching?.registerPod(pod);
       // Tokens first: the longest step of a projected volume needs neither the pod's dirs nor its mounts.
       if (clients) for (const r of podTokenRequests(pod)) source.requestServiceAccountToken(r.namespace, r.serviceAccount, r.opts).catch(() => undefined);
-      makePodDirs(pod, dir);
+      await makePodDirs(pod, dir);
       for (const r of ext.podResources ?? []) {
         try {
           await r.prepare(pod);

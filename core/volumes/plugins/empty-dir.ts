@@ -1,5 +1,5 @@
 /** `emptyDir` volumes (upstream plugin `kubernetes.io/empty-dir`). */
-import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { chmod, lstat, mkdir } from 'node:fs/promises';
 import type { V1Volume } from '@kubernetes/client-node';
 import { nodeletError } from '../../errors/index.ts';
 import { volumeDirFor } from '../plugin-registry.ts';
@@ -11,9 +11,7 @@ const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
  * A directory under the pod dir, mode 0777 like upstream. For `medium: Memory`
  * the composition root wraps this plugin so the dir is a tmpfs mount when nodelet
  * runs as root (`../tmpfs.ts`); unwrapped, it is a plain directory, recorded as a note. `sizeLimit` is
- * enforced by eviction (core/eviction), not by the filesystem, as upstream. Made and checked
- * with direct calls, as the pod's own dirs (core/pods/pod-setup-impl.ts): a few metadata
- * calls, each of which through libuv's pool would wait for a turn of a busy event loop.
+ * enforced by eviction (core/eviction), not by the filesystem, as upstream.
  */
 export const emptyDirPlugin: VolumePlugin = {
   pluginName: EMPTY_DIR_PLUGIN,
@@ -21,10 +19,10 @@ export const emptyDirPlugin: VolumePlugin = {
   async setUp(volume, ctx) {
     const src = volume.emptyDir!;
     const dir = volumeDirFor(ctx.podDir, EMPTY_DIR_PLUGIN, volume.name);
-    mkdirSync(dir, { recursive: true });
-    const st = lstatSync(dir);
+    await mkdir(dir, { recursive: true });
+    const st = await lstat(dir);
     if (!st.isDirectory()) throw nodeletError('NDL_PATH_ESCAPE', `${volume.name}: volume dir is not a directory`);
-    if ((st.mode & 0o7777) !== 0o777) chmodSync(dir, 0o777);
+    if ((st.mode & 0o7777) !== 0o777) await chmod(dir, 0o777);
     const notes: string[] = [];
     if (src.medium === 'Memory') notes.push('emptyDir medium Memory is a plain directory on this node (no tmpfs)');
     else if (src.medium) notes.push(`emptyDir medium ${JSON.stringify(src.medium)} is a plain directory on this node`);

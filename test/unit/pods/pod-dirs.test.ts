@@ -14,7 +14,7 @@ const pod = {
   spec: { initContainers: [{ name: 'init' }], containers: [{ name: 'c' }, { name: 'd' }], volumes: [{ name: 'scratch', emptyDir: {} }] },
 } as V1Pod;
 
-// The pod's own dirs are made synchronously in prepare() (core/pods/pod-setup-impl.ts): upstream's
+// The pod's own dirs are made in prepare() in one call to the dir maker (core/exec/dir-maker.ts): upstream's
 // layout and modes, before any volume is set up, and a failure is a rejection, not a throw.
 describe('a pod\u2019s directories', () => {
   let root: string | undefined;
@@ -51,6 +51,6 @@ describe('a pod\u2019s directories', () => {
     expect(() => {
       result = setup.prepare(pod);
     }).not.toThrow();
-    await expect(result).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(result).rejects.toMatchObject({ code: 'NDL_POD_DIRS', errnoCode: 'ENOTDIR' });
   });
 });

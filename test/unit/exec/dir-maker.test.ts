@@ -1,0 +1,63 @@
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isNodeletError } from '../../../core/errors/catalogue.ts';
+import { dirMaker, type DirMaker } from '../../../core/exec/dir-maker.ts';
+import { helperShell } from '../../../core/exec/helper-shell.ts';
+import { mountSyscalls } from '../../../core/exec/mount-syscalls.ts';
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function scratch(): Promise<string> {
+  const root = path.join(tmpdir(), `nodelet-dir-maker-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`);
+  await mkdir(root, { recursive: true });
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  return root;
+}
+
+/** The two dir makers: through the Perl helper of mount-syscalls.ts (`mkdirs`), and through libuv's pool. */
+const makers: [string, () => DirMaker][] = [
+  [
+    'through the Perl helper',
+    () => {
+      const program = mountSyscalls();
+      expect(program, 'this machine has /usr/bin/perl on x64 or arm64').toBeDefined();
+      const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program, size: 1 });
+      cleanups.push(sh.close);
+      return dirMaker(sh);
+    },
+  ],
+  ['through libuv\u2019s pool (no perl)', () => dirMaker(undefined)],
+];
+
+describe.each(makers)('dirMaker, %s', (_name, make) => {
+  it('makes every missing level of each dir with the mode, and answers the first level it made (undefined: it was there)', async () => {
+    const root = await scratch();
+    const dirs = make();
+    const a = path.join(root, 'pods', 'uid-1');
+    const b = path.join(root, 'logs', "ns_it's ünïcode name_uid-1", 'c');
+    await mkdir(path.join(root, 'logs'));
+    expect(await dirs.make([a, b], 0o750)).toEqual([path.join(root, 'pods'), path.join(root, 'logs', "ns_it's ünïcode name_uid-1")]);
+    for (const d of [path.join(root, 'pods'), a, path.dirname(b), b]) expect((await stat(d)).mode & 0o777).toBe(0o750);
+    expect(await dirs.make([a, b, root], 0o750)).toEqual([undefined, undefined, undefined]);
+    expect(await dirs.make([], 0o750)).toEqual([]);
+  });
+
+  it('rejects with NDL_POD_DIRS naming the level and its errno when a file is in the way, and makes the next call', async () => {
+    const root = await scratch();
+    const dirs = make();
+    await writeFile(path.join(root, 'pods'), 'a file where a dir belongs');
+    const err = await dirs.make([path.join(root, 'pods', 'uid-1', 'volumes')], 0o750).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isNodeletError(err) && err.code).toBe('NDL_POD_DIRS');
+    expect(err).toMatchObject({ errnoCode: 'ENOTDIR', message: expect.stringContaining('ENOTDIR') });
+    expect((err as { path: string }).path.startsWith(path.join(root, 'pods'))).toBe(true);
+    expect(await dirs.make([path.join(root, 'ok', 'x')], 0o700)).toEqual([path.join(root, 'ok')]);
+  });
+});
