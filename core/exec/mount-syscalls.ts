@@ -24,7 +24,11 @@
  * missing level of each dir with mkdir(2) and `mode` (octal; the umask applies), as
  * Node's `mkdir(dir, { recursive: true, mode })` does, and answers, per dir, the hex of
  * the first level it made or `-` (nothing made). A failure answers status 1 with
- * `mkdirs: <dir>: <errno number> <strerror>`; the dirs before it were made.
+ * `mkdirs: <dir>: <errno number> <strerror>`; the dirs before it were made. Another,
+ * `mount-new <mode> -t <type> -o <options> <source> <dir>`, is `mkdirs <mode> <dir>` and then,
+ * only when the dir itself was made now, the `mount` above, in one round trip: it answers
+ * what `mkdirs` answers (`-`: the dir was there, nothing was mounted; the caller checks the
+ * mount table), or what a failed `mkdirs` or `mount` answers.
  *
  *   line in:  hex(command) hex(arg1) … hex(argN)\n      (hex: any byte in a path is safe)
  *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
@@ -63,6 +67,15 @@ while (defined(my $line = <STDIN>)) {
   }
   if ($cmd eq 'mkdirs' && @w >= 2 && $w[0] =~ /^[0-7]{1,4}$/) {
     my ($st, $out) = mkdirs(oct($w[0]), @w[1 .. $#w]);
+    printf("%d %d\\n%s\\n", $st, length($out), $out);
+    next;
+  }
+  if ($cmd eq 'mount-new' && @w == 7 && $w[0] =~ /^[0-7]{1,4}$/ && $w[1] eq '-t' && $w[3] eq '-o') {
+    my ($type, $data, $src, $d) = ($w[2], $w[4], $w[5], $w[6]);
+    my ($st, $out) = mkdirs(oct($w[0]), $d);
+    if ($st == 0 && $out ne '-' && syscall($sys_mount, $src, $d, $type, 0, $data) < 0) {
+      ($st, $out) = (32, "mount: $d: $!");
+    }
     printf("%d %d\\n%s\\n", $st, length($out), $out);
     next;
   }

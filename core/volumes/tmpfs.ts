@@ -58,6 +58,8 @@ export interface TmpfsMounterOptions {
   readonly isMounted?: (dir: string) => Promise<boolean>;
   /** Makes the mount points (default: through libuv's pool; the composition root gives the Perl helper's, core/exec). */
   readonly dirs?: DirMaker;
+  /** `exec` knows the Perl helper's `mount-new` (core/exec/mount-syscalls.ts): a new mount point and its mount in one call. */
+  readonly mountNew?: boolean;
 }
 
 /** The node's tmpfs mounter. */
@@ -74,21 +76,19 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
   return {
     enabled,
     async mount(dir, mode, sizeBytes) {
-      // A dir made just now is no mount point: the mount table is read only for a dir that was there.
-      // Made in one round trip (core/exec/dir-maker.ts: through libuv's pool, the `mkdir -p` of a
-      // volume's three missing levels took 175 ms at p50 under a 100-pod burst).
-      const [made] = await dirs.make([dir], 0o777);
-      if (made === undefined && (await mounted(dir))) return;
       const opts = [`mode=${mode.toString(8).padStart(4, '0')}`, ...(sizeBytes !== undefined && sizeBytes > 0 ? [`size=${sizeBytes}`] : [])];
-      try {
-        await exec('mount', ['-t', 'tmpfs', '-o', opts.join(','), 'tmpfs', dir]);
-      } catch (e) {
-        throw nodeletError(
-          'NDL_VOLUME_TMPFS',
-          `mount -t tmpfs on ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`,
-          e,
-        );
-      }
+      const args = ['-t', 'tmpfs', '-o', opts.join(','), 'tmpfs', dir];
+      // A dir made just now is no mount point: the mount table is read only for a dir that was there.
+      // Where the Perl helper runs, the dir is made in the same round trip as its mount (through libuv's
+      // pool, the `mkdir -p` of a volume's three missing levels took 175 ms at p50 under a 100-pod
+      // burst: core/exec/dir-maker.ts); else in one call to the dir maker, then the mount.
+      let made: boolean;
+      if (o.mountNew) {
+        made = String(await exec('mount-new', ['777', ...args]).catch((e: unknown) => Promise.reject(mountFailed(dir, e)))).trim() !== '-';
+        if (made) return;
+      } else made = (await dirs.make([dir], 0o777))[0] !== undefined;
+      if (!made && (await mounted(dir))) return;
+      await exec('mount', args).catch((e: unknown) => Promise.reject(mountFailed(dir, e)));
     },
     async unmount(dir) {
       if (!(await mounted(dir))) return 'none';
@@ -113,6 +113,10 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
       log.warn({}, 'nodelet does not run as root: emptyDir medium Memory, secret and projected volumes are plain directories on disk (no tmpfs)');
     },
   };
+}
+
+function mountFailed(dir: string, e: unknown): unknown {
+  return nodeletError('NDL_VOLUME_TMPFS', `mount -t tmpfs on ${dir} failed: ${String((e as { stderr?: string }).stderr || (e as Error).message).trim()}`, e);
 }
 
 /** The pod's memory limit: the sum of its containers' limits when every container has one. */

@@ -83,4 +83,33 @@ describe('mountSyscalls', () => {
     const notMounted = await failure(sh('umount', [dir]));
     expect(notMounted?.stderr).toBe(`umount: ${dir}: Invalid argument`);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'mount-new makes the mount point and mounts in one call, and mounts nothing on a dir that was there (skipped when not root: needs CAP_SYS_ADMIN)',
+    async () => {
+      const { sh, root } = await helper();
+      const dir = path.join(root, 'pods', 'uid', 'volumes', 'kubernetes.io~projected', 'tok é');
+      const hex = (p: string) => Buffer.from(p, 'utf8').toString('hex');
+      expect(await sh('mount-new', ['777', '-t', 'tmpfs', '-o', 'mode=0750', 'tmpfs', dir])).toBe(hex(path.join(root, 'pods')));
+      cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
+      expect(await isMountPoint(dir)).toBe(true);
+      expect((await stat(dir)).mode & 0o7777).toBe(0o750);
+      // There already (mounted or not): nothing is mounted over it.
+      expect(await sh('mount-new', ['777', '-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', dir])).toBe('-');
+      expect((await stat(dir)).mode & 0o7777).toBe(0o750);
+      const plain = path.join(root, 'plain');
+      await mkdir(plain);
+      expect(await sh('mount-new', ['777', '-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', plain])).toBe('-');
+      expect(await isMountPoint(plain)).toBe(false);
+      // A file in the way: mkdirs' answer, nothing mounted; a bad mount: mount's.
+      await writeFile(path.join(root, 'file'), 'x');
+      const e = await failure(sh('mount-new', ['777', '-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', path.join(root, 'file', 'd')]));
+      expect(e?.message).toContain('exited 1');
+      expect(e?.stderr).toBe(`mkdirs: ${path.join(root, 'file', 'd')}: 20 Not a directory`);
+      const bad = path.join(root, 'bad');
+      const m = await failure(sh('mount-new', ['777', '-t', 'no-such-fs', '-o', '', 'none', bad]));
+      expect(m?.message).toContain('exited 32');
+      expect(m?.stderr).toBe(`mount: ${bad}: No such device`);
+    },
+  );
 });

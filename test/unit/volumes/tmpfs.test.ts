@@ -148,6 +148,31 @@ describe('memory-backed volumes on tmpfs', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("with the Perl helper's mount-new: a new dir is made and mounted in one call; a dir that was there is mounted only when the table says it is not", async () => {
+    const asked: string[] = [];
+    const calls: string[] = [];
+    const inTable = new Set<string>();
+    const m = createTmpfsMounter({
+      enabled: true,
+      mountNew: true,
+      isMounted: async (d) => (asked.push(d), inTable.has(d)),
+      // The helper's answer: the hex of the first level made, '-' when the dir was there.
+      exec: async (cmd, args) => (calls.push(`${cmd} ${args.join(' ')}`), cmd === 'mount-new' && args.at(-1)!.endsWith('new') ? '6e6577' : '-'),
+    });
+    const fresh = path.join(dir, 'new');
+    await m.mount(fresh, 0o750, 1024);
+    expect(calls).toEqual([`mount-new 777 -t tmpfs -o mode=0750,size=1024 tmpfs ${fresh}`]);
+    expect(asked).toEqual([]);
+    const there = path.join(dir, 'there');
+    inTable.add(there);
+    await m.mount(there, 0o750, undefined); // mounted already: left as is
+    expect(calls.slice(1)).toEqual([`mount-new 777 -t tmpfs -o mode=0750 tmpfs ${there}`]);
+    inTable.clear();
+    await m.mount(there, 0o750, undefined); // a plain dir: mounted now
+    expect(calls.slice(2)).toEqual([`mount-new 777 -t tmpfs -o mode=0750 tmpfs ${there}`, `mount -t tmpfs -o mode=0750 tmpfs ${there}`]);
+    expect(asked).toEqual([there, there]);
+  });
+
   it('detaches a busy mount (umount -l) so that tear-down goes on', async () => {
     const calls: string[] = [];
     const m = createTmpfsMounter({
