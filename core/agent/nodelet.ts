@@ -176,10 +176,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const syscalls = mountSyscalls();
   const syscallHelper = syscalls ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: syscalls }) : undefined;
   const dirs = dirMaker(syscallHelper);
-  const tmpfs = createTmpfsMounter({
-    dirs,
-    ...(syscallHelper && process.getuid?.() === 0 ? { exec: (c: string, a: string[]) => syscallHelper(c, a), mountNew: true } : {}),
-  });
+  const tmpfs = createTmpfsMounter({ syscalls: syscallHelper });
   const setup = createPodSetup(o, clients, nodeIP, log, {
     dirs,
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs }),

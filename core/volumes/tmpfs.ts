@@ -30,7 +30,7 @@
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
-import { dirMaker, helperShell, mountSyscalls, type DirMaker } from '../exec/index.ts';
+import { dirMaker, helperShell, mountSyscalls, type HelperShell } from '../exec/index.ts';
 import { quantityUnits } from '../quantity/index.ts';
 import { isMountPoint } from './csi/mount-info.ts';
 import { volumeDirFor } from './plugin-registry.ts';
@@ -56,9 +56,14 @@ export interface TmpfsMounterOptions {
   readonly exec?: (cmd: string, args: string[]) => Promise<unknown>;
   /** Tells whether `dir` is a mount point (default: `/proc/self/mountinfo`). */
   readonly isMounted?: (dir: string) => Promise<boolean>;
-  /** Makes the mount points (default: through libuv's pool; the composition root gives the Perl helper's, core/exec). */
-  readonly dirs?: DirMaker;
-  /** `exec` knows the Perl helper's `mount-new` (core/exec/mount-syscalls.ts): a new mount point and its mount in one call. */
+  /**
+   * The Perl helper running `mount-syscalls.ts` (the composition root's, shared with the pod set-up's
+   * dir maker): mounts go to it, and a new mount point and its mount are one `mount-new` call. Without
+   * it: a helper of the mounter's own (Perl where it runs, else `/bin/sh`), and mount points through
+   * libuv's pool.
+   */
+  readonly syscalls?: HelperShell;
+  /** `exec` knows `mount-new` (tests; with `syscalls` it is known). */
   readonly mountNew?: boolean;
 }
 
@@ -67,11 +72,12 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
   const enabled = o.enabled ?? process.getuid?.() === 0;
   const exec =
     o.exec ??
-    (enabled
-      ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: mountSyscalls() })
-      : () => Promise.reject(nodeletError('NDL_VOLUME_TMPFS', 'not root: cannot mount')));
+    (!enabled
+      ? () => Promise.reject(nodeletError('NDL_VOLUME_TMPFS', 'not root: cannot mount'))
+      : (o.syscalls ?? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: mountSyscalls() })));
+  const mountNew = o.mountNew ?? (o.exec === undefined && enabled && o.syscalls !== undefined);
   const mounted = o.isMounted ?? ((dir: string) => isMountPoint(dir).catch(() => false));
-  const dirs = o.dirs ?? dirMaker(undefined);
+  const dirs = dirMaker(o.syscalls);
   let warned = false;
   return {
     enabled,
@@ -83,7 +89,7 @@ export function createTmpfsMounter(o: TmpfsMounterOptions = {}): TmpfsMounter {
       // pool, the `mkdir -p` of a volume's three missing levels took 175 ms at p50 under a 100-pod
       // burst: core/exec/dir-maker.ts); else in one call to the dir maker, then the mount.
       let made: boolean;
-      if (o.mountNew) {
+      if (mountNew) {
         made = String(await exec('mount-new', ['777', ...args]).catch((e: unknown) => Promise.reject(mountFailed(dir, e)))).trim() !== '-';
         if (made) return;
       } else made = (await dirs.make([dir], 0o777))[0] !== undefined;

@@ -85,7 +85,7 @@ describe('mountSyscalls', () => {
   });
 
   it.skipIf(process.getuid?.() !== 0)(
-    'mount-new makes the mount point and mounts in one call, and mounts nothing on a dir that was there (skipped when not root: needs CAP_SYS_ADMIN)',
+    'mount-new: a new dir made and mounted in one call, none over an old one (skipped if not root: CAP_SYS_ADMIN)',
     async () => {
       const { sh, root } = await helper();
       const dir = path.join(root, 'pods', 'uid', 'volumes', 'kubernetes.io~projected', 'tok é');
