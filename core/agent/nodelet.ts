@@ -50,7 +50,7 @@ import { probeVolumePlugins } from './volume-plugins.ts';
 import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
-import { dirMaker, helperShell, mountSyscalls } from '../exec/index.ts';
+import { dirMaker, fileWriter, helperShell, mountSyscalls } from '../exec/index.ts';
 import { startDra, type Dra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
@@ -170,9 +170,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
     onConditionsChanged: () => node?.poke(),
   });
-  // One Perl helper (core/exec) makes the tmpfs mounts and the pods' own dirs: system calls in
-  // another process, one round trip each, none on the main thread. Without perl: /bin/sh's `mount`
-  // and libuv's pool.
+  // One Perl helper (core/exec) makes the tmpfs mounts and the pods' own dirs, and writes the pod
+  // IP records: system calls in another process, one round trip each, none on the main thread.
+  // Without perl: /bin/sh's `mount` and libuv's pool.
   const syscalls = mountSyscalls();
   const syscallHelper = syscalls ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: syscalls }) : undefined;
   const dirs = dirMaker(syscallHelper);
@@ -191,6 +191,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     nodePodCIDRs: clients ? () => nodePodCIDRs(clients, o.nodeName) : undefined,
     log: log.child({ component: 'network' }),
     nodeEvent: (type, reason, note) => events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note),
+    files: fileWriter(syscallHelper, 'NDL_NETWORK_STATE'),
   });
   const probes = new ProbeManager();
   const pods = new PodController({

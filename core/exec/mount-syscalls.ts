@@ -28,7 +28,11 @@
  * `mount-new <mode> -t <type> -o <options> <source> <dir>`, is `mkdirs <mode> <dir>` and then,
  * only when the dir itself was made now, the `mount` above, in one round trip: it answers
  * what `mkdirs` answers (`-`: the dir was there, nothing was mounted; the caller checks the
- * mount table), or what a failed `mkdirs` or `mount` answers.
+ * mount table), or what a failed `mkdirs` or `mount` answers. A third, for `file-writer.ts`:
+ * `write-file <mode> <file> <data>` writes `data` to `<file>.tmp` (created with `mode`, the
+ * umask applies; truncated if it was there) and renames it over `file`, so a crash leaves the
+ * old file or the new one; it answers nothing, or status 1 with
+ * `write-file: <path>: <errno number> <strerror>` (the temporary file is removed then).
  *
  *   line in:  hex(command) hex(arg1) … hex(argN)\n      (hex: any byte in a path is safe)
  *   answer:   <status> <bytes>\n<output>\n                (as the helper shell answers)
@@ -47,6 +51,7 @@ const MNT_DETACH = 2;
 
 const PERL = `
 use strict;
+use Fcntl qw(O_WRONLY O_CREAT O_TRUNC);
 $| = 1;
 my ($sys_mount, $sys_umount2, $detach) = @ARGV;
 while (defined(my $line = <STDIN>)) {
@@ -79,6 +84,11 @@ while (defined(my $line = <STDIN>)) {
     printf("%d %d\\n%s\\n", $st, length($out), $out);
     next;
   }
+  if ($cmd eq 'write-file' && @w == 3 && $w[0] =~ /^[0-7]{1,4}$/) {
+    my ($st, $out) = write_file(oct($w[0]), $w[1], $w[2]);
+    printf("%d %d\\n%s\\n", $st, length($out), $out);
+    next;
+  }
   my ($st, $out) = !defined($r) ? (2, "unsupported: $cmd " . join(' ', @w)) : $r < 0 ? (32, "$cmd: $dir: $!") : (0, '');
   printf("%d %d\\n%s\\n", $st, length($out), $out);
 }
@@ -103,6 +113,28 @@ sub mkdirs {
     push(@made, $first);
   }
   return (0, join(' ', @made));
+}
+# data to <file>.tmp, then renamed over file; the temporary file is removed after a failure.
+sub write_file {
+  my ($mode, $f, $data) = @_;
+  my ($tmp, $fh, $at) = ("$f.tmp", undef, 0);
+  sysopen($fh, $tmp, O_WRONLY | O_CREAT | O_TRUNC, $mode) or return (1, sprintf('write-file: %s: %d %s', $tmp, $! + 0, $!));
+  while ($at < length($data)) {
+    my $n = syswrite($fh, $data, length($data) - $at, $at);
+    if (!defined($n)) {
+      my ($no, $text) = ($! + 0, "$!");
+      close($fh);
+      unlink($tmp);
+      return (1, sprintf('write-file: %s: %d %s', $tmp, $no, $text));
+    }
+    $at += $n;
+  }
+  if (!close($fh) || !rename($tmp, $f)) {
+    my ($no, $text) = ($! + 0, "$!");
+    unlink($tmp);
+    return (1, sprintf('write-file: %s: %d %s', $f, $no, $text));
+  }
+  return (0, '');
 }
 `;
 

@@ -8,9 +8,9 @@
  *
  * An address is reserved in memory before `allocate` first waits, so two pods
  * set up at once never get the same one; the file is then written off the main
- * thread and `allocate` resolves once it is on disk (a synchronous write per pod
- * was 1.5 ms of nodelet's main thread each under a 100-pod burst: bench/README.md,
- * issue 17). Writes and removals of one pod's file run in order. The lowest free
+ * thread (by the composition root's file writer: one round trip to its Perl helper)
+ * and `allocate` resolves once it is on disk (a synchronous write per pod was 1.5 ms
+ * of nodelet's main thread each under a 100-pod burst: bench/README.md, issue 17). Writes and removals of one pod's file run in order. The lowest free
  * offset wins, so a released address is the next one handed out; the offsets in
  * use are indexed per CIDR, so finding one does not parse every held address.
  *
@@ -19,9 +19,10 @@
  *                              └ CIDR changed: allocate() gives new IPs
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorDetail, nodeletError } from '../errors/index.ts';
+import { fileWriter, type FileWriter } from '../exec/index.ts';
 import type { PodCidr } from './cidr.ts';
 
 interface Allocation {
@@ -39,8 +40,14 @@ export class IpAllocator {
   /** The last file operation queued per pod (writes and removals of one file run in order). */
   private readonly fileOps = new Map<string, Promise<void>>();
 
-  /** `dir` holds one file per pod (created when missing); existing files are read now. */
-  constructor(private readonly dir: string) {
+  /**
+   * `dir` holds one file per pod (created when missing); existing files are read now. `files`
+   * writes them (default: through libuv's pool).
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly files: FileWriter = fileWriter(undefined, 'NDL_NETWORK_STATE'),
+  ) {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o750 });
       for (const f of readdirSync(dir)) {
@@ -178,11 +185,8 @@ export class IpAllocator {
   }
 
   private async write(a: Allocation): Promise<void> {
-    const file = join(this.dir, `${a.uid}.json`);
-    const tmp = `${file}.tmp`;
     try {
-      await writeFile(tmp, JSON.stringify(a) + '\n', { mode: 0o640 });
-      await rename(tmp, file);
+      await this.files.replace(join(this.dir, `${a.uid}.json`), JSON.stringify(a) + '\n', 0o640);
     } catch (e) {
       throw nodeletError('NDL_NETWORK_STATE', `cannot record the allocation of pod ${a.uid}: ${errorDetail(e)}`, e);
     }

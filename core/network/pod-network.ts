@@ -17,6 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { errorDetail } from '../errors/index.ts';
 import { parsePodCidr, type PodCidr } from './cidr.ts';
+import type { FileWriter } from '../exec/index.ts';
 import { IpAllocator } from './ip-allocator.ts';
 import { PodInterface, type IpCommand } from './pod-interface.ts';
 import { shellIpCommand } from './ip-shell.ts';
@@ -43,6 +44,8 @@ export interface PodNetworkOptions {
   cidrPollMs?: number;
   /** The `ip` command (tests fake it). */
   ip?: IpCommand;
+  /** Writes the IP records (the composition root's Perl helper; default: libuv's pool). */
+  files?: FileWriter;
 }
 
 type State = { kind: 'no-cidr' } | { kind: 'ready'; cidrs: PodCidr[] } | { kind: 'unavailable'; why: string };
@@ -56,7 +59,7 @@ export class PodNetworkManager {
   private waited = false;
 
   constructor(private readonly o: PodNetworkOptions) {
-    this.allocator = new IpAllocator(join(o.rootDir, 'network', 'allocations'));
+    this.allocator = new IpAllocator(join(o.rootDir, 'network', 'allocations'), o.files);
     // One helper shell runs every `ip` call: spawning from nodelet itself costs more as it grows (ip-shell.ts).
     this.iface = new PodInterface(o.interfaceName, o.ip ?? shellIpCommand());
   }

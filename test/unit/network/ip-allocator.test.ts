@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parsePodCidr } from '../../../core/network/cidr.ts';
 import { IpAllocator } from '../../../core/network/ip-allocator.ts';
 import { isNodeletError } from '../../../core/errors/index.ts';
+import { fileWriter, helperShell, mountSyscalls, type FileWriter } from '../../../core/exec/index.ts';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -79,10 +80,29 @@ describe('IpAllocator', () => {
     expect(await a.allocate('pod-a', [parsePodCidr('10.244.7.0/24')])).toEqual(['10.244.7.2']);
     expect(new IpAllocator(dir).get('pod-a')).toEqual(['10.244.7.2']);
   });
+});
 
+/** The records written through the Perl helper (`write-file`, as the composition root does) and through libuv's pool. */
+const writers: [string, () => FileWriter][] = [
+  [
+    'written through the Perl helper',
+    () => {
+      const program = mountSyscalls();
+      expect(program, 'this machine has /usr/bin/perl on x64 or arm64').toBeDefined();
+      const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program });
+      closes.push(sh.close);
+      return fileWriter(sh, 'NDL_NETWORK_STATE');
+    },
+  ],
+  ['written through libuv\u2019s pool', () => fileWriter(undefined, 'NDL_NETWORK_STATE')],
+];
+const closes: (() => void)[] = [];
+afterEach(() => closes.splice(0).forEach((c) => c()));
+
+describe.each(writers)('IpAllocator, records %s', (_name, writer) => {
   it('gives pods allocated at once distinct addresses, each recorded on disk when its allocation resolves', async () => {
     const dir = tmp();
-    const a = new IpAllocator(dir);
+    const a = new IpAllocator(dir, writer());
     const uids = Array.from({ length: 50 }, (_, i) => `pod-${i}`);
     const got = await Promise.all(uids.map(async (uid) => ({ uid, ips: await a.allocate(uid, [v4]) })));
     expect(new Set(got.map((g) => g.ips[0])).size).toBe(50);
@@ -97,10 +117,11 @@ describe('IpAllocator', () => {
 
   it('frees the reserved address when its record cannot be written', async () => {
     const dir = tmp();
-    const a = new IpAllocator(dir);
+    const a = new IpAllocator(dir, writer());
     rmSync(dir, { recursive: true, force: true }); // the directory is gone: the write fails
     const err: unknown = await a.allocate('pod-a', [v4]).catch((e: unknown) => e);
     expect(isNodeletError(err) && err.code).toBe('NDL_NETWORK_STATE');
+    expect((err as Error).message).toMatch(/cannot record the allocation of pod pod-a: .*ENOENT/);
     expect(a.get('pod-a')).toBeUndefined();
     mkdirSync(dir, { recursive: true });
     expect(await a.allocate('pod-b', [v4])).toEqual(['10.244.1.2']);
