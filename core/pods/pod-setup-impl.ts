@@ -9,7 +9,7 @@
  * at its tear-down.
  */
 import { mkdirSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
@@ -103,6 +103,13 @@ export function createPodSetup(
     for (const d of wanted) made.add(d);
     logDirs.set(pod.metadata!.uid!, made);
   };
+  /** The pods dir's real path, read once (when the first container's mounts are resolved: prepare() made the dir). */
+  let realPods: Promise<{ dir: string; real: string } | undefined> | undefined;
+  const realPodsDir = () =>
+    (realPods ??= realpath(o.podsDir).then(
+      (real) => ({ dir: o.podsDir, real }),
+      () => (realPods = undefined),
+    ));
   return {
     podDir,
     async prepare(pod) {
@@ -129,7 +136,7 @@ export function createPodSetup(
       }
     },
     async mounts(pod, container, prepared, env) {
-      const own = await resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env);
+      const own = await resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env, { pods: await realPodsDir() });
       const m = pod.metadata!;
       const regarding = { kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` };
       return contributedMounts(ext.containerOptions, pod, container, podDir(pod), own, (w) => ext.events.emit(regarding, 'Warning', w.reason, w.message));

@@ -100,4 +100,30 @@ describe('resolveMounts', () => {
     });
     await expect(resolveMounts(pod(), container([{ name: 'data', mountPath: 'rel' }]), prepared)).rejects.toMatchObject({ code: 'NDL_POD_INVALID' });
   });
+
+  it('gives a volume nodelet made under the pods dir its real path without reading it, and reads every other one', async () => {
+    await mkdir(path.join(dir, 'real-pods', 'uid-1'), { recursive: true });
+    await symlink(path.join(dir, 'real-pods'), path.join(dir, 'pods'));
+    const pods = { dir: path.join(dir, 'pods'), real: path.join(dir, 'real-pods') };
+    // Not on disk: a realpath would fail and leave the path as it is, so the answer shows which way it went.
+    const under = (name: string) => path.join(pods.dir, 'uid-1', 'volumes', name);
+    const vols = new Map<string, PreparedVolume>([
+      ['cfg', { name: 'cfg', hostPath: under('kubernetes.io~configmap/cfg'), readOnly: true, kind: 'configMap' }],
+      ['tok', { name: 'tok', hostPath: under('kubernetes.io~projected/tok'), readOnly: true, kind: 'projected' }],
+      ['host', { name: 'host', hostPath: under('elsewhere'), readOnly: false, kind: 'hostPath' }],
+      ['pv', { name: 'pv', hostPath: under('kubernetes.io~csi/pv/mount'), readOnly: false, kind: 'csi' }],
+      ['odd', { name: 'odd', hostPath: `${pods.dir}/uid-1/../../outside`, readOnly: false, kind: 'emptyDir' }],
+    ]);
+    const mounts = await resolveMounts(pod(), container([...vols.keys()].map((name) => ({ name, mountPath: `/${name}` }))), vols, {}, { pods });
+    expect(mounts.map((m) => m.hostPath)).toEqual([
+      path.join(pods.real, 'uid-1', 'volumes', 'kubernetes.io~configmap/cfg'),
+      path.join(pods.real, 'uid-1', 'volumes', 'kubernetes.io~projected/tok'),
+      under('elsewhere'),
+      under('kubernetes.io~csi/pv/mount'),
+      path.join(dir, 'outside'),
+    ]);
+    // Without the option, a made volume's path is read (and here, not there, left as it is).
+    const [m] = await resolveMounts(pod(), container([{ name: 'cfg', mountPath: '/c' }]), vols);
+    expect(m!.hostPath).toBe(under('kubernetes.io~configmap/cfg'));
+  });
 });
