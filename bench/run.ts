@@ -34,7 +34,7 @@ import {
   startKwok,
   waitNodeReady,
 } from './lib/env.ts';
-import { perPod, scrapeRequestTotals, settledRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
+import { perPod, scrapeRequestTotals, scrapeServerTimes, serverMsPerCall, settledRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
 import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
@@ -194,9 +194,13 @@ try {
   const apiCalls: Partial<Record<Target, ApiCallsPerPod>> = {};
   const latencyWithCalls = async (target: Target, image: string) => {
     const before = scrapeRequestTotals(cluster.info);
+    const timesBefore = scrapeServerTimes(cluster.info);
     const r = await measureLatency(c, target, image, P);
     // Settled: calls a node still makes after its pods are gone (queued events) are its own, not the next phase's.
-    apiCalls[target] = perPod(before, await settledRequestTotals(cluster.info), P.single + P.burst);
+    apiCalls[target] = {
+      ...perPod(before, await settledRequestTotals(cluster.info), P.single + P.burst),
+      serverMs: serverMsPerCall(timesBefore, scrapeServerTimes(cluster.info)),
+    };
     return r;
   };
   const lat = want('latency') || want('hollow') ? await phase('latency (nodelet)', () => latencyWithCalls('nodelet', images.sleep!)) : undefined;
@@ -349,6 +353,14 @@ function report(r: {
           .join(', ') || 'none'
       }`,
     );
+    if (a.serverMs && Object.keys(a.serverMs).length > 0)
+      add(
+        `1 ${target} apiserver time per kubelet-side call`,
+        Object.entries(a.serverMs)
+          .sort((x, y) => y[1] - x[1])
+          .map(([k, v]) => `${k} ${v} ms`)
+          .join(', '),
+      );
   }
   // Issue 17 acceptance. kubemark's hollow kubelet records events into a FakeRecorder (dropped, never
   // posted), so "no more calls than the hollow node" is also shown without events (bench/README.md).

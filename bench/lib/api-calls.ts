@@ -8,6 +8,10 @@
  * node's. `nodeSide` keeps the calls a kubelet makes for a pod: pod GET,
  * pods/status, events (core and events.k8s.io: this includes the scheduler's
  * one `Scheduled` event per pod), serviceaccounts/token, configmaps and secrets.
+ *
+ * The apiserver's own time per call (`apiserver_request_duration_seconds`: from its
+ * handler chain's start to the answer, APF queueing included) is diffed the same way:
+ * a node's calls that take long there wait for the apiserver, not for the node.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -27,6 +31,14 @@ export interface ApiCallsPerPod {
   nodeSideTotal: number;
   /** Kubelet-side calls the apiserver refused (4xx/5xx), as counts (not per pod), keyed `VERB resource code`. */
   refused: CallCounts;
+  /** The apiserver's mean time per kubelet-side call in the phase, in ms (rounded to 0.1), when its durations were scraped. */
+  serverMs?: CallCounts;
+}
+
+/** `apiserver_request_duration_seconds` sums and counts, keyed as {@link CallCounts}. */
+export interface ServerTimes {
+  seconds: CallCounts;
+  calls: CallCounts;
 }
 
 /** Parses `apiserver_request_total` lines of a Prometheus text exposition into counts by verb/group/resource/subresource. */
@@ -53,13 +65,49 @@ export function parseRequestTotals(text: string): CallCounts {
   return out;
 }
 
-/** Reads the apiserver's /metrics as the admin (kubectl get --raw) and returns the request counts. */
-export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
-  const text = execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], {
+/** Parses `apiserver_request_duration_seconds_sum`/`_count` lines (every verb but WATCH) into seconds and calls by verb/group/resource/subresource. */
+export function parseServerTimes(text: string): ServerTimes {
+  const out: ServerTimes = { seconds: {}, calls: {} };
+  for (const line of text.split('\n')) {
+    const m = /^apiserver_request_duration_seconds_(sum|count)\{(.*)\} (\S+)/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const l of m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
+    if (labels.verb === 'WATCH') continue;
+    const key = `${labels.verb ?? '?'} ${[labels.group ?? '', labels.resource ?? ''].join('/')}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    const into = m[1] === 'sum' ? out.seconds : out.calls;
+    into[key] = (into[key] ?? 0) + Number(m[3]);
+  }
+  return out;
+}
+
+/** The apiserver's /metrics as the admin (kubectl get --raw). */
+function scrapeMetrics(info: ClusterInfo): string {
+  return execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   });
-  return parseRequestTotals(text);
+}
+
+/** Reads the apiserver's /metrics and returns the request counts. */
+export function scrapeRequestTotals(info: ClusterInfo): CallCounts {
+  return parseRequestTotals(scrapeMetrics(info));
+}
+
+/** Reads the apiserver's /metrics and returns its time per call (see {@link parseServerTimes}). */
+export function scrapeServerTimes(info: ClusterInfo): ServerTimes {
+  return parseServerTimes(scrapeMetrics(info));
+}
+
+/** The apiserver's mean ms per kubelet-side call between two scrapes (series with no call in between are left out). */
+export function serverMsPerCall(before: ServerTimes, after: ServerTimes): CallCounts {
+  const out: CallCounts = {};
+  for (const [k, n] of Object.entries(after.calls)) {
+    const calls = n - (before.calls[k] ?? 0);
+    if (calls <= 0 || !NODE_SIDE.some((re) => re.test(k))) continue;
+    out[k] = Math.round((((after.seconds[k] ?? 0) - (before.seconds[k] ?? 0)) / calls) * 10_000) / 10;
+  }
+  return out;
 }
 
 /**
