@@ -1,36 +1,15 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { fileWriter, type FileWriter } from '../../../core/exec/file-writer.ts';
-import { helperShell } from '../../../core/exec/helper-shell.ts';
-import { mountSyscalls } from '../../../core/exec/mount-syscalls.ts';
+import { execFixtures } from './exec-fixtures.ts';
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function scratch(): Promise<string> {
-  const root = path.join(tmpdir(), `nodelet-file-writer-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`);
-  await mkdir(root, { recursive: true });
-  cleanups.push(() => rm(root, { recursive: true, force: true }));
-  return root;
-}
+const { scratch, perlHelper } = execFixtures('file-writer');
 
 /** The two writers: through the Perl helper of mount-syscalls.ts (`write-file`), and through libuv's pool. */
 const writers: [string, () => FileWriter][] = [
-  [
-    'through the Perl helper',
-    () => {
-      const program = mountSyscalls();
-      expect(program, 'this machine has /usr/bin/perl on x64 or arm64').toBeDefined();
-      const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program, size: 1 });
-      cleanups.push(sh.close);
-      return fileWriter(sh, 'NDL_NETWORK_STATE');
-    },
-  ],
+  ['through the Perl helper', () => fileWriter(perlHelper(), 'NDL_NETWORK_STATE')],
   ['through libuv\u2019s pool (no perl)', () => fileWriter(undefined, 'NDL_NETWORK_STATE')],
 ];
 
