@@ -15,8 +15,8 @@
  * package makes a batch of directories in one hop off the main thread.
  */
 import { mkdir } from 'node:fs/promises';
-import { constants } from 'node:os';
 import { nodeletError } from '../errors/index.ts';
+import { helperErrno } from './helper-errno.ts';
 import type { HelperShell } from './helper-shell.ts';
 
 /** Makes directories (every missing level, like `mkdir -p`). */
@@ -29,9 +29,6 @@ export interface DirMaker {
    */
   make(dirs: readonly string[], mode: number): Promise<(string | undefined)[]>;
 }
-
-/** Errno names by number (`os.constants.errno`), for the helper's answers. */
-const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 
 /**
  * A {@link DirMaker} through `helper` (a helper shell running the `mount-syscalls.ts`
@@ -64,11 +61,8 @@ export function dirMaker(helper: HelperShell | undefined): DirMaker {
 
 /** The helper's `mkdirs: <path>: <errno> <strerror>` as NDL_POD_DIRS (any other failure of the helper as it came). */
 function failure(e: unknown): unknown {
-  const text = String((e as { stderr?: string }).stderr ?? '');
-  const m = /^mkdirs: (.*): (\d+) (.*)$/s.exec(text.trim());
-  if (!m) return e;
-  const code = ERRNO_NAMES.get(Number(m[2])) ?? 'EIO';
-  return podDirsError(m[1]!, code, `${code}: ${m[3]!}, mkdir '${m[1]!}'`, e);
+  const f = helperErrno(e, 'mkdirs');
+  return f ? podDirsError(f.path, f.errnoCode, `${f.errnoCode}: ${f.strerror}, mkdir '${f.path}'`, e) : e;
 }
 
 /** NDL_POD_DIRS with fs's wording (`ENOTDIR: not a directory, mkdir '<path>'`), the errno name and the path. */

@@ -12,8 +12,8 @@
  * main thread.
  */
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { constants } from 'node:os';
 import { nodeletError, type ErrorCode } from '../errors/index.ts';
+import { helperErrno } from './helper-errno.ts';
 import type { HelperShell } from './helper-shell.ts';
 
 /** Replaces small files whole. */
@@ -26,9 +26,6 @@ export interface FileWriter {
    */
   replace(file: string, data: string, mode: number): Promise<void>;
 }
-
-/** Errno names by number (`os.constants.errno`), for the helper's answers. */
-const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 
 /**
  * A {@link FileWriter} through `helper` (a helper shell running the `mount-syscalls.ts`
@@ -57,11 +54,8 @@ export function fileWriter(helper: HelperShell | undefined, errorCode: ErrorCode
       try {
         await helper('write-file', [mode.toString(8), file, data]);
       } catch (e) {
-        const text = String((e as { stderr?: string }).stderr ?? '');
-        const m = /^write-file: (.*): (\d+) (.*)$/s.exec(text.trim());
-        if (!m) throw e;
-        const code = ERRNO_NAMES.get(Number(m[2])) ?? 'EIO';
-        throw fail(m[1]!, code, `${code}: ${m[3]!}, write '${m[1]!}'`, e);
+        const f = helperErrno(e, 'write-file');
+        throw f ? fail(f.path, f.errnoCode, `${f.errnoCode}: ${f.strerror}, write '${f.path}'`, e) : e;
       }
     },
   };
