@@ -9,6 +9,8 @@ import * as k8s from '@kubernetes/client-node';
 export interface PodTimes {
   created: number;
   node?: string;
+  /** When this process first saw the pod bound to a node (its watch event with spec.nodeName). */
+  bound?: number;
   running?: number;
   finished?: number;
   phase?: string;
@@ -43,6 +45,7 @@ export class PodWatch {
         if (type === 'DELETED') return;
         const t = this.pods.get(name) ?? { created: new Date(pod.metadata!.creationTimestamp!).getTime() };
         t.node = pod.spec?.nodeName;
+        if (t.bound === undefined && t.node) t.bound = now;
         t.phase = pod.status?.phase;
         if (t.running === undefined && t.phase === 'Running') t.running = now;
         if (t.finished === undefined && (t.phase === 'Succeeded' || t.phase === 'Failed')) t.finished = now;
