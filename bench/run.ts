@@ -213,7 +213,8 @@ try {
       ? await phase('latency (kwok)', () => latencyWithCalls('kwok', 'registry.invalid/kwok-fake:1'))
       : undefined;
   const latH = hollow ? await phase('latency (hollow node)', () => latencyWithCalls('hollow', 'registry.invalid/hollow-fake:1')) : undefined;
-  // More burst rounds, interleaved between the nodes (the order turned each round), after the counted phases.
+  // More burst rounds, interleaved between the nodes (the order turned each round), after the counted phases;
+  // each one's API calls settle before the next.
   const measured = [
     [ok(lat), images.sleep!],
     [ok(latK), 'registry.invalid/kwok-fake:1'],
@@ -225,6 +226,8 @@ try {
         for (let i = 0; i < measured.length; i++) {
           const [l, image] = measured[(i + round) % measured.length]!;
           l.rounds.push(await measureBurst(c, l.target, image, P.burst));
+          // A node's events queued behind its burst go out before the next node's round, as between the counted phases.
+          await settledRequestTotals(cluster.info);
           l.burst = medianRound(l.rounds);
         }
     });
