@@ -52,12 +52,48 @@ const MNT_DETACH = 2;
 const PERL = `
 use strict;
 use Fcntl qw(O_WRONLY O_CREAT O_TRUNC);
-$| = 1;
 my ($sys_mount, $sys_umount2, $detach) = @ARGV;
-while (defined(my $line = <STDIN>)) {
-  chomp $line;
-  my @w = map { pack('H*', $_) } split(/ /, $line);
+# The lines nodelet wrote at once are read at once and answered in one write, when no whole
+# line is left: one wake-up of nodelet per batch, not one per answer.
+my ($in, $answers) = ('', '');
+for (;;) {
+  my $nl = index($in, "\\n");
+  if ($nl < 0) {
+    answer();
+    my $n = sysread(STDIN, $in, 65536, length($in));
+    last if !$n;
+    next;
+  }
+  my ($st, $out) = run(substr($in, 0, $nl));
+  $in = substr($in, $nl + 1);
+  $answers .= sprintf("%d %d\\n%s\\n", $st, length($out), $out);
+}
+answer();
+sub answer {
+  while (length($answers) > 0) {
+    my $n = syswrite(STDOUT, $answers);
+    exit(1) if !defined($n);
+    substr($answers, 0, $n) = '';
+  }
+}
+# One line: (status, output).
+sub run {
+  my @w = map { pack('H*', $_) } split(/ /, $_[0]);
   my $cmd = shift(@w) // '';
+  if ($cmd eq 'mkdirs' && @w >= 2 && $w[0] =~ /^[0-7]{1,4}$/) {
+    return mkdirs(oct($w[0]), @w[1 .. $#w]);
+  }
+  if ($cmd eq 'mount-new' && @w == 7 && $w[0] =~ /^[0-7]{1,4}$/ && $w[1] eq '-t' && $w[3] eq '-o') {
+    my ($type, $data, $src, $d) = ($w[2], $w[4], $w[5], $w[6]);
+    my ($st, $out) = mkdirs(oct($w[0]), $d);
+    if ($st == 0 && $out ne '-' && syscall($sys_mount, $src, $d, $type, 0, $data) < 0) {
+      ($st, $out) = (32, "mount: $d: $!");
+    }
+    return ($st, $out);
+  }
+  if ($cmd eq 'write-file' && @w == 3 && $w[0] =~ /^[0-7]{1,4}$/) {
+    return write_file(oct($w[0]), $w[1], $w[2]);
+  }
   my ($r, $dir) = (undef, '');
   if ($cmd eq 'mount' && @w == 6 && $w[0] eq '-t' && $w[2] eq '-o') {
     my ($type, $data, $src) = ($w[1], $w[3], $w[4]);
@@ -70,27 +106,7 @@ while (defined(my $line = <STDIN>)) {
     $dir = $w[1];
     $r = syscall($sys_umount2, $dir, $detach + 0);
   }
-  if ($cmd eq 'mkdirs' && @w >= 2 && $w[0] =~ /^[0-7]{1,4}$/) {
-    my ($st, $out) = mkdirs(oct($w[0]), @w[1 .. $#w]);
-    printf("%d %d\\n%s\\n", $st, length($out), $out);
-    next;
-  }
-  if ($cmd eq 'mount-new' && @w == 7 && $w[0] =~ /^[0-7]{1,4}$/ && $w[1] eq '-t' && $w[3] eq '-o') {
-    my ($type, $data, $src, $d) = ($w[2], $w[4], $w[5], $w[6]);
-    my ($st, $out) = mkdirs(oct($w[0]), $d);
-    if ($st == 0 && $out ne '-' && syscall($sys_mount, $src, $d, $type, 0, $data) < 0) {
-      ($st, $out) = (32, "mount: $d: $!");
-    }
-    printf("%d %d\\n%s\\n", $st, length($out), $out);
-    next;
-  }
-  if ($cmd eq 'write-file' && @w == 3 && $w[0] =~ /^[0-7]{1,4}$/) {
-    my ($st, $out) = write_file(oct($w[0]), $w[1], $w[2]);
-    printf("%d %d\\n%s\\n", $st, length($out), $out);
-    next;
-  }
-  my ($st, $out) = !defined($r) ? (2, "unsupported: $cmd " . join(' ', @w)) : $r < 0 ? (32, "$cmd: $dir: $!") : (0, '');
-  printf("%d %d\\n%s\\n", $st, length($out), $out);
+  return !defined($r) ? (2, "unsupported: $cmd " . join(' ', @w)) : $r < 0 ? (32, "$cmd: $dir: $!") : (0, '');
 }
 # Every missing level of each dir, top down; per dir the hex of the first level made, or '-'.
 sub mkdirs {

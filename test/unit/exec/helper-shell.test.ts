@@ -48,4 +48,23 @@ describe('helperShell', () => {
     expect(pid).toMatch(/^\d+$/);
     expect(pid).not.toBe(first);
   });
+
+  it('writes the calls of one tick in one write, so its program reads them together; each is answered in its turn', async () => {
+    // Answers each line with how many lines came in the same read, then the line.
+    const perl = [
+      'while (sysread(STDIN, my $b, 65536)) {',
+      '  my @l = split(/\\n/, $b);',
+      '  for my $x (@l) { my $o = scalar(@l) . " $x"; syswrite(STDOUT, sprintf("0 %d\\n%s\\n", length($o), $o)); }',
+      '}',
+    ].join('\n');
+    const sh = helperShell({
+      errorCode: 'NDL_POD_DIRS',
+      size: 1,
+      program: { argv: ['/usr/bin/perl', '-e', perl], line: (c, a) => `${[c, ...a].join(' ')}\n` },
+    });
+    closers.push(sh.close);
+    expect(await Promise.all(['a', 'b', 'c', 'd', 'e'].map((x) => sh(x, [])))).toEqual(['5 a', '5 b', '5 c', '5 d', '5 e']);
+    expect(await sh('f', ['g'])).toBe('1 f g');
+    expect(await Promise.all([sh('h', []), sh('i', [])])).toEqual(['2 h', '2 i']);
+  });
 });

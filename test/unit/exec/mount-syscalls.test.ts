@@ -1,4 +1,4 @@
-import { mkdir, open, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,6 +52,25 @@ describe('mountSyscalls', () => {
     const gone = path.join(root, 'missing dir');
     const e = await failure(sh('umount', [gone]));
     expect(e?.stderr).toBe(`umount: ${gone}: ${process.getuid?.() === 0 ? 'No such file or directory' : 'Operation not permitted'}`);
+  });
+
+  it('answers the calls written together each in its turn: a refusal or a failure among them changes no other answer', async () => {
+    const { sh, root } = await helper();
+    await writeFile(path.join(root, 'file'), 'x');
+    const calls = [
+      sh('mkdirs', ['0750', path.join(root, 'a', 'b')]),
+      failure(sh('rm', ['-rf', root])),
+      failure(sh('mkdirs', ['0750', path.join(root, 'file', 'below')])),
+      sh('write-file', ['0640', path.join(root, 'a', 'rec'), 'data\nwith a newline']),
+      sh('mkdirs', ['0750', path.join(root, 'a', 'b'), path.join(root, 'c')]),
+    ];
+    const [made, refused, inTheWay, written, again] = await Promise.all(calls);
+    expect(made).toBe(Buffer.from(path.join(root, 'a')).toString('hex'));
+    expect((refused as Error & { stderr?: string })?.stderr).toMatch(/^unsupported: rm /);
+    expect((inTheWay as Error & { stderr?: string })?.stderr).toBe(`mkdirs: ${path.join(root, 'file', 'below')}: 20 Not a directory`);
+    expect(written).toBe('');
+    expect(await readFile(path.join(root, 'a', 'rec'), 'utf8')).toBe('data\nwith a newline');
+    expect(again).toBe(`- ${Buffer.from(path.join(root, 'c')).toString('hex')}`);
   });
 
   it.skipIf(process.getuid?.() !== 0)('real tmpfs mounts: mode, size, any path; busy, then detached (skipped when not root: needs CAP_SYS_ADMIN)', async () => {
