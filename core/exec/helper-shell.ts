@@ -28,6 +28,7 @@
  *            the next call spawns a new one
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { nodeletError, type ErrorCode } from '../errors/index.ts';
 
 const TIMEOUT_MS = 10_000;
@@ -95,7 +96,7 @@ class Shell {
   private readonly pending: Pending[] = [];
   private timer?: NodeJS.Timeout;
   /** The stdin corked until the end of this tick, if any (see {@link write}). */
-  private corked?: NodeJS.WritableStream & { cork(): void; uncork(): void };
+  private corked?: Writable;
 
   constructor(private readonly o: HelperShellOptions) {}
 

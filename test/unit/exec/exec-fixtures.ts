@@ -7,12 +7,18 @@ import { helperShell, type HelperShell } from '../../../core/exec/helper-shell.t
 import { mountSyscalls } from '../../../core/exec/mount-syscalls.ts';
 
 /** Registers the clean-up hook of the calling test file and returns its makers. */
-export function execFixtures(prefix: string): { scratch(): Promise<string>; perlHelper(): HelperShell } {
+export function execFixtures(prefix: string): {
+  scratch(): Promise<string>;
+  perlHelper(): HelperShell;
+  /** Runs `undo` after the test, before what was made earlier is undone. */
+  defer(undo: () => Promise<unknown> | void): void;
+} {
   const cleanups: (() => Promise<unknown> | void)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
   return {
+    defer: (undo) => void cleanups.push(undo),
     async scratch() {
       const root = path.join(tmpdir(), `nodelet-${prefix}-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2)}`);
       await mkdir(root, { recursive: true });

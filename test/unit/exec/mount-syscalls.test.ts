@@ -1,26 +1,16 @@
-import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, open, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
-import { helperShell } from '../../../core/exec/helper-shell.ts';
 import { mountSyscalls } from '../../../core/exec/mount-syscalls.ts';
 import { isMountPoint } from '../../../core/volumes/csi/mount-info.ts';
+import { execFixtures } from './exec-fixtures.ts';
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { scratch, perlHelper, defer } = execFixtures('mount-syscalls');
 
 async function helper() {
-  const program = mountSyscalls();
-  expect(program, 'this machine has /usr/bin/perl on x64 or arm64').toBeDefined();
-  const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program, size: 1 });
-  cleanups.push(sh.close);
-  const root = path.join(tmpdir(), `nodelet-mount-syscalls-${process.pid}-${Date.now()}`);
-  await mkdir(root, { recursive: true });
-  cleanups.push(() => rm(root, { recursive: true, force: true }));
-  return { sh, root };
+  const sh = perlHelper();
+  return { sh, root: await scratch() };
 }
 
 const failure = (p: Promise<unknown>) =>
@@ -78,7 +68,7 @@ describe('mountSyscalls', () => {
     const dir = path.join(root, "it's a dir é");
     await mkdir(dir);
     expect(await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0710,size=2097152', 'tmpfs', dir])).toBe('');
-    cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
+    defer(() => sh('umount', ['-l', dir]).catch(() => undefined));
     expect(await isMountPoint(dir)).toBe(true);
     expect((await stat(dir)).mode & 0o7777).toBe(0o710);
     const fs = await statfs(dir);
@@ -110,7 +100,7 @@ describe('mountSyscalls', () => {
       const dir = path.join(root, 'pods', 'uid', 'volumes', 'kubernetes.io~projected', 'tok é');
       const hex = (p: string) => Buffer.from(p, 'utf8').toString('hex');
       expect(await sh('mount-new', ['777', '-t', 'tmpfs', '-o', 'mode=0750', 'tmpfs', dir])).toBe(hex(path.join(root, 'pods')));
-      cleanups.push(() => sh('umount', ['-l', dir]).catch(() => undefined));
+      defer(() => sh('umount', ['-l', dir]).catch(() => undefined));
       expect(await isMountPoint(dir)).toBe(true);
       expect((await stat(dir)).mode & 0o7777).toBe(0o750);
       // There already (mounted or not): nothing is mounted over it.
