@@ -39,12 +39,12 @@ import {
 import { perPod, scrapeRequestTotals, scrapeServerTimes, serverMsPerCall, settledRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
 import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
-import { machine, mib, sampleTree, treeMemory } from './lib/proc.ts';
+import { machine, mib, sampleTree, treeCpuSeconds, treeMemory } from './lib/proc.ts';
 import { summarizeProfiles } from './lib/cpu-profile.ts';
 import { mainThreadMemory } from './lib/trace.ts';
 import { atMost, printTable, type Row, type TargetCheck } from './lib/report.ts';
 import { ratio } from './lib/stats.ts';
-import { measureBurst, measureLatency, medianRound, type LatencyResult } from './figures/latency.ts';
+import { cpuCell, measureBurst, measureLatency, medianRound, type CpuProbe, type LatencyResult } from './figures/latency.ts';
 import { measureDensity, type DensityResult } from './figures/density.ts';
 import { inNodelet, isolation, type ModuleStart } from './figures/module-start.ts';
 import { measureLogs, type LogsResult } from './figures/logs.ts';
@@ -196,10 +196,27 @@ try {
   const idleMem = ok(idle)?.memory ?? treeMemory(nodelet.pid);
   // API calls per pod: apiserver_request_total diffed around each node's latency phase (run one after another).
   const apiCalls: Partial<Record<Target, ApiCallsPerPod>> = {};
+  // CPU during each burst round: the node under test, the control plane its calls go to, and the bench.
+  const nodePids: Record<Target, number | undefined> = { nodelet: nodelet.pid, kwok: kwok.peer.proc.pid, hollow: hollow?.peer.proc.pid };
+  const controlPlane = ['kube-apiserver', 'etcd', 'kube-scheduler', 'kube-controller-manager'] as const;
+  const cpuProbe = (target: Target): CpuProbe => {
+    const watched: [string, number | undefined][] = [
+      [target, nodePids[target]],
+      ...controlPlane.map((n): [string, number | undefined] => [n, cluster.info.pids[n]]),
+    ];
+    const known = watched.filter((e): e is [string, number] => !!e[1]);
+    const own = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    };
+    // The bench itself too: it makes the pods and watches them on the same cores.
+    return () => ({ ...Object.fromEntries(known.map(([name, pid]) => [name, treeCpuSeconds(pid)])), bench: own() });
+  };
+
   const latencyWithCalls = async (target: Target, image: string) => {
     const before = scrapeRequestTotals(cluster.info);
     const timesBefore = scrapeServerTimes(cluster.info);
-    const r = await measureLatency(c, target, image, P);
+    const r = await measureLatency(c, target, image, { ...P, cpu: cpuProbe(target) });
     // Settled: calls a node still makes after its pods are gone (queued events) are its own, not the next phase's.
     apiCalls[target] = {
       ...perPod(before, await settledRequestTotals(cluster.info), P.single + P.burst),
@@ -225,7 +242,7 @@ try {
       for (let round = 1; round < burstRounds; round++)
         for (let i = 0; i < measured.length; i++) {
           const [l, image] = measured[(i + round) % measured.length]!;
-          l.rounds.push(await measureBurst(c, l.target, image, P.burst));
+          l.rounds.push(await measureBurst(c, l.target, image, P.burst, cpuProbe(l.target)));
           // A node's events queued behind its burst go out before the next node's round, as between the counted phases.
           await settledRequestTotals(cluster.info);
           l.burst = medianRound(l.rounds);
@@ -351,6 +368,7 @@ function report(r: {
     if (l.rounds.length > 1) add(`1 ${l.target} burst p99 of each round`, `${l.rounds.map((x) => x.headline.p99).join(', ')} ms`);
     const fb = l.burst.fromBound;
     add(`1 ${l.target} burst p50/p90/p99 from bound (watch)`, `${fb.p50}/${fb.p90}/${fb.p99} ms (${fb.n} pods seen bound before Running)`);
+    if (l.burst.cpu) add(`1 ${l.target} burst CPU (s), its median round`, cpuCell(l.burst.cpu));
   }
   if (r.lat && r.latK) {
     const rb = ratio(r.lat.burst.headline.p99, r.latK.burst.headline.p99);

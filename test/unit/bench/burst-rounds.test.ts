@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { medianRound, type BurstRound } from '../../../bench/figures/latency.ts';
+import { cpuBetween, cpuCell, medianRound, type BurstRound } from '../../../bench/figures/latency.ts';
 
 const round = (p99: number, p50 = p99 / 2): BurstRound => ({
   n: 100,
@@ -30,5 +30,23 @@ describe('the burst round the nodes are compared by', () => {
 
   it('is an error for no rounds', () => {
     expect(() => medianRound([])).toThrow('no burst rounds');
+  });
+});
+
+describe('the CPU of a burst round', () => {
+  it('is each process’s CPU seconds between the two probes, rounded to 0.01 s', () => {
+    const before = { nodelet: 10.5, 'kube-apiserver': 100.25, etcd: 7 };
+    const after = { nodelet: 11.42, 'kube-apiserver': 102.304, etcd: 7.4 };
+    expect(cpuBetween(before, after)).toEqual({ nodelet: 0.92, 'kube-apiserver': 2.05, etcd: 0.4 });
+  });
+
+  it('leaves out a process only one probe saw', () => {
+    expect(cpuBetween({ kwok: 1 }, { kwok: 1.5, etcd: 3 })).toEqual({ kwok: 0.5 });
+  });
+
+  it('is printed per process, summed, and as the cores the sum kept busy over the window', () => {
+    expect(cpuCell({ windowMs: 2000, seconds: { nodelet: 0.9, 'kube-apiserver': 2.1, etcd: 0.5 } })).toBe(
+      'nodelet 0.90, kube-apiserver 2.10, etcd 0.50; 3.50 s of CPU in 2.00 s (1.75 cores)',
+    );
   });
 });
