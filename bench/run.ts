@@ -39,7 +39,7 @@ import {
 import { perPod, scrapeRequestTotals, scrapeServerTimes, serverMsPerCall, settledRequestTotals, type ApiCallsPerPod } from './lib/api-calls.ts';
 import type { Target } from './lib/pods.ts';
 import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
-import { machine, mib, sampleTree, treeCpuSeconds, treeMemory } from './lib/proc.ts';
+import { machine, mib, sampleTree, treeMemory, treesCpuSeconds } from './lib/proc.ts';
 import { summarizeProfiles } from './lib/cpu-profile.ts';
 import { mainThreadMemory } from './lib/trace.ts';
 import { atMost, printTable, type Row, type TargetCheck } from './lib/report.ts';
@@ -204,13 +204,12 @@ try {
       [target, nodePids[target]],
       ...controlPlane.map((n): [string, number | undefined] => [n, cluster.info.pids[n]]),
     ];
-    const known = watched.filter((e): e is [string, number] => !!e[1]);
-    const own = () => {
-      const u = process.cpuUsage();
-      return (u.user + u.system) / 1e6;
-    };
+    const roots = Object.fromEntries(watched.filter((e): e is [string, number] => !!e[1]));
     // The bench itself too: it makes the pods and watches them on the same cores.
-    return () => ({ ...Object.fromEntries(known.map(([name, pid]) => [name, treeCpuSeconds(pid)])), bench: own() });
+    return () => {
+      const u = process.cpuUsage();
+      return { ...treesCpuSeconds(roots), bench: (u.user + u.system) / 1e6 };
+    };
   };
 
   const latencyWithCalls = async (target: Target, image: string) => {

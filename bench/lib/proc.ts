@@ -78,17 +78,41 @@ export function treeMemory(root: number): TreeMemory {
 
 /** CPU seconds (user+system) used so far by the tree of `root`. */
 export function treeCpuSeconds(root: number): number {
-  let ticks = 0;
-  for (const pid of processTree(root)) {
+  return treesCpuSeconds({ root }).root!;
+}
+
+/**
+ * CPU seconds (user+system) used so far by the tree of each root, by name, from one
+ * pass over /proc (each process's stat read once; ~2 ms with ~100 processes).
+ */
+export function treesCpuSeconds(roots: Readonly<Record<string, number>>): Record<string, number> {
+  const children = new Map<number, number[]>();
+  const ticks = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
+      const pid = Number(d);
+      const pp = Number(f[1]);
+      children.set(pp, [...(children.get(pp) ?? []), pid]);
+      ticks.set(pid, Number(f[11]) + Number(f[12]));
     } catch {
       /* exited */
     }
   }
-  return ticks / CLK_TCK;
+  const out: Record<string, number> = {};
+  for (const [name, root] of Object.entries(roots)) {
+    let sum = 0;
+    const todo = [root];
+    while (todo.length) {
+      const p = todo.pop()!;
+      sum += ticks.get(p) ?? 0;
+      todo.push(...(children.get(p) ?? []));
+    }
+    out[name] = sum / CLK_TCK;
+  }
+  return out;
 }
 
 /** Average cores used by the tree over `ms` and the memory at the end (max RSS seen by sampling every second). */
