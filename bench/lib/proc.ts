@@ -7,24 +7,29 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const CLK_TCK = 100;
 
-function ppidOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `root` and all its descendants (alive now). */
-export function processTree(root: number): number[] {
+/** Every process now: its children by parent pid, and its CPU ticks (utime+stime), from one pass over /proc. */
+function procTable(): { children: Map<number, number[]>; ticks: Map<number, number> } {
   const children = new Map<number, number[]>();
+  const ticks = new Map<number, number>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
-    const pid = Number(d);
-    const pp = ppidOf(pid);
-    if (pp !== undefined) children.set(pp, [...(children.get(pp) ?? []), pid]);
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const pid = Number(d);
+      const kids = children.get(Number(f[1]));
+      if (kids) kids.push(pid);
+      else children.set(Number(f[1]), [pid]);
+      ticks.set(pid, Number(f[11]) + Number(f[12]));
+    } catch {
+      /* exited */
+    }
   }
+  return { children, ticks };
+}
+
+/** `root` and its descendants in `children`. */
+function descendants(children: ReadonlyMap<number, number[]>, root: number): number[] {
   const out: number[] = [];
   const todo = [root];
   while (todo.length) {
@@ -33,6 +38,11 @@ export function processTree(root: number): number[] {
     todo.push(...(children.get(p) ?? []));
   }
   return out;
+}
+
+/** `root` and all its descendants (alive now). */
+export function processTree(root: number): number[] {
+  return descendants(procTable().children, root);
 }
 
 function kbField(text: string, field: string): number | undefined {
@@ -86,33 +96,10 @@ export function treeCpuSeconds(root: number): number {
  * pass over /proc (each process's stat read once; ~2 ms with ~100 processes).
  */
 export function treesCpuSeconds(roots: Readonly<Record<string, number>>): Record<string, number> {
-  const children = new Map<number, number[]>();
-  const ticks = new Map<number, number>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const pid = Number(d);
-      const pp = Number(f[1]);
-      children.set(pp, [...(children.get(pp) ?? []), pid]);
-      ticks.set(pid, Number(f[11]) + Number(f[12]));
-    } catch {
-      /* exited */
-    }
-  }
-  const out: Record<string, number> = {};
-  for (const [name, root] of Object.entries(roots)) {
-    let sum = 0;
-    const todo = [root];
-    while (todo.length) {
-      const p = todo.pop()!;
-      sum += ticks.get(p) ?? 0;
-      todo.push(...(children.get(p) ?? []));
-    }
-    out[name] = sum / CLK_TCK;
-  }
-  return out;
+  const { children, ticks } = procTable();
+  return Object.fromEntries(
+    Object.entries(roots).map(([name, root]) => [name, descendants(children, root).reduce((sum, pid) => sum + (ticks.get(pid) ?? 0), 0) / CLK_TCK]),
+  );
 }
 
 /** Average cores used by the tree over `ms` and the memory at the end (max RSS seen by sampling every second). */
