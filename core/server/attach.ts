@@ -6,7 +6,8 @@
  * on v3+). Once all are there:
  *
  *   streams ready ──► stdout/stderr ← the container's output from now on (its CRI log, followed)
- *        │            stdin  → the provider's `attach` (only when asked; the provider writes it to the container)
+ *        │            stdin  → the provider's `attach` (only when asked, once the log is open at its end;
+ *        │                     the provider writes it to the container)
  *        │ not all within 30 s ──► session closed
  *   container exits / client leaves ──► v4: Status JSON on the error stream (Success or
  *                                        "Internal error occurred: error attaching to container: …") ──► session closed
@@ -16,6 +17,7 @@
  * stream (both to stdout when the client asked for one only, e.g. with a tty).
  * Only `stdin` needs the provider (`ProviderBase.attach`).
  */
+import type { Readable } from 'node:stream';
 import type { Logger, StreamIO } from '@nodelet/plugin-api/v1';
 import { CATALOGUE } from '../errors/index.ts';
 import { readContainerLog } from '../logs/index.ts';
@@ -94,10 +96,19 @@ async function run(
   got.resize?.resume(); // sizes are not used: a WASI module has no terminal
   let failure: string | undefined;
   // With a tty there is no stderr stream: both go to stdout, as a terminal merges them.
-  const followers: Promise<void>[] = [];
-  if (got.stdout) followers.push(followOutput(target, got.stdout, got.stderr ? 'stdout' : undefined, ac.signal));
-  if (got.stderr) followers.push(followOutput(target, got.stderr, got.stdout ? 'stderr' : undefined, ac.signal));
-  const output = Promise.all(followers);
+  const outs: [SpdyStream, 'stdout' | 'stderr' | undefined][] = [];
+  if (got.stdout) outs.push([got.stdout, got.stderr ? 'stdout' : undefined]);
+  if (got.stderr) outs.push([got.stderr, got.stdout ? 'stderr' : undefined]);
+  // The followers start at the log's end as it is now, and the input reaches the provider only after
+  // that: output the container writes in answer to input is never taken for output from before the attach.
+  const opened = await Promise.allSettled(outs.map(([, only]) => openOutput(target, only, ac.signal)));
+  const failed = opened.find((o) => o.status === 'rejected');
+  if (failed) {
+    for (const o of opened) if (o.status === 'fulfilled') o.value.destroy();
+    throw failed.reason;
+  }
+  const logs = opened.map((o) => (o as PromiseFulfilledResult<Readable>).value);
+  const output = Promise.all(outs.map(([out], i) => copyOutput(logs[i]!, out)));
   let input: Promise<void> = Promise.resolve();
   if (got.stdin && target.attach) {
     const io: StreamIO = {
@@ -133,9 +144,9 @@ async function run(
   session.close();
 }
 
-/** Copies the container's log (`only` one stream, or both), from its current end, to `out` until the instance ends or `signal` aborts. */
-async function followOutput(target: AttachTarget, out: SpdyStream, only: 'stdout' | 'stderr' | undefined, signal: AbortSignal): Promise<void> {
-  const stream = await readContainerLog(target.logFile, {
+/** The container's log (`only` one stream, or both) from its current end, followed until the instance ends or `signal` aborts. */
+function openOutput(target: AttachTarget, only: 'stdout' | 'stderr' | undefined, signal: AbortSignal): Promise<Readable> {
+  return readContainerLog(target.logFile, {
     stream: only,
     tailLines: 0,
     follow: true,
@@ -143,7 +154,11 @@ async function followOutput(target: AttachTarget, out: SpdyStream, only: 'stdout
     isWriting: target.isWriting,
     signal,
   });
-  for await (const chunk of stream) {
+}
+
+/** Copies a followed log to `out` until it ends or `out` is gone. */
+async function copyOutput(log: Readable, out: SpdyStream): Promise<void> {
+  for await (const chunk of log) {
     if (out.destroyed) break;
     out.write(chunk as Buffer);
   }

@@ -5,6 +5,7 @@
  * The e2e test (test/e2e/streaming.test.ts) runs the real kubectl/apiserver.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { appendFileSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -277,6 +278,39 @@ describe('/attach over SPDY', () => {
     await c.until(() => c.fin.has(err));
     expect(JSON.parse(c.text(err))).toEqual({ metadata: {}, status: 'Success' });
     await c.until(() => c.goaway);
+    c.sock.destroy();
+    target = undefined;
+  });
+  it('never loses output written in answer to input that came with the streams: the input waits until the log is followed from its end', async () => {
+    let exit!: () => void;
+    target = {
+      logDir: path.dirname(logFile),
+      restartCount: 0,
+      running: true,
+      providerName: 'fake',
+      exited: new Promise<void>((r) => (exit = r)),
+      attach: async (io: StreamIO) => {
+        // Answers at once, in the same turn: before the fix this landed before the followers had found the log's end.
+        for await (const chunk of io.stdin!)
+          appendFileSync(logFile, `2024-05-01T10:00:02.000000000Z stdout F answer: ${Buffer.from(chunk).toString().trim()}\n`);
+      },
+    };
+    const { c } = await upgrade('/attach/default/web/app?input=1&output=1&error=1', ['v4.channel.k8s.io']);
+    const err = await c.open({ streamtype: 'error' });
+    const stdin = await c.open({ streamtype: 'stdin' });
+    // The input is there before the last stream is, so the session starts with it waiting.
+    c.send(stdin, 'early\n');
+    const stdout = await c.open({ streamtype: 'stdout' });
+    const stderr = await c.open({ streamtype: 'stderr' });
+    await c.until(() => [err, stdin, stdout, stderr].every((id) => c.replied.has(id)));
+    await Promise.race([
+      c.until(() => c.text(stdout).includes('answer: early\n')),
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer on stdout; got ${JSON.stringify(c.text(stdout))}`)), 5000)),
+    ]);
+    expect(c.text(stdout)).not.toContain('before attach');
+    exit();
+    await c.until(() => c.fin.has(err));
+    expect(JSON.parse(c.text(err))).toEqual({ metadata: {}, status: 'Success' });
     c.sock.destroy();
     target = undefined;
   });
