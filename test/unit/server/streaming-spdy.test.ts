@@ -244,23 +244,22 @@ describe('/portForward over SPDY', () => {
 });
 
 describe('/attach over SPDY', () => {
-  it('streams the output appended after attaching, feeds stdin to the provider, and ends with a v4 Success status when the container exits', async () => {
+  /** Makes the attached container a running one whose provider's attach is `attach`; `exit()` ends it. */
+  const runningTarget = (attach: (io: StreamIO) => Promise<void>): { exit: () => void } => {
     let exit!: () => void;
+    target = { logDir: path.dirname(logFile), restartCount: 0, running: true, providerName: 'fake', exited: new Promise<void>((r) => (exit = r)), attach };
+    return { exit };
+  };
+
+  it('streams the output appended after attaching, feeds stdin to the provider, and ends with a v4 Success status when the container exits', async () => {
     const got: string[] = [];
-    target = {
-      logDir: path.dirname(logFile),
-      restartCount: 0,
-      running: true,
-      providerName: 'fake',
-      exited: new Promise<void>((r) => (exit = r)),
-      attach: async (io: StreamIO) => {
-        for await (const chunk of io.stdin!) {
-          got.push(Buffer.from(chunk).toString());
-          const line = Buffer.from(chunk).toString().trim();
-          await appendFile(logFile, `2024-05-01T10:00:01.000000000Z stdout F echo: ${line}\n2024-05-01T10:00:01.000000000Z stderr F note: ${line}\n`);
-        }
-      },
-    };
+    const { exit } = runningTarget(async (io) => {
+      for await (const chunk of io.stdin!) {
+        got.push(Buffer.from(chunk).toString());
+        const line = Buffer.from(chunk).toString().trim();
+        await appendFile(logFile, `2024-05-01T10:00:01.000000000Z stdout F echo: ${line}\n2024-05-01T10:00:01.000000000Z stderr F note: ${line}\n`);
+      }
+    });
     const { head, c } = await upgrade('/attach/default/web/app?input=1&output=1&error=1', ['v4.channel.k8s.io', 'v3.channel.k8s.io']);
     expect(head).toMatch(/\r\nX-Stream-Protocol-Version: v4\.channel\.k8s\.io/i);
     const err = await c.open({ streamtype: 'error' });
@@ -281,20 +280,12 @@ describe('/attach over SPDY', () => {
     c.sock.destroy();
     target = undefined;
   });
+
   it('never loses output written in answer to input that came with the streams: the input waits until the log is followed from its end', async () => {
-    let exit!: () => void;
-    target = {
-      logDir: path.dirname(logFile),
-      restartCount: 0,
-      running: true,
-      providerName: 'fake',
-      exited: new Promise<void>((r) => (exit = r)),
-      attach: async (io: StreamIO) => {
-        // Answers at once, in the same turn: before the fix this landed before the followers had found the log's end.
-        for await (const chunk of io.stdin!)
-          appendFileSync(logFile, `2024-05-01T10:00:02.000000000Z stdout F answer: ${Buffer.from(chunk).toString().trim()}\n`);
-      },
-    };
+    const { exit } = runningTarget(async (io) => {
+      // Answers at once, in the same turn: before the fix this landed before the followers had found the log's end.
+      for await (const chunk of io.stdin!) appendFileSync(logFile, `2024-05-01T10:00:02.000000000Z stdout F answer: ${Buffer.from(chunk).toString().trim()}\n`);
+    });
     const { c } = await upgrade('/attach/default/web/app?input=1&output=1&error=1', ['v4.channel.k8s.io']);
     const err = await c.open({ streamtype: 'error' });
     const stdin = await c.open({ streamtype: 'stdin' });
