@@ -29,6 +29,7 @@ import { containerLimits, podQosClass } from './container-limits.ts';
 import { terminationMessage } from './termination-message.ts';
 import { goDuration, lostRun, resume } from './container-resume.ts';
 import type { DriverEnv, PodDriver } from './pod-driver.ts';
+import { imagePullPolicy, prefetchPulls, type PrefetchedPull, type PrefetchedPulls } from './image-prefetch.ts';
 
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
@@ -100,8 +101,17 @@ export class ContainerDriver implements PodDriver {
     this.d.abort();
   }
 
+  /** Starts the image pulls of the containers the next `sync` starts first (see image-prefetch.ts). */
+  prefetch(pod: V1Pod): PrefetchedPulls | undefined {
+    if (this.terminating) return undefined;
+    return prefetchPulls(pod, this.init, this.app, {
+      credentials: (p) => this.d.setup.credentials(p),
+      pull: (image, pullPolicy, credentials) => this.provider.pullImage(image, { pullPolicy, credentials }, this.d.ctx()),
+    });
+  }
+
   /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
-  async sync(pod: V1Pod): Promise<void> {
+  async sync(pod: V1Pod, prefetched?: PrefetchedPulls): Promise<void> {
     this.pod = pod;
     await this.adopt(pod);
     for (const rec of this.init) {
@@ -109,7 +119,7 @@ export class ContainerDriver implements PodDriver {
       if (rec.running || rec.starting) return;
       if (rec.terminated?.exitCode === 0) continue;
       if (rec.terminated && !this.shouldRestart(pod, rec)) return;
-      await this.maybeStart(pod, spec, rec);
+      await this.maybeStart(pod, spec, rec, prefetched?.get(rec.name));
       return;
     }
     await Promise.all(
@@ -117,7 +127,7 @@ export class ContainerDriver implements PodDriver {
         const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
         if (rec.running || rec.starting) return undefined;
         if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
-        return this.maybeStart(pod, spec, rec);
+        return this.maybeStart(pod, spec, rec, prefetched?.get(rec.name));
       }),
     );
   }
@@ -130,7 +140,7 @@ export class ContainerDriver implements PodDriver {
   }
 
   /** Starts `rec` unless a restart back-off is in force. */
-  private async maybeStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+  private async maybeStart(pod: V1Pod, spec: V1Container, rec: ContainerRecord, prefetched?: PrefetchedPull): Promise<void> {
     if (rec.terminated) {
       const key = this.key(rec, pod);
       const left = this.d.backoff.restart.remaining(key, rec.terminated.finishedAt.getTime());
@@ -145,13 +155,14 @@ export class ContainerDriver implements PodDriver {
     }
     rec.starting = true;
     try {
-      await this.start(pod, spec, rec);
+      await this.start(pod, spec, rec, prefetched);
     } finally {
       rec.starting = false;
     }
   }
 
-  private async pull(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<boolean> {
+  /** Pulls `spec`'s image (or awaits the pull prefetched for it, when it is still the same image). */
+  private async pull(pod: V1Pod, spec: V1Container, rec: ContainerRecord, prefetched?: PrefetchedPull): Promise<boolean> {
     const image = spec.image ?? '';
     const key = `${this.key(rec, pod)}/image`;
     const left =
@@ -163,9 +174,9 @@ export class ContainerDriver implements PodDriver {
       this.d.requeue(left);
       return false;
     }
-    const policy = (spec.imagePullPolicy ?? (/:latest$|^[^:@]*$/.test(image.replace(/^[^/]*\//, '')) ? 'Always' : 'IfNotPresent')) as
-      'Always' | 'IfNotPresent' | 'Never';
-    const t0 = Date.now();
+    const policy = imagePullPolicy(spec);
+    const early = prefetched?.image === image ? prefetched : undefined;
+    const t0 = early?.startedAt ?? Date.now();
     // Upstream posts Pulling only when it pulls: always under `Always`; otherwise only when the image
     // is not present. The provider answers both in one call, so under IfNotPresent/Never `Pulling`
     // is posted once the pull turns out to be real (took longer than PULLING_GRACE_MS, or was not cached).
@@ -177,8 +188,10 @@ export class ContainerDriver implements PodDriver {
     };
     const slow = policy === 'Always' ? (announce(), undefined) : setTimeout(announce, PULLING_GRACE_MS);
     try {
-      const credentials = await this.d.setup.credentials(pod);
-      rec.image = await this.provider.pullImage(image, { pullPolicy: policy, credentials }, this.d.ctx()).finally(() => clearTimeout(slow));
+      const pulled = early
+        ? early.result
+        : this.d.setup.credentials(pod).then((credentials) => this.provider.pullImage(image, { pullPolicy: policy, credentials }, this.d.ctx()));
+      rec.image = await pulled.finally(() => clearTimeout(slow));
       if (!rec.image.cached) announce();
       const secs = ((Date.now() - t0) / 1000).toFixed(3);
       this.d.event(
@@ -208,9 +221,9 @@ export class ContainerDriver implements PodDriver {
     }
   }
 
-  private async start(pod: V1Pod, spec: V1Container, rec: ContainerRecord): Promise<void> {
+  private async start(pod: V1Pod, spec: V1Container, rec: ContainerRecord, prefetched?: PrefetchedPull): Promise<void> {
     if (this.terminating) return;
-    if (!(await this.pull(pod, spec, rec))) return;
+    if (!(await this.pull(pod, spec, rec, prefetched))) return;
     if (this.terminating) return;
     const restartCount = rec.terminated || rec.last ? rec.restartCount + 1 : rec.restartCount;
     let config;

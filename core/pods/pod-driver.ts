@@ -16,6 +16,7 @@ import type { PodSetup } from './pod-setup.ts';
 import type { PodVolumes } from './pod-volumes.ts';
 import type { RunnerContainer } from './pod-runner.ts';
 import type { ProbeManager } from '../probes/index.ts';
+import type { PrefetchedPulls } from './image-prefetch.ts';
 
 /**
  * The back-offs of a pod's work, shared by all workers; every key starts with
@@ -61,8 +62,15 @@ export interface PodDriver {
   readonly provider: AnyProvider;
   /** The pod context the provider sees: `base` plus what this kind adds. */
   context(base: PodContext): PodContext;
-  /** Converges the pod towards `pod` (volumes are ready); returns quickly. */
-  sync(pod: V1Pod): Promise<void>;
+  /**
+   * Optional: starts, while the worker sets up a new pod's network and volumes,
+   * the work of the next `sync` that needs neither (the container driver's
+   * image pulls, image-prefetch.ts). The worker hands the result to that
+   * `sync`, or drops it when the volumes are not ready. Never throws.
+   */
+  prefetch?(pod: V1Pod): PrefetchedPulls | undefined;
+  /** Converges the pod towards `pod` (volumes are ready); returns quickly. `prefetched`: what this reconcile's `prefetch` started. */
+  sync(pod: V1Pod, prefetched?: PrefetchedPulls): Promise<void>;
   /**
    * Optional: re-adopts the runs a provider kept across a nodelet restart,
    * before the volume re-sync (their volumes are already mounted); `sync`

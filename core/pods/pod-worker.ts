@@ -14,7 +14,9 @@
  * `status.podIPs` (env, `ContainerSpec.network`), and {@link PodWorker.status}
  * reports them. A new pod's volumes are set up while its IPs are (upstream
  * mounts volumes before it makes the sandbox), unless a downward API volume
- * shows the IPs: then they wait for them.
+ * shows the IPs: then they wait for them. Its image pulls start then too
+ * (`driver.prefetch`, image-prefetch.ts): that reconcile's `driver.sync`
+ * awaits them instead of pulling after the volumes.
  *
  * Decided once for both kinds (they differed before the merge):
  * - `cancel()` (the pod got a deletionTimestamp): the worker starts nothing new
@@ -116,6 +118,8 @@ export class PodWorker implements PodRunner {
     this.ctx ??= this.driver.context(this.d.context(pod, this.abort.signal));
     // The first volume set-up runs while the pod's IPs are set up, when no volume shows them.
     const early = this.ips === undefined && !volumesShowPodIPs(pod) ? this.volumes.sync(pod) : undefined;
+    // A new pod's image pulls run meanwhile too (image-prefetch.ts); its first start awaits them.
+    const prefetched = this.ips === undefined ? this.driver.prefetch?.(pod) : undefined;
     this.ips ??= await this.setUpNetwork(pod);
     if (!this.ips || this.terminating) {
       await early;
@@ -129,7 +133,7 @@ export class PodWorker implements PodRunner {
     this.statusOnly = false;
     if (early ? !(await early) : !skipVolumes && !(await this.volumes.sync(pod))) return;
     if (this.terminating) return;
-    await this.driver.sync(pod);
+    await this.driver.sync(pod, prefetched);
   }
 
   /** The pod's IPs, or undefined (a `FailedCreatePodSandBox` event, retried after a back-off) when the network cannot give one yet. */

@@ -491,7 +491,72 @@ describe('PodController', () => {
       ['Warning', 'FailedMount', 'MountVolume.SetUp failed for volume "a" : x'],
       ['Warning', 'FailedMount', 'MountVolume.SetUp failed for volume "b" : y'],
     ]);
-    expect(provider.pulls).toEqual([]);
+    // The new pod's pull ran alongside its first volume set-up (image-prefetch.ts); its result was dropped unseen.
+    expect(provider.pulls).toEqual(['registry.test/main:v1']);
+    // A later sync whose volumes still fail pulls nothing more and starts nothing.
+    ctrl.resyncPods(['uid-mount']);
+    await until(() => events.list.length >= 4);
+    expect(events.lines().slice(2)).toEqual([
+      'FailedMount: MountVolume.SetUp failed for volume "a" : x',
+      'FailedMount: MountVolume.SetUp failed for volume "b" : y',
+    ]);
+    expect(provider.pulls).toEqual(['registry.test/main:v1']);
+    expect(provider.started).toEqual([]);
+  });
+
+  it("pulls a new pod's image while its volumes are set up; Pulling, Pulled and the start still follow the volumes", async () => {
+    const { provider, setup, sink, events, ctrl } = setupController();
+    const gate: { open?: () => void } = {};
+    setup.prepare = async () => {
+      await new Promise<void>((r) => (gate.open = r));
+      return new Map();
+    };
+    ctrl.upsert(pod('early'));
+    await until(() => gate.open && provider.pulls.length === 1);
+    expect(provider.pulls).toEqual(['registry.test/main:v1']);
+    expect(events.lines()).toEqual([]);
+    expect(provider.started).toEqual([]);
+    gate.open!();
+    await until(() => sink.last('default/early')?.phase === 'Running');
+    expect(events.lines()).toEqual([
+      'Pulling: Pulling image "registry.test/main:v1"',
+      expect.stringMatching(/^Pulled: Successfully pulled image "registry.test\/main:v1" in \d+\.\d{3}s\. Image size: 42 bytes\.$/),
+      'Created: Created container: main',
+      'Started: Started container main',
+    ]);
+    expect(provider.pulls).toHaveLength(1);
+    expect(provider.started[0]!.spec.image).toMatchObject({ image: 'registry.test/main:v1', size: 42 });
+  });
+
+  it('a pull made alongside the volumes that fails shows ErrImagePull once the volumes are ready, and its back-off as before', async () => {
+    const { provider, setup, sink, events, ctrl } = setupController();
+    provider.pullError = (image) => providerError('ImagePull', `failed to pull image "${image}": manifest unknown`, { reason: 'ErrImagePull' });
+    const gate: { open?: () => void } = {};
+    setup.prepare = async () => {
+      await new Promise<void>((r) => (gate.open = r));
+      return new Map();
+    };
+    ctrl.upsert(pod('earlyfail'));
+    await until(() => gate.open && provider.pulls.length === 1);
+    // Failed already, but nothing shows before the volumes are ready.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(events.lines()).toEqual([]);
+    expect(sink.of('default/earlyfail')).toEqual([]);
+    gate.open!();
+    await until(() => waitingReason(sink.last('default/earlyfail')) === 'ImagePullBackOff');
+    expect(sink.of('default/earlyfail')[0]!.containerStatuses![0]!.state!.waiting).toEqual({
+      reason: 'ErrImagePull',
+      message: 'failed to pull image "registry.test/main:v1": manifest unknown',
+    });
+    expect(events.lines()).toEqual([
+      'Pulling: Pulling image "registry.test/main:v1"',
+      'Failed: Failed to pull image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
+      'Failed: Error: ErrImagePull',
+      'BackOff: Back-off pulling image "registry.test/main:v1"',
+      'Failed: Error: ImagePullBackOff',
+    ]);
+    expect(provider.pulls).toHaveLength(1);
+    expect(provider.started).toEqual([]);
   });
 
   it('reports CreateContainerConfigError when the environment cannot be resolved', async () => {
