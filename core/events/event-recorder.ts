@@ -17,12 +17,16 @@
  *
  * While a burst of pods is in its first sync (`yieldTo`), an event waits, at
  * most {@link MAX_YIELD_MS} after it was emitted: those pods' token requests
- * and status patches go to the API server first. Upstream's kubelet limits its
+ * and status patches go to the API server first. While one pod alone is, an
+ * event waits for its status post, at most {@link ALONE_YIELD_MS}: sending it
+ * would take the main thread and the API server between that pod's pull and
+ * start, and alongside its status patch. Upstream's kubelet limits its
  * events to 50 per second instead (`eventRecordQPS`); in a 100-pod burst the
  * 300 start events competed with the starts themselves (bench/README.md,
  * issue 17, "Events yield to pod starts").
  *
- *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [a burst of pods starting: wait ≤ 10 s from emit] ─► one create/patch in flight ─► next
+ *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [a burst of pods starting: wait ≤ 10 s from emit]
+ *            ─► [a pod starting alone: wait ≤ 1 s from emit] ─► one create/patch in flight ─► next
  */
 import type { EventsV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -42,10 +46,18 @@ const OUTBOX_MAX = 1000;
  * 100-pod burst's end on two cores (~3.5 s), so the held events do not land on its tail.
  */
 const MAX_YIELD_MS = 10_000;
+/**
+ * How long after its emit an event waits for one pod's first sync, at most: a cached
+ * module's pod posts Running within milliseconds; a slow pull's `Pulling` shows this late.
+ */
+const ALONE_YIELD_MS = 1000;
 
-/** What the recorder yields to (`PodStarts`): settles once the recorder may send, or at `deadline` (a `Date.now()` value). */
+/** What the recorder yields to (`PodStarts`); each settles at `deadline` (a `Date.now()` value) at the latest. */
 export interface EventYield {
+  /** Settles once no burst of pods is in its first sync. */
   quiet(deadline: number): Promise<void>;
+  /** Settles once no pod is in its first sync. */
+  idle(deadline: number): Promise<void>;
 }
 
 /** The object an event is about. */
@@ -144,6 +156,7 @@ export class EventRecorder implements Events {
       // create() and patchSeries() never reject.
       for (let next = this.outbox[0]; next; next = this.outbox[0]) {
         await this.yieldTo?.quiet(next.at + MAX_YIELD_MS);
+        await this.yieldTo?.idle(next.at + ALONE_YIELD_MS);
         this.outbox.shift();
         await next.send();
       }

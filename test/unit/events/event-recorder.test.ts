@@ -216,7 +216,11 @@ describe('EventRecorder yielding to pod starts', () => {
     const endA = starts.begin();
     r.emit(pod('a'), 'Normal', 'Pulling', 'Pulling image "x"');
     await settle();
-    expect(api.created).toHaveLength(1); // one pod starting alone is no burst: a slow pull shows at once
+    expect(api.created).toHaveLength(0); // one pod starting alone holds it too ...
+    await vi.advanceTimersByTimeAsync(999);
+    expect(api.created).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(api.created).toHaveLength(1); // ... 1 s at most: a slow pull shows that late
     const endB = starts.begin();
     r.emit(pod('a'), 'Normal', 'Pulled', 'Successfully pulled image "x"');
     r.emit(pod('b'), 'Normal', 'Created', 'Created container main');
@@ -237,7 +241,44 @@ describe('EventRecorder yielding to pod starts', () => {
   });
 });
 
+describe('EventRecorder and a pod starting alone', () => {
+  it('holds events while one pod is in its first sync and sends them in order when its sync ended (its status posted); none held after it', async () => {
+    const starts = new PodStarts();
+    const r = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
+    const end = starts.begin();
+    r.emit(pod('a'), 'Normal', 'Pulled', 'Container image "x" already present on machine');
+    r.emit(pod('a'), 'Normal', 'Created', 'Created container: main');
+    r.emit(pod('a'), 'Normal', 'Started', 'Started container main');
+    await vi.advanceTimersByTimeAsync(20);
+    expect(api.created).toEqual([]);
+    end();
+    await settle();
+    expect(api.created.map((c) => c.body.reason)).toEqual(['Pulled', 'Created', 'Started']);
+    r.emit(pod('a'), 'Normal', 'Killing', 'Stopping container main');
+    await settle();
+    expect(api.created.at(-1)!.body.reason).toBe('Killing');
+  });
+});
+
 describe('PodStarts', () => {
+  it('idle() settles once the last first sync ended, or at its deadline; at once when none runs', async () => {
+    const starts = new PodStarts();
+    let done = 0;
+    await starts.idle(Date.now() + 60_000); // none runs
+    const a = starts.begin();
+    const b = starts.begin();
+    void starts.idle(Date.now() + 60_000).then(() => done++);
+    void starts.idle(Date.now() + 100).then(() => done++);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(done).toBe(1); // the deadline of the second
+    a();
+    await settle();
+    expect(done).toBe(1); // one first sync still runs
+    b();
+    await settle();
+    expect(done).toBe(2);
+  });
+
   it('counts first syncs (each end counted once); a burst (2 or more) settles one shared promise once fewer remain', async () => {
     const starts = new PodStarts();
     const a = starts.begin();
