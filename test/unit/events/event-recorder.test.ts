@@ -209,10 +209,13 @@ describe('EventRecorder', () => {
   });
 });
 
+/** A recorder that yields to `starts`, sending to this test's fake API. */
+const yielding = (starts: PodStarts) => new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
+
 describe('EventRecorder yielding to pod starts', () => {
   it('holds events while a burst of pods is in its first sync, sends them when it ended, and never later than 10 s after emit', async () => {
     const starts = new PodStarts();
-    const r = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
+    const r = yielding(starts);
     const endA = starts.begin();
     r.emit(pod('a'), 'Normal', 'Pulling', 'Pulling image "x"');
     await settle();
@@ -244,7 +247,7 @@ describe('EventRecorder yielding to pod starts', () => {
 describe('EventRecorder and a pod starting alone', () => {
   it('holds events while one pod is in its first sync and sends them in order when its sync ended (its status posted); none held after it', async () => {
     const starts = new PodStarts();
-    const r = new EventRecorder({ events: api } as unknown as KubeClients, 'node-a', memoryLogger(logs), starts);
+    const r = yielding(starts);
     const end = starts.begin();
     r.emit(pod('a'), 'Normal', 'Pulled', 'Container image "x" already present on machine');
     r.emit(pod('a'), 'Normal', 'Created', 'Created container: main');

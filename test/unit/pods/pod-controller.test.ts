@@ -78,6 +78,25 @@ function holdPulls(provider: FakeProvider): () => void {
   return release;
 }
 
+/** Makes the pod set-up's volume preparation wait until the returned gate's `open()` is called. */
+function holdVolumes(setup: ReturnType<typeof fakeSetup>): { open?: () => void } {
+  const gate: { open?: () => void } = {};
+  setup.prepare = async () => {
+    await new Promise<void>((r) => (gate.open = r));
+    return new Map();
+  };
+  return gate;
+}
+
+/** The events of a pull of registry.test/main:v1 that fails with "manifest unknown", then of its back-off, in upstream's order. */
+const PULL_FAILED_EVENTS = [
+  'Pulling: Pulling image "registry.test/main:v1"',
+  'Failed: Failed to pull image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
+  'Failed: Error: ErrImagePull',
+  'BackOff: Back-off pulling image "registry.test/main:v1"',
+  'Failed: Error: ImagePullBackOff',
+];
+
 describe('PodController', () => {
   it('counts a pod in its first sync until its status after it was posted, and not its later syncs', async () => {
     const starts = new PodStarts();
@@ -307,13 +326,7 @@ describe('PodController', () => {
     );
     expect(provider.pulls).toHaveLength(1);
     expect(provider.started).toHaveLength(0);
-    expect(events.lines()).toEqual([
-      'Pulling: Pulling image "registry.test/main:v1"',
-      'Failed: Failed to pull image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
-      'Failed: Error: ErrImagePull',
-      'BackOff: Back-off pulling image "registry.test/main:v1"',
-      'Failed: Error: ImagePullBackOff',
-    ]);
+    expect(events.lines()).toEqual(PULL_FAILED_EVENTS);
   });
 
   it('on deletion stops containers with the grace period, posts the final status, tears down and deletes the pod', async () => {
@@ -506,11 +519,7 @@ describe('PodController', () => {
 
   it("pulls a new pod's image while its volumes are set up; Pulling, Pulled and the start still follow the volumes", async () => {
     const { provider, setup, sink, events, ctrl } = setupController();
-    const gate: { open?: () => void } = {};
-    setup.prepare = async () => {
-      await new Promise<void>((r) => (gate.open = r));
-      return new Map();
-    };
+    const gate = holdVolumes(setup);
     ctrl.upsert(pod('early'));
     await until(() => gate.open && provider.pulls.length === 1);
     expect(provider.pulls).toEqual(['registry.test/main:v1']);
@@ -531,11 +540,7 @@ describe('PodController', () => {
   it('a pull made alongside the volumes that fails shows ErrImagePull once the volumes are ready, and its back-off as before', async () => {
     const { provider, setup, sink, events, ctrl } = setupController();
     provider.pullError = (image) => providerError('ImagePull', `failed to pull image "${image}": manifest unknown`, { reason: 'ErrImagePull' });
-    const gate: { open?: () => void } = {};
-    setup.prepare = async () => {
-      await new Promise<void>((r) => (gate.open = r));
-      return new Map();
-    };
+    const gate = holdVolumes(setup);
     ctrl.upsert(pod('earlyfail'));
     await until(() => gate.open && provider.pulls.length === 1);
     // Failed already, but nothing shows before the volumes are ready.
@@ -548,13 +553,7 @@ describe('PodController', () => {
       reason: 'ErrImagePull',
       message: 'failed to pull image "registry.test/main:v1": manifest unknown',
     });
-    expect(events.lines()).toEqual([
-      'Pulling: Pulling image "registry.test/main:v1"',
-      'Failed: Failed to pull image "registry.test/main:v1": failed to pull image "registry.test/main:v1": manifest unknown',
-      'Failed: Error: ErrImagePull',
-      'BackOff: Back-off pulling image "registry.test/main:v1"',
-      'Failed: Error: ImagePullBackOff',
-    ]);
+    expect(events.lines()).toEqual(PULL_FAILED_EVENTS);
     expect(provider.pulls).toHaveLength(1);
     expect(provider.started).toEqual([]);
   });
