@@ -1,9 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec, RunningContainer } from '@nodelet/plugin-api/v1';
 import { CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, placement, type ContainerStartEvent } from '../src/index.ts';
-import { FakeImages, podContext, providerContext, pulledFixture, readLog, scratch, spec } from './helpers.ts';
+import { FakeImages, memoryLogger, podContext, providerContext, pulledFixture, readLog, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
 afterAll(() => tmp.cleanup());
@@ -137,6 +137,24 @@ describe('modules sharing a thread', () => {
       const ticks = readLog(sleeper.logPath).length;
       await logged(sleeper.logPath, `tick ${ticks}`);
       await running[0]!.stop(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it("the thread's warm-up run (a tiny module, its log to /dev/null) leaves no trace: no warning, no module counted, /dev/null intact", async () => {
+    const lines: string[] = [];
+    const p = new WasiProvider({ sharedThreads: 1, workerPool: 0 });
+    await p.init({ ...providerContext(new FakeImages()), log: memoryLogger(lines) });
+    try {
+      const exiting = bestEffort(spec(exitCode, tmp.dir, ['3']));
+      const { running } = await startAll(p, [exiting]);
+      expect(await running[0]!.exit).toMatchObject({ exitCode: 3, reason: 'Error' });
+      // The warm-up ran on the same thread as the thread booted; give any stray message of it time to arrive.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(p.threads().map((l) => l.containers)).toEqual([0]);
+      expect(lines.filter((l) => l.startsWith('warn') || l.startsWith('error'))).toEqual([]);
+      expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
     } finally {
       await p.shutdown();
     }

@@ -86,6 +86,7 @@ const devNull = fs.openSync('/dev/null', 'r+');
 const tid = kernelThreadId(fs);
 
 warmUp();
+if (shared) warmUpShared();
 if (shared && workerData.heartbeat) {
   const beat = new Float64Array(workerData.heartbeat);
   let last = performance.now();
@@ -320,4 +321,33 @@ function warmUp() {
   interruptibleSleep(w, mem, control);
   stopOnRequest(w, control);
   memory = new WebAssembly.Instance(d.module, imports).exports.memory;
+}
+
+/**
+ * A shared thread also runs TINY once through the whole path its modules take
+ * (runContainer with JSPI: the log writer, the stop signal, the suspending
+ * imports, the promising `_start`, the clean-up), its log going to /dev/null and
+ * its messages nowhere. That path's functions are compiled on their first call:
+ * without this, the first module on each shared thread took 5-11 ms from the run
+ * message to `instantiating` instead of ~2 ms (bench/README.md, issue 17, session 16).
+ * Best effort: a failure here only leaves the path cold.
+ */
+function warmUpShared() {
+  try {
+    const d = {
+      module: new WebAssembly.Module(TINY),
+      importedMemories: [],
+      argv: [''],
+      env: {},
+      mounts: [],
+      logPath: os.devNull,
+      logOptions: {},
+      control: new SharedArrayBuffer(32), // CONTROL_BYTES of ../thread-stats.ts
+      listen: [],
+    };
+    const nowhere = () => {};
+    runContainer(d, undefined, nowhere, nowhere);
+  } catch {
+    // the path stays cold; the first module pays for it
+  }
 }
