@@ -18,7 +18,7 @@
  *
  *   reconcile ──prefetchPulls──► pulls run ─┐
  *       │                                   ├─► driver.sync ──► pull(): await the prefetched one
- *       └──► network, volumes (TokenRequest)┘       (the image changed since: a pull of its own)
+ *       └──► network, volumes (TokenRequest)┘       (a spec naming another image: a pull of its own)
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { PullPolicy, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
