@@ -94,6 +94,31 @@ describe('mountSyscalls', () => {
   });
 
   it.skipIf(process.getuid?.() !== 0)(
+    'umount-mounted: unmounts a mount point (+), answers - for a plain or missing dir, fails as umount on a busy one (skipped if not root: CAP_SYS_ADMIN)',
+    async () => {
+      const { sh, root } = await helper();
+      const dir = path.join(root, 'vol é');
+      await mkdir(dir);
+      expect(await sh('umount-mounted', [dir])).toBe('-');
+      expect(await sh('umount-mounted', [path.join(root, 'missing')])).toBe('-');
+      expect(await sh('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', dir])).toBe('');
+      defer(() => sh('umount', ['-l', dir]).catch(() => undefined));
+      const fd = await open(path.join(dir, 'x'), 'w');
+      try {
+        const busy = await failure(sh('umount-mounted', [dir]));
+        expect(busy?.message).toContain('exited 32');
+        expect(busy?.stderr).toBe(`umount: ${dir}: Device or resource busy`);
+        expect(await isMountPoint(dir)).toBe(true);
+      } finally {
+        await fd.close();
+      }
+      expect(await sh('umount-mounted', [dir])).toBe('+');
+      expect(await isMountPoint(dir)).toBe(false);
+      expect(await sh('umount-mounted', [dir])).toBe('-');
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0)(
     'mount-new: a new dir made and mounted in one call, none over an old one (skipped if not root: CAP_SYS_ADMIN)',
     async () => {
       const { sh, root } = await helper();

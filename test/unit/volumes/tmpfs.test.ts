@@ -187,6 +187,35 @@ describe('memory-backed volumes on tmpfs', () => {
     expect(calls).toEqual(['umount /v', 'umount -l /v']);
   });
 
+  it('with the Perl helper, tear-down asks umount2 (umount-mounted) instead of reading the mount table per volume', async () => {
+    const calls: string[] = [];
+    const asked: string[] = [];
+    const answers: Record<string, () => string> = {
+      '/plain': () => '-',
+      '/mounted': () => '+',
+      '/busy': () => {
+        throw Object.assign(new Error('exit 32'), { stderr: 'umount: /busy: Device or resource busy' });
+      },
+    };
+    const m = createTmpfsMounter({
+      enabled: true,
+      mountNew: true,
+      isMounted: async (d) => {
+        asked.push(d);
+        return true;
+      },
+      exec: async (cmd, args) => {
+        calls.push(`${cmd} ${args.join(' ')}`);
+        return cmd === 'umount-mounted' ? `${answers[args[0]!]!()}\n` : '';
+      },
+    });
+    expect(await m.unmount('/plain')).toBe('none');
+    expect(await m.unmount('/mounted')).toBe('unmounted');
+    expect(await m.unmount('/busy')).toBe('detached');
+    expect(calls).toEqual(['umount-mounted /plain', 'umount-mounted /mounted', 'umount-mounted /busy', 'umount -l /busy']);
+    expect(asked).toEqual([]);
+  });
+
   it('sizes a Memory emptyDir without sizeLimit by the pod memory limit', () => {
     const p = pod({
       containers: [
