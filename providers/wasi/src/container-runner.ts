@@ -24,7 +24,7 @@
  * ends in 137 unless the module had already ended before it.
  */
 import { channel } from 'node:diagnostics_channel';
-import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import {
   providerError,
   type ContainerExit,
@@ -142,8 +142,11 @@ export interface WorkerInput {
   readonly http?: ExperimentalHttpConfig;
   /** The container's stdin FIFO (`stdin: true`, see stdin-pipe.ts); /dev/null when absent. */
   readonly stdinPath?: string;
-  /** On a shared thread: where the module's messages go (then 'done' once it ended). */
-  readonly port?: MessagePort;
+  /**
+   * On a shared thread: the module's id there ({@link SharedThread.attach}); its messages come
+   * back over the thread's port as `{ moduleId, message }`, then `{ type: 'done' }` once it ended.
+   */
+  readonly moduleId?: number;
 }
 
 /** Where pre-opened sockets listen when the pod has no IP (no pod network on the node). */
@@ -220,23 +223,26 @@ function dedicatedHost(worker: Worker): Host {
 }
 
 function sharedHost(thread: SharedThread): Host {
-  const { port1, port2 } = new MessageChannel();
   let gone: ((code: number, why?: string) => void) | undefined;
   let ended = false;
+  let onMessage: (m: WorkerMessage) => void = () => {};
+  let unsubscribe = () => {};
+  // The module's messages come over the thread's own port, tagged with its id (no MessageChannel
+  // per module: making one and moving its port to the thread was ~5 % of the main thread's time
+  // in a 100-pod burst, bench/README.md, issue 17, session 17).
+  const id = thread.attach((m: WorkerMessage | { type: 'done' }) => {
+    if (m.type === 'done') end(0);
+    else onMessage(m);
+  });
   const end = (code: number, why?: string) => {
     if (ended) return;
     ended = true;
     unsubscribe();
     thread.modules--;
-    port1.close();
+    thread.detach(id);
     gone?.(code, why);
   };
-  const unsubscribe = thread.onGone(() => end(1, thread.goneBecause));
-  let onMessage: (m: WorkerMessage) => void = () => {};
-  port1.on('message', (m: WorkerMessage | { type: 'done' }) => {
-    if (m.type === 'done') end(0);
-    else onMessage(m);
-  });
+  unsubscribe = thread.onGone(() => end(1, thread.goneBecause));
   return {
     threadId: thread.worker.threadId,
     onMessage: (fn) => {
@@ -246,7 +252,7 @@ function sharedHost(thread: SharedThread): Host {
     onGone: (fn) => {
       gone = fn;
     },
-    post: (input) => thread.worker.postMessage({ ...input, port: port2 }, [port2]),
+    post: (input) => thread.worker.postMessage({ ...input, moduleId: id }),
     terminate: (why) => thread.terminate(why),
     stats: (_tid, control) => sharedModuleStats(control),
   };

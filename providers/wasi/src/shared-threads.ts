@@ -64,6 +64,9 @@ export class SharedThread {
   gone = false;
   readonly ready: Promise<void>;
   private readonly goneListeners = new Set<() => void>();
+  /** Where each module's messages go, by its id (see {@link SharedThread.attach}). */
+  private readonly inbox = new Map<number, (message: never) => void>();
+  private nextModule = 1;
   private readonly beat = new SharedArrayBuffer(16);
 
   constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
@@ -77,7 +80,8 @@ export class SharedThread {
     });
     this.worker.postMessage({ type: 'ping' });
     this.ready = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (m: { type?: string; message?: string }) => {
+      this.worker.on('message', (m: { type?: string; message?: unknown; moduleId?: number }) => {
+        if (typeof m?.moduleId === 'number') return this.inbox.get(m.moduleId)?.(m.message as never);
         if (m?.type === 'ready') resolve();
         else if (m?.type === 'warning') onWarning(String(m.message));
       });
@@ -95,6 +99,21 @@ export class SharedThread {
       this.worker.on('exit', gone);
     });
     this.ready.catch(() => {});
+  }
+
+  /**
+   * A new module's id on this thread: its run message carries it (`moduleId`), and the
+   * thread's messages tagged with it go to `fn` until {@link SharedThread.detach}.
+   */
+  attach<M>(fn: (message: M) => void): number {
+    const id = this.nextModule++;
+    this.inbox.set(id, fn as (message: never) => void);
+    return id;
+  }
+
+  /** The module `id` ended: its messages (none should follow) are dropped. */
+  detach(id: number): void {
+    this.inbox.delete(id);
   }
 
   /** Calls `fn` once when the thread is gone (at once if it already is); returns the unsubscribe. */

@@ -3,9 +3,10 @@
 // for BestEffort pods: see ../shared-threads.ts).
 // Plain JavaScript so the worker starts without a TypeScript loader.
 //
-// Shared mode: every run message carries its own MessagePort (`port`), and the
-// messages below for that module go there, followed by { type: 'done' } once
-// it ended and its descriptors and log are closed. Every module runs with JSPI:
+// Shared mode: every run message carries the module's id (`moduleId`), and the
+// messages below for that module go to the parent as { moduleId, message },
+// followed by { type: 'done' } once it ended and its descriptors and log are
+// closed. Every module runs with JSPI:
 // clock sleeps suspend (suspending-poll.mjs), so a sleeping module frees the
 // thread; proc_exit ends only its module (jspi.mjs procExitUnwinds); each has
 // its own node:wasi instance (its own uvwasi descriptor table) and log writer.
@@ -109,20 +110,20 @@ parentPort.on('message', function onMessage(m) {
   if (m?.type === 'ping') return post({ type: 'ready' });
   if (m?.type !== 'run') return;
   if (shared) {
-    const port = m.port;
+    const id = m.moduleId;
+    const send = (message) => parentPort.postMessage({ moduleId: id, message });
     let done = false;
     const onDone = () => {
       if (done) return;
       done = true;
-      port.postMessage({ type: 'done' });
-      port.close();
+      send({ type: 'done' });
     };
     try {
-      return runContainer(m, undefined, (msg) => port.postMessage(msg), onDone);
+      return runContainer(m, undefined, send, onDone);
     } catch (e) {
       // Whatever one module's set-up throws (its log file cannot be opened, ...) must not end the
       // thread and its other modules.
-      port.postMessage({ type: 'failed', reason: 'wasi', message: describe(e) });
+      send({ type: 'failed', reason: 'wasi', message: describe(e) });
       return onDone();
     }
   }
