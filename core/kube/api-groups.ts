@@ -67,8 +67,9 @@ export class CoreV1Api {
       query: { gracePeriodSeconds: p.gracePeriodSeconds },
       body: p.body,
     });
+  /** Resolves to nothing: the pod the apiserver answers with is not parsed (nodelet learns pods from its watch). */
   patchNamespacedPodStatus = (p: Named & InNamespace & { body: object }, o = mergePatch) =>
-    this.t.request<V1Pod>('PATCH', `/api/v1/namespaces/${seg(p.namespace)}/pods/${seg(p.name)}/status`, { body: p.body, ...o });
+    this.t.request<void>('PATCH', `/api/v1/namespaces/${seg(p.namespace)}/pods/${seg(p.name)}/status`, { body: p.body, ...o, discard: true });
   readNamespacedPersistentVolumeClaim = (p: Named & InNamespace) =>
     this.t.request<V1PersistentVolumeClaim>('GET', `/api/v1/namespaces/${seg(p.namespace)}/persistentvolumeclaims/${seg(p.name)}`);
   readPersistentVolume = (p: Named) => this.t.request<V1PersistentVolume>('GET', `/api/v1/persistentvolumes/${seg(p.name)}`);

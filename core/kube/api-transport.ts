@@ -200,10 +200,12 @@ export class ApiTransport {
   }
 
   /**
-   * One request; resolves to the parsed JSON answer of a 2xx, rejects with an
-   * {@link ApiStatusError} for any other status and NDL_API_REQUEST when no answer came.
+   * One request; resolves to the parsed JSON answer of a 2xx (undefined with `discard`: a
+   * caller that does not read the answer, e.g. the whole pod a status PATCH returns, is not
+   * made to parse it), rejects with an {@link ApiStatusError} for any other status and
+   * NDL_API_REQUEST when no answer came.
    */
-  async request<T>(method: string, path: string, o: { query?: Query; body?: unknown; contentType?: string } = {}): Promise<T> {
+  async request<T>(method: string, path: string, o: { query?: Query; body?: unknown; contentType?: string; discard?: boolean } = {}): Promise<T> {
     const p = this.prepare();
     const headers = o.body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
     let res: { status: number; text: string };
@@ -223,7 +225,7 @@ export class ApiTransport {
     }
     countRequest(p.host, method, String(res.status));
     if (res.status < 200 || res.status > 299) throw statusError(res.status, res.text);
-    return (res.text ? JSON.parse(res.text) : undefined) as T;
+    return (res.text && !o.discard ? JSON.parse(res.text) : undefined) as T;
   }
 
   /**

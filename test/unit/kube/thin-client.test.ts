@@ -125,8 +125,11 @@ describe('API requests', () => {
   it('send the method, path, query, body and patch type of each call, with the bearer token', async () => {
     handler = (_r, res) => res.end(JSON.stringify({ kind: 'Pod', metadata: { name: 'p' } }));
     const c = createKubeClients(kubeconfig('{token: s3cret}'));
-    await c.core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=n1' });
-    await c.core.patchNamespacedPodStatus({ name: 'p', namespace: 'ns 1', body: { status: { phase: 'Running' } } }, strategicMergePatch);
+    expect(await c.core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=n1' })).toMatchObject({ metadata: { name: 'p' } });
+    // The pod a status PATCH answers with is not parsed: nothing reads it.
+    expect(
+      await c.core.patchNamespacedPodStatus({ name: 'p', namespace: 'ns 1', body: { status: { phase: 'Running' } } }, strategicMergePatch),
+    ).toBeUndefined();
     await c.core.deleteNamespacedPod({ name: 'p', namespace: 'ns', gracePeriodSeconds: 0, body: { preconditions: { uid: 'u1' } } });
     await c.coordination.replaceNamespacedLease({ name: 'n1', namespace: 'kube-node-lease', body: { spec: { renewTime: new MicroTime(0) } } });
     expect(seen.map((s) => [s.method, s.url])).toEqual([
@@ -155,6 +158,9 @@ describe('API requests', () => {
     expect(apiMessage(notFound)).toBe('nodes "n1" not found');
     const conflict = await c.core.createNode({ body: { metadata: { name: 'n1' } } }).catch((e: unknown) => e);
     expect(isApiConflict(conflict)).toBe(true);
+    // A call whose answer is not parsed still fails on a refusal.
+    const gone = await c.core.patchNamespacedPodStatus({ name: 'p', namespace: 'ns', body: {} }).catch((e: unknown) => e);
+    expect(isApiNotFound(gone)).toBe(true);
   });
 
   it('fail with NDL_API_REQUEST and no HTTP status when nothing answers', async () => {
