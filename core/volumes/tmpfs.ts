@@ -64,7 +64,7 @@ export interface TmpfsMounterOptions {
    * libuv's pool.
    */
   readonly syscalls?: HelperShell;
-  /** `exec` knows `mount-new` (tests; with `syscalls` it is known). */
+  /** `exec` knows the Perl helper's own `mount-new` and `umount-mounted` (tests; with `syscalls` it does). */
   readonly mountNew?: boolean;
 }
 
