@@ -18,6 +18,26 @@ import { startNodelet, type NodeletProcess, E2E_WASI_RUNTIME } from './support/n
 
 const MESSAGE = 'Pod was terminated in response to imminent node shutdown.';
 
+/** A pod's phase and first container's state and ID (and whether that is still `before`), for a timeout's message. */
+function describePod(p: V1Pod, before?: string): string {
+  const c = p.status?.containerStatuses?.[0];
+  const state = c?.state?.running
+    ? 'running'
+    : c?.state?.terminated
+      ? `terminated(${c.state.terminated.reason})`
+      : `waiting(${c?.state?.waiting?.reason ?? '-'})`;
+  const id = c?.containerID === undefined ? 'no id' : before !== undefined && c.containerID === before ? 'same id' : 'new id';
+  return `${p.metadata?.name}: ${p.status?.phase} ${state} ${id}`;
+}
+
+/** nodelet's last warnings and errors (pino level ≥ 40), for a timeout's message. */
+function warnings(logFile: string): string {
+  const lines = readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => /"level":(4|5|6)0,/.test(l));
+  return `nodelet's last warnings: ${lines.slice(-4).join(' | ') || 'none'}`;
+}
+
 describe('graceful node shutdown', () => {
   const info = inject('cluster');
   const k = adminClients(info);
@@ -84,7 +104,9 @@ describe('graceful node shutdown', () => {
       async () => {
         const ps = await Promise.all(all());
         const adopted = readFileSync(nodelet.logFile, 'utf8').split('"msg":"re-adopted running container"').length - 1;
-        return ps.every(running) && ids(ps).every((id, i) => (kept ? id === before[i] : id !== before[i])) && (!kept || adopted >= ps.length);
+        if (ps.every(running) && ids(ps).every((id, i) => (kept ? id === before[i] : id !== before[i])) && (!kept || adopted >= ps.length)) return true;
+        // Not yet: the error names what each pod shows and what nodelet last warned of (the timeout reports it).
+        throw new Error(`${ps.map((p, i) => describePod(p, before[i])).join('; ')}; adopted ${adopted}; ${warnings(nodelet.logFile)}`);
       },
       60_000,
       500,
@@ -115,7 +137,8 @@ describe('graceful node shutdown', () => {
         'every pod Failed within the 30 s budget',
         async () => {
           const ps = await Promise.all(all());
-          return ps.every((p) => p.status?.phase === 'Failed') ? ps : undefined;
+          if (ps.every((p) => p.status?.phase === 'Failed')) return ps;
+          throw new Error(`${ps.map((p) => describePod(p)).join('; ')}; ${warnings(nodelet.logFile)}`);
         },
         30_000,
         500,
