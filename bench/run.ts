@@ -31,6 +31,7 @@ import {
   NODELET_NODE,
   startBenchHollowNode,
   startBenchNodelet,
+  benchDataBase,
   startBenchRegistry,
   startCluster,
   startKwok,
@@ -99,7 +100,7 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T | { error
 const ok = <T extends object>(r: T | { error: string } | undefined): T | undefined => (r && !('error' in r) ? r : undefined);
 
 // Build everything first (cached after the first run).
-console.log(`[bench] ${quick ? 'quick' : 'full'} run on ${JSON.stringify(machine())}`);
+console.log(`[bench] ${quick ? 'quick' : 'full'} run on ${JSON.stringify(machine())}, nodes' data under ${benchDataBase()}`);
 const paths = {
   sleep: await buildWasmModule('sleep'),
   spew: await buildBenchC('spew'),
@@ -567,7 +568,7 @@ function report(r: {
     probes: r.probes,
     help,
   };
-  const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;
+  const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), dataDir: benchDataBase(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;
   writeFileSync(file, json);
   writeFileSync(join(ROOT, 'bench', `results-${quick ? 'quick' : 'full'}.json`), json);
   console.log(`\nwrote ${file} (and results-${quick ? 'quick' : 'full'}.json)`);

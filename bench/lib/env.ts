@@ -6,7 +6,7 @@
  * control plane.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,33 @@ import { ROOT } from './fixtures.ts';
 export const NODELET_NODE = 'bench-nodelet';
 export const KWOK_NODE = 'bench-kwok';
 export const HOLLOW_NODE = 'bench-hollow';
+
+/** Where the bench's nodes keep their data when the bench may write there (see {@link benchDataBase}). */
+export const BENCH_DATA_DIR = '/var/lib/nodelet-bench';
+
+let dataBase: string | undefined;
+
+/**
+ * The directory under which the bench's nodes (nodelet, the hollow node, kwok)
+ * keep their data: {@link BENCH_DATA_DIR}, beside where a node keeps its data
+ * (nodelet's default root is /var/lib/nodelet, the kubelet's /var/lib/kubelet),
+ * when it can be created and written; otherwise the temporary directory. On the
+ * bench machine creating a file in /tmp costs 8–10× the CPU it costs anywhere
+ * else on the same disk (bench/README.md, session 18), a cost no real node pays;
+ * `NODELET_BENCH_DATA_DIR` overrides the choice (the /tmp figures: set it to /tmp).
+ */
+export function benchDataBase(): string {
+  if (dataBase !== undefined) return dataBase;
+  const wanted = process.env.NODELET_BENCH_DATA_DIR || BENCH_DATA_DIR;
+  try {
+    mkdirSync(wanted, { recursive: true });
+    accessSync(wanted, constants.W_OK);
+    dataBase = wanted;
+  } catch {
+    dataBase = tmpdir();
+  }
+  return dataBase;
+}
 
 /** Admin clients. */
 export interface Clients {
@@ -85,7 +112,7 @@ export interface NodeletOpts {
 
 /** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE. */
 export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Promise<BenchNodelet> {
-  const rootDir = mkdtempSync(join(tmpdir(), 'nodelet-bench-'));
+  const rootDir = mkdtempSync(join(benchDataBase(), 'nodelet-bench-'));
   const creds = issueNodeCredentials(info, NODELET_NODE);
   const logFile = join(rootDir, 'nodelet.log');
   const traceFile = join(rootDir, 'trace.jsonl');
@@ -208,7 +235,7 @@ export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number):
       status: { allocatable: res, capacity: res },
     },
   });
-  const dir = mkdtempSync(join(tmpdir(), 'nodelet-bench-kwok-'));
+  const dir = mkdtempSync(join(benchDataBase(), 'nodelet-bench-kwok-'));
   writeFileSync(join(dir, 'stages.yaml'), kwokStagesConfig());
   const peer = startPeer(
     'kwok',
@@ -245,5 +272,5 @@ export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number):
  * see bench/README.md) and waits until it is Ready.
  */
 export async function startBenchHollowNode(info: ClusterInfo, maxPods: number): Promise<HollowNode> {
-  return startHollowNode(info, HOLLOW_NODE, { maxPods, readyTimeoutMs: 180_000 });
+  return startHollowNode(info, HOLLOW_NODE, { maxPods, readyTimeoutMs: 180_000, dataBase: benchDataBase() });
 }

@@ -53,6 +53,8 @@ export interface HollowNodeOptions {
   readonly labels?: Record<string, string>;
   /** How long to wait for the Node to be Ready (default 120 s). */
   readonly readyTimeoutMs?: number;
+  /** The directory under which its data dir (its TMPDIR, where kubemark keeps the kubelet's root) is made (default the temporary directory). */
+  readonly dataBase?: string;
 }
 
 /** A running hollow node. */
@@ -72,7 +74,7 @@ export interface HollowNode {
 /** Starts a hollow node called `name` on the control plane `info`; resolves once its Node is Ready. */
 export async function startHollowNode(info: ClusterInfo, name: string, opts: HollowNodeOptions = {}): Promise<HollowNode> {
   const bin = buildKubemark();
-  const dir = mkdtempSync(join(tmpdir(), `nodelet-hollow-${name}-`));
+  const dir = mkdtempSync(join(opts.dataBase ?? tmpdir(), `nodelet-hollow-${name}-`));
   const { kubeconfig } = issueNodeCredentials(info, name);
   const labels = Object.entries(opts.labels ?? {})
     .map(([k, v]) => `${k}=${v}`)
