@@ -4,7 +4,7 @@
  * shape). Sources (the API informer or static manifests) only call
  * `upsert`/`remove`; container exits and back-offs re-queue keys.
  *
- *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs)
+ *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs; not again after deleting's)
  *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
  *               new? ──► admit ─(rejected)─► status Failed(reason)
  *               └──► worker.reconcile ──► finished? release pod resources (DRA, once)
@@ -83,6 +83,8 @@ interface Entry {
   rejected?: boolean;
   posted?: string;
   deleting?: boolean;
+  /** Its deletion tore its volumes and dir down and released its IPs: forgetting it has nothing left to clean. */
+  cleaned?: boolean;
   /** The pod's status posts: one in flight, the newest waiting (upstream's status manager coalesces the same way). */
   poster?: StatusCoalescer<{ pod: V1Pod; status: V1PodStatus }>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
@@ -436,6 +438,7 @@ export class PodController {
       return;
     }
     await this.o.network?.release(pod);
+    if (entry) entry.cleaned = true;
     try {
       await this.o.sink.deletePod(pod);
     } catch (e) {
@@ -451,7 +454,8 @@ export class PodController {
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
     await old.terminate(pod, 0);
-    if (!replacement || replacement.metadata!.uid !== entry.uid) {
+    // After a deletion the object goes last (teardown first, as upstream): its DELETED event finds nothing to clean.
+    if (!entry.cleaned && (!replacement || replacement.metadata!.uid !== entry.uid)) {
       await this.o.setup.teardown(pod).catch(() => undefined);
       await this.o.network?.release(pod);
     }

@@ -344,6 +344,11 @@ describe('PodController', () => {
     expect(sink.ops.at(-2)).toMatch(/^patch /);
     expect(setup.teardowns).toEqual(['uid-del']);
     expect(sink.deleted).toEqual(['default/del']);
+    // The object's DELETED event then finds nothing left to tear down.
+    ctrl.remove('default/del');
+    await until(() => ctrl.pods().length === 0);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(setup.teardowns).toEqual(['uid-del']);
   });
 
   it('a deletion aborts a container start in flight at once (a start that only ends when its signal aborts)', async () => {
