@@ -18,13 +18,15 @@ export const REQUIRED_MAJOR = 24;
 
 /**
  * V8 flags nodelet runs with unless the operator sets them (node arguments or
- * NODE_OPTIONS). `--max-semi-space-size=2` (MiB): Node 24's V8 grows the young
+ * NODE_OPTIONS). `--max-semi-space-size=4` (MiB): Node 24's V8 grows the young
  * generation to 2 x 32 MiB semi-spaces under start-up's allocations and keeps
- * them committed; a kubelet allocates little once running, and with 2 MiB the
- * idle RSS is ~25 MiB lower (bench/README.md, "Idle memory"). V8 reads it only
- * when the heap is set up, so it must be on the command line.
+ * them committed; a kubelet allocates little once running, and with 4 MiB the
+ * idle RSS is ~20 MiB lower (bench/README.md, "Idle memory"). 2 MiB saves
+ * another 2.5 MiB idle but costs a 100-pod burst ~15 % more of nodelet's CPU in
+ * scavenges (bench/README.md, session 19). V8 reads it only when the heap is
+ * set up, so it must be on the command line.
  */
-export const V8_FLAGS = ['--max-semi-space-size=2'];
+export const V8_FLAGS = ['--max-semi-space-size=4'];
 
 const flagName = (f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
 

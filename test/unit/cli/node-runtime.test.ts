@@ -72,16 +72,16 @@ describe('V8 flags (re-executed in place on Node 24)', () => {
   it('adds --max-semi-space-size in the same process (same pid), keeping node arguments and the command line', () => {
     const { pid, out } = run(['--port=1', 'x']);
     expect(out.pid).toBe(pid);
-    expect(out.execArgv).toEqual(['--max-semi-space-size=2', '--no-warnings']);
+    expect(out.execArgv).toEqual(['--max-semi-space-size=4', '--no-warnings']);
     expect(out.args).toEqual(['--port=1', 'x']);
-    expect(out.maxNewSpace).toBeLessThanOrEqual(4 << 20);
+    expect(out.maxNewSpace).toBeLessThanOrEqual(8 << 20);
   });
 
   it("keeps the operator's value, from NODE_OPTIONS or node arguments (either spelling)", async () => {
     expect(run([], { NODE_OPTIONS: '--max-semi-space-size=8' }).out.execArgv).toEqual(['--no-warnings']);
     const { missingV8Flags } = (await import(RUNTIME)) as { missingV8Flags: (a: string[], o: string) => string[] };
     expect(missingV8Flags(['--max_semi_space_size=16'], '')).toEqual([]);
-    expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=2']);
+    expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=4']);
   });
 
   it('does not start twice for --help or --version', () => {
