@@ -29,7 +29,7 @@ export const KWOK_NODE = 'bench-kwok';
 export const HOLLOW_NODE = 'bench-hollow';
 
 /** Where the bench's nodes keep their data when the bench may write there (see {@link benchDataBase}). */
-export const BENCH_DATA_DIR = '/var/lib/nodelet-bench';
+const BENCH_DATA_DIR = '/var/lib/nodelet-bench';
 
 let dataBase: string | undefined;
 

@@ -30,11 +30,9 @@ function describePod(p: V1Pod, before?: string): string {
   return `${p.metadata?.name}: ${p.status?.phase} ${state} ${id}`;
 }
 
-/** nodelet's last warnings and errors (pino level ≥ 40), for a timeout's message. */
-function warnings(logFile: string): string {
-  const lines = readFileSync(logFile, 'utf8')
-    .split('\n')
-    .filter((l) => /"level":(4|5|6)0,/.test(l));
+/** nodelet's last warnings and errors (pino level ≥ 40) in its log text, for a timeout's message. */
+function warnings(log: string): string {
+  const lines = log.split('\n').filter((l) => /"level":(4|5|6)0,/.test(l));
   return `nodelet's last warnings: ${lines.slice(-4).join(' | ') || 'none'}`;
 }
 
@@ -103,10 +101,11 @@ describe('graceful node shutdown', () => {
       'pods Running again under the restarted nodelet',
       async () => {
         const ps = await Promise.all(all());
-        const adopted = readFileSync(nodelet.logFile, 'utf8').split('"msg":"re-adopted running container"').length - 1;
+        const log = readFileSync(nodelet.logFile, 'utf8');
+        const adopted = log.split('"msg":"re-adopted running container"').length - 1;
         if (ps.every(running) && ids(ps).every((id, i) => (kept ? id === before[i] : id !== before[i])) && (!kept || adopted >= ps.length)) return true;
         // Not yet: the error names what each pod shows and what nodelet last warned of (the timeout reports it).
-        throw new Error(`${ps.map((p, i) => describePod(p, before[i])).join('; ')}; adopted ${adopted}; ${warnings(nodelet.logFile)}`);
+        throw new Error(`${ps.map((p, i) => describePod(p, before[i])).join('; ')}; adopted ${adopted}; ${warnings(log)}`);
       },
       60_000,
       500,
@@ -138,7 +137,7 @@ describe('graceful node shutdown', () => {
         async () => {
           const ps = await Promise.all(all());
           if (ps.every((p) => p.status?.phase === 'Failed')) return ps;
-          throw new Error(`${ps.map((p) => describePod(p)).join('; ')}; ${warnings(nodelet.logFile)}`);
+          throw new Error(`${ps.map((p) => describePod(p)).join('; ')}; ${warnings(readFileSync(nodelet.logFile, 'utf8'))}`);
         },
         30_000,
         500,
