@@ -21,7 +21,7 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import { containerLogDir, podLogsRoot } from '../logs/index.ts';
 import { targetHost } from '../probes/index.ts';
-import type { PodController } from '../pods/index.ts';
+import type { PodReader } from '../pods/index.ts';
 import {
   createKubeletServer,
   type ContainerTarget,
@@ -70,7 +70,7 @@ function apiAuth(o: NodeletOptions, clients: KubeClients | undefined, log: Logge
 }
 
 /** Adapts the pod controller to what the kubelet API reads. */
-function podSourceFor(pods: PodController, rootDir: string): PodSource {
+function podSourceFor(pods: PodReader, rootDir: string): PodSource {
   return {
     listPods: () => pods.pods(),
     podAddress: (pod) => targetHost(pod),
@@ -114,7 +114,7 @@ async function clientCa(o: NodeletOptions, log: Logger, clients?: KubeClients): 
 export async function startKubeletApi(
   o: NodeletOptions,
   log: Logger,
-  pods: PodController,
+  pods: PodReader,
   nodeIP: string,
   clients?: KubeClients,
   /** Pod volume usage (CSI NodeGetVolumeStats): `kubelet_volume_stats_*` on /metrics, `volume` in /stats/summary. */

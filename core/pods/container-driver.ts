@@ -24,7 +24,7 @@ import { isProviderError, type Mount, type PodContext, type Provider, type Runni
 import { newRecord, type ContainerRecord } from './container-record.ts';
 import { targetHost, type ProbeTarget } from '../probes/index.ts';
 import { computePodStatus, podPhase } from './pod-status.ts';
-import { recordView, type RunnerContainer } from './pod-runner.ts';
+import { recordView, type RunnerContainer } from './container-view.ts';
 import { containerLimits, podQosClass } from './container-limits.ts';
 import { terminationMessage } from './termination-message.ts';
 import { goDuration, lostRun, resume } from './container-resume.ts';
@@ -68,7 +68,7 @@ export class ContainerDriver implements PodDriver {
     return this.d.terminating();
   }
 
-  /** A container's log view (see {@link PodRunner.container}). */
+  /** A container's log view (see {@link PodWorker.container}). */
   container(name: string): RunnerContainer | undefined {
     return recordView([...this.init, ...this.app].find((c) => c.name === name));
   }

@@ -9,7 +9,9 @@ export type { ContainerOptionsContributor, ContainerWarning } from './container-
 export type { PodResourcePreparer } from './pod-resources.ts';
 export type { PodStatusContributor } from './pod-status-contributor.ts';
 export type { PodNetwork } from './pod-network.ts';
-export { type AbnormalTermination, PodController } from './pod-controller.ts';
+export { PodController } from './pod-controller.ts';
+export type { AbnormalTermination } from './pod-state.ts';
+export { PodStore, type PodReader } from './pod-store.ts';
 export { PodStarts } from './pod-starts.ts';
 export { createPodSetup } from './pod-setup-impl.ts';
 export { startApiPodSource } from './sources/api-pod-source.ts';

@@ -2,18 +2,26 @@
  * The pod controller: a queue of `namespace/name` keys and one `sync` that
  * converges what runs here to what the pod source wants (virtual-kubelet's
  * shape). Sources (the API informer or static manifests) only call
- * `upsert`/`remove`; container exits and back-offs re-queue keys.
+ * `upsert`/`remove`; container exits and back-offs re-queue keys. Each pod's
+ * state is one {@link PodState} value (pod-state.ts draws the machine); `sync`
+ * reads it to choose a path and moves it with `advance`:
  *
- *   sync(key):  gone? ──► terminate(0) ──► forget (teardown, release pod IPs; not again after deleting's)
- *               deleting? ──► terminate(grace) ──► final status ──► teardown, release pod IPs ──► delete object
- *               new? ──► admit ─(rejected)─► status Failed(reason)
- *               └──► worker.reconcile ──► finished? release pod resources (DRA, once)
- *                        ──► status + contributors (DRA health) (patched only if changed)
- *                        ──► finished? release pod IPs, unmount volumes (once; retried on failure)
- *   terminateAbnormally (node shutdown): cancel ──► terminate(grace) ──► release pod resources ──► status Failed(reason)
- *               └──► final: never synced again, not active (its object stays until deleted)
+ *   sync(key):  gone, or another uid? ──► forget(): terminate(0), tear down, release pod IPs (unless torn-down)
+ *               deletionTimestamp?    ──► deleting(): terminate(grace), post, tear down, release IPs ─► torn-down
+ *                                         ──► delete the object ─► deleted
+ *               unseen?               ──► admit(): admitted | rejected (status Failed(reason)) | finished (found so)
+ *               admitted / running    ──► syncActive(): worker.reconcile, post status (+ contributors)
+ *                                         └ containers stopped for good ─► finished: release pod resources (DRA)
+ *               finished              ──► syncFinished(): post, release pod IPs, unmount volumes (once; retried)
+ *               rejected / failed / torn-down / deleted ──► nothing
+ *   terminateAbnormally (node shutdown, eviction): cancel, terminate(grace), release pod resources,
+ *               post Failed(reason) ─► failed (never synced again; a later deletion still cleans it up)
+ *
+ * The pod path has three layers: this controller (one state value per pod),
+ * the pod worker (`pod-worker.ts`: context, network, volumes, termination) and
+ * its driver for the provider's kind (`pod-driver.ts`).
  */
-import type { V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
 import { Backoff } from '../backoff/index.ts';
@@ -21,7 +29,8 @@ import type { PodSetup } from './pod-setup.ts';
 import type { PodStatusContributor } from './pod-status-contributor.ts';
 import type { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
-import type { PodRunner } from './pod-runner.ts';
+import { PodStore, type PodEntry, type PodReader } from './pod-store.ts';
+import { advance, INITIAL, type AbnormalTermination, type PodEvent } from './pod-state.ts';
 import { WorkQueue } from './work-queue.ts';
 import type { PodStarts } from './pod-starts.ts';
 import { needsSync } from './pod-changes.ts';
@@ -58,8 +67,10 @@ export interface PodControllerOptions {
   network?: PodNetwork;
   /** The node admission checks against (its allocatable from explicit contributors). */
   admitNode: AdmitNode;
-  /** Run in order for each new pod; the first rejection fails the pod with its reason. */
-  admitHandlers: readonly PodAdmitHandler[];
+  /** Run in order for each new pod; the first rejection fails the pod with its reason ({@link PodController.addAdmitHandlers} appends). */
+  admitHandlers?: readonly PodAdmitHandler[];
+  /** Where the desired pods and their states are kept (default: a store of its own); subsystems built earlier read it. */
+  store?: PodStore;
   resyncMs: number;
   /** Pods synced at once; default: no limit (upstream runs one goroutine per pod). */
   concurrency?: number;
@@ -75,43 +86,9 @@ export interface PodControllerOptions {
   interimYieldMs?: number;
 }
 
+export type { AbnormalTermination };
+
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
-
-interface Entry {
-  uid: string;
-  worker?: PodRunner;
-  rejected?: boolean;
-  posted?: string;
-  deleting?: boolean;
-  /** Its deletion tore its volumes and dir down and released its IPs: forgetting it has nothing left to clean. */
-  cleaned?: boolean;
-  /** The pod's status posts: one in flight, the newest waiting (upstream's status manager coalesces the same way). */
-  poster?: StatusCoalescer<{ pod: V1Pod; status: V1PodStatus }>;
-  /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */
-  seenAt?: number;
-  /** The pod's resources (DRA claims) were released after its containers stopped for good. */
-  released?: boolean;
-  /** The pod a sync is running for now (its interim status may be posted meanwhile). */
-  syncing?: V1Pod;
-  /** Until when (`Date.now()`) its first sync's interim status may wait for a burst of first syncs to end. */
-  interimBy?: number;
-  /** Its first sync began (see {@link PodStarts}). */
-  synced?: boolean;
-  /** Set by {@link PodController.terminateAbnormally}: laid over every later status post; the pod is no longer synced. */
-  final?: AbnormalTermination;
-  /** The finished pod's volumes were torn down (upstream syncTerminatedPod); false: pending for a pod found finished at admission. */
-  unmounted?: boolean;
-}
-
-/** How {@link PodController.terminateAbnormally} ends a pod (upstream `TerminatePodOptions`). */
-export interface AbnormalTermination {
-  /** The grace period for its containers (already capped by the caller). */
-  graceMs: number;
-  reason: string;
-  message: string;
-  /** Pod conditions to set, e.g. `DisruptionTarget`. */
-  conditions?: Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>[];
-}
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
 const INTERIM_STATUS_MS = 1000;
@@ -121,22 +98,24 @@ const INTERIM_STATUS_MS = 1000;
  * In a burst of 100 pods the first syncs all outlast the second (they wait on token
  * requests), and an interim PATCH per pod was a third of the API writes before Running;
  * a slow pull on a quiet node still shows ContainerCreating after a second
- * (bench/README.md, issue 17, "Interim statuses yield").
+ * (bench/README.md).
  */
 const INTERIM_POSTS_AT_ONCE = 4;
 /**
  * How long after its first sync began a pod's interim status may wait while a burst of
  * first syncs (2 or more, {@link PodStarts}) runs, as events do: in a 100-pod burst the
  * interim PATCHes competed with the token requests and Running PATCHes the pods wait for
- * (bench/README.md, issue 17, "Interim statuses wait for the burst"). A pod starting
+ * (bench/README.md). A pod starting
  * alone still shows ContainerCreating after {@link INTERIM_STATUS_MS}.
  */
 const INTERIM_YIELD_MS = 10_000;
 
 /** Runs the pods bound to this node. */
-export class PodController {
-  private readonly desired = new Map<string, V1Pod>();
-  private readonly entries = new Map<string, Entry>();
+export class PodController implements PodReader {
+  private readonly store: PodStore;
+  private readonly desired: Map<string, V1Pod>;
+  private readonly entries: Map<string, PodEntry>;
+  private readonly admitHandlers: PodAdmitHandler[];
   private readonly queue: WorkQueue;
   /** Pods whose interim status waits to be posted (see {@link INTERIM_POSTS_AT_ONCE}). */
   private readonly interim: WorkQueue;
@@ -151,13 +130,26 @@ export class PodController {
   private readonly stopped = new AbortController();
 
   constructor(private readonly o: PodControllerOptions) {
+    this.store = o.store ?? new PodStore();
+    this.desired = this.store.desired;
+    this.entries = this.store.entries;
+    this.admitHandlers = [...(o.admitHandlers ?? [])];
     this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.volumeBackoff = new Backoff(500, 122_000);
     // No limit by default: a pod waiting for a slot behind others' token requests and mounts was most
-    // of a burst's start latency with 32 (bench/README.md, issue 17 branch burst2).
+    // of a burst's start latency with a limit of 32 (bench/README.md).
     this.queue = new WorkQueue((k) => this.timedSync(k), o.concurrency ?? Infinity);
     this.interim = new WorkQueue((k) => this.postInterim(k), INTERIM_POSTS_AT_ONCE);
+  }
+
+  /**
+   * Appends admit handlers, run in order after those given at construction (upstream's
+   * `AddPodAdmitHandlers`): subsystems that stop pods through this controller (node
+   * shutdown, eviction) are built after it and add theirs before the first pod arrives.
+   */
+  addAdmitHandlers(handlers: readonly PodAdmitHandler[]): void {
+    this.admitHandlers.push(...handlers);
   }
 
   /** Starts periodic resyncs. */
@@ -195,35 +187,30 @@ export class PodController {
 
   private cancel(key: string, uid?: string): void {
     const entry = this.entries.get(key);
-    if (entry?.worker && (uid === undefined || entry.uid === uid)) entry.worker.cancel?.();
+    if (entry?.worker && (uid === undefined || entry.uid === uid)) entry.worker.cancel();
   }
 
-  /** Releases the pod-level resources of a pod whose containers stopped for good, once per entry. */
-  private async releaseResources(pod: V1Pod, entry: Entry): Promise<void> {
-    if (entry.released || !this.o.setup.releaseResources) return;
-    entry.released = true;
-    await this.o.setup.releaseResources(pod);
+  /** Moves the entry's state by `event`; true when the state changed. */
+  private move(entry: PodEntry, event: PodEvent): boolean {
+    const next = advance(entry.state, event);
+    if (next === entry.state) return false;
+    entry.state = next;
+    return true;
   }
 
   /** Pods currently admitted and not finished (for admission and the kubelet API). */
   activePods(): V1Pod[] {
-    const out: V1Pod[] = [];
-    for (const [k, e] of this.entries) {
-      const pod = this.desired.get(k);
-      if (pod && e.worker && !e.rejected && !e.final && !e.worker.finished(pod)) out.push(pod);
-    }
-    return out;
+    return this.store.activePods();
   }
 
   /** The pod and its worker for a key (the kubelet API's log lookups). */
-  lookup(key: string): { pod: V1Pod; worker?: PodRunner } | undefined {
-    const pod = this.desired.get(key);
-    return pod ? { pod, worker: this.entries.get(key)?.worker } : undefined;
+  lookup(key: string): { pod: V1Pod; worker?: PodWorker } | undefined {
+    return this.store.lookup(key);
   }
 
   /** All pods this node knows about. */
   pods(): V1Pod[] {
-    return [...this.desired.values()];
+    return this.store.pods();
   }
 
   /** One sync, observed as kubelet_pod_worker_duration_seconds (operation_type create for a pod's first sync). */
@@ -238,59 +225,75 @@ export class PodController {
     }
   }
 
+  /** The one sync: picks the path for the pod's state (see the header). */
   private async sync(key: string): Promise<void> {
     const pod = this.desired.get(key);
     let entry = this.entries.get(key);
     if (entry && (!pod || pod.metadata!.uid !== entry.uid)) {
       await this.forget(key, entry, pod);
       entry = undefined;
-      if (!pod) return;
     }
     if (!pod) return;
     if (pod.metadata!.deletionTimestamp) return this.deleting(key, pod, entry);
-    if (!entry) entry = await this.admitSerially(key, pod);
-    if (entry.rejected || entry.final || !entry.worker) {
-      // A pod found finished at admission: its volumes are torn down here, outside the serial admission.
-      if (entry.unmounted === false) await this.unmountFinished(key, pod, entry);
-      return;
+    entry ??= await this.admitSerially(key, pod);
+    if (!entry) return;
+    switch (entry.state.name) {
+      case 'admitted':
+      case 'running':
+        return this.syncActive(key, pod, entry, entry.worker!);
+      case 'finished':
+        return this.syncFinished(key, pod, entry);
+      case 'rejected':
+      case 'failed':
+      case 'torn-down':
+      case 'deleted':
+        return;
     }
+  }
+
+  /** Upstream `SyncPod`: reconciles an active pod and posts its status; its containers stopping for good makes it `finished`. */
+  private async syncActive(key: string, pod: V1Pod, entry: PodEntry, worker: PodWorker): Promise<void> {
     // A pod's first sync lasts until its status after it was posted (the events recorder yields meanwhile).
-    const firstSyncEnded = entry.synced ? undefined : this.o.starts?.begin();
-    entry.synced = true;
+    const firstSyncEnded = this.move(entry, 'first-sync') ? this.o.starts?.begin() : undefined;
     try {
-      if (!entry.worker.finished(pod)) {
+      if (!worker.finished(pod)) {
         const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
         entry.interimBy = firstSyncEnded ? Date.now() + (this.o.interimYieldMs ?? INTERIM_YIELD_MS) : undefined;
         entry.syncing = pod;
         try {
-          await entry.worker.reconcile(pod);
+          await worker.reconcile(pod);
         } finally {
           clearTimeout(interim);
           entry.syncing = undefined;
         }
       }
       // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
-      if (entry.worker.finished(pod)) await this.releaseResources(pod, entry);
-      await this.post(pod, entry, entry.worker.status(pod));
+      if (worker.finished(pod) && this.move(entry, 'containers-stopped')) await this.o.setup.releaseResources?.(pod);
+      await this.post(pod, entry, worker.status(pod));
     } finally {
       firstSyncEnded?.();
     }
-    if (!entry.worker.finished(pod)) return;
-    // Upstream tears the sandbox (and its IP) down once a pod finished; status.podIP stays as posted.
-    await this.o.network?.release(pod);
-    await this.unmountFinished(key, pod, entry);
+    if (entry.state.name === 'finished') await this.releaseFinished(key, pod, entry);
+  }
+
+  /** Upstream `SyncTerminatedPod`: a finished pod's status stays posted; its pod IPs and volumes are released until that succeeded. */
+  private async syncFinished(key: string, pod: V1Pod, entry: PodEntry): Promise<void> {
+    if (entry.worker) await this.post(pod, entry, entry.worker.status(pod));
+    await this.releaseFinished(key, pod, entry);
   }
 
   /**
-   * Upstream `syncTerminatedPod`: a pod that finished for good has its volumes torn
-   * down without waiting for its deletion (CSI: NodeUnpublish, NodeUnstage when it
-   * was the last user). A failure is logged and retried with the volume back-off.
+   * Releases what a finished pod holds on the node: its pod IPs (upstream tears the sandbox
+   * down once a pod finished; status.podIP stays as posted), then its volumes (upstream
+   * `syncTerminatedPod`: CSI NodeUnpublish, NodeUnstage when it was the last user). An
+   * unmount failure is logged and retried with the volume back-off.
    */
-  private async unmountFinished(key: string, pod: V1Pod, entry: Entry): Promise<void> {
-    if (entry.unmounted) return;
+  private async releaseFinished(key: string, pod: V1Pod, entry: PodEntry): Promise<void> {
+    if (entry.state.name !== 'finished' || entry.state.volumesUnmounted) return;
+    await this.o.network?.release(pod);
     try {
       await this.o.setup.unmountVolumes(pod);
-      entry.unmounted = true;
+      this.move(entry, 'volumes-unmounted');
       this.volumeBackoff.reset(`${entry.uid}/unmount`);
     } catch (e) {
       const ms = this.volumeBackoff.next(`${entry.uid}/unmount`);
@@ -300,7 +303,7 @@ export class PodController {
   }
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
-  private admitSerially(key: string, pod: V1Pod): Promise<Entry> {
+  private admitSerially(key: string, pod: V1Pod): Promise<PodEntry | undefined> {
     const run = this.admitting.then(() => this.admit(key, pod));
     this.admitting = run.then(
       () => undefined,
@@ -317,36 +320,37 @@ export class PodController {
     // the allocatable is read again for each handler (device allocation raises it). A pass over every pod per handler
     // was most of admission's time in a burst.
     let admitted: V1Pod[] | undefined;
-    return { routed, verdict: await runAdmitHandlers(this.o.admitHandlers, pod, () => admitContext(this.o.admitNode, (admitted ??= this.activePods()))) };
+    return { routed, verdict: await runAdmitHandlers(this.admitHandlers, pod, () => admitContext(this.o.admitNode, (admitted ??= this.activePods()))) };
   }
 
-  private async admit(key: string, pod: V1Pod): Promise<Entry> {
-    const entry: Entry = { uid: pod.metadata!.uid!, seenAt: performance.now() };
-    this.entries.set(key, entry);
+  /** Gives a pod seen for the first time its first state; undefined when it cannot be routed yet (retried later). */
+  private async admit(key: string, pod: V1Pod): Promise<PodEntry | undefined> {
+    const uid = pod.metadata!.uid!;
+    const seenAt = performance.now();
     if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
-      // Finished before nodelet (re)started: nothing runs; what it left mounted is torn down by sync.
-      entry.rejected = true;
-      entry.unmounted = false;
-      await this.releaseResources(pod, entry);
-      await this.o.network?.release(pod);
+      // Finished before nodelet (re)started: nothing runs; what it left mounted is released by syncFinished.
+      const entry: PodEntry = { uid, seenAt, state: INITIAL.finished };
+      this.entries.set(key, entry);
+      await this.o.setup.releaseResources?.(pod);
       return entry;
     }
     const { routed, verdict } = await this.verdict(pod);
     if ('retryAfterMs' in routed) {
-      this.entries.delete(key);
       this.o.log.info({ pod: key, retryAfterMs: routed.retryAfterMs }, `cannot route the pod yet: ${routed.message}`);
       this.queue.addAfter(key, routed.retryAfterMs);
-      return entry;
+      return undefined;
     }
     if (!verdict.admit) {
-      entry.rejected = true;
+      const entry: PodEntry = { uid, seenAt, state: INITIAL.rejected };
+      this.entries.set(key, entry);
       const message = `Pod was rejected: ${verdict.message}`;
       this.event(pod, 'Warning', verdict.reason, verdict.message);
       void this.post(pod, entry, { phase: 'Failed', reason: verdict.reason, message, conditions: pod.status?.conditions, startTime: new Date() });
       return entry;
     }
     const provider = (routed as { provider: AnyProvider }).provider;
-    const deps = {
+    const worker = new PodWorker(pod, {
+      provider,
       setup: this.o.setup,
       hostIP: this.o.hostIP,
       network: this.o.network,
@@ -354,8 +358,10 @@ export class PodController {
       context: (p: V1Pod, signal: AbortSignal) => this.context(p, signal),
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
       probes: this.o.probes,
-    };
-    entry.worker = new PodWorker(pod, { ...deps, provider, backoff: { restart: this.restartBackoff, pull: this.pullBackoff, volume: this.volumeBackoff } });
+      backoff: { restart: this.restartBackoff, pull: this.pullBackoff, volume: this.volumeBackoff },
+    });
+    const entry: PodEntry = { uid, seenAt, state: INITIAL.admitted, worker };
+    this.entries.set(key, entry);
     return entry;
   }
 
@@ -388,13 +394,13 @@ export class PodController {
    * Posts `status` unless it is what was posted last; posts of one pod are applied in order,
    * and statuses offered while a post is in flight are coalesced into the newest.
    */
-  private post(pod: V1Pod, entry: Entry, status: V1PodStatus): Promise<void> {
+  private post(pod: V1Pod, entry: PodEntry, status: V1PodStatus): Promise<void> {
     entry.poster ??= new StatusCoalescer((s) => this.postNow(s.pod, entry, s.status));
     return entry.poster.offer({ pod, status });
   }
 
-  private async postNow(pod: V1Pod, entry: Entry, given: V1PodStatus): Promise<void> {
-    const f = entry.final;
+  private async postNow(pod: V1Pod, entry: PodEntry, given: V1PodStatus): Promise<void> {
+    const f = entry.overlay;
     // The status contributors' parts (DRA allocatedResourcesStatus) before the comparison with what was posted.
     for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
     const status = f
@@ -421,9 +427,14 @@ export class PodController {
     return Math.max(0, s) * 1000;
   }
 
-  private async deleting(key: string, pod: V1Pod, entry?: Entry): Promise<void> {
-    if (entry?.deleting) return;
-    if (entry) entry.deleting = true;
+  /**
+   * A pod with a deletionTimestamp: stops its containers within the grace period, posts its
+   * status, tears its volumes and dir down and releases its pod IPs (`torn-down`), then deletes
+   * its object (`deleted`); upstream keeps the object until the volumes are gone. A failed step
+   * is retried after 2 s from the start (each step is idempotent).
+   */
+  private async deleting(key: string, pod: V1Pod, entry?: PodEntry): Promise<void> {
+    if (entry?.state.name === 'deleted') return;
     if (entry?.worker) {
       await entry.worker.terminate(pod, this.graceMs(pod));
       await this.post(pod, entry, entry.worker.status(pod));
@@ -431,31 +442,31 @@ export class PodController {
     try {
       await this.o.setup.teardown(pod);
     } catch (e) {
-      // Upstream keeps the pod object until its volumes are unmounted; retry.
       this.o.log.warn({ pod: key, err: String(e) }, 'volume teardown failed, will retry');
-      if (entry) entry.deleting = false;
       this.queue.addAfter(key, 2000);
       return;
     }
     await this.o.network?.release(pod);
-    if (entry) entry.cleaned = true;
+    if (entry) this.move(entry, 'torn-down');
     try {
       await this.o.sink.deletePod(pod);
+      if (entry) this.move(entry, 'object-deleted');
     } catch (e) {
       this.o.log.warn({ pod: key, err: String(e) }, 'failed to delete pod object, will retry');
-      if (entry) entry.deleting = false;
       this.queue.addAfter(key, 2000);
     }
   }
 
-  private async forget(key: string, entry: Entry, replacement?: V1Pod): Promise<void> {
+  /** A pod gone from the source (or replaced by one with another uid): stops it and, unless its deletion did, releases what it held. */
+  private async forget(key: string, entry: PodEntry, replacement?: V1Pod): Promise<void> {
     this.entries.delete(key);
     const old = entry.worker;
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
     await old.terminate(pod, 0);
     // After a deletion the object goes last (teardown first, as upstream): its DELETED event finds nothing to clean.
-    if (!entry.cleaned && (!replacement || replacement.metadata!.uid !== entry.uid)) {
+    const tornDown = entry.state.name === 'torn-down' || entry.state.name === 'deleted';
+    if (!tornDown && (!replacement || replacement.metadata!.uid !== entry.uid)) {
       await this.o.setup.teardown(pod).catch(() => undefined);
       await this.o.network?.release(pod);
     }
@@ -463,23 +474,27 @@ export class PodController {
 
   /**
    * Stops an admitted pod for good and fails it, as upstream's
-   * `TerminatePodAbnormallyAndWait` (graceful node shutdown uses it): aborts what is in
-   * flight, stops its containers through the normal stop path within `graceMs`, then
-   * posts phase `Failed` with `reason`, `message` and `conditions`. The pod is no longer
-   * synced nor counted as active; a later deletion still cleans it up. Resolves once the
-   * status was posted (or its post failed and was queued for retry); never rejects.
+   * `TerminatePodAbnormallyAndWait` (graceful node shutdown and eviction use it): aborts what
+   * is in flight, stops its containers through the normal stop path within `graceMs`, then
+   * posts phase `Failed` with `reason`, `message` and `conditions` (state `failed`). The pod
+   * is no longer synced nor counted as active; a later deletion still cleans it up. Resolves
+   * once the status was posted (or its post failed and was queued for retry); never rejects.
    */
   async terminateAbnormally(pod: V1Pod, t: AbnormalTermination): Promise<void> {
     const key = keyOf(pod);
     const entry = this.entries.get(key);
-    if (!entry?.worker || entry.rejected || entry.final || entry.uid !== pod.metadata?.uid) return;
+    const worker = entry?.worker;
+    if (!entry || !worker || entry.uid !== pod.metadata?.uid) return;
+    const wasFinished = entry.state.name === 'finished';
+    if (!this.move(entry, 'terminated-abnormally')) return;
     const current = this.desired.get(key) ?? pod;
-    entry.final = t;
+    entry.overlay = t;
     this.o.log.info({ pod: key, graceMs: t.graceMs, reason: t.reason }, 'terminating pod abnormally');
-    entry.worker.cancel?.();
-    await entry.worker.terminate(current, t.graceMs);
-    await this.releaseResources(current, entry);
-    await this.post(current, entry, entry.worker.status(current));
+    worker.cancel();
+    await worker.terminate(current, t.graceMs);
+    // A finished pod's resources were released when it finished.
+    if (!wasFinished) await this.o.setup.releaseResources?.(current);
+    await this.post(current, entry, worker.status(current));
   }
 
   /**

@@ -14,7 +14,7 @@ import type { AnyProvider, PodContext } from '@nodelet/plugin-api/v1';
 import type { Backoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import type { PodVolumes } from './pod-volumes.ts';
-import type { RunnerContainer } from './pod-runner.ts';
+import type { RunnerContainer } from './container-view.ts';
 import type { ProbeManager } from '../probes/index.ts';
 import type { PrefetchedPulls } from './image-prefetch.ts';
 
@@ -81,7 +81,7 @@ export interface PodDriver {
   status(pod: V1Pod): V1PodStatus;
   /** True once the pod reached Succeeded or Failed for good. */
   finished(pod: V1Pod): boolean;
-  /** The pod is being deleted: abort what is in flight now (see `PodRunner.cancel`). */
+  /** The pod is being deleted: abort what is in flight now (see `PodWorker.cancel`). */
   cancel(): void;
   /** Stops the pod within `graceMs`; never rejects. */
   stop(pod: V1Pod, graceMs: number): Promise<void>;

@@ -28,7 +28,7 @@ import {
   type PodStatusReport,
   type ResolvedContainer,
 } from '@nodelet/plugin-api/v1';
-import type { RunnerContainer } from './pod-runner.ts';
+import type { RunnerContainer } from './container-view.ts';
 import type { DriverEnv, PodDriver } from './pod-driver.ts';
 import { containerLimits } from './container-limits.ts';
 import { toPodObject } from './pod-object.ts';

@@ -18,7 +18,7 @@
  * (`driver.prefetch`, image-prefetch.ts): that reconcile's `driver.sync`
  * awaits them instead of pulling after the volumes.
  *
- * Decided once for both kinds (they differed before the merge):
+ * The same for both kinds:
  * - `cancel()` (the pod got a deletionTimestamp): the worker starts nothing new
  *   (no container start, no `createPod`/`updatePod`) for either kind; the
  *   driver aborts what is in flight. A container driver aborts the pod's
@@ -27,7 +27,7 @@
  * - Status-only syncs: `statusChanged()` (a `PodProvider` reporting a change)
  *   re-queues the pod and skips the volume re-sync of that one wake once the
  *   volumes were set up — the periodic cadence covers them. Either kind may
- *   ask; only pod providers have a way to today.
+ *   ask; only pod providers have a way to ask (`PodProvider.statusChanged`).
  * - Back-offs: one set for all pods ({@link PodBackoffs}), every key under
  *   `<uid>/`; `terminate` frees the pod's keys in all three.
  *
@@ -45,7 +45,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type PodContext } from '@nodelet/plugin-api/v1';
 import type { PodSetup } from './pod-setup.ts';
-import type { PodRunner, RunnerContainer } from './pod-runner.ts';
+import type { RunnerContainer } from './container-view.ts';
 import { PodVolumes } from './pod-volumes.ts';
 import type { DriverEnv, PodBackoffs, PodDriver } from './pod-driver.ts';
 import { ContainerDriver } from './container-driver.ts';
@@ -75,7 +75,7 @@ export interface PodWorkerDeps {
 }
 
 /** The state and behaviour of one admitted pod, whatever runs it. */
-export class PodWorker implements PodRunner {
+export class PodWorker {
   private readonly driver: PodDriver;
   private readonly volumes: PodVolumes;
   private readonly abort = new AbortController();
@@ -112,7 +112,7 @@ export class PodWorker implements PodRunner {
     return this.driver.provider;
   }
 
-  /** Converges the pod towards its spec; returns quickly. */
+  /** Converges the pod towards its spec; returns quickly (never waits for containers to end). */
   async reconcile(pod: V1Pod): Promise<void> {
     if (this.terminating) return;
     this.ctx ??= this.driver.context(this.d.context(pod, this.abort.signal));
@@ -168,7 +168,12 @@ export class PodWorker implements PodRunner {
     return this.driver.finished(pod);
   }
 
-  /** The pod is being deleted (see {@link PodRunner.cancel}): nothing new starts; the driver aborts what is in flight. */
+  /**
+   * The pod is being deleted (or stopped for good): nothing new starts, and the driver aborts
+   * what is in flight (image pulls, container starts: the pod context's signal) at once, without
+   * waiting for the sync running them; `terminate` follows. Upstream cancels the running sync of
+   * a pod the same way when its termination is requested.
+   */
   cancel(): void {
     this.terminating = true;
     this.driver.cancel();
@@ -183,7 +188,7 @@ export class PodWorker implements PodRunner {
     for (const b of [this.d.backoff.restart, this.d.backoff.pull, this.d.backoff.volume]) b.resetPrefix(prefix);
   }
 
-  /** A container's log view (see {@link PodRunner.container}). */
+  /** Container `name` as the kubelet API sees it, once it has started at least once; else undefined. */
   container(name: string): RunnerContainer | undefined {
     return this.driver.container(name);
   }

@@ -6,7 +6,7 @@
  */
 import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import type { ContainerStatusReport, Logger, PodProvider, PodRef, PodStatusReport } from '@nodelet/plugin-api/v1';
-import type { RunnerContainer } from './pod-runner.ts';
+import type { RunnerContainer } from './container-view.ts';
 import { containerState, reportProblem } from './pod-status-report.ts';
 
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
