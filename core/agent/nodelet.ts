@@ -4,7 +4,7 @@
  * docs/architecture.md):
  *
  *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
- *   admit handlers        [node shutdown, eviction, devices, predicates] → PodController
+ *   admit handlers        [node shutdown, eviction, devices, predicates] → PodController.addAdmitHandlers
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
@@ -14,9 +14,15 @@
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *
- *   startNodelet ──► images ──► providers ──► events ──► devices + CSI (+ DRA) ──► pod set-up + pod network
- *                ──► pod controller ──► kubelet API ──► (kubeconfig? node + lease)
- *                ──► plugin registration ──► (kubeconfig? informer + orphans) ──► static pods
+ * Each part is built after what it uses, so none is handed a reference to
+ * fill in later. Parts that must tell a later one something subscribe it when
+ * that one is built (DRA health and changed ConfigMaps → the pod controller;
+ * node shutdown, eviction and device plugins → the node controller).
+ *
+ *   startNodelet ──► images ──► providers ──► events ──► pod store ──► DRA ──► devices ──► CSI
+ *                ──► pod set-up + pod network ──► pod controller ──► node shutdown, eviction (their admit handlers)
+ *                ──► kubelet API ──► (kubeconfig? node + lease) ──► plugin registration
+ *                ──► (kubeconfig? informer + orphans) ──► static pods
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,6 +34,7 @@ import { NodeController, LeaseController, heartbeatTimeoutMs, detectNodeIP, read
 import {
   PodController,
   PodStarts,
+  PodStore,
   predicateAdmitHandler,
   fixedAllocatable,
   startApiPodSource,
@@ -51,7 +58,7 @@ import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
 import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
 import { dirMaker, fileWriter, helperShell, mountSyscalls } from '../exec/index.ts';
-import { startDra, type Dra } from '../dra/index.ts';
+import { startDra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { diskUsage, EvictionManager, startEmptyDirLimits, type PodUsageStats } from '../eviction/index.ts';
@@ -91,7 +98,55 @@ async function nodePodCIDRs(clients: KubeClients, name: string): Promise<string[
   return node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : undefined;
 }
 
-/** Starts every part of nodelet; throws if a required part cannot start. */
+/** What the node controller reads from the subsystems that report node conditions and resources. */
+interface NodeParts {
+  readonly shape: NodeShape;
+  readonly host: ReturnType<typeof readHostInfo>;
+  readonly images: Awaited<ReturnType<typeof openImageService>>;
+  readonly devices: Awaited<ReturnType<typeof startDevicePlugins>>;
+  readonly shutdown: NodeShutdownManager;
+  readonly eviction: EvictionManager;
+  readonly network: PodNetworkManager;
+}
+
+/**
+ * Registers the Node and starts its status and Lease (cluster mode with
+ * `--register-node`). The node controller is built last of the node's parts:
+ * node shutdown, eviction and device plugins are told to notify it here.
+ */
+async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeParts, log: Logger, signal: AbortSignal) {
+  // The node's status and Lease go through requests that time out (upstream's heartbeat client).
+  const heartbeat = withTimeout(clients, heartbeatTimeoutMs(o.nodeStatusUpdateFrequencyMs, o.nodeLeaseDurationSeconds));
+  const node = new NodeController(heartbeat, {
+    shape: parts.shape,
+    host: parts.host,
+    rootDir: o.rootDir,
+    updateMs: o.nodeStatusUpdateFrequencyMs,
+    reportMs: o.nodeStatusReportFrequencyMs,
+    log: log.child({ component: 'node' }),
+    notReadyReasons: () => parts.shutdown.notReadyReasons(),
+    images: () => parts.images.nodeImages(),
+    extraResources: () => parts.devices.extraResources(),
+    pressure: () => parts.eviction.pressure(),
+  });
+  parts.shutdown.onShutdownStarting(() => node.syncNow());
+  parts.eviction.onConditionsChanged(() => node.poke());
+  await node.register(signal);
+  node.start();
+  // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
+  void parts.network.settle();
+  parts.devices.onChange(() => node.poke());
+  const lease = new LeaseController(heartbeat, {
+    nodeName: o.nodeName,
+    nodeUID: node.uid,
+    durationSeconds: o.nodeLeaseDurationSeconds,
+    log: log.child({ component: 'lease' }),
+  });
+  lease.start();
+  return { node, lease };
+}
+
+/** Starts every part of nodelet in dependency order; throws if a required part cannot start. */
 export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Nodelet> {
   for (const d of [o.rootDir, o.podsDir, o.logsDir, o.certDir]) mkdirSync(d, { recursive: true, mode: 0o750 });
   const abort = new AbortController();
@@ -110,66 +165,34 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const host = readHostInfo(o.rootDir);
   const labels = nodeLabels(shape);
   const { allocatable } = nodeResources(shape, host);
-  let podsRef: PodController | undefined;
-  let sourcesReady = !clients;
-  let draRef: Dra | undefined;
+  // The node's pods and their states (upstream's pod manager): the pod controller writes it; device plugins
+  // and DRA, built before the controller because pod set-up uses them, read it.
+  const store = new PodStore();
+  // Device plugins and DRA free what gone pods held only once the pod sources listed every pod here.
+  const sources = { ready: !clients };
+  // DRA needs the API (claims, ResourceSlices): cluster mode only.
+  const dra = clients
+    ? startDra(
+        o,
+        {
+          clients,
+          activePods: () => store.pods().filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed'),
+          sourcesReady: () => sources.ready,
+        },
+        log,
+      )
+    : undefined;
   const devices = await startDevicePlugins(
     o,
     {
-      activePods: () => podsRef?.pods() ?? [],
-      sourcesReady: () => sourcesReady,
-      dynamicResources: (pod, container) => draRef?.manager.dynamicResources(pod, container) ?? [],
+      activePods: () => store.pods(),
+      sourcesReady: () => sources.ready,
+      dynamicResources: (pod, container) => dra?.manager.dynamicResources(pod, container) ?? [],
     },
     log,
   );
   // CSI recovers its staging refcounts before any pod is set up or cleaned up.
   const csi = await startCsi({ clients, options: o, nodeName: o.nodeName, log });
-  // DRA needs the API (claims, ResourceSlices): cluster mode only.
-  const draActivePods = () => (podsRef?.pods() ?? []).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
-  const dra = clients
-    ? startDra(o, { clients, activePods: draActivePods, sourcesReady: () => sourcesReady, onHealthChange: (uids) => podsRef?.resyncPods(uids) }, log)
-    : undefined;
-  draRef = dra;
-  let node: NodeController | undefined;
-  // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
-  const shutdown = new NodeShutdownManager({
-    nodeName: o.nodeName,
-    gracePeriodMs: o.shutdownGracePeriodMs,
-    criticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
-    log: log.child({ component: 'nodeshutdown' }),
-    events,
-    activePods: () => podsRef?.activePods() ?? [],
-    terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
-    syncNodeStatus: () => node?.syncNow() ?? Promise.resolve(),
-  });
-  // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
-  shutdown.start();
-  // The eviction manager (pressure conditions, thresholds, one eviction per period); started once pods run.
-  const evictionStats = new StatsCollector(
-    o.nodeName,
-    { activePods: () => podsRef?.activePods() ?? [], lookup: (key) => podsRef?.lookup(key) },
-    log.child({ component: 'eviction' }),
-  );
-  const eviction = new EvictionManager({
-    nodeName: o.nodeName,
-    settings: o,
-    log: log.child({ component: 'eviction' }),
-    events,
-    signals: { nodefsPath: o.rootDir, imagefsPath: images.storeDir },
-    activePods: () => podsRef?.activePods() ?? [],
-    podStats: async () => {
-      const snap = await evictionStats.snapshot();
-      return new Map<string, PodUsageStats>(snap.pods.map((p) => [p.uid, { containers: p.containers }]));
-    },
-    podDiskUsage: async (pod) => {
-      const m = pod.metadata!;
-      const dirs = [join(setup.podDir(pod), 'volumes', 'kubernetes.io~empty-dir'), join(o.logsDir, `${m.namespace}_${m.name}_${m.uid}`)];
-      return (await Promise.all(dirs.map((d) => diskUsage(d)))).reduce((a, b) => a + b, 0);
-    },
-    reclaimImages: (bytes) => images.reclaim(bytes, podImages(podsRef?.pods() ?? [])),
-    terminate: (pod, t) => podsRef?.terminateAbnormally(pod, t) ?? Promise.resolve(),
-    onConditionsChanged: () => node?.poke(),
-  });
   // One Perl helper (core/exec) makes the tmpfs mounts and the pods' own dirs, and writes the pod
   // IP records: system calls in another process, one round trip each, none on the main thread.
   // Without perl: /bin/sh's `mount` and libuv's pool.
@@ -195,6 +218,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   });
   const probes = new ProbeManager();
   const pods = new PodController({
+    store,
     starts,
     network,
     nodeName: o.nodeName,
@@ -206,19 +230,53 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
-    // Standalone: no scheduler allocates claims, so a pod with resourceClaims is refused (UnsupportedPodSpec).
-    admitHandlers: [
-      shutdown.admitHandler(),
-      eviction.admitHandler(),
-      ...(dra ? [] : [standaloneDraAdmitHandler()]),
-      deviceAdmitHandler(devices.manager),
-      predicateAdmitHandler,
-    ],
     probes,
     statusContributors: dra ? [dra.statusContributor] : [],
   });
-  podsRef = pods;
   setup.onObjectsChanged((uids) => pods.resyncPods(uids));
+  dra?.onHealthChange((uids) => pods.resyncPods(uids));
+  // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
+  const shutdown = new NodeShutdownManager({
+    nodeName: o.nodeName,
+    gracePeriodMs: o.shutdownGracePeriodMs,
+    criticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
+    log: log.child({ component: 'nodeshutdown' }),
+    events,
+    activePods: () => pods.activePods(),
+    terminate: (pod, t) => pods.terminateAbnormally(pod, t),
+  });
+  // Listen at once: a SIGPWR during start-up would otherwise kill the process (the signal's default action).
+  shutdown.start();
+  // The eviction manager (pressure conditions, thresholds, one eviction per period); started once pods run.
+  const evictionStats = new StatsCollector(o.nodeName, pods, log.child({ component: 'eviction' }));
+  const eviction = new EvictionManager({
+    nodeName: o.nodeName,
+    settings: o,
+    log: log.child({ component: 'eviction' }),
+    events,
+    signals: { nodefsPath: o.rootDir, imagefsPath: images.storeDir },
+    activePods: () => pods.activePods(),
+    podStats: async () => {
+      const snap = await evictionStats.snapshot();
+      return new Map<string, PodUsageStats>(snap.pods.map((p) => [p.uid, { containers: p.containers }]));
+    },
+    podDiskUsage: async (pod) => {
+      const m = pod.metadata!;
+      const dirs = [join(setup.podDir(pod), 'volumes', 'kubernetes.io~empty-dir'), join(o.logsDir, `${m.namespace}_${m.name}_${m.uid}`)];
+      return (await Promise.all(dirs.map((d) => diskUsage(d)))).reduce((a, b) => a + b, 0);
+    },
+    reclaimImages: (bytes) => images.reclaim(bytes, podImages(pods.pods())),
+    terminate: (pod, t) => pods.terminateAbnormally(pod, t),
+  });
+  // Upstream's AddPodAdmitHandlers, in order; the first rejection wins. Standalone: no scheduler allocates
+  // claims, so a pod with resourceClaims is refused (UnsupportedPodSpec).
+  pods.addAdmitHandlers([
+    shutdown.admitHandler(),
+    eviction.admitHandler(),
+    ...(dra ? [] : [standaloneDraAdmitHandler()]),
+    deviceAdmitHandler(devices.manager),
+    predicateAdmitHandler,
+  ]);
   const api = await startKubeletApi(o, log, pods, nodeIP, clients, async () =>
     (await csi.volumePlugin.volumeStats()).map(({ volume: v, ...usage }) => ({
       ...usage,
@@ -230,59 +288,27 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     })),
   );
   shape.kubeletPort = api.port;
-  let lease: LeaseController | undefined;
-  let stopSource: (() => void) | undefined;
-  let livePods: V1Pod[] | undefined;
-  if (clients && o.registerNode) {
-    // The node's status and Lease go through requests that time out (upstream's heartbeat client).
-    const heartbeat = withTimeout(clients, heartbeatTimeoutMs(o.nodeStatusUpdateFrequencyMs, o.nodeLeaseDurationSeconds));
-    node = new NodeController(heartbeat, {
-      shape,
-      host,
-      rootDir: o.rootDir,
-      updateMs: o.nodeStatusUpdateFrequencyMs,
-      reportMs: o.nodeStatusReportFrequencyMs,
-      log: log.child({ component: 'node' }),
-      notReadyReasons: () => shutdown.notReadyReasons(),
-      images: () => images.nodeImages(),
-      extraResources: () => devices.extraResources(),
-      pressure: () => eviction.pressure(),
-    });
-    await node.register(abort.signal);
-    node.start();
-    // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
-    void network.settle();
-    const poke = node.poke.bind(node);
-    devices.onChange(poke);
-    lease = new LeaseController(heartbeat, {
-      nodeName: o.nodeName,
-      nodeUID: node.uid,
-      durationSeconds: o.nodeLeaseDurationSeconds,
-      log: log.child({ component: 'lease' }),
-    });
-    lease.start();
-  }
+  const cluster =
+    clients && o.registerNode ? await joinCluster(o, clients, { shape, host, images, devices, shutdown, eviction, network }, log, abort.signal) : undefined;
   const registration = await startPluginRegistration(o, log, {
     [CSI_PLUGIN]: csi.handler,
     [DEVICE_PLUGIN]: devices.handler,
     ...(dra ? { [DRA_PLUGIN]: dra.handler } : {}),
   });
-  if (clients) {
-    const src = await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' }));
-    stopSource = src.stop;
-    livePods = src.pods;
-    sourcesReady = true;
-    await setup.cleanupOrphans(src.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
+  const source = clients ? await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' })) : undefined;
+  if (source) {
+    sources.ready = true;
+    await setup.cleanupOrphans(source.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
+  const livePods: V1Pod[] = source?.pods ?? [];
   const manifests = o.podManifestPath ? await readStaticPods(o.podManifestPath, o.nodeName, log) : { pods: [], refused: [] };
   const staticPods: V1Pod[] = manifests.pods;
   reportRefusedManifests(events, o.nodeName, manifests.refused);
-  const nodeRef = clients && node?.uid ? { name: o.nodeName, uid: node.uid } : undefined;
+  const nodeRef = clients && cluster?.node.uid ? { name: o.nodeName, uid: cluster.node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
-  if (clients) await network.releaseExcept([...(livePods ?? []), ...staticPods]);
-  else await network.releaseExcept(staticPods);
+  await network.releaseExcept([...livePods, ...staticPods]);
   // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
-  await releaseUnclaimedContainers(providers.providers, livePods ?? [], log.child({ component: 'pods' }), staticPods);
+  await releaseUnclaimedContainers(providers.providers, livePods, log.child({ component: 'pods' }), staticPods);
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).
@@ -318,7 +344,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     maxShutdownMs: () => grace() + 15_000,
     async stop() {
       shutdown.stop();
-      stopSource?.();
+      source?.stop();
       stopManifestWatch?.();
       stopImageGc();
       stopEviction();
@@ -326,8 +352,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       await pods.shutdown();
       setup.stop();
       await probes.close();
-      lease?.stop();
-      node?.stop();
+      cluster?.lease.stop();
+      cluster?.node.stop();
       abort.abort();
       await registration.stop();
       csi.stop();

@@ -60,8 +60,6 @@ export interface DraDeps {
   readonly connect?: DraClientFactory;
   /** Tests: the reconcile period (default {@link DRA_RECONCILE_MS}). */
   readonly reconcileMs?: number;
-  /** The health of devices these pods use changed: sync them again (their allocatedResourcesStatus). */
-  onHealthChange?(podUIDs: string[]): void;
 }
 
 /** Running DRA support. */
@@ -72,6 +70,8 @@ export interface Dra {
   readonly containerOptions: ContainerOptionsContributor;
   /** `allocatedResourcesStatus` of the containers that reference prepared claims (device health). */
   readonly statusContributor: PodStatusContributor;
+  /** Calls `listener` with the pods whose devices' health changed (the pod controller syncs them again: allocatedResourcesStatus). */
+  onHealthChange(listener: (podUIDs: string[]) => void): void;
   stop(): void;
 }
 
@@ -107,7 +107,8 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
   timer.unref?.();
   const offRegister = drivers.onRegister(() => reconcile());
   const health = new DeviceHealthCache();
-  const stopHealth = startHealthWatch({ drivers, cache: health, manager, log: dlog, onChange: (uids) => deps.onHealthChange?.(uids) });
+  const healthListeners: ((podUIDs: string[]) => void)[] = [];
+  const stopHealth = startHealthWatch({ drivers, cache: health, manager, log: dlog, onChange: (uids) => healthListeners.forEach((l) => l(uids)) });
   return {
     manager,
     handler: createDraPluginHandler(drivers, deps.connect ?? grpcDraClient, dlog),
@@ -120,6 +121,7 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
     },
     containerOptions: draContainerOptions(manager, o.cdiSpecDirs),
     statusContributor: draStatusContributor(manager, health),
+    onHealthChange: (listener) => void healthListeners.push(listener),
     stop() {
       clearInterval(timer);
       offRegister();

@@ -86,8 +86,6 @@ export interface EvictionManagerOptions {
   reclaimImages?(bytes: number): Promise<number>;
   /** Stops a pod for good (`PodController.terminateAbnormally`). */
   terminate(pod: V1Pod, t: AbnormalTermination): Promise<void>;
-  /** Called when the pressure conditions change (the node controller's poke). */
-  onConditionsChanged?(): void;
   /** Clock (ms); tests pass their own. */
   now?(): number;
 }
@@ -113,9 +111,15 @@ export class EvictionManager {
   private conditions: PressureCondition[] = [];
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  private readonly conditionListeners: (() => void)[] = [];
 
   constructor(private readonly o: EvictionManagerOptions) {
     this.thresholds = buildThresholds(o.settings);
+  }
+
+  /** Calls `listener` when the pressure conditions change (the node controller's poke, in cluster mode). */
+  onConditionsChanged(listener: () => void): void {
+    this.conditionListeners.push(listener);
   }
 
   private now(): number {
@@ -181,7 +185,7 @@ export class EvictionManager {
         if (was !== is) this.o.events.emit(this.nodeRef(), 'Normal', is ? on : off, `Node ${this.o.nodeName} status is now: ${is ? on : off}`);
       }
       this.conditions = conditions;
-      this.o.onConditionsChanged?.();
+      for (const l of this.conditionListeners) l();
     }
     this.met = thresholdsMetGracePeriod(this.firstObservedAt, now);
     if (this.met.length === 0) return undefined;

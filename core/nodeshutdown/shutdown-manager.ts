@@ -58,8 +58,6 @@ export interface NodeShutdownOptions {
   activePods(): V1Pod[];
   /** Stops a pod for good (`PodController.terminateAbnormally`); never rejects. */
   terminate(pod: V1Pod, t: AbnormalTermination): Promise<void>;
-  /** Posts node status now (it reads {@link NodeShutdownManager.notReadyReasons}); absent without a cluster. */
-  syncNodeStatus?(): Promise<void>;
   /** Default: `process`. */
   signals?: SignalSource;
 }
@@ -73,9 +71,19 @@ export class NodeShutdownManager {
   private state: 'running' | 'shutting-down' | 'done' = 'running';
   private running?: Promise<void>;
   private readonly onSignal = () => void this.shutdown('SIGPWR');
+  private readonly statusPosters: (() => Promise<void>)[] = [];
 
   constructor(private readonly o: NodeShutdownOptions) {
     this.groups = shutdownGroups(o.gracePeriodMs, o.criticalPodsMs);
+  }
+
+  /**
+   * Adds what posts the node's status (it reads {@link NodeShutdownManager.notReadyReasons}):
+   * the node controller, built after this manager, in cluster mode. A shutdown awaits the
+   * posts, at most {@link STATUS_WAIT_MS}, before it stops any pod.
+   */
+  onShutdownStarting(postNodeStatus: () => Promise<void>): void {
+    this.statusPosters.push(postNodeStatus);
   }
 
   /** True when a grace period is configured. */
@@ -128,8 +136,10 @@ export class NodeShutdownManager {
       'Shutdown manager detected shutdown event',
     );
     // Upstream posts the status concurrently; waiting (briefly) makes NotReady visible before any pod stops.
-    if (this.o.syncNodeStatus) {
-      const posted = this.o.syncNodeStatus().catch((e) => this.o.log.warn({ err: String(e) }, 'could not post NotReady before stopping pods'));
+    if (this.statusPosters.length) {
+      const posted = Promise.all(this.statusPosters.map((post) => post())).catch((e) =>
+        this.o.log.warn({ err: String(e) }, 'could not post NotReady before stopping pods'),
+      );
       await within(posted, STATUS_WAIT_MS);
     }
     for (const g of groupPods(this.groups, this.o.activePods())) {

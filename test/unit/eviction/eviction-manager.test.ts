@@ -51,9 +51,9 @@ function harness(o: { settings?: EvictionSettings; pods: V1Pod[]; usage?: Record
       evicted.push({ pod: p.metadata!.name!, t });
       active = active.filter((x) => x !== p);
     },
-    onConditionsChanged: () => pokes++,
     now: () => now,
   });
+  m.onConditionsChanged(() => pokes++);
   return {
     m,
     events,

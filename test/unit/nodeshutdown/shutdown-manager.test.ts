@@ -14,7 +14,8 @@ const pod = (name: string, priority?: number, grace?: number): V1Pod => ({
   spec: { containers: [], priority, terminationGracePeriodSeconds: grace },
 });
 
-function make(pods: V1Pod[], over: Partial<NodeShutdownOptions> = {}) {
+/** `postStatus`: the node status post a shutdown awaits (default: records the NotReady reasons it would post). */
+function make(pods: V1Pod[], over: Partial<NodeShutdownOptions> = {}, postStatus?: () => Promise<void>) {
   const order: string[] = [];
   const terminations: { name: string; t: AbnormalTermination }[] = [];
   const finish = new Map<string, () => void>();
@@ -33,12 +34,15 @@ function make(pods: V1Pod[], over: Partial<NodeShutdownOptions> = {}) {
       terminations.push({ name: p.metadata!.name!, t });
       return new Promise<void>((r) => finish.set(p.metadata!.name!, r));
     },
-    syncNodeStatus: async () => {
-      order.push(`status ${mgr.notReadyReasons().join(',') || 'ready'}`);
-    },
     signals: signals as unknown as NodeShutdownOptions['signals'],
     ...over,
   });
+  mgr.onShutdownStarting(
+    postStatus ??
+      (async () => {
+        order.push(`status ${mgr.notReadyReasons().join(',') || 'ready'}`);
+      }),
+  );
   return { mgr, order, terminations, finish, signals, events, logs };
 }
 
@@ -92,7 +96,7 @@ describe('NodeShutdownManager', () => {
 
   it('does not wait more than a second for the NotReady post (apiserver down)', async () => {
     vi.useFakeTimers();
-    const m = make([pod('web')], { syncNodeStatus: () => new Promise(() => undefined) });
+    const m = make([pod('web')], {}, () => new Promise(() => undefined));
     void m.mgr.shutdown('test');
     await vi.advanceTimersByTimeAsync(999);
     expect(m.order).toEqual([]);
