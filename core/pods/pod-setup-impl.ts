@@ -29,7 +29,6 @@ import {
   volumeFailures,
   withTokenCache,
   type ObjectSource,
-  type PreparedVolume,
   type VolumePluginRegistry,
 } from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
@@ -136,7 +135,7 @@ export function createPodSetup(
       }
     },
     async mounts(pod, container, prepared, env) {
-      const own = await resolveMounts(pod, container, prepared as Map<string, PreparedVolume>, env, { pods: await realPodsDir() });
+      const own = await resolveMounts(pod, container, prepared, env, { pods: await realPodsDir() });
       const m = pod.metadata!;
       const regarding = { kind: 'Pod', namespace: m.namespace!, name: m.name!, uid: m.uid!, fieldPath: `spec.containers{${container.name}}` };
       return contributedMounts(ext.containerOptions, pod, container, podDir(pod), own, (w) => ext.events.emit(regarding, 'Warning', w.reason, w.message));

@@ -1,16 +1,20 @@
 /**
- * What the pod worker needs from the rest of core to start a container:
- * volumes, mounts, env, argv and the log path. The controller wires the real
- * implementations (core/volumes, core/pods/env.ts, core/logs); tests may fake it.
+ * What the pod path needs from the rest of core, in three roles: a pod's
+ * volumes and directories (core/volumes), what a container starts with (env,
+ * argv, log path, registry credentials: core/pods/env.ts, core/logs), and the
+ * pod-level resources prepared for it (DRA claims). `createPodSetup`
+ * (pod-setup-impl.ts) implements all three; the controller, the worker and
+ * its drivers each use the roles they need, and tests may fake them.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Mount, RegistryCredential } from '@nodelet/plugin-api/v1';
+import type { PreparedVolume } from '../volumes/index.ts';
 
-/** Prepared pod-level state handed back to {@link PodSetup.mounts}. */
-export type PreparedPod = unknown;
+/** A pod's prepared volumes by volume name, from {@link PodVolumeSetup.prepare}, handed back to {@link PodVolumeSetup.mounts}. */
+export type PreparedPod = ReadonlyMap<string, PreparedVolume>;
 
-/** Core services a pod worker uses. */
-export interface PodSetup {
+/** A pod's volumes and directories. */
+export interface PodVolumeSetup {
   /**
    * Creates the pod's directories and volumes (idempotent; re-syncs configMap/secret content).
    * Throws an error whose `messages` are upstream `FailedMount` event notes, one per failed volume.
@@ -18,20 +22,6 @@ export interface PodSetup {
   prepare(pod: V1Pod): Promise<PreparedPod>;
   /** The container's mounts (subPath resolved and checked; `env` expands subPathExpr). */
   mounts(pod: V1Pod, container: V1Container, prepared: PreparedPod, env: Record<string, string>): Promise<Mount[]>;
-  /** The container's resolved environment. */
-  env(pod: V1Pod, container: V1Container): Promise<Record<string, string>>;
-  /** The container's argv. */
-  argv(container: V1Container, env: Record<string, string>): string[];
-  /** The container's log file for a given restart count (its directory is created). */
-  logPath(pod: V1Pod, container: string, restartCount: number): string;
-  /**
-   * The pod's containers all stopped for good (it finished, or was terminated abnormally): releases its
-   * pod-level resources (DRA claims) now, before its terminal status is posted, as upstream's
-   * `SyncTerminatingPod` unprepares them; never throws. {@link teardown} releases them too (idempotent).
-   */
-  releaseResources?(pod: V1Pod): Promise<void>;
-  /** Registry credentials for the pod (imagePullSecrets). */
-  credentials(pod: V1Pod): Promise<RegistryCredential[]>;
   /** Removes the pod's volumes and directories (not its logs). */
   teardown(pod: V1Pod): Promise<void>;
   /**
@@ -50,3 +40,28 @@ export interface PodSetup {
    */
   objectsChangedSince?(pod: V1Pod, since: number): boolean;
 }
+
+/** What a container is started with. */
+export interface ContainerInputs {
+  /** The container's resolved environment. */
+  env(pod: V1Pod, container: V1Container): Promise<Record<string, string>>;
+  /** The container's argv. */
+  argv(container: V1Container, env: Record<string, string>): string[];
+  /** The container's log file for a given restart count (its directory is created). */
+  logPath(pod: V1Pod, container: string, restartCount: number): string;
+  /** Registry credentials for the pod (imagePullSecrets). */
+  credentials(pod: V1Pod): Promise<RegistryCredential[]>;
+}
+
+/** The pod-level resources (DRA claims) prepared with its volumes. */
+export interface PodResourceRelease {
+  /**
+   * The pod's containers all stopped for good (it finished, or was terminated abnormally): releases its
+   * pod-level resources (DRA claims) now, before its terminal status is posted, as upstream's
+   * `SyncTerminatingPod` unprepares them; never throws. `teardown` releases them too (idempotent).
+   */
+  releaseResources?(pod: V1Pod): Promise<void>;
+}
+
+/** All three roles: what the pod controller hands each pod worker. */
+export interface PodSetup extends PodVolumeSetup, ContainerInputs, PodResourceRelease {}

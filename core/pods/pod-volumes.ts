@@ -41,6 +41,8 @@ export interface PodVolumesDeps {
   now?: () => number;
 }
 
+const NO_VOLUMES: PreparedPod = new Map();
+
 /** One pod's prepared volumes and their re-sync cadence. */
 export class PodVolumes {
   private value?: PreparedPod;
@@ -49,9 +51,9 @@ export class PodVolumes {
 
   constructor(private readonly d: PodVolumesDeps) {}
 
-  /** What `PodSetup.prepare` returned last (undefined until the first success). */
-  get prepared(): PreparedPod | undefined {
-    return this.value;
+  /** What `PodSetup.prepare` returned last (no volume until the first success). */
+  get prepared(): PreparedPod {
+    return this.value ?? NO_VOLUMES;
   }
 
   /** True once the volumes were set up (the sandbox is ready). */

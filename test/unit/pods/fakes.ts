@@ -123,7 +123,7 @@ export function fakeSetup(): PodSetup & { teardowns: string[]; unmounts: string[
     prepares: 0,
     async prepare() {
       s.prepares++;
-      return {};
+      return new Map();
     },
     async mounts() {
       return [];

@@ -22,9 +22,13 @@ describe('PodVolumes', () => {
     const setup = fakeSetup();
     const v = new PodVolumes({ setup, backoff: new Backoff(500, 2000), requeue: () => undefined, event: () => undefined, now: () => now });
     expect(v.isReady).toBe(false);
+    const before = v.prepared;
+    expect(before.size).toBe(0);
     expect(await v.sync(pod())).toBe(true);
     expect(v.isReady).toBe(true);
-    expect(v.prepared).toEqual({});
+    // What the fake's prepare() returned, not the empty map of a pod not prepared yet.
+    expect(v.prepared).not.toBe(before);
+    expect(v.prepared).toEqual(new Map());
     now += VOLUME_RESYNC_MS - 1;
     expect(await v.sync(pod())).toBe(true);
     expect(setup.prepares).toBe(1);
