@@ -95,6 +95,7 @@ beforeAll(async () => {
     tls: { cert: serving.cert, key: serving.key, ca: ca.cert },
     address: '127.0.0.1',
     port: 0,
+    healthzAddress: '127.0.0.1',
     healthzPort: 0,
     logsRoot: podLogsRoot(root),
     followPollMs: 50,
