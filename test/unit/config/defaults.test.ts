@@ -1,5 +1,6 @@
 /** The flag table as the one source of the defaults and of the KubeletConfiguration fields. */
 import { describe, expect, it } from 'vitest';
+import { kubeletConfigOf } from '../../../core/agent/configz.ts';
 import { FLAGS } from '../../../core/config/flag-table.ts';
 import { parseCommandLine } from '../../../core/config/flags.ts';
 import { mapKubeletConfig } from '../../../core/config/kubelet-config.ts';
@@ -141,4 +142,14 @@ describe('KubeletConfiguration: the fields the flag table names', () => {
       expect(mapKubeletConfig(doc(field, f.default), '/c.yaml').settings).toEqual(applied(f, f.default));
     },
   );
+});
+
+describe('/configz: the fields of the table', () => {
+  it('serves only KubeletConfiguration fields the table names, and --config reads back what it serves', () => {
+    const o = options(['--kubeconfig=/k', '--pod-manifest-path=/m', '--tls-cert-file=/c', '--tls-private-key-file=/k.key', '--client-ca-file=/ca']);
+    const served = kubeletConfigOf(o);
+    const read = mapKubeletConfig(served, '/c.yaml');
+    expect(read.warnings).toEqual([]);
+    for (const [key, value] of Object.entries(read.settings)) expect(value, key).toEqual(o[key as keyof NodeletOptions]);
+  });
 });
