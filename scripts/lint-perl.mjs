@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Part of `npm run lint`: `perl -c -Mstrict -w` on every Perl program of the repository (the
-// helper programs nodelet runs, e.g. core/exec/mount-syscalls.pl). ESLint and Prettier do not
-// read Perl; this fails on a syntax error and on any compile-time warning. Hand-written: a
-// walk and one `perl -c` per file is all it takes.
+// Part of `npm run lint`: `perl -c -Mstrict -w` and `perlcritic --gentle` on every Perl program
+// of the repository (the helper programs nodelet runs, e.g. core/exec/mount-syscalls.pl).
+// ESLint and Prettier do not read Perl; this fails on a syntax error, on any compile-time
+// warning and on perlcritic's most severe findings (two-argument open, bareword file handles,
+// string eval...). perlcritic is Debian's libperl-critic-perl (.ci/run installs it).
+// Hand-written: a walk and two commands per file are all it takes.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -18,17 +20,26 @@ function* perlFiles(dir) {
   }
 }
 
+/** Runs `cmd args…`; exits when the command is not there. */
+function run(cmd, args, hint) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.error) {
+    console.error(`lint-perl: cannot run ${cmd}: ${r.error.message}${hint ? ` (${hint})` : ''}`);
+    process.exit(1);
+  }
+  return r;
+}
+
 let failed = 0;
 for (const file of perlFiles(ROOT)) {
   const name = relative(ROOT, file);
-  const r = spawnSync('perl', ['-c', '-Mstrict', '-w', file], { encoding: 'utf8' });
-  if (r.error) {
-    console.error(`lint-perl: cannot run perl: ${r.error.message}`);
-    process.exit(1);
-  }
+  const c = run('perl', ['-c', '-Mstrict', '-w', file]);
   // On success perl -c prints only "<file> syntax OK"; anything else is a warning or an error.
-  const findings = r.stderr.split('\n').filter((l) => l !== '' && l !== `${file} syntax OK`);
-  if (r.status !== 0 || findings.length > 0) {
+  const findings = c.stderr.split('\n').filter((l) => l !== '' && l !== `${file} syntax OK`);
+  if (c.status !== 0) findings.push(`perl -c exited ${c.status}`);
+  const critic = run('perlcritic', ['--noprofile', '--gentle', '--quiet', '--verbose', '%l:%c: %m (%p)\n', file], 'apt-get install libperl-critic-perl');
+  if (critic.status !== 0) findings.push(...`${critic.stdout}${critic.stderr}`.split('\n').filter((l) => l !== ''));
+  if (findings.length > 0) {
     failed++;
     console.error(`${name}:\n${findings.map((l) => `  ${l}`).join('\n')}`);
   }
