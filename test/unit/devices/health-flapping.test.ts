@@ -1,4 +1,4 @@
-// Device plugin health flapping (issue 20.4): 100 devices flipping health every 10 ms
+// Device plugin health flapping: 100 devices flipping health every 10 ms
 // through a real gRPC ListAndWatch stream into the DeviceManager, whose changes poke
 // the NodeController. Node writes stay bounded (one per poke interval plus the
 // periodic one) and the last state is what the Node ends with.
