@@ -15,6 +15,8 @@ const ROOT = resolve(import.meta.dirname, '..');
 const ASSETS = [
   ['plugin-api/v1', 'plugin-api/dist/v1', (f) => f.endsWith('.mjs') || f.endsWith('.d.mts')],
   ['providers/wasi/src/worker', 'providers/wasi/dist/worker', (f) => f.endsWith('.mjs')],
+  // The helper programs core/exec/mount-syscalls.ts and core/network/addr-netlink.ts run.
+  ['core', 'dist/core', (f) => f.endsWith('.pl')],
 ];
 /** Source trees whose changes make dist stale. */
 const SOURCES = ['core', 'sockets', 'plugin-api/v1', 'providers/wasi/src', 'examples/provider-http-probe/src', 'tsconfig.lib.json', 'tsconfig.build.json'];

@@ -23,14 +23,6 @@ export const EVICTION_SIGNALS = [
 /** One eviction signal. */
 export type EvictionSignal = (typeof EVICTION_SIGNALS)[number];
 
-/** Upstream's default hard thresholds (`DefaultEvictionHard`, Linux). */
-export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = {
-  'memory.available': '100Mi',
-  'nodefs.available': '10%',
-  'nodefs.inodesFree': '5%',
-  'imagefs.available': '15%',
-};
-
 /** A threshold's value: an absolute quantity (bytes, inodes, pids) or a fraction (0..1) of capacity. */
 export type ThresholdValue = { readonly quantity: bigint } | { readonly percentage: number };
 

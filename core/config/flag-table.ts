@@ -1,6 +1,9 @@
 /**
  * The command-line flags nodelet accepts. Upstream kubelet flags keep their
  * upstream names and meaning; nodelet's own flags are marked `upstream: false`.
+ * The one place a setting's flag, default, help and KubeletConfiguration field are
+ * written: `--help` (usage.ts), the defaults (options.ts), the `--config` mapping
+ * (kubelet-config.ts) and the flag reference of docs/install.md come from here.
  */
 import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
@@ -8,6 +11,7 @@ import { parseGoDuration } from './duration.ts';
 import { parseNodeLabels } from './labels.ts';
 import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
+import { filePath, scalar, scalarMap, taintList, type FieldApply } from './config-values.ts';
 import {
   parseBool,
   parseDuration,
@@ -32,13 +36,21 @@ export interface FlagSpec {
   readonly name: string;
   /** Value type as pflag prints it in help (`bool` flags take no value). */
   readonly type: 'string' | 'bool' | 'int' | 'duration' | 'ip' | 'mapStringString' | 'strings' | 'level';
-  /** The default as shown in help ('' = none). */
+  /**
+   * The default, as shown in help ('' = none), read by `apply` into the default settings;
+   * one in angle brackets (`<root-dir>/pki`) is computed from other settings (options.ts).
+   * A `mapStringString` default is shown with its entries sorted, as pflag prints a map.
+   */
   readonly default: string;
   readonly help: string;
   /** True for upstream kubelet flags, false for nodelet's own. */
   readonly upstream: boolean;
   /** Parses `raw` into `s`; throws NDL_CONFIG_INVALID_VALUE whose detail is the reason. Called once per occurrence. */
   apply(s: Settings, raw: string): void;
+  /** The KubeletConfiguration field (dotted path, e.g. `authentication.webhook.enabled`) that sets the same setting. */
+  readonly config?: string;
+  /** How the `config` field's value is read where it is not the flag's text (a list, a mapping, a path relative to the file); default: `apply` on the scalar. */
+  readonly fromConfig?: FieldApply;
 }
 
 const AUTHZ_MODES: readonly AuthorizationMode[] = ['Webhook', 'AlwaysAllow'];
@@ -66,6 +78,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'ip',
     default: '0.0.0.0',
     upstream: true,
+    config: 'address',
     help: 'IP address to serve the kubelet API on',
     apply: (s, r) => {
       s.address = parseIP(r);
@@ -76,6 +89,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     default: 'false',
     upstream: true,
+    config: 'authentication.anonymous.enabled',
     help: 'Serve requests without credentials as user system:anonymous, group system:unauthenticated (still authorized)',
     apply: (s, r) => {
       s.anonymousAuth = parseBool(r);
@@ -86,6 +100,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     default: 'true',
     upstream: true,
+    config: 'authentication.webhook.enabled',
     help: 'Accept bearer tokens on the kubelet API, checked with a TokenReview (needs --kubeconfig)',
     apply: (s, r) => {
       s.authenticationTokenWebhook = parseBool(r);
@@ -96,6 +111,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '2m0s',
     upstream: true,
+    config: 'authentication.webhook.cacheTTL',
     help: 'How long TokenReview answers are cached',
     apply: (s, r) => {
       s.authenticationTokenWebhookCacheTtlMs = parseDuration(r);
@@ -106,6 +122,12 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: 'Webhook',
     upstream: true,
+    config: 'authorization.mode',
+    fromConfig: (s, v) => {
+      const m = scalar(v);
+      if (m !== 'Webhook' && m !== 'AlwaysAllow') throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be Webhook or AlwaysAllow');
+      s.authorizationMode = m;
+    },
     help: 'Authorization mode for the kubelet API: Webhook (SubjectAccessReview; standalone: AlwaysAllow) or AlwaysAllow',
     apply: (s, r) => {
       s.authorizationMode = parseAuthorizationMode(r);
@@ -126,6 +148,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '5m0s',
     upstream: true,
+    config: 'authorization.webhook.cacheAuthorizedTTL',
     help: 'How long allowed SubjectAccessReview answers are cached',
     apply: (s, r) => {
       s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(r);
@@ -136,6 +159,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '30s',
     upstream: true,
+    config: 'authorization.webhook.cacheUnauthorizedTTL',
     help: 'How long denied SubjectAccessReview answers are cached',
     apply: (s, r) => {
       s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(r);
@@ -156,6 +180,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'authentication.x509.clientCAFile',
+    fromConfig: (s, v, dir) => {
+      s.clientCAFile = filePath(v, dir);
+    },
     help: 'CA bundle that verifies client certificates on the kubelet API',
     apply: (s, r) => {
       s.clientCAFile = parsePath(r);
@@ -176,6 +204,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '5',
     upstream: true,
+    config: 'containerLogMaxFiles',
     help: 'Maximum number of log files kept per container (at least 2)',
     apply: (s, r) => {
       s.containerLogMaxFiles = parseLogMaxFiles(r);
@@ -186,6 +215,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '10Mi',
     upstream: true,
+    config: 'containerLogMaxSize',
     help: 'Size at which a container log file is rotated (e.g. 10Mi)',
     apply: (s, r) => {
       s.containerLogMaxSize = parseQuantity(r);
@@ -196,6 +226,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'ip',
     default: '127.0.0.1',
     upstream: true,
+    config: 'healthzBindAddress',
     help: 'IP address for the healthz server',
     apply: (s, r) => {
       s.healthzBindAddress = parseIP(r);
@@ -204,8 +235,13 @@ export const FLAGS: readonly FlagSpec[] = [
   {
     name: 'eviction-hard',
     type: 'mapStringString',
-    default: 'imagefs.available<15%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%',
+    // Upstream's DefaultEvictionHard (Linux), in its order: the order thresholds are checked in.
+    default: 'memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%',
     upstream: true,
+    config: 'evictionHard',
+    fromConfig: (s, v) => {
+      s.evictionHard = checkThresholdMap(scalarMap(v));
+    },
     help: 'Hard eviction thresholds (e.g. memory.available<1Gi); met, a pod is evicted at once. Replaces the defaults when given',
     apply: (s, r) => {
       s.evictionHard = { ...(s.evictionHard ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
@@ -216,6 +252,11 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '0',
     upstream: true,
+    config: 'evictionMaxPodGracePeriod',
+    fromConfig: (s, v) => {
+      s.evictionMaxPodGracePeriodSeconds = Number(scalar(v));
+      if (!Number.isSafeInteger(s.evictionMaxPodGracePeriodSeconds)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an integer');
+    },
     help: "Largest grace period (seconds) given to a pod evicted for a soft threshold; 0 or less: the pod's own",
     apply: (s, r) => {
       s.evictionMaxPodGracePeriodSeconds = parseIntIn(r, -1, Number.MAX_SAFE_INTEGER);
@@ -226,6 +267,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'mapStringString',
     default: '',
     upstream: true,
+    config: 'evictionMinimumReclaim',
+    fromConfig: (s, v) => {
+      s.evictionMinimumReclaim = checkThresholdMap(scalarMap(v));
+    },
     help: 'Least amount to reclaim past a threshold once it is met (e.g. imagefs.available=2Gi)',
     apply: (s, r) => {
       s.evictionMinimumReclaim = { ...(s.evictionMinimumReclaim ?? {}), ...checkThresholdMap(parseSignalMap(r, '=')) };
@@ -246,6 +291,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '5m0s',
     upstream: true,
+    config: 'evictionPressureTransitionPeriod',
     help: 'How long a node pressure condition stays True after its threshold was last met',
     apply: (s, r) => {
       s.evictionPressureTransitionPeriodMs = parseDuration(r);
@@ -256,6 +302,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'mapStringString',
     default: '',
     upstream: true,
+    config: 'evictionSoft',
+    fromConfig: (s, v) => {
+      s.evictionSoft = checkThresholdMap(scalarMap(v));
+    },
     help: 'Soft eviction thresholds (e.g. memory.available<1.5Gi); met for their grace period, a pod is evicted',
     apply: (s, r) => {
       s.evictionSoft = { ...(s.evictionSoft ?? {}), ...checkThresholdMap(parseSignalMap(r, '<')) };
@@ -266,6 +316,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'mapStringString',
     default: '',
     upstream: true,
+    config: 'evictionSoftGracePeriod',
+    fromConfig: (s, v) => {
+      s.evictionSoftGracePeriodMs = parseGracePeriodMap(scalarMap(v));
+    },
     help: 'Grace period of each soft threshold (e.g. memory.available=1m30s)',
     apply: (s, r) => {
       s.evictionSoftGracePeriodMs = { ...(s.evictionSoftGracePeriodMs ?? {}), ...parseGracePeriodMap(parseSignalMap(r, '=')) };
@@ -276,6 +330,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '10248',
     upstream: true,
+    config: 'healthzPort',
     help: 'Port of the healthz server (0 picks a free port, for tests)',
     apply: (s, r) => {
       s.healthzPort = parsePort(r, true);
@@ -296,6 +351,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '85',
     upstream: true,
+    config: 'imageGCHighThresholdPercent',
     help: 'Disk usage percent at which image garbage collection always runs',
     apply: (s, r) => {
       s.imageGCHighThresholdPercent = parsePercent(r);
@@ -306,6 +362,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '80',
     upstream: true,
+    config: 'imageGCLowThresholdPercent',
     help: 'Disk usage percent image garbage collection frees down to (below the high threshold)',
     apply: (s, r) => {
       s.imageGCLowThresholdPercent = parsePercent(r);
@@ -326,6 +383,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '110',
     upstream: true,
+    config: 'maxPods',
     help: 'Number of pods this node can run',
     apply: (s, r) => {
       s.maxPods = parsePositiveInt(r);
@@ -346,6 +404,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'podCIDR',
     help: "The CIDR for pod IPs in standalone mode (in a cluster the node's spec.podCIDR wins)",
     apply: (s, r) => {
       s.podCIDR = parsePodCIDRs(r);
@@ -376,6 +435,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '10s',
     upstream: true,
+    config: 'nodeStatusUpdateFrequency',
     help: 'How often node status is computed (and posted when changed)',
     apply: (s, r) => {
       s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(r);
@@ -386,6 +446,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '<bundled examples/static-pods when standalone>',
     upstream: true,
+    config: 'staticPodPath',
+    fromConfig: (s, v, dir) => {
+      s.podManifestPath = filePath(v, dir);
+    },
     help: 'Directory (or file) of static pod manifests',
     apply: (s, r) => {
       s.podManifestPath = parsePath(r);
@@ -396,6 +460,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '10250',
     upstream: true,
+    config: 'port',
     help: 'Port of the kubelet API (HTTPS; 0 picks a free port, for tests)',
     apply: (s, r) => {
       s.port = parsePort(r, true);
@@ -406,6 +471,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     default: 'true',
     upstream: true,
+    config: 'registerNode',
     help: 'Register the node with the API server',
     apply: (s, r) => {
       s.registerNode = parseBool(r);
@@ -416,6 +482,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'registerWithTaints',
+    fromConfig: (s, v) => {
+      s.registerWithTaints = taintList(v);
+    },
     help: 'Taints to register the node with, key=value:Effect,...',
     apply: (s, r) => {
       s.registerWithTaints = parseTaints(r);
@@ -436,6 +506,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     default: 'false',
     upstream: true,
+    config: 'rotateCertificates',
     help: 'Rotate the client certificate through CSRs before it expires (config: rotateCertificates)',
     apply: (s, r) => {
       s.rotateCertificates = parseBool(r);
@@ -446,6 +517,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'bool',
     default: 'false',
     upstream: true,
+    config: 'serverTLSBootstrap',
     help: 'Request the serving certificate through kubernetes.io/kubelet-serving CSRs and rotate it (config: serverTLSBootstrap)',
     apply: (s, r) => {
       s.serverTLSBootstrap = parseBool(r);
@@ -456,6 +528,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '1m0s',
     upstream: true,
+    config: 'volumeStatsAggPeriod',
     help: 'Specifies interval for kubelet to calculate and cache the volume disk usage for all pods and volumes (CSI NodeGetVolumeStats); a negative value turns volume stats off (config: volumeStatsAggPeriod)',
     apply: (s, r) => {
       s.volumeStatsAggPeriodMs = parseGoDuration(r);
@@ -466,6 +539,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '20s',
     upstream: true,
+    config: 'fileCheckFrequency',
     help: 'Duration between checking config files for new data (the static pod manifests; a file watch sees most changes at once)',
     apply: (s, r) => {
       s.fileCheckFrequencyMs = parsePositiveDuration(r);
@@ -476,6 +550,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '1m0s',
     upstream: true,
+    config: 'syncFrequency',
     help: 'Maximum period between pod syncs',
     apply: (s, r) => {
       s.syncFrequencyMs = parsePositiveDuration(r);
@@ -486,6 +561,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'tlsCertFile',
+    fromConfig: (s, v, dir) => {
+      s.tlsCertFile = filePath(v, dir);
+    },
     help: 'Serving certificate of the kubelet API (otherwise one is made in --cert-dir)',
     apply: (s, r) => {
       s.tlsCertFile = parsePath(r);
@@ -496,6 +575,10 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'tlsPrivateKeyFile',
+    fromConfig: (s, v, dir) => {
+      s.tlsPrivateKeyFile = filePath(v, dir);
+    },
     help: 'Private key matching --tls-cert-file',
     apply: (s, r) => {
       s.tlsPrivateKeyFile = parsePath(r);
@@ -506,6 +589,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     default: '',
     upstream: true,
+    config: 'logging.format',
     help: 'Log format: text or json (default: text when stderr is a terminal, else json)',
     apply: (s, r) => {
       s.loggingFormat = parseLogFormat(r);
@@ -516,6 +600,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'level',
     default: '0',
     upstream: true,
+    config: 'logging.verbosity',
     help: 'Log verbosity: 0-1 info, 2-3 debug, 4+ trace (a level name is accepted too)',
     apply: (s, r) => {
       s.verbosityLevel = parseVerbosity(r);
@@ -607,6 +692,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'int',
     default: '40',
     upstream: false,
+    config: 'nodeLeaseDurationSeconds',
     help: 'Node Lease duration (upstream: config file only); renewed every quarter of it',
     apply: (s, r) => {
       s.nodeLeaseDurationSeconds = parsePositiveInt(r);
@@ -617,6 +703,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '5m0s',
     upstream: false,
+    config: 'nodeStatusReportFrequency',
     help: 'How often node status is posted when unchanged (upstream: config file only)',
     apply: (s, r) => {
       s.nodeStatusReportFrequencyMs = parsePositiveDuration(r);
@@ -637,6 +724,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '0s',
     upstream: false,
+    config: 'shutdownGracePeriod',
     help: 'Graceful node shutdown: how long the node delays shutdown to stop its pods; 0s disables it (upstream: config file only)',
     apply: (s, r) => {
       s.shutdownGracePeriodMs = parseDuration(r);
@@ -647,6 +735,7 @@ export const FLAGS: readonly FlagSpec[] = [
     type: 'duration',
     default: '0s',
     upstream: false,
+    config: 'shutdownGracePeriodCriticalPods',
     help: 'The part of --shutdown-grace-period kept for critical pods, stopped last (upstream: config file only)',
     apply: (s, r) => {
       s.shutdownGracePeriodCriticalPodsMs = parseDuration(r);

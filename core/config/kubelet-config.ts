@@ -8,23 +8,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { errorDetail, nodeletError } from '../errors/index.ts';
-import { parseLogMaxFiles, parsePercent } from './flag-table.ts';
-import type { AuthorizationMode, Settings } from './options.ts';
-import { parseTaint } from './taints.ts';
-import { parseGoDuration } from './duration.ts';
-import { checkThresholdMap, parseGracePeriodMap } from './eviction.ts';
-import {
-  parseBool,
-  parseDuration,
-  parseIP,
-  parsePort,
-  parsePositiveDuration,
-  parsePositiveInt,
-  parsePodCIDRs,
-  parseQuantity,
-  parseVerbosity,
-  parseLogFormat,
-} from './values.ts';
+import { scalar, type FieldApply } from './config-values.ts';
+import { FLAGS } from './flag-table.ts';
+import type { Settings } from './options.ts';
 
 const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
@@ -35,163 +21,10 @@ export interface KubeletConfigResult {
   warnings: string[];
 }
 
-type FieldApply = (s: Settings, v: unknown, dir: string) => void;
-
-const str = (v: unknown): string => {
-  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
-  throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a scalar value');
-};
-const filePath = (v: unknown, dir: string): string | undefined => {
-  const p = str(v);
-  return p === '' ? undefined : path.resolve(dir, p);
-};
-
-function parseTaintList(v: unknown): Settings['registerWithTaints'] {
-  if (!Array.isArray(v)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a list of {key, value, effect}');
-  return v.map((t: unknown) => {
-    if (typeof t !== 'object' || t === null) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a list of {key, value, effect}');
-    const { key, value, effect } = t as Record<string, unknown>;
-    const kv = value === undefined || value === null ? str(key) : `${str(key)}=${str(value)}`;
-    return parseTaint(`${kv}:${str(effect)}`);
-  });
-}
-
-/** A mapping of scalars (`evictionHard: {memory.available: 100Mi}`). */
-function strMap(v: unknown): Record<string, string> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be a mapping of signal to value');
-  return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, str(x)]));
-}
-
-function parseMode(v: unknown): AuthorizationMode {
-  const m = str(v);
-  if (m !== 'Webhook' && m !== 'AlwaysAllow') throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be Webhook or AlwaysAllow');
-  return m;
-}
-
-/** The supported fields, by dotted path. */
-const FIELDS: Readonly<Record<string, FieldApply>> = {
-  address: (s, v) => {
-    s.address = parseIP(str(v));
-  },
-  port: (s, v) => {
-    s.port = parsePort(str(v), true);
-  },
-  healthzPort: (s, v) => {
-    s.healthzPort = parsePort(str(v), true);
-  },
-  healthzBindAddress: (s, v) => {
-    s.healthzBindAddress = parseIP(str(v));
-  },
-  maxPods: (s, v) => {
-    s.maxPods = parsePositiveInt(str(v));
-  },
-  podCIDR: (s, v) => {
-    s.podCIDR = parsePodCIDRs(str(v));
-  },
-  registerNode: (s, v) => {
-    s.registerNode = parseBool(str(v));
-  },
-  registerWithTaints: (s, v) => {
-    s.registerWithTaints = parseTaintList(v);
-  },
-  nodeStatusUpdateFrequency: (s, v) => {
-    s.nodeStatusUpdateFrequencyMs = parsePositiveDuration(str(v));
-  },
-  nodeStatusReportFrequency: (s, v) => {
-    s.nodeStatusReportFrequencyMs = parsePositiveDuration(str(v));
-  },
-  shutdownGracePeriod: (s, v) => {
-    s.shutdownGracePeriodMs = parseDuration(str(v));
-  },
-  shutdownGracePeriodCriticalPods: (s, v) => {
-    s.shutdownGracePeriodCriticalPodsMs = parseDuration(str(v));
-  },
-  nodeLeaseDurationSeconds: (s, v) => {
-    s.nodeLeaseDurationSeconds = parsePositiveInt(str(v));
-  },
-  syncFrequency: (s, v) => {
-    s.syncFrequencyMs = parsePositiveDuration(str(v));
-  },
-  volumeStatsAggPeriod: (s, v) => {
-    s.volumeStatsAggPeriodMs = parseGoDuration(str(v));
-  },
-  fileCheckFrequency: (s, v) => {
-    s.fileCheckFrequencyMs = parsePositiveDuration(str(v));
-  },
-  staticPodPath: (s, v, dir) => {
-    s.podManifestPath = filePath(v, dir);
-  },
-  tlsCertFile: (s, v, dir) => {
-    s.tlsCertFile = filePath(v, dir);
-  },
-  tlsPrivateKeyFile: (s, v, dir) => {
-    s.tlsPrivateKeyFile = filePath(v, dir);
-  },
-  'authentication.x509.clientCAFile': (s, v, dir) => {
-    s.clientCAFile = filePath(v, dir);
-  },
-  'authentication.anonymous.enabled': (s, v) => {
-    s.anonymousAuth = parseBool(str(v));
-  },
-  'authentication.webhook.enabled': (s, v) => {
-    s.authenticationTokenWebhook = parseBool(str(v));
-  },
-  'authentication.webhook.cacheTTL': (s, v) => {
-    s.authenticationTokenWebhookCacheTtlMs = parseDuration(str(v));
-  },
-  'authorization.mode': (s, v) => {
-    s.authorizationMode = parseMode(v);
-  },
-  rotateCertificates: (s, v) => {
-    s.rotateCertificates = parseBool(str(v));
-  },
-  serverTLSBootstrap: (s, v) => {
-    s.serverTLSBootstrap = parseBool(str(v));
-  },
-  'authorization.webhook.cacheAuthorizedTTL': (s, v) => {
-    s.authorizationWebhookCacheAuthorizedTtlMs = parseDuration(str(v));
-  },
-  'authorization.webhook.cacheUnauthorizedTTL': (s, v) => {
-    s.authorizationWebhookCacheUnauthorizedTtlMs = parseDuration(str(v));
-  },
-  imageGCHighThresholdPercent: (s, v) => {
-    s.imageGCHighThresholdPercent = parsePercent(str(v));
-  },
-  imageGCLowThresholdPercent: (s, v) => {
-    s.imageGCLowThresholdPercent = parsePercent(str(v));
-  },
-  evictionHard: (s, v) => {
-    s.evictionHard = checkThresholdMap(strMap(v));
-  },
-  evictionSoft: (s, v) => {
-    s.evictionSoft = checkThresholdMap(strMap(v));
-  },
-  evictionSoftGracePeriod: (s, v) => {
-    s.evictionSoftGracePeriodMs = parseGracePeriodMap(strMap(v));
-  },
-  evictionMinimumReclaim: (s, v) => {
-    s.evictionMinimumReclaim = checkThresholdMap(strMap(v));
-  },
-  evictionPressureTransitionPeriod: (s, v) => {
-    s.evictionPressureTransitionPeriodMs = parseDuration(str(v));
-  },
-  evictionMaxPodGracePeriod: (s, v) => {
-    s.evictionMaxPodGracePeriodSeconds = Number(str(v));
-    if (!Number.isSafeInteger(s.evictionMaxPodGracePeriodSeconds)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', 'must be an integer');
-  },
-  containerLogMaxSize: (s, v) => {
-    s.containerLogMaxSize = parseQuantity(str(v));
-  },
-  containerLogMaxFiles: (s, v) => {
-    s.containerLogMaxFiles = parseLogMaxFiles(str(v));
-  },
-  'logging.verbosity': (s, v) => {
-    s.verbosityLevel = parseVerbosity(str(v));
-  },
-  'logging.format': (s, v) => {
-    s.loggingFormat = parseLogFormat(str(v));
-  },
-};
+/** The supported fields, by dotted path: the flag table's `config` fields, each read as its flag's value unless it says otherwise. */
+const FIELDS: Readonly<Record<string, FieldApply>> = Object.fromEntries(
+  FLAGS.flatMap((f) => (f.config === undefined ? [] : [[f.config, f.fromConfig ?? ((s: Settings, v: unknown) => f.apply(s, scalar(v)))]])),
+);
 
 /** Flattens nested mappings into dotted paths; supported fields, lists and scalars are leaves. */
 function leaves(obj: Record<string, unknown>, prefix = ''): [string, unknown][] {

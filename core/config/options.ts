@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Taint } from './taints.ts';
 import type { LogFormat, LogLevel } from './values.ts';
 import { REPO_ROOT } from './repo-root.ts';
-import { DEFAULT_EVICTION_HARD } from './eviction.ts';
+import { FLAGS } from './flag-table.ts';
 
 export type { LogLevel, Taint };
 
@@ -122,55 +122,34 @@ export type Settings = Partial<Omit<NodeletOptions, keyof DerivedDirs | 'nodeNam
   verbosityLevel?: LogLevel;
 };
 
-/** Defaults for settings that do not depend on others. */
-const DEFAULTS = {
-  nodeLabels: {},
-  registerWithTaints: [],
-  maxPods: 110,
-  podCIDR: [] as string[],
-  podInterface: 'nodelet0',
-  rootDir: '/var/lib/nodelet',
-  port: 10250,
-  address: '0.0.0.0',
-  healthzPort: 10248,
-  healthzBindAddress: '127.0.0.1',
-  defaultProvider: 'wasi',
-  insecureRegistries: [],
-  logLevel: 'info',
-  authorizationMode: 'Webhook',
-  rotateCertificates: false,
-  serverTLSBootstrap: false,
-  anonymousAuth: false,
-  authenticationTokenWebhook: true,
-  authenticationTokenWebhookCacheTtlMs: 120_000,
-  authorizationWebhookCacheAuthorizedTtlMs: 300_000,
-  authorizationWebhookCacheUnauthorizedTtlMs: 30_000,
-  nodeStatusUpdateFrequencyMs: 10_000,
-  nodeStatusReportFrequencyMs: 300_000,
-  shutdownGracePeriodMs: 0,
-  shutdownGracePeriodCriticalPodsMs: 0,
-  nodeLeaseDurationSeconds: 40,
-  syncFrequencyMs: 60_000,
-  fileCheckFrequencyMs: 20_000,
-  volumeStatsAggPeriodMs: 60_000,
-  registerNode: true,
-  defaultTaint: true,
-  deviceEndpointGracePeriodMs: 300_000,
-  cdiSpecDirs: ['/etc/cdi', '/var/run/cdi'],
-  draDeregistrationGracePeriodMs: 30_000,
-  imagePullProgressDeadlineMs: 300_000,
-  imageGCHighThresholdPercent: 85,
-  imageGCLowThresholdPercent: 80,
-  evictionHard: DEFAULT_EVICTION_HARD,
-  evictionSoft: {},
-  evictionSoftGracePeriodMs: {},
-  evictionMinimumReclaim: {},
-  evictionPressureTransitionPeriodMs: 300_000,
-  evictionMaxPodGracePeriodSeconds: 0,
-  evictionMonitoringPeriodMs: 10_000,
-  containerLogMaxSize: '10Mi',
-  containerLogMaxFiles: 5,
-} as const satisfies Settings;
+/** Required options without a default value in the flag table: resolveOptions computes them from other settings or starts them empty. */
+type Computed =
+  | keyof DerivedDirs
+  | 'nodeName'
+  | 'certDir'
+  | 'providersDir'
+  | 'nodeLabels'
+  | 'registerWithTaints'
+  | 'podCIDR'
+  | 'insecureRegistries'
+  | 'evictionSoft'
+  | 'evictionSoftGracePeriodMs'
+  | 'evictionMinimumReclaim';
+
+/**
+ * The settings a run starts from: each flag's `default` from the flag table, read by the
+ * flag's own parser. A default in angle brackets (`<root-dir>/pki`) is computed in
+ * resolveOptions; `-v`'s default level is `--log-level`'s. That every other required option
+ * gets one here is checked by test/unit/config/defaults.test.ts.
+ */
+function flagDefaults(): Omit<NodeletOptions, Computed> {
+  const s: Settings = {};
+  for (const f of FLAGS) if (f.default !== '' && !f.default.startsWith('<')) f.apply(s, f.default);
+  delete s.verbosityLevel;
+  return s as Omit<NodeletOptions, Computed>;
+}
+
+const DEFAULTS = flagDefaults();
 
 /** The bundled providers and static pods shipped with nodelet. */
 export const BUNDLED_PROVIDERS_DIR = path.join(REPO_ROOT, 'providers');
@@ -202,6 +181,7 @@ export function resolveOptions(s: Settings, hostname: string = os.hostname()): N
     ...rest,
     nodeLabels: { ...(s.nodeLabels ?? {}) },
     registerWithTaints: [...(s.registerWithTaints ?? [])],
+    podCIDR: [...(s.podCIDR ?? [])],
     insecureRegistries: [...(s.insecureRegistries ?? [])],
     cdiSpecDirs: [...(s.cdiSpecDirs ?? DEFAULTS.cdiSpecDirs)],
     evictionHard: { ...(s.evictionHard ?? DEFAULTS.evictionHard) },

@@ -7,8 +7,14 @@ export function versionText(): string {
   return `nodelet v${packageVersion()} (kubelet-compatible ${KUBELET_COMPATIBLE_VERSION})`;
 }
 
+/** A flag's default as help shows it: a map's entries sorted (as pflag prints a map), the rest as written. */
+export function shownDefault(f: FlagSpec): string {
+  return f.type === 'mapStringString' ? f.default.split(',').sort().join(',') : f.default;
+}
+
 function flagLine(f: FlagSpec, width: number): string {
-  const shown = f.default === '' ? '' : f.type === 'string' || f.type === 'ip' ? ` (default "${f.default}")` : ` (default ${f.default})`;
+  const d = shownDefault(f);
+  const shown = d === '' ? '' : f.type === 'string' || f.type === 'ip' ? ` (default "${d}")` : ` (default ${d})`;
   return `  ${flagHead(f).padEnd(width)}   ${f.help}${shown}`;
 }
 

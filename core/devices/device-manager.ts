@@ -30,16 +30,13 @@ import { DeviceEndpoint, type EndpointListener } from './endpoint.ts';
 import { idsOf, NO_TOPOLOGY, PodDevices, type ContainerDeviceConfig, type DevicesPerNuma } from './pod-devices.ts';
 import { isExtendedResourceName } from './resource-name.ts';
 
-/** Upstream `endpointStopGracePeriod`. */
-const DEFAULT_ENDPOINT_GRACE_MS = 5 * 60_000;
-
 /** Options of {@link DeviceManager}. */
 export interface DeviceManagerOptions {
   /** `<root>/device-plugins`: holds the checkpoint. */
   readonly dir: string;
   readonly log: Logger;
-  /** How long a stopped plugin keeps its capacity (default 5 min). */
-  readonly graceMs?: number;
+  /** How long a stopped plugin keeps its capacity (`--device-endpoint-grace-period`, upstream's `endpointStopGracePeriod`). */
+  readonly graceMs: number;
   /**
    * Pods bound here that are not terminal — admitted or not (upstream
    * `GetActivePods`). Devices of other pods return to the pool. Default: none.
@@ -80,7 +77,7 @@ export class DeviceManager {
 
   constructor(private readonly o: DeviceManagerOptions) {
     this.log = o.log;
-    this.graceMs = o.graceMs ?? DEFAULT_ENDPOINT_GRACE_MS;
+    this.graceMs = o.graceMs;
   }
 
   /** Loads the checkpoint (a bad one is logged and ignored, as upstream). */

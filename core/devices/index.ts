@@ -33,7 +33,7 @@ export const POD_RESOURCES_SOCKET_NAME = 'kubelet.sock';
 export interface DevicePluginsOptions {
   readonly devicePluginsDir: string;
   readonly podResourcesDir: string;
-  readonly deviceEndpointGracePeriodMs?: number;
+  readonly deviceEndpointGracePeriodMs: number;
 }
 
 /** Pod facts the device manager needs from the pod controller. */

@@ -1,6 +1,6 @@
 /**
- * The kubelet API: HTTPS on `address:port` (default 0.0.0.0:10250) and a plain
- * HTTP healthz on `healthzAddress:healthzPort` (default 127.0.0.1:10248).
+ * The kubelet API: HTTPS on `address:port` (`--address`, `--port`) and a plain
+ * HTTP healthz on `healthzAddress:healthzPort` (`--healthz-bind-address`, `--healthz-port`).
  * There is no read-only port (upstream's 10255) and there never will be.
  *
  * Every HTTPS request, whatever its path (including /healthz and unknown
@@ -43,14 +43,12 @@ export interface KubeletServerOptions {
   readonly log: Logger;
   readonly pods: PodSource;
   readonly tls: KubeletTls;
-  /** Default `0.0.0.0`. */
-  readonly address?: string;
-  /** Default 10250; 0 picks a free port. */
-  readonly port?: number;
-  /** Default `127.0.0.1`. */
-  readonly healthzAddress?: string;
-  /** Default 10248; 0 picks a free port; `null` disables (upstream's `--healthz-port=0`). */
-  readonly healthzPort?: number | null;
+  readonly address: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly healthzAddress: string;
+  /** 0 picks a free port; `null` disables (upstream's `--healthz-port=0`). */
+  readonly healthzPort: number | null;
   /** Decides authenticated requests (`alwaysAllow` or `webhookAuthorizer(...)`). */
   readonly authorizer: Authorizer;
   /** Bearer tokens and anonymous callers; default: client certificates only. */
@@ -92,10 +90,10 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     app,
     healthz,
     async start() {
-      await app.listen({ host: opts.address ?? '0.0.0.0', port: opts.port ?? 10250 });
+      await app.listen({ host: opts.address, port: opts.port });
       let healthzPort: number | undefined;
-      if (healthz) {
-        await healthz.listen({ host: opts.healthzAddress ?? '127.0.0.1', port: opts.healthzPort ?? 10248 });
+      if (healthz && opts.healthzPort !== null) {
+        await healthz.listen({ host: opts.healthzAddress, port: opts.healthzPort });
         healthzPort = (healthz.server.address() as AddressInfo).port;
       }
       return { port: (app.server.address() as AddressInfo).port, healthzPort };

@@ -13,9 +13,6 @@ import { nodeletError } from '../errors/index.ts';
 import { apiMessage, type KubeClients } from '../kube/index.ts';
 import type { TokenAuthenticator, UserInfo } from './authn.ts';
 
-/** Upstream's default `authentication.webhook.cacheTTL`. */
-const DEFAULT_TOKEN_CACHE_TTL_MS = 2 * 60_000;
-
 /** One TokenReview round trip: the status the apiserver answered. */
 export type TokenReviewer = (token: string) => Promise<k8s.V1TokenReviewStatus | undefined>;
 
@@ -38,8 +35,8 @@ export function userFromReview(s: k8s.V1TokenReviewStatus | undefined): UserInfo
   return { name: s.user.username, groups: s.user.groups ?? [], uid: s.user.uid, extra: s.user.extra };
 }
 
-/** A cached token authenticator over `review` (answers kept `ttlMs`; 0 = no cache). */
-export function cachedTokenAuthenticator(review: TokenReviewer, ttlMs: number = DEFAULT_TOKEN_CACHE_TTL_MS): TokenAuthenticator {
+/** A cached token authenticator over `review` (answers kept `ttlMs`, `--authentication-token-webhook-cache-ttl`; 0 = no cache). */
+export function cachedTokenAuthenticator(review: TokenReviewer, ttlMs: number): TokenAuthenticator {
   const cache = ttlMs > 0 ? new LRUCache<string, { user: UserInfo | false }>({ max: 4096, ttl: ttlMs }) : undefined;
   return async (token) => {
     const key = createHash('sha256').update(token).digest('hex');

@@ -14,10 +14,6 @@ import { nodeletError } from '../errors/index.ts';
 import { apiMessage, type KubeClients } from '../kube/index.ts';
 import type { Authorizer, Decision, RequestAttributes } from './authz.ts';
 
-/** Upstream's defaults of `authorization.webhook.cacheAuthorizedTTL` / `cacheUnauthorizedTTL`. */
-const DEFAULT_AUTHORIZED_TTL_MS = 5 * 60_000;
-const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
-
 /** One SubjectAccessReview round trip. */
 export type AccessReviewer = (spec: k8s.V1SubjectAccessReviewSpec) => Promise<k8s.V1SubjectAccessReviewStatus | undefined>;
 
@@ -46,16 +42,16 @@ export function accessReviewSpec(a: RequestAttributes): k8s.V1SubjectAccessRevie
   };
 }
 
-/** TTLs of {@link webhookAuthorizer}. */
+/** TTLs of {@link webhookAuthorizer} (`authorization.webhook.cacheAuthorizedTTL` / `cacheUnauthorizedTTL`). */
 export interface WebhookAuthzOptions {
-  readonly authorizedTtlMs?: number;
-  readonly unauthorizedTtlMs?: number;
+  readonly authorizedTtlMs: number;
+  readonly unauthorizedTtlMs: number;
 }
 
 /** The Webhook authorizer over `review`, with upstream's caching. */
-export function webhookAuthorizer(review: AccessReviewer, o: WebhookAuthzOptions = {}): Authorizer {
-  const allowTtl = o.authorizedTtlMs ?? DEFAULT_AUTHORIZED_TTL_MS;
-  const denyTtl = o.unauthorizedTtlMs ?? DEFAULT_UNAUTHORIZED_TTL_MS;
+export function webhookAuthorizer(review: AccessReviewer, o: WebhookAuthzOptions): Authorizer {
+  const allowTtl = o.authorizedTtlMs;
+  const denyTtl = o.unauthorizedTtlMs;
   const cache = new LRUCache<string, Decision>({ max: 8192, ttl: Math.max(allowTtl, denyTtl, 1) });
   return async (a) => {
     const spec = accessReviewSpec(a);

@@ -15,8 +15,6 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { readStaticPods, type RefusedManifest } from './static-pod-source.ts';
 
-/** Upstream's default `fileCheckFrequency`. */
-export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000;
 /** Changes within this window are read together. */
 const DEBOUNCE_MS = 100;
 
@@ -39,7 +37,8 @@ export interface StaticPodWatchOptions {
   readonly initial: readonly V1Pod[];
   /** The refusals already reported at start. */
   readonly initialRefused: readonly RefusedManifest[];
-  readonly periodMs?: number;
+  /** `--file-check-frequency`: how often the manifests are re-read besides the file watch. */
+  readonly periodMs: number;
   readonly onChange: (c: StaticPodChanges) => void;
 }
 
@@ -98,7 +97,7 @@ export function watchStaticPods(o: StaticPodWatchOptions): () => void {
   // Files changed between the first read and the watch being ready are seen by one re-read then.
   watcher.on('ready', debounced);
   watcher.on('error', (e) => o.log.warn({ path: o.path, err: String(e) }, 'static pod watch failed; re-reading periodically only'));
-  const period = setInterval(trigger, o.periodMs ?? DEFAULT_FILE_CHECK_FREQUENCY_MS);
+  const period = setInterval(trigger, o.periodMs);
   period.unref();
   return () => {
     stopped = true;

@@ -54,8 +54,8 @@ export interface CsiVolumePluginOptions {
   readonly log: Logger;
   /** How long tear-down waits for a driver that is not (yet) registered while its mount exists. Default 15 s. */
   readonly driverWaitMs?: number;
-  /** `--volume-stats-agg-period`: how long a volume's usage is kept (negative: none is read). Default 1 m. */
-  readonly statsPeriodMs?: number;
+  /** `--volume-stats-agg-period`: how long a volume's usage is kept (negative: none is read). */
+  readonly statsPeriodMs: number;
 }
 
 /** The `kubernetes.io/csi` volume plugin. */
@@ -68,7 +68,7 @@ export class CsiVolumePlugin implements VolumePlugin {
   private readonly stats: VolumeStatsCache;
 
   constructor(private readonly o: CsiVolumePluginOptions) {
-    this.stats = new VolumeStatsCache(o.statsPeriodMs ?? 60_000);
+    this.stats = new VolumeStatsCache(o.statsPeriodMs);
   }
 
   canSupport(volume: V1Volume): boolean {

@@ -27,7 +27,7 @@ import { csiVolumeApi } from './volume-api.ts';
 export interface StartCsiOptions {
   /** Absent in standalone mode. */
   readonly clients?: Pick<KubeClients, 'core' | 'storage'>;
-  readonly options: { readonly podsDir: string; readonly pluginsDir: string; readonly volumeStatsAggPeriodMs?: number };
+  readonly options: { readonly podsDir: string; readonly pluginsDir: string; readonly volumeStatsAggPeriodMs: number };
   readonly nodeName: string;
   readonly log: Logger;
 }

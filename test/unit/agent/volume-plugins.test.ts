@@ -25,7 +25,11 @@ describe('probeVolumePlugins', () => {
   async function root(): Promise<{ dir: string; csi: Csi }> {
     const dir = await mkdtemp(join(tmpdir(), 'nodelet-root-'));
     roots.push(dir);
-    const csi = await startCsi({ options: { podsDir: join(dir, 'pods'), pluginsDir: join(dir, 'plugins') }, nodeName: 'n', log: memoryLogger() });
+    const csi = await startCsi({
+      options: { podsDir: join(dir, 'pods'), pluginsDir: join(dir, 'plugins'), volumeStatsAggPeriodMs: 60_000 },
+      nodeName: 'n',
+      log: memoryLogger(),
+    });
     csis.push(csi);
     return { dir, csi };
   }

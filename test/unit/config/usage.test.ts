@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FLAGS } from '../../../core/config/flag-table.ts';
 import { REPO_ROOT } from '../../../core/config/repo-root.ts';
-import { helpText, versionText } from '../../../core/config/usage.ts';
+import { helpText, shownDefault, versionText } from '../../../core/config/usage.ts';
 
 describe('nodelet --help', () => {
   const text = helpText();
@@ -21,7 +21,7 @@ describe('nodelet --help', () => {
     expect(at).toBeGreaterThan(-1);
     expect(f.upstream ? at > upstreamAt && at < ownAt : at > ownAt).toBe(true);
     expect(lines[at]).toContain(f.help);
-    if (f.default !== '') expect(lines[at]).toContain(`(default ${f.type === 'string' || f.type === 'ip' ? `"${f.default}"` : f.default})`);
+    if (f.default !== '') expect(lines[at]).toContain(`(default ${f.type === 'string' || f.type === 'ip' ? `"${shownDefault(f)}"` : shownDefault(f)})`);
   });
 
   it('shows upstream defaults for key flags', () => {

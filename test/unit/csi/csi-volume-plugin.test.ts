@@ -67,7 +67,7 @@ function pod(uid: string, volumes: V1Volume[]): V1Pod {
 }
 
 function newPlugin(r = refs): CsiVolumePlugin {
-  return new CsiVolumePlugin({ drivers, refs: r, pluginsDir: pluginsDir(), nodeName: 'n1', api, log, driverWaitMs: 50 });
+  return new CsiVolumePlugin({ drivers, refs: r, pluginsDir: pluginsDir(), nodeName: 'n1', api, log, driverWaitMs: 50, statsPeriodMs: 60_000 });
 }
 
 async function prepare(p: V1Pod) {

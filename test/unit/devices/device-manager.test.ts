@@ -25,7 +25,7 @@ describe('DeviceManager', () => {
     await plugin.start();
     const active: V1Pod[] = [];
     const log = memLogger();
-    const m = new DeviceManager({ dir, log, dialTimeoutMs: 500, graceMs: mgrOpts.graceMs, activePods: mgrOpts.active ?? (() => active) });
+    const m = new DeviceManager({ dir, log, dialTimeoutMs: 500, graceMs: mgrOpts.graceMs ?? 300_000, activePods: mgrOpts.active ?? (() => active) });
     m.start();
     cleanup.push(() => {
       m.stop();
@@ -170,7 +170,7 @@ describe('DeviceManager', () => {
 
     // "Restart": a new manager on the same dir, before the plugin re-registers.
     const log = memLogger();
-    const m2 = new DeviceManager({ dir, log, activePods: () => active });
+    const m2 = new DeviceManager({ dir, log, graceMs: 300_000, activePods: () => active });
     m2.start();
     cleanup.push(() => m2.stop());
     expect(m2.capacity()).toEqual({ capacity: { [R]: '0' }, allocatable: { [R]: '0' } });
@@ -196,7 +196,7 @@ describe('DeviceManager', () => {
     expect(() => decodeCheckpoint(text)).toThrow(/checkpoint is corrupted/);
     (await import('node:fs')).writeFileSync(path, text);
     const log = memLogger();
-    const m2 = new DeviceManager({ dir, log });
+    const m2 = new DeviceManager({ dir, log, graceMs: 300_000 });
     m2.start();
     expect(m2.capacity().capacity).toEqual({});
     expect(log.lines.some((l) => l.level === 'error' && String(l.msg).includes('failing to read checkpoint'))).toBe(true);

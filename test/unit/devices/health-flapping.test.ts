@@ -1,4 +1,4 @@
-// Device plugin health flapping (issue 20.4): 100 devices flipping health every 10 ms
+// Device plugin health flapping: 100 devices flipping health every 10 ms
 // through a real gRPC ListAndWatch stream into the DeviceManager, whose changes poke
 // the NodeController. Node writes stay bounded (one per poke interval plus the
 // periodic one) and the last state is what the Node ends with.
@@ -55,7 +55,7 @@ describe('device health flapping', () => {
       Array.from({ length: 100 }, (_, i) => ({ ID: `Dev-${i}`, health: flip % 2 === 0 ? 'Healthy' : 'Unhealthy' }));
     const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), { devices: devices(0) });
     await plugin.start();
-    const m = new DeviceManager({ dir, log: memLogger(), dialTimeoutMs: 500, activePods: () => [] });
+    const m = new DeviceManager({ dir, log: memLogger(), dialTimeoutMs: 500, graceMs: 300_000, activePods: () => [] });
     m.start();
     const core = new CountingCore();
     const node = new NodeController({ core } as unknown as KubeClients, {

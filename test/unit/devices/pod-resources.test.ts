@@ -24,7 +24,7 @@ describe('podresources v1 server', () => {
     const dir = tmp();
     const log = memLogger();
     const active: V1Pod[] = [];
-    const m = new DeviceManager({ dir, log, activePods: () => active });
+    const m = new DeviceManager({ dir, log, graceMs: 300_000, activePods: () => active });
     const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), {
       devices: [
         { ID: 'Dev-1', health: 'Healthy', numa: 0 },
@@ -75,7 +75,7 @@ describe('podresources v1 server', () => {
     const dir = tmp();
     const log = memLogger();
     const p1 = pod('p1', [{}, {}]);
-    const m = new DeviceManager({ dir, log, activePods: () => [p1] });
+    const m = new DeviceManager({ dir, log, graceMs: 300_000, activePods: () => [p1] });
     stops.push(() => m.stop());
     const dynamicResources = (_p: V1Pod, c: { name: string }) =>
       c.name === 'c0'

@@ -19,7 +19,7 @@ describe('kubelet.sock Registration server', () => {
   async function setup() {
     const dir = tmp();
     const log = memLogger();
-    const m = new DeviceManager({ dir, log, dialTimeoutMs: 500 });
+    const m = new DeviceManager({ dir, log, dialTimeoutMs: 500, graceMs: 300_000 });
     const server = new RegistrationServer(dir, m, log);
     stops.push(
       () => m.stop(),
@@ -81,7 +81,7 @@ describe('DevicePlugin handler (plugins_registry)', () => {
   it('writes the DEPRECATION marker and validates like upstream', async () => {
     const dir = tmp();
     const log = memLogger();
-    const m = new DeviceManager({ dir, log });
+    const m = new DeviceManager({ dir, log, graceMs: 300_000 });
     const h = createDevicePluginHandler(m, dir, log);
     expect(existsSync(join(dir, DEPRECATION_FILE))).toBe(true);
     expect(() => h.validatePlugin(R, '/x', ['v1alpha1', 'v2'])).toThrow('manager version, v1beta1, is not among plugin supported versions [v1alpha1 v2]');
@@ -92,7 +92,7 @@ describe('DevicePlugin handler (plugins_registry)', () => {
   it('registers through the endpoint socket and deregisters into the grace period', async () => {
     const dir = tmp();
     const log = memLogger();
-    const m = new DeviceManager({ dir, log });
+    const m = new DeviceManager({ dir, log, graceMs: 300_000 });
     const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), { devices: [{ ID: 'a', health: 'Healthy' }] });
     await plugin.start();
     try {

@@ -22,7 +22,7 @@ const failure = (p: Promise<unknown>) =>
 describe('mountSyscalls', () => {
   it('is there only where it can work: perl present and a CPU whose system call numbers it knows', () => {
     expect(mountSyscalls({ arch: 'x64' })?.argv[0]).toBe('/usr/bin/perl');
-    expect(mountSyscalls({ arch: 'arm64' })?.argv.slice(3)).toEqual(['40', '39', '2']);
+    expect(mountSyscalls({ arch: 'arm64' })?.argv.slice(-3)).toEqual(['40', '39', '2']);
     expect(mountSyscalls({ arch: 'ia32' })).toBeUndefined();
     expect(mountSyscalls({ perl: '/nonexistent/perl' })).toBeUndefined();
   });

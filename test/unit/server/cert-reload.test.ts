@@ -55,6 +55,7 @@ beforeAll(async () => {
     tls: { cert: first.cert, key: first.key, ca },
     address: '127.0.0.1',
     port: 0,
+    healthzAddress: '127.0.0.1',
     healthzPort: null,
     authorizer: alwaysAllow,
   });
@@ -104,6 +105,7 @@ describe('serving certificate reload', () => {
       tls: { ca },
       address: '127.0.0.1',
       port: 0,
+      healthzAddress: '127.0.0.1',
       healthzPort: null,
       authorizer: alwaysAllow,
     });

@@ -48,6 +48,7 @@ async function start(anonymous: boolean): Promise<number> {
     tls: { cert: serving.cert, key: serving.key, ca: ca.cert },
     address: '127.0.0.1',
     port: 0,
+    healthzAddress: '127.0.0.1',
     healthzPort: null,
     authn: {
       anonymous,

@@ -137,6 +137,7 @@ beforeAll(async () => {
     tls: { cert: serving.cert, key: serving.key, ca: ca.cert },
     address: '127.0.0.1',
     port: 0,
+    healthzAddress: '127.0.0.1',
     healthzPort: null,
     authorizer: () => ({ allowed: true }),
   });

@@ -103,11 +103,14 @@ describe('SubjectAccessReview authorization', () => {
 
   it('an explicit denial wins and a failed review is not cached', async () => {
     let calls = 0;
-    const authz = webhookAuthorizer(async () => {
-      calls++;
-      if (calls === 1) throw new Error('timeout');
-      return { allowed: true, denied: true };
-    });
+    const authz = webhookAuthorizer(
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error('timeout');
+        return { allowed: true, denied: true };
+      },
+      { authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000 },
+    );
     const [a] = requestAttributes(user, 'GET', '/pods', 'node-1');
     await expect(authz(a!)).rejects.toThrow('timeout');
     expect((await authz(a!)).allowed).toBe(false);
