@@ -1,6 +1,6 @@
 /**
  * `node --expose-gc --conditions=nodelet-source --import tsx bench/hostile-registry-memory.ts`: what a hostile registry costs
- * nodelet's image service in memory (issue 20.3). Serves, from a node http server, a
+ * nodelet's image service in memory. Serves, from a node http server, a
  * 200 MB chunked manifest and a 200 MB token answer, and pushes a compat image whose
  * 256 MiB module sits in a small gzip layer to a real docker-registry; pulls each and
  * prints the pull error (or size) and the peak RSS above the starting RSS (sampled every 5 ms).

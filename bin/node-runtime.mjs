@@ -23,7 +23,7 @@ export const REQUIRED_MAJOR = 24;
  * them committed; a kubelet allocates little once running, and with 4 MiB the
  * idle RSS is ~20 MiB lower (bench/README.md, "Idle memory"). 2 MiB saves
  * another 2.5 MiB idle but costs a 100-pod burst ~15 % more of nodelet's CPU in
- * scavenges (bench/README.md, session 19). V8 reads it only when the heap is
+ * scavenges (bench/README.md, "Idle memory"). V8 reads it only when the heap is
  * set up, so it must be on the command line.
  */
 export const V8_FLAGS = ['--max-semi-space-size=4'];

@@ -1,5 +1,5 @@
 /**
- * Figure 6, DRA (issue 18).
+ * Figure 6, DRA.
  *   Registration: the DRA test driver (test/peers/dra-test-driver.ts) creates
  *     `<root>/plugins_registry/<driver>-reg.sock`; from that socket's creation
  *     time to the receipt of a watch event showing its ResourceSlice for the node.

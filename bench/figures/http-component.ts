@@ -1,5 +1,5 @@
 /**
- * Figure 8, a wasi:http component serving (issue 14): one pod of the hello
+ * Figure 8, a wasi:http component serving: one pod of the hello
  * component (test/fixtures/components/hello-http, answering `hello from <pod>`)
  * on nodelet, and a plain Node `http` server answering the same body in a child
  * process, loaded one after the other in the same run by the same client: an

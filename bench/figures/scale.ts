@@ -1,5 +1,5 @@
 /**
- * Scale (issue 17): one Deployment of sleeping pods created at 0 replicas and
+ * Scale: one Deployment of sleeping pods created at 0 replicas and
  * scaled to `pods` at once, on nodelet or on kubemark's hollow node (the
  * upstream kubelet, fake runtime). Reported: the time from the scale call
  * until every replica was seen Running (this process's watch), the pod start

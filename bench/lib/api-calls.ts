@@ -59,7 +59,7 @@ export function parseRequestTotals(text: string): CallCounts {
     const key = `${labels.verb ?? '?'} ${res}`;
     out[key] = (out[key] ?? 0) + value;
     // Refused calls are also counted under their code (`POST /serviceaccounts/token 403`): a kubelet
-    // that asks before the apiserver's caches saw a binding is refused (bench/README.md, session 10).
+    // that asks before the apiserver's caches saw a binding is refused (bench/results/, "pods that waited for the apiserver's caches").
     if (/^[45]\d\d$/.test(labels.code ?? '')) out[`${key} ${labels.code}`] = (out[`${key} ${labels.code}`] ?? 0) + value;
   }
   return out;

@@ -39,7 +39,7 @@ let dataBase: string | undefined;
  * (nodelet's default root is /var/lib/nodelet, the kubelet's /var/lib/kubelet),
  * when it can be created and written; otherwise the temporary directory. On the
  * bench machine creating a file in /tmp costs 8–10× the CPU it costs anywhere
- * else on the same disk (bench/README.md, session 18), a cost no real node pays;
+ * else on the same disk (bench/README.md, "Where a node's data lives"), a cost no real node pays;
  * `NODELET_BENCH_DATA_DIR` overrides the choice (the /tmp figures: set it to /tmp).
  */
 export function benchDataBase(): string {
@@ -134,7 +134,7 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   const preload = new URL('../preload/trace-modules.mjs', import.meta.url).href;
   // Node flags go before the script (--cpu-prof is refused in NODE_OPTIONS).
   // The bench runs WASI modules in-process unless NODELET_WASI_RUNTIME=external (its runtime is killed
-  // by disposeRoot): the figures before issue 16 were taken so.
+  // by disposeRoot): earlier figures were taken so.
   // With NODELET_WASI_RUNTIME=external the preload goes in NODE_OPTIONS, which the runtime process inherits.
   const runtime = process.env.NODELET_WASI_RUNTIME || 'in-process';
   const traceIn = runtime === 'external' ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};

@@ -23,7 +23,7 @@
  * start, and alongside its status patch. Upstream's kubelet limits its
  * events to 50 per second instead (`eventRecordQPS`); in a 100-pod burst the
  * 300 start events competed with the starts themselves (bench/README.md,
- * issue 17, "Events yield to pod starts").
+ * "Events yield to pod starts").
  *
  *     emit ─► outbox (FIFO, ≤ 1000; full: dropped) ─► [a burst of pods starting: wait ≤ 10 s from emit]
  *            ─► [a pod starting alone: wait ≤ 1 s from emit] ─► one create/patch in flight ─► next

@@ -5,7 +5,7 @@
  * per level (more when levels are missing: the deepest is tried first), and each waits for
  * a pool thread and then a turn of the event loop; under a 100-pod burst a turn is long,
  * and the pod and log dirs took 117 ms at p50, a volume's mount point 175 ms
- * (bench/README.md, issue 17, session 12). Made with direct calls on the main thread they
+ * (bench/README.md, "Pod IPs without a fork"). Made with direct calls on the main thread they
  * took ~1 ms, but a call there waits for the disk (a journal commit, a cold block) with
  * every pod, probe and heartbeat of the node behind it.
  *

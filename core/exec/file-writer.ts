@@ -4,7 +4,7 @@
  * through libuv's pool that is four pooled requests (open, write, close, rename), each
  * waiting for a pool thread and then for a turn of the event loop. Under a 100-pod burst
  * the record was the last step before a pod's start for most pods: 209 ms at p50 from
- * admission to the record on disk (bench/README.md, issue 17, session 13).
+ * admission to the record on disk (bench/results/, "The IP record and the mounts' real paths off the pool").
  *
  * So where the Perl helper of `mount-syscalls.ts` runs, the write and the rename are its
  * `write-file` command, answered once; else (no `perl`, another CPU) they go through

@@ -91,7 +91,7 @@ export function statusError(status: number, body: string): ApiStatusError {
 /**
  * One request through undici's `dispatch` with a handler that keeps the answer's bytes:
  * `request()` wraps every answer in a Readable stream and an AsyncResource, which were
- * ~0.3 ms of the main thread per call in a pod burst (bench/README.md, issue 17,
+ * ~0.3 ms of the main thread per call in a pod burst (bench/results/,
  * "Requests without a body stream"). Rejects with the error undici reports; one that
  * came after the status line carries it as `responseStatus`.
  */

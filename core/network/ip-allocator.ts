@@ -10,7 +10,7 @@
  * set up at once never get the same one; the file is then written off the main
  * thread (by the composition root's file writer: one round trip to its Perl helper)
  * and `allocate` resolves once it is on disk (a synchronous write per pod was 1.5 ms
- * of nodelet's main thread each under a 100-pod burst: bench/README.md, issue 17).
+ * of nodelet's main thread each under a 100-pod burst: bench/README.md).
  * Writes and removals of one pod's file run in order. The lowest free offset wins,
  * so a released address is the next one handed out; the offsets in use are indexed
  * per CIDR, so finding one does not parse every held address.

@@ -20,8 +20,8 @@
  * downwardAPI, projected) under its pods dir has no symlink below that dir: its
  * real path is the pods dir's real path and the rest, with no call. A `realpath`
  * through libuv's pool waited for a pool thread and an event-loop turn, 23 ms at
- * p50 on the way to each container's start under a 100-pod burst (bench/README.md,
- * issue 17, session 13).
+ * p50 on the way to each container's start under a 100-pod burst (bench/results/,
+ * "The IP record and the mounts' real paths off the pool").
  */
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';

@@ -2,7 +2,7 @@
  * How many pods are in their first sync now (admitted, not yet started or
  * failed), and a way to wait while they are. The event recorder yields to pod
  * starts with it: a first sync's token request and status patch are on the
- * path to Running, an event about it is not (bench/README.md, issue 17,
+ * path to Running, an event about it is not (bench/README.md,
  * "Events yield to pod starts"). A burst (two or more at once) holds events
  * until it is over, at most 10 s past their emit; a pod starting alone holds
  * them until its status is posted, at most 1 s (a slow pull's `Pulling` shows

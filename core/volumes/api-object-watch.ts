@@ -8,7 +8,7 @@
  * from its own informer, so the list made for a pod nodelet just saw bound can
  * be refused (403) for a few milliseconds; upstream's reflector waits 800 ms
  * before it lists again, and in a burst every pod of the namespace waited for it
- * (bench/README.md, issue 17, "The Node authorizer race").
+ * (bench/results/, "The Node authorizer race").
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';

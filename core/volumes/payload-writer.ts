@@ -70,7 +70,7 @@ async function readManifest(file: string, owner: string, io: FileIo): Promise<Ma
  * {@link memoryIo} with direct calls, for a volume on tmpfs. There a call is a memory copy
  * of a few KB (~10 µs; the manifest beside it is as small and never synced), while each
  * pooled call waits for the pool and a turn of the event loop: under a 100-pod burst a
- * projected volume's ~20 such waits were ~500 ms per pod (bench/README.md, issue 17,
+ * projected volume's ~20 such waits were ~500 ms per pod (bench/results/,
  * "Volume files on tmpfs").
  */
 interface FileIo {
@@ -120,7 +120,7 @@ const memoryIo: FileIo = {
 /**
  * A temporary file's name is unique per nodelet process (a tag drawn once) and per write (a
  * counter): a random draw per file was a `getrandom` call on the main thread for each file
- * of each volume (~1.5 % of its time in a 100-pod burst, bench/README.md, issue 17, session 17).
+ * of each volume (~1.5 % of its time in a 100-pod burst, bench/results/, "Where a burst's tail goes").
  */
 const TMP_TAG = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
 let tmpSeq = 0;

@@ -30,7 +30,7 @@ export interface Pki {
  * The CA's key: RSA 2048, kubeadm's default (`encryptionAlgorithm: RSA-2048`). The apiserver
  * checks a client certificate's signature by the CA on every request (`x509.Verify` in its
  * authenticator), so the CA's key type sets that cost for every kubelet and controller: with
- * a P-256 CA it was ~12 % of the apiserver's CPU in a pod burst (bench/README.md, issue 17,
+ * a P-256 CA it was ~12 % of the apiserver's CPU in a pod burst (bench/results/,
  * "An RSA cluster CA, as kubeadm makes").
  */
 function rsaKey(dir: string, name: string): string {

@@ -1,5 +1,5 @@
 /**
- * Hostile inputs against a real control plane (issues 20.3–20.5, 21.3): static
+ * Hostile inputs against a real control plane: static
  * pod manifest paths with a FIFO, an oversized file and names upstream
  * validation refuses; a single manifest file as the path; registries whose
  * error bodies carry a 2 MB message, whose blob body stalls, or whose compat

@@ -1,5 +1,5 @@
 /**
- * Pressure and eviction end to end (issue 19): nodelet runs with
+ * Pressure and eviction end to end: nodelet runs with
  * `--eviction-hard=memory.available<X`, X computed from /proc/meminfo as nodelet
  * computes memory.available (MemFree + Inactive(file)) so that the node is fine
  * until a memory-hungry module (the `grow` fixture, GROW_MIB touched MiB) runs, and

@@ -3,7 +3,7 @@
  * preview1 server on its pre-opened socket, on its own pod IP) with an httpGet
  * readiness probe against that IP is Running but not Ready, and listed as a not-ready
  * endpoint by the real EndpointSlice controller, until its first probe succeeds; then
- * it is Ready and its endpoint is ready (issue 15's acceptance, with a pod that is not
+ * it is Ready and its endpoint is ready (with a pod that is not
  * hostNetwork).
  */
 import * as k8s from '@kubernetes/client-node';

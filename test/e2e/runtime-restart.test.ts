@@ -1,5 +1,5 @@
 /**
- * The WASI runtime outside nodelet (`NODELET_WASI_RUNTIME=external`, issue 16):
+ * The WASI runtime outside nodelet (`NODELET_WASI_RUNTIME=external`):
  * running pods survive a nodelet SIGKILL and a nodelet SIGTERM (0 restarts, same
  * container IDs, each log continues in the same file with no duplicated start
  * line and no missing tick), a killed runtime's pods are restarted by policy

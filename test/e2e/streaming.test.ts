@@ -1,6 +1,6 @@
 /**
  * kubectl port-forward and attach through the real apiserver, end to end
- * (issue 15): kubectl 1.36 speaks WebSocket to the apiserver, which tunnels
+ * kubectl 1.36 speaks WebSocket to the apiserver, which tunnels
  * port-forward and translates attach to SPDY/3.1 towards nodelet.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * WASI 0.2 components end to end (issue 14), built from test/fixtures/components with cargo
+ * WASI 0.2 components end to end, built from test/fixtures/components with cargo
  * (wasm32-wasip2) and pushed to a real registry: a wasi:cli component reading a configMap and an
  * env var ends Failed with its exit code and its output in `kubectl logs`; a wasi:http component
  * (pushed in the layout wkg writes) answers on its pod IP (127.0.0.1 when the node has no pod

@@ -1,5 +1,5 @@
 /**
- * Hostile WASI pods against a real control plane (issues 20 and 21):
+ * Hostile WASI pods against a real control plane:
  *  - 20 (combined acceptance): a pod exhausting its descriptors and a module
  *    looping in its start function run side by side for 60 s while 10 other
  *    pods start and run; /healthz answers throughout, the Lease is renewed on

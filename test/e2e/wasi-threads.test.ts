@@ -1,5 +1,5 @@
 /**
- * Thread placement by QoS class end to end (issue 16): BestEffort pods'
+ * Thread placement by QoS class end to end: BestEffort pods'
  * sleeping modules share the provider's few shared threads (nodelet's thread
  * count grows by far less than the number of pods, and /metrics shows the
  * shared threads with their modules and event-loop delay), while a Guaranteed

@@ -1,4 +1,4 @@
-// Start latency of BestEffort modules on shared threads (issue 16): runner request → `started`
+// Start latency of BestEffort modules on shared threads: runner request → `started`
 // (the provider's container-start channel), for the first start after the threads were booted,
 // 30 starts one after another (50 ms apart), and 100 at once.
 // Usage: npx tsx providers/wasi/bench/shared-start.mts [shared threads] [preboot: 1|0]

@@ -229,7 +229,7 @@ function sharedHost(thread: SharedThread): Host {
   let unsubscribe = () => {};
   // The module's messages come over the thread's own port, tagged with its id (no MessageChannel
   // per module: making one and moving its port to the thread was ~5 % of the main thread's time
-  // in a 100-pod burst, bench/README.md, issue 17, session 17).
+  // in a 100-pod burst, bench/results/, "Where a burst's tail goes").
   const id = thread.attach((m: WorkerMessage | { type: 'done' }) => {
     if (m.type === 'done') end(0);
     else onMessage(m);

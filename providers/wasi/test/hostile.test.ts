@@ -1,5 +1,5 @@
 /**
- * Hostile modules (issues 20.1, 20.2, 21.1): descriptor exhaustion stays inside
+ * Hostile modules: descriptor exhaustion stays inside
  * the container's budget, a start function that never returns is bounded and
  * killable, and renaming a subPath's directory for a symlink after the start
  * leads nowhere outside the volume.

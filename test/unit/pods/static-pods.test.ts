@@ -124,7 +124,7 @@ describe('readStaticPods', () => {
   });
 });
 
-describe('hostile manifest paths (issue 20.5)', () => {
+describe('hostile manifest paths', () => {
   const mkfifo = (p: string) => execFileSync('mkfifo', [p]);
 
   it('accepts a single manifest file as the path, like upstream', async () => {

@@ -335,7 +335,7 @@ function warmUp() {
  * imports, the promising `_start`, the clean-up), its log going to /dev/null and
  * its messages nowhere. That path's functions are compiled on their first call:
  * without this, the first module on each shared thread took 5-11 ms from the run
- * message to `instantiating` instead of ~2 ms (bench/README.md, issue 17, session 16).
+ * message to `instantiating` instead of ~2 ms (bench/results/, "The pull beside the TokenRequest").
  * Best effort: a failure here only leaves the path cold.
  */
 function warmUpShared() {
