@@ -1,8 +1,12 @@
 /**
- * ESLint flat config: @eslint/js + typescript-eslint recommended (syntax-only,
- * no type information, so a whole-repo run stays fast), the local folder-faces
- * rule (scripts/eslint/folder-faces.js) and one convention for private members
- * in TypeScript (the `private` keyword, as most of core/ uses; `#names` are reported).
+ * ESLint flat config: @eslint/js + typescript-eslint recommended, the local
+ * folder-faces rule (scripts/eslint/folder-faces.js), one convention for private
+ * members in TypeScript (the `private` keyword, as most of core/ uses; `#names`
+ * are reported), and, for TypeScript files, type-aware rules through the
+ * project service (each file's own tsconfig): a floating or misused promise in a
+ * node agent is a lost error, an await of a non-promise a misunderstanding, and a
+ * switch over a union that misses a member a state not handled. Plain
+ * JavaScript (configs, scripts, the WASI workers) is linted without types.
  * Formatting is Prettier's (.prettierrc.json), not ESLint's.
  */
 import js from '@eslint/js';
@@ -86,7 +90,13 @@ export default tseslint.config(
   {
     // TypeScript only: plain JavaScript has no `private` keyword, so `#name` stays right there.
     files: ['**/*.ts', '**/*.mts', '**/*.cts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      // A union's missing member is reported; a `default:` counts as handling the rest, and a switch over a plain string needs none.
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false }],
       'no-restricted-syntax': [
         'error',
         {

@@ -214,7 +214,7 @@ export async function runModule(args: string[]): Promise<number> {
     return exit.exitCode;
   } finally {
     ac.abort();
-    await Promise.allSettled(all.map((p) => p.shutdown?.()));
+    await Promise.allSettled(all.map(async (p) => p.shutdown?.()));
     flushLogger();
     await rm(work, { recursive: true, force: true });
   }

@@ -123,7 +123,7 @@ export class ContainerDriver implements PodDriver {
       return;
     }
     await Promise.all(
-      this.app.map((rec) => {
+      this.app.map(async (rec) => {
         const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
         if (rec.running || rec.starting) return undefined;
         if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;

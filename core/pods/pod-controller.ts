@@ -509,7 +509,7 @@ export class PodController implements PodReader {
     if (this.resync) clearInterval(this.resync);
     await Promise.all([this.queue.shutdown(), this.interim.shutdown()]);
     await Promise.all(
-      [...this.entries.entries()].map(([k, e]) => {
+      [...this.entries.entries()].map(async ([k, e]) => {
         const pod = this.desired.get(k);
         const p = e.worker?.provider;
         if (p && !isPodProvider(p) && p.keepsContainers) return undefined;

@@ -109,7 +109,7 @@ export class ProbePod implements PodMachineContext {
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    await Promise.all([...this.runs.values()].map((r) => r.done));
+    await Promise.all([...this.runs.values()].map(async (r) => r.done));
   }
 
   /** Starts one container's probe; resolves once it runs, with the promise of its exit. */

@@ -222,8 +222,9 @@ describe('DRAPlugin handler and driver registry', () => {
       },
       memLogger(),
     );
-    h.registerPlugin(DRV, '/a', ['v1beta1.DRAPlugin', 'v1.DRAPlugin', 'v1alpha1.DRAResourceHealth']);
-    h.registerPlugin(DRV, '/a', ['v1beta1.DRAPlugin']);
+    // The version is chosen synchronously, before registration's first await.
+    void h.registerPlugin(DRV, '/a', ['v1beta1.DRAPlugin', 'v1.DRAPlugin', 'v1alpha1.DRAResourceHealth']);
+    void h.registerPlugin(DRV, '/a', ['v1beta1.DRAPlugin']);
     expect(chosen).toEqual(['v1.DRAPlugin', 'v1beta1.DRAPlugin']);
     expect(() => h.validatePlugin(DRV, '/a', ['v1alpha3.DRAPlugin'])).toThrow(/none of the supported versions/);
     expect(() => h.validatePlugin('', '/a', ['v1.DRAPlugin'])).toThrow(/name is empty/);
