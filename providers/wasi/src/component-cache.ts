@@ -18,6 +18,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
+import type { Transpiled, TranspileReply, TranspileWorkerData } from './worker-protocol.ts';
 
 const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.meta.url);
 
@@ -163,17 +164,19 @@ async function readMeta(dir: string): Promise<Meta | undefined> {
   }
 }
 
-interface TranspileResult {
-  readonly files: Record<string, Uint8Array>;
-  readonly imports: string[];
-  readonly exports: string[];
-}
-
-function runTranspileWorker(bytes: Uint8Array, image: string): Promise<TranspileResult> {
+function runTranspileWorker(bytes: Uint8Array, image: string): Promise<Transpiled> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(TRANSPILE_WORKER_URL, { workerData: { bytes }, execArgv: [], argv: [], env: {}, stdin: false, stdout: true, stderr: true });
+    const w = new Worker(TRANSPILE_WORKER_URL, {
+      workerData: { bytes } satisfies TranspileWorkerData,
+      execArgv: [],
+      argv: [],
+      env: {},
+      stdin: false,
+      stdout: true,
+      stderr: true,
+    });
     let settled = false;
-    w.once('message', (m: { ok: true; result: TranspileResult } | { ok: false; message: string }) => {
+    w.once('message', (m: TranspileReply) => {
       settled = true;
       if (m.ok) resolve(m.result);
       else reject(providerError('InvalidImage', `image ${image} is not a valid WebAssembly component: ${m.message}`));

@@ -32,30 +32,16 @@ import {
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';
-import { KILLED_EXIT_CODE, TRAP_EXIT_CODE, DEFAULT_START_TIMEOUT_MS, oomHeadroom, type WasiContainer } from './container-runner.ts';
+import { DEFAULT_START_TIMEOUT_MS } from './container-runner.ts';
+import { codeExit, KILLED_EXIT_CODE, trapExit, type WasiContainer } from './wasi-container.ts';
+import type { ComponentMessage, ComponentWorkerData, ListenAddress, LogRotation } from './worker-protocol.ts';
 import { capModuleMemory, MemoryCapError } from './memory-cap.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 
-/** What a component worker gets as `workerData` (see worker/component-worker.mjs). */
-export interface ComponentWorkerInput {
-  readonly dir: string;
-  /** The component's core modules (`component.core*.wasm`), compiled with their memories capped. */
-  readonly modules: Readonly<Record<string, WebAssembly.Module>>;
-  readonly world: LoadedComponent['world'];
-  readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly mounts: ReadonlyArray<{ name: string; containerPath: string; hostPath: string; readOnly: boolean }>;
-  readonly logPath: string;
-  readonly logOptions: { maxBytes?: number; maxFiles?: number };
-  readonly criLogUrl: string;
-  /** http world: where to serve. */
-  readonly listen?: { readonly host: string; readonly port: number };
-}
-
 /** Options of {@link startComponent}. */
 export interface ComponentRunOptions {
-  readonly logOptions?: { maxBytes?: number; maxFiles?: number };
+  readonly logOptions?: LogRotation;
   /** Instantiation (and, for http, listen) timeout (default {@link DEFAULT_START_TIMEOUT_MS}). */
   readonly startTimeoutMs?: number;
   /** Passed to `new Worker`. */
@@ -67,7 +53,7 @@ export interface ComponentRunOptions {
  * pod has none, e.g. on a node without a pod network), at the container's
  * first declared TCP port. Throws InvalidArgument when it declares none.
  */
-export function listenAddress(spec: ContainerSpec): { host: string; port: number } {
+export function listenAddress(spec: ContainerSpec): ListenAddress {
   const port = spec.ports?.find((p) => p.protocol === 'TCP')?.containerPort;
   if (port === undefined) {
     throw providerError(
@@ -77,13 +63,6 @@ export function listenAddress(spec: ContainerSpec): { host: string; port: number
   }
   return { host: spec.network?.podIPs[0] ?? '127.0.0.1', port };
 }
-
-type Message =
-  | { type: 'started' }
-  | { type: 'exit'; code: number }
-  | { type: 'trap'; message: string; memoryBytes?: number }
-  | { type: 'failed'; message: string; reason?: string }
-  | { type: 'warning'; message: string; reason?: string };
 
 /**
  * Starts `spec` as the transpiled component `loaded`. Resolves once it runs
@@ -103,7 +82,7 @@ export async function startComponent(
   signal?.throwIfAborted();
   const capBytes = spec.limits.memoryBytes;
   const modules = await compileCoreModules(loaded, spec, capBytes);
-  const input: ComponentWorkerInput = {
+  const input: ComponentWorkerData = {
     dir: loaded.dir,
     modules,
     world: loaded.world,
@@ -186,7 +165,7 @@ export async function startComponent(
       signal?.removeEventListener('abort', onAbort);
     }
     signal?.addEventListener('abort', onAbort, { once: true });
-    worker.on('message', (m: Message) => {
+    worker.on('message', (m: ComponentMessage) => {
       switch (m.type) {
         case 'started':
           cleanup();
@@ -209,14 +188,11 @@ export async function startComponent(
           if (m.reason !== undefined) events?.('Warning', m.reason, `container ${spec.name}: ${m.message}`);
           break;
         case 'exit':
-          outcome ??= { exitCode: m.code, reason: m.code === 0 ? 'Completed' : 'Error' };
+          outcome ??= codeExit(m.code);
           break;
         case 'trap':
           // As for modules: a trap with the memory within the headroom of its cap is an OOM kill.
-          outcome ??=
-            capBytes !== undefined && (m.memoryBytes ?? 0) + oomHeadroom(capBytes) > capBytes
-              ? { exitCode: KILLED_EXIT_CODE, reason: 'OOMKilled', message: `memory limit of ${capBytes} bytes reached (${m.message})` }
-              : { exitCode: TRAP_EXIT_CODE, reason: 'Error', message: m.message };
+          outcome ??= trapExit(m.message, m.memoryBytes ?? 0, capBytes);
           break;
       }
     });
@@ -228,9 +204,7 @@ export async function startComponent(
       cleanup();
       if (startedAt === undefined) fail(providerError('Internal', `the worker of container ${spec.name} exited before the component started (code ${code})`));
       const result: ContainerExit = {
-        ...(stopping && outcome === undefined
-          ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' }
-          : (outcome ?? { exitCode: code, reason: code === 0 ? 'Completed' : 'Error' })),
+        ...(stopping && outcome === undefined ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' } : (outcome ?? codeExit(code))),
         finishedAt: new Date(),
       };
       resolveExit(result);

@@ -8,7 +8,7 @@
  * the worker (worker/wasi-imports.mjs `trackDescriptors`).
  */
 import { readFileSync } from 'node:fs';
-import type { FdBudget } from './container-runner.ts';
+import type { FdBudget } from './worker-protocol.ts';
 
 /**
  * Descriptors one container may hold by default: 1024, the soft RLIMIT_NOFILE

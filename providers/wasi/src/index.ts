@@ -8,20 +8,15 @@ import { ExternalWasiProvider } from './runtime/external-provider.ts';
 
 export { WasiProvider, WASM_LAYER_TYPES, DEFAULT_RESOURCE_LIMITS, type WasiProviderOptions } from './wasi-provider.ts';
 export { capModuleMemory, WASM_PAGE, type MemoryDecl } from './memory-cap.ts';
-export {
-  TRAP_EXIT_CODE,
-  KILLED_EXIT_CODE,
-  CONTAINER_START_CHANNEL,
-  CONTAINER_END_CHANNEL,
-  type ContainerStartEvent,
-  type ContainerEndEvent,
-} from './container-runner.ts';
+export { TRAP_EXIT_CODE, KILLED_EXIT_CODE } from './wasi-container.ts';
+export { CONTAINER_START_CHANNEL, CONTAINER_END_CHANNEL, type ContainerStartEvent, type ContainerEndEvent } from './module-run.ts';
 export { DEFAULT_CONTAINER_MAX_FDS, MAX_CONTAINER_MAX_FDS, defaultNodeMaxFds, fdsInUse, makeFdBudget, processFdLimit } from './fd-budget.ts';
 export { ExternalWasiProvider, LOST_EXIT } from './runtime/external-provider.ts';
 export { PROTOCOL_VERSION, PROTOCOL_MINOR, SOCKET_NAME, PID_FILE_NAME, LOG_FILE_NAME, OUT_FILE_NAME } from './runtime/protocol.ts';
 export { RotatingLog, RUNTIME_LOG_MAX_BYTES, RUNTIME_LOG_FILES } from './runtime/runtime-log.ts';
 export { runtimePid } from './runtime/spawn-runtime.ts';
-export { DEFAULT_START_TIMEOUT_MS, type FdBudget } from './container-runner.ts';
+export { DEFAULT_START_TIMEOUT_MS } from './container-runner.ts';
+export type { FdBudget } from './worker-protocol.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
 export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
 export { placement } from './container-runner.ts';

@@ -25,6 +25,7 @@
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { CRI_LOG_MODULE_URL, type ThreadLoad } from '@nodelet/plugin-api/v1';
+import type { DoneMessage, ModuleMessage, PingMessage, SharedThreadMessage, WasiWorkerData } from './worker-protocol.ts';
 
 const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);
 
@@ -65,25 +66,25 @@ export class SharedThread {
   readonly ready: Promise<void>;
   private readonly goneListeners = new Set<() => void>();
   /** Where each module's messages go, by its id (see {@link SharedThread.attach}). */
-  private readonly inbox = new Map<number, (message: never) => void>();
+  private readonly inbox = new Map<number, (message: ModuleMessage | DoneMessage) => void>();
   private nextModule = 1;
   private readonly beat = new SharedArrayBuffer(16);
 
   constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
     this.worker = new Worker(WORKER_URL, {
-      workerData: { criLogUrl: CRI_LOG_MODULE_URL, shared: true, heartbeat: this.beat },
+      workerData: { criLogUrl: CRI_LOG_MODULE_URL, shared: true, heartbeat: this.beat } satisfies WasiWorkerData,
       execArgv: [],
       argv: [],
       env: {},
       stdin: false,
       resourceLimits,
     });
-    this.worker.postMessage({ type: 'ping' });
+    this.worker.postMessage({ type: 'ping' } satisfies PingMessage);
     this.ready = new Promise<void>((resolve, reject) => {
-      this.worker.on('message', (m: { type?: string; message?: unknown; moduleId?: number }) => {
-        if (typeof m?.moduleId === 'number') return this.inbox.get(m.moduleId)?.(m.message as never);
-        if (m?.type === 'ready') resolve();
-        else if (m?.type === 'warning') onWarning(String(m.message));
+      this.worker.on('message', (m: SharedThreadMessage) => {
+        if ('moduleId' in m) return this.inbox.get(m.moduleId)?.(m.message);
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'warning') onWarning(m.message);
       });
       const gone = (e: Error | number) => {
         if (this.gone) return;
@@ -105,9 +106,9 @@ export class SharedThread {
    * A new module's id on this thread: its run message carries it (`moduleId`), and the
    * thread's messages tagged with it go to `fn` until {@link SharedThread.detach}.
    */
-  attach<M>(fn: (message: M) => void): number {
+  attach(fn: (message: ModuleMessage | DoneMessage) => void): number {
     const id = this.nextModule++;
-    this.inbox.set(id, fn as (message: never) => void);
+    this.inbox.set(id, fn);
     return id;
   }
 

@@ -14,7 +14,9 @@ import {
   type StreamIO,
   type ThreadLoad,
 } from '@nodelet/plugin-api/v1';
-import { listenAddresses, runContainer, type FdBudget, type RunnerOptions, type WasiContainer } from './container-runner.ts';
+import { listenAddresses, runContainer, type RunnerOptions } from './container-runner.ts';
+import type { WasiContainer } from './wasi-container.ts';
+import type { FdBudget } from './worker-protocol.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ComponentCache } from './component-cache.ts';
 import { startComponent } from './component-runner.ts';

@@ -17,6 +17,7 @@
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1';
+import type { ModuleMessage, PingMessage, WasiWorkerData } from './worker-protocol.ts';
 
 const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);
 
@@ -30,11 +31,6 @@ export interface WorkerPoolOptions {
   readonly resourceLimits?: ResourceLimits;
   /** Called with warnings an idle worker reports. */
   readonly onWarning?: (message: string) => void;
-}
-
-/** What the pool's workers get as `workerData`. */
-export interface WorkerBoot {
-  readonly criLogUrl: string;
 }
 
 /** Default number of idle workers. */
@@ -138,7 +134,7 @@ export class WorkerPool {
 
   private boot(): void {
     this.booting++;
-    const boot: WorkerBoot = { criLogUrl: CRI_LOG_MODULE_URL };
+    const boot: WasiWorkerData = { criLogUrl: CRI_LOG_MODULE_URL };
     const worker = new Worker(WORKER_URL, {
       workerData: boot,
       execArgv: [],
@@ -147,11 +143,11 @@ export class WorkerPool {
       stdin: false,
       resourceLimits: this.opts.resourceLimits,
     });
-    worker.postMessage({ type: 'ping' }); // answered with 'ready' once the worker is up
+    worker.postMessage({ type: 'ping' } satisfies PingMessage); // answered with 'ready' once the worker is up
     let ready = false;
-    const onMessage = (m: { type?: string; message?: string }) => {
-      if (m?.type === 'warning') this.opts.onWarning?.(String(m.message));
-      if (m?.type !== 'ready' || ready) return;
+    const onMessage = (m: ModuleMessage) => {
+      if (m.type === 'warning') this.opts.onWarning?.(m.message);
+      if (m.type !== 'ready' || ready) return;
       ready = true;
       this.booted();
       const waiter = this.waiters.shift();

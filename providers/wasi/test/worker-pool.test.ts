@@ -14,7 +14,7 @@ import {
   type ContainerEndEvent,
   type ContainerStartEvent,
 } from '../src/index.ts';
-import type { WorkerInput } from '../src/container-runner.ts';
+import type { RunMessage } from '../src/worker-protocol.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
@@ -43,7 +43,7 @@ async function published<T>(name: string, fn: () => Promise<void>): Promise<T[]>
 }
 const startEvents = (fn: () => Promise<void>) => published<ContainerStartEvent>(CONTAINER_START_CHANNEL, fn);
 
-function runInput(module: WebAssembly.Module, logPath: string, argv: string[]): WorkerInput {
+function runInput(module: WebAssembly.Module, logPath: string, argv: string[]): RunMessage {
   return {
     type: 'run',
     module,
