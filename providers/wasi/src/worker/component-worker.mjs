@@ -1,11 +1,12 @@
 // Worker thread entry: runs one WASI 0.2 component (one container), then ends.
-// Plain JavaScript, like wasi-worker.mjs. One thread per container, never reused:
+// Plain JavaScript, like wasi-worker.mjs (type-checked against ../worker-protocol.ts,
+// which the main thread uses too). One thread per container, never reused:
 // preview2-shim keeps its state (args, env, preopens, stdio) in module globals,
 // so a thread holds exactly one component's view of the world.
 //
-// workerData (ComponentWorkerInput in ../component-runner.ts):
-//   { dir, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen? }
-// Messages to the parent:
+// workerData (ComponentWorkerData in ../worker-protocol.ts):
+//   { dir, modules, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen? }
+// Messages to the parent (ComponentMessage there):
 //   { type: 'started' }                   instantiated; cli: run() about to be called,
 //                                         http: listening on listen.host:listen.port
 //   { type: 'exit', code }                cli: run() returned (0, or 1 for its error result)
@@ -23,21 +24,48 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { identifyMounts, MountError } from './wasi-imports.mjs';
+/** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
+/**
+ * The part of preview2-shim's Node.js http module used here (its package's `types`
+ * condition resolves to the browser build, which has no server).
+ * @typedef {{ HTTPServer: new (handler: unknown) => { listen(port: number, host: string): void } }} HttpShim
+ */
+/**
+ * preview2-shim's filesystem, as guardMounts edits it: a Descriptor's methods are
+ * wrapped by name on its prototype.
+ * @typedef {(this: object, ...args: unknown[]) => unknown} DescriptorMethod
+ * @typedef {{ _getPreopens(): Array<[object, string]>, types: { Descriptor: { prototype: Record<string, DescriptorMethod> } } }} FilesystemShim
+ */
+/** @typedef {WorkerMount & { id: { dev: bigint, ino: bigint }, reported: boolean }} GuardedMount */
 
-const d = workerData;
-const post = (msg) => parentPort.postMessage(msg);
+if (!parentPort) throw new Error('component-worker.mjs runs as a worker thread');
+const port = parentPort;
+const d = /** @type {ComponentWorkerData} */ (workerData);
+/** @param {ComponentMessage} msg */
+const post = (msg) => port.postMessage(msg);
+/** @param {unknown} e a thrown value: an Error, a WIT error variant ({ tag, val }) or anything else */
 const describe = (e) =>
-  e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'object' && e !== null && 'tag' in e ? `${e.tag}: ${JSON.stringify(e.val)}` : String(e);
+  e instanceof Error
+    ? `${e.name}: ${e.message}`
+    : typeof e === 'object' && e !== null && 'tag' in e
+      ? `${String(e.tag)}: ${JSON.stringify('val' in e ? e.val : undefined)}`
+      : String(e);
 
+/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1').CriLogWriter }} */
 const { CriLogWriter } = await import(d.criLogUrl);
 const log = new CriLogWriter(d.logPath, d.logOptions);
 // The shim writes the component's stdout/stderr with process.stdout/stderr.write:
 // they go to the container's CRI log (synchronously), nowhere else.
-for (const [name, stream] of [
+for (const [name, stream] of /** @type {const} */ ([
   ['stdout', process.stdout],
   ['stderr', process.stderr],
-]) {
-  stream.write = (chunk, encoding, cb) => {
+])) {
+  /**
+   * @param {string | Uint8Array} chunk
+   * @param {BufferEncoding | ((err?: Error | null) => void)} [encoding]
+   * @param {(err?: Error | null) => void} [cb]
+   */
+  const write = (chunk, encoding, cb) => {
     try {
       log.write(name, typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk);
     } catch {
@@ -47,6 +75,7 @@ for (const [name, stream] of [
     if (typeof done === 'function') queueMicrotask(done);
     return true;
   };
+  stream.write = /** @type {typeof stream.write} */ (write);
 }
 process.on('exit', () => log.close());
 
@@ -55,17 +84,19 @@ const filesystem = await import('@bytecodealliance/preview2-shim/filesystem');
 const io = await import('@bytecodealliance/preview2-shim/io');
 const clocks = await import('@bytecodealliance/preview2-shim/clocks');
 const random = await import('@bytecodealliance/preview2-shim/random');
-const http = await import('@bytecodealliance/preview2-shim/http');
+const http = /** @type {typeof import('@bytecodealliance/preview2-shim/http') & HttpShim} */ (await import('@bytecodealliance/preview2-shim/http'));
 
-cli._setArgs(d.argv);
+cli._setArgs([...d.argv]);
 cli._setEnv(d.env);
 cli._setCwd('/');
 // Volumes: each mount is a preopen, identified first like preview1's (opened
 // O_NOFOLLOW, its real path must be hostPath). The shim resolves every path inside
 // its preopen (no `..` above it, no absolute symlink, relative symlinks followed
 // within it); guardMounts adds read-only mounts and the mount identity check.
+/** @type {Record<string, string>} */
 const preopens = {};
 for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
+/** @type {ReturnType<typeof identifyMounts>} */
 let ids;
 try {
   ids = identifyMounts(d.mounts, fs);
@@ -73,8 +104,8 @@ try {
   post(e instanceof MountError ? { type: 'failed', reason: 'mount', message: e.message } : { type: 'failed', message: describe(e) });
   process.exit(1);
 }
-filesystem._setPreopens(preopens);
-guardMounts(filesystem, d.mounts, ids, (m) =>
+/** @type {(preopens: Record<string, string>) => void} the Node.js build takes host paths */ (filesystem._setPreopens)(preopens);
+guardMounts(/** @type {FilesystemShim} */ (/** @type {unknown} */ (filesystem)), d.mounts, ids, (m) =>
   post({
     type: 'warning',
     reason: 'VolumeReplaced',
@@ -107,10 +138,24 @@ const imports = {
   'wasi:http/outgoing-handler': http.outgoingHandler,
 };
 
+/** @type {WebAssembly.Memory[]} */
 const memories = [];
 const memoryBytes = () => Math.max(0, ...memories.map((m) => m.buffer.byteLength));
+/**
+ * The transpiled component's exports (jco's `instantiate` with `instantiation: async`), by
+ * interface: `run`/`wasi:cli/run@…` for the cli world, `incomingHandler`/`wasi:http/incoming-handler@…` for http.
+ * @typedef {Record<string, unknown>} ComponentExports
+ */
+/** @type {ComponentExports} */
 let instance;
 try {
+  /**
+   * @type {{ instantiate(
+   *   getCoreModule: (file: string) => WebAssembly.Module | Promise<WebAssembly.Module>,
+   *   imports: Record<string, unknown>,
+   *   instantiateCore: (module: WebAssembly.Module, imports: WebAssembly.Imports) => Promise<WebAssembly.Instance>,
+   * ): Promise<ComponentExports> }}
+   */
   const { instantiate } = await import(pathToFileURL(join(d.dir, 'component.js')).href);
   // Core modules come compiled (memories capped) from the runner; their memories are
   // kept to report the size at a trap (an OOM kill when near the cap).
@@ -118,7 +163,7 @@ try {
     (file) => d.modules[file] ?? WebAssembly.compile(readFileSync(join(d.dir, file))),
     imports,
     async (module, imps) => {
-      const inst = await WebAssembly.instantiate(module, imps);
+      const inst = await WebAssembly.instantiate(module, imps); // a Module in: an Instance out
       for (const v of Object.values(inst.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
       return inst;
     },
@@ -131,8 +176,9 @@ try {
 if (d.world === 'http') serve(instance);
 else runCli(instance);
 
+/** @param {ComponentExports} inst */
 function runCli(inst) {
-  const run = inst.run ?? inst['wasi:cli/run@0.2.0'];
+  const run = /** @type {{ run(): void }} */ (inst.run ?? inst['wasi:cli/run@0.2.0']);
   post({ type: 'started' });
   try {
     run.run();
@@ -140,7 +186,8 @@ function runCli(inst) {
     process.exit(0);
   } catch (e) {
     // jco throws a ComponentError for run()'s `err` result: exit code 1, as wasmtime reports.
-    if (e?.name === 'ComponentError' || e?.constructor?.name === 'ComponentError') {
+    const err = /** @type {{ name?: string, constructor?: { name?: string } } | undefined} */ (e);
+    if (err?.name === 'ComponentError' || err?.constructor?.name === 'ComponentError') {
       post({ type: 'exit', code: 1 });
       process.exit(1);
     }
@@ -149,14 +196,17 @@ function runCli(inst) {
   }
 }
 
+/** @param {ComponentExports} inst */
 function serve(inst) {
   const handler = inst.incomingHandler ?? Object.entries(inst).find(([k]) => k.startsWith('wasi:http/incoming-handler'))?.[1];
   const server = new http.HTTPServer(handler);
+  if (!d.listen) throw new Error('an http component runs with workerData.listen');
   const { host, port } = d.listen;
   try {
     server.listen(port, host);
   } catch (e) {
-    const inUse = e?.code === 'EADDRINUSE' || /EADDRINUSE/.test(String(e?.message ?? e));
+    const err = /** @type {{ code?: string, message?: string } | undefined} */ (e);
+    const inUse = err?.code === 'EADDRINUSE' || /EADDRINUSE/.test(String(err?.message ?? e));
     post({
       type: 'failed',
       reason: inUse ? 'PortInUse' : 'Listen',
@@ -176,10 +226,22 @@ function serve(inst) {
 //    ('not-permitted') and reported once as VolumeReplaced, never followed.
 //  - The shim refuses the mutate-directory flag wasi-libc asks for with writes
 //    ('unsupported'), although it does not enforce it: it is dropped here.
+/**
+ * @param {FilesystemShim} fsShim
+ * @param {readonly WorkerMount[]} mounts
+ * @param {ReturnType<typeof identifyMounts>} ids each mount's directory as identified at the start
+ * @param {(m: GuardedMount) => void} onReplaced called once per mount found renamed or replaced
+ */
 function guardMounts(fsShim, mounts, ids, onReplaced) {
+  /** @type {WeakMap<object, GuardedMount>} */
   const mountOf = new WeakMap();
+  /** @type {Map<string, GuardedMount>} */
   const byPath = new Map(mounts.map((m, i) => [m.containerPath, { ...m, id: ids[i], reported: false }]));
-  for (const [desc, path] of fsShim._getPreopens()) if (byPath.has(path)) mountOf.set(desc, byPath.get(path));
+  for (const [desc, path] of fsShim._getPreopens()) {
+    const m = byPath.get(path);
+    if (m) mountOf.set(desc, m);
+  }
+  /** @param {GuardedMount} m */
   const intact = (m) => {
     try {
       const st = lstatSync(m.hostPath, { bigint: true });
@@ -194,10 +256,16 @@ function guardMounts(fsShim, mounts, ids, onReplaced) {
     return false;
   };
   const proto = fsShim.types.Descriptor.prototype;
+  /**
+   * @param {string} name
+   * @param {{ write?: (args: unknown[]) => boolean, path?: boolean, others?: (args: unknown[]) => unknown[] }} how
+   *   write: the call changes the mount; path: it resolves a path below the descriptor; others: more descriptors it uses
+   */
   const wrap = (name, { write = () => false, path = false, others = () => [] }) => {
     const orig = proto[name];
+    /** @type {DescriptorMethod} */
     proto[name] = function (...args) {
-      for (const m of [mountOf.get(this), ...others(args).map((d) => mountOf.get(d))]) {
+      for (const m of [mountOf.get(this), ...others(args).map((d) => (typeof d === 'object' && d !== null ? mountOf.get(d) : undefined))]) {
         if (!m) continue;
         if (m.readOnly && write(args)) throw 'read-only';
         if (path && !intact(m)) throw 'not-permitted';
@@ -211,13 +279,16 @@ function guardMounts(fsShim, mounts, ids, onReplaced) {
   wrap('renameAt', { write: () => true, path: true, others: (a) => [a[1]] });
   wrap('linkAt', { write: () => true, path: true, others: (a) => [a[2]] });
   const openAt = proto.openAt;
-  proto.openAt = function (pathFlags, path, openFlags, descriptorFlags) {
+  /** @type {DescriptorMethod} */
+  proto.openAt = function (pathFlags, path, rawOpenFlags, rawDescriptorFlags) {
+    const openFlags = /** @type {{ create?: boolean, truncate?: boolean } | undefined} */ (rawOpenFlags);
+    const descriptorFlags = /** @type {{ write?: boolean, mutateDirectory?: boolean } | undefined} */ (rawDescriptorFlags);
     const m = mountOf.get(this);
     if (m?.readOnly && (openFlags?.create || openFlags?.truncate || descriptorFlags?.write)) throw 'read-only';
     if (m && !intact(m)) throw 'not-permitted';
     const flags = descriptorFlags?.mutateDirectory ? { ...descriptorFlags, mutateDirectory: false } : descriptorFlags;
     const opened = openAt.call(this, pathFlags, path, openFlags, flags);
-    if (m) mountOf.set(opened, m);
+    if (m && typeof opened === 'object' && opened !== null) mountOf.set(opened, m);
     return opened;
   };
 }

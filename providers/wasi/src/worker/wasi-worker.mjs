@@ -1,7 +1,9 @@
 // Worker thread entry: runs one WASI preview1 module (one container), then ends;
 // or, started with workerData.shared, many modules at once (a shared thread,
 // for BestEffort pods: see ../shared-threads.ts).
-// Plain JavaScript so the worker starts without a TypeScript loader.
+// Plain JavaScript so the worker starts without a TypeScript loader; type-checked
+// (checkJs) against the message types of ../worker-protocol.ts, which the main
+// thread uses too.
 //
 // Shared mode: every run message carries the module's id (`moduleId`), and the
 // messages below for that module go to the parent as { moduleId, message },
@@ -17,9 +19,9 @@
 // Started ahead of need by the worker pool (../worker-pool.ts) with workerData
 // { criLogUrl }; it loads and warms up everything, answers the pool's 'ping'
 // with 'ready' and waits for ONE run message (WorkerInput in
-// ../container-runner.ts). Later messages are ignored: a thread never runs a
+// ../worker-protocol.ts). Later messages are ignored: a thread never runs a
 // second module.
-// Messages to the parent, in order:
+// Messages to the parent (ModuleMessage in ../worker-protocol.ts), in order:
 //   { type: 'ready' }                            answer to 'ping': waiting for the run message
 //   { type: 'started', tid }                     instantiated, _start about to run (tid: kernel thread id)
 //   { type: 'exit', code }                       _start returned or proc_exit(code)
@@ -61,9 +63,16 @@ import { makeSuspendingTimed, sliceClock, suspendingSleep } from './suspending-p
 import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
+/** @import { DoneMessage, ModuleMessage, RunMessage, ToWasiWorker, WasiWorkerData } from '../worker-protocol.ts' */
+/** @typedef {(msg: ModuleMessage) => void} Post where a module's messages go */
+/** @typedef {Record<string, Function>} WasiFunctions an import namespace (wasi_snapshot_preview1 and the like), edited in place */
 
-const post = (msg) => parentPort.postMessage(msg);
-const shared = workerData.shared === true;
+if (!parentPort) throw new Error('wasi-worker.mjs runs as a worker thread');
+const port = parentPort;
+const data = /** @type {WasiWorkerData} */ (workerData);
+/** @type {Post} */
+const post = (msg) => port.postMessage(msg);
+const shared = data.shared === true;
 /** Heartbeat period of a shared thread (ms). */
 const BEAT_MS = 100;
 
@@ -72,6 +81,8 @@ const TINY = Uint8Array.from([
   0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 3, 2, 1, 0, 5, 3, 1, 0, 1, 7, 19, 2, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0, 6, 0x5f, 0x73, 0x74,
   0x61, 0x72, 0x74, 0, 0, 10, 4, 1, 2, 0, 0x0b,
 ]);
+/** @type {WebAssembly.Module | undefined} TINY compiled (tinyModule) */
+let tinyCompiled;
 
 // node:wasi warns that it is experimental every time it loads; other warnings go to the provider's log.
 process.removeAllListeners('warning');
@@ -80,7 +91,8 @@ process.on('warning', (w) => {
 });
 // Loaded after the listener is in place (its warning is emitted on load).
 const { WASI } = await import('node:wasi');
-const { CriLogWriter } = await import(workerData.criLogUrl);
+/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1').CriLogWriter }} */
+const { CriLogWriter } = await import(data.criLogUrl);
 // stdin reads EOF; anything on 1/2 that is not captured goes nowhere. The
 // worker closes fds opened through node:fs when it ends (trackUnmanagedFds).
 const devNull = fs.openSync('/dev/null', 'r+');
@@ -88,8 +100,8 @@ const tid = kernelThreadId(fs);
 
 warmUp();
 if (shared) warmUpShared();
-if (shared && workerData.heartbeat) {
-  const beat = new Float64Array(workerData.heartbeat);
+if (shared && data.heartbeat) {
+  const beat = new Float64Array(data.heartbeat);
   let last = performance.now();
   beat[0] = performance.timeOrigin + last;
   setInterval(() => {
@@ -106,69 +118,76 @@ if (shared && workerData.heartbeat) {
 // so the container's run message should not be the first. The listener is
 // removed at the run message, which also unrefs the port: the thread ends when
 // the module does, and never runs a second one.
-parentPort.on('message', function onMessage(m) {
-  if (m?.type === 'ping') return post({ type: 'ready' });
-  if (m?.type !== 'run') return;
-  if (shared) {
-    const id = m.moduleId;
-    const send = (message) => parentPort.postMessage({ moduleId: id, message });
-    let done = false;
-    const onDone = () => {
-      if (done) return;
-      done = true;
-      send({ type: 'done' });
-    };
-    try {
-      return runContainer(m, undefined, send, onDone);
-    } catch (e) {
-      // Whatever one module's set-up throws (its log file cannot be opened, ...) must not end the
-      // thread and its other modules.
-      send({ type: 'failed', reason: 'wasi', message: describe(e) });
-      return onDone();
+port.on(
+  'message',
+  /** @param {ToWasiWorker} m */ function onMessage(m) {
+    if (m.type === 'ping') return post({ type: 'ready' });
+    if (m.type !== 'run') return;
+    if (shared) {
+      const id = m.moduleId;
+      /** @param {ModuleMessage | DoneMessage} message */
+      const send = (message) => port.postMessage({ moduleId: id, message });
+      let done = false;
+      const onDone = () => {
+        if (done) return;
+        done = true;
+        send({ type: 'done' });
+      };
+      try {
+        return runContainer(m, undefined, send, onDone);
+      } catch (e) {
+        // Whatever one module's set-up throws (its log file cannot be opened, ...) must not end the
+        // thread and its other modules.
+        send({ type: 'failed', reason: 'wasi', message: describe(e) });
+        return onDone();
+      }
     }
-  }
-  parentPort.off('message', onMessage);
-  if (!m.listen?.length) return runContainer(m);
-  // Each connection costs nodelet two descriptors (the socket, the slot's directory): half the budget.
-  listenAll(m.listen, m.fdBudget ? Math.max(1, Math.floor(m.fdBudget.max / 2)) : undefined).then(
-    (listeners) => runContainer(m, listeners),
-    (e) => post({ type: 'failed', reason: e instanceof ListenError ? 'port' : 'wasi', message: describe(e) }),
-  );
-});
+    port.off('message', onMessage);
+    if (!m.listen?.length) return runContainer(m);
+    // Each connection costs nodelet two descriptors (the socket, the slot's directory): half the budget.
+    listenAll(m.listen, m.fdBudget ? Math.max(1, Math.floor(m.fdBudget.max / 2)) : undefined).then(
+      (listeners) => runContainer(m, listeners),
+      (e) => post({ type: 'failed', reason: e instanceof ListenError ? 'port' : 'wasi', message: describe(e) }),
+    );
+  },
+);
 
 /**
- * @param {import('../container-runner.ts').WorkerInput} d
+ * @param {RunMessage} d
  * @param {Awaited<ReturnType<typeof listenAll>>} [listeners] pre-opened sockets: the module runs with JSPI
- * @param {(msg: object) => void} [post] where this module's messages go
+ * @param {Post} [post] where this module's messages go
  * @param {() => void} [onDone] on a shared thread: called once the module ended and was cleaned up
  */
-function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg), onDone) {
+function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDone) {
   const control = new Int32Array(d.control);
   const log = new CriLogWriter(d.logPath, d.logOptions);
+  /** @type {WebAssembly.Memory | undefined} */
   let memory;
-  const mem = () => memory;
+  const mem = () => /** @type {WebAssembly.Memory} */ (memory);
   let closeDescriptors = () => {};
   const jspi = onDone !== undefined || listeners !== undefined || d.http !== undefined;
   const clock = onDone !== undefined ? sliceClock(d.control) : undefined;
-  let finished; // the run's promise when it goes on asynchronously (the cleanup waits for it)
+  /** @type {Promise<void> | undefined} the run's promise when it goes on asynchronously (the cleanup waits for it) */
+  let finished;
+  /** @type {Array<() => void>} */
   const cleanups = [];
   try {
     let wasi;
     let ids;
     // Each pre-opened socket takes a descriptor after the preopened directories: a
     // preopen of an empty directory reserves it in uvwasi's table (wasi-sockets.mjs).
-    let sockDir;
+    const sockDir = listeners ? fs.mkdtempSync(path.join(os.tmpdir(), 'nodelet-sock-')) : '';
     const sockFds = (listeners ?? []).map((_, i) => 3 + d.mounts.length + i);
     if (listeners) {
-      sockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nodelet-sock-'));
       cleanups.push(() => fs.rmSync(sockDir, { recursive: true, force: true }));
       cleanups.push(() => listeners.forEach((l) => l.server.close()));
     }
     try {
       ids = identifyMounts(d.mounts, fs);
+      /** @type {Record<string, string>} */
       const preopens = {};
       for (const m of d.mounts) preopens[m.containerPath] = m.hostPath;
-      (listeners ?? []).forEach((l, i) => {
+      sockFds.forEach((_, i) => {
         preopens[`/.nodelet-socket-${i}`] = sockDir;
       });
       wasi = new WASI({
@@ -187,19 +206,19 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
       else post({ type: 'failed', reason: 'wasi', message: describe(e) });
       return;
     }
-    const imports = wasi.getImportObject();
+    const imports = wasiImports(wasi);
     const w = imports.wasi_snapshot_preview1;
     // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
     const preopenFds = d.mounts.map((_, i) => 3 + i);
     const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
-    let stop;
-    if (jspi) {
-      stop = stopSignal(control);
+    // With JSPI, what a suspended import waits on besides its own I/O: the stop.
+    const stop = jspi ? stopSignal(control) : undefined;
+    if (stop) {
       cleanups.push(stop.cancel);
       procExitUnwinds(w);
     }
-    if (listeners) cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
-    if (d.http) {
+    if (listeners && stop) cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
+    if (d.http && stop) {
       const h = experimentalHttpImports(mem, d.http, stop.promise);
       makeSuspending(h, EXPERIMENTAL_HTTP_ASYNC);
       imports.wasi_experimental_http = h;
@@ -223,7 +242,7 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
           message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
         }),
     );
-    if (clock) suspendingSleep(w, mem, stop.promise);
+    if (clock && stop) suspendingSleep(w, mem, stop.promise);
     else interruptibleSleep(w, mem, control);
     const publish = publishMemory(d.control, mem);
     const report = clock
@@ -236,6 +255,7 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
     if (clock) makeSuspendingTimed(w, listeners ? SOCKET_ASYNC_IMPORTS : ['poll_oneoff'], clock);
     else if (listeners) makeSuspending(w, SOCKET_ASYNC_IMPORTS);
     for (const m of d.importedMemories) {
+      if (!m.import) continue; // importedMemories holds imported memories only
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
     }
@@ -265,6 +285,16 @@ function runContainer(d, listeners, post = (msg) => parentPort.postMessage(msg),
   }
 }
 
+/**
+ * Runs `_start` with JSPI (suspending imports): the module may suspend in a
+ * sleep, a socket or an outbound request.
+ * @param {import('node:wasi').WASI} wasi
+ * @param {WebAssembly.Instance} instance
+ * @param {() => WebAssembly.Memory} mem
+ * @param {Post} post
+ * @param {ReturnType<typeof sliceClock> | undefined} clock on a shared thread: its CPU time slices
+ * @param {Int32Array} control
+ */
 async function runAsync(wasi, instance, mem, post, clock, control) {
   post({ type: 'started', tid: clock ? undefined : tid });
   clock?.resume();
@@ -278,6 +308,14 @@ async function runAsync(wasi, instance, mem, post, clock, control) {
   }
 }
 
+/**
+ * Runs `_start` synchronously: the thread is the module's alone.
+ * @param {import('node:wasi').WASI} wasi
+ * @param {WebAssembly.Instance} instance
+ * @param {() => WebAssembly.Memory} mem
+ * @param {Post} post
+ * @param {Int32Array} control
+ */
 function run(wasi, instance, mem, post, control) {
   post({ type: 'started', tid });
   try {
@@ -299,6 +337,7 @@ function stopRequested(control) {
   return Atomics.load(control, 0) !== 0;
 }
 
+/** @param {unknown} e */
 function describe(e) {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
@@ -307,26 +346,39 @@ function describe(e) {
 // WASI instance, wrapping its imports, instantiating. Done here on a tiny module
 // while the worker is idle, off the container's start (measured: 3.3 → 2.0 ms
 // median start). It opens nothing (no preopens; /dev/null is shared).
-/** TINY, compiled once for both warm-ups (a function declaration: hoisted above the top-level warm-up calls). */
+/**
+ * TINY, compiled once for both warm-ups (a function declaration: hoisted above the top-level warm-up calls).
+ * @returns {WebAssembly.Module}
+ */
 function tinyModule() {
-  return (tinyModule.compiled ??= new WebAssembly.Module(TINY));
+  return (tinyCompiled ??= new WebAssembly.Module(TINY));
+}
+
+/**
+ * node:wasi's import object, typed: `wasi_snapshot_preview1` and any namespace added to it.
+ * @param {import('node:wasi').WASI} wasi
+ * @returns {WebAssembly.Imports & { wasi_snapshot_preview1: WasiFunctions }}
+ */
+function wasiImports(wasi) {
+  return /** @type {WebAssembly.Imports & { wasi_snapshot_preview1: WasiFunctions }} */ (wasi.getImportObject());
 }
 
 function warmUp() {
   const d = { module: tinyModule(), control: new SharedArrayBuffer(4), argv: [''] };
   const control = new Int32Array(d.control);
   const wasi = new WASI({ version: 'preview1', args: d.argv, env: {}, preopens: {}, returnOnExit: true, stdin: devNull, stdout: devNull, stderr: devNull });
-  const imports = wasi.getImportObject();
+  const imports = wasiImports(wasi);
   const w = imports.wasi_snapshot_preview1;
+  /** @type {WebAssembly.Memory | undefined} */
   let memory;
-  const mem = () => memory;
+  const mem = () => /** @type {WebAssembly.Memory} */ (memory);
   trackDescriptors(w, mem, []);
   captureStdio(w, mem, { write() {} }, () => {});
   guardReadOnly(w, mem, [0]);
   confinePaths(w, mem, [], fs);
   interruptibleSleep(w, mem, control);
   stopOnRequest(w, control);
-  memory = new WebAssembly.Instance(d.module, imports).exports.memory;
+  memory = /** @type {WebAssembly.Memory} */ (new WebAssembly.Instance(d.module, imports).exports.memory);
 }
 
 /**
@@ -340,7 +392,9 @@ function warmUp() {
  */
 function warmUpShared() {
   try {
+    /** @type {RunMessage} */
     const d = {
+      type: 'run',
       module: tinyModule(),
       importedMemories: [],
       argv: [''],
