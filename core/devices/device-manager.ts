@@ -14,9 +14,10 @@
  *
  * Allocations survive restarts through the checkpoint; a container whose
  * devices are recorded there keeps them (and the recorded allocate response)
- * without calling the plugin again — nodelet's containers do not outlive
- * nodelet, so upstream's "container still running" shortcut becomes "already
- * allocated". Devices return to the pool when their pod is no longer active.
+ * without calling the plugin again (upstream `devicesToAllocate`: nothing
+ * more is needed), whether it is still running after a nodelet restart (the
+ * WASI runtime process keeps containers across restarts) or is started again.
+ * Devices return to the pool when their pod is no longer active.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
