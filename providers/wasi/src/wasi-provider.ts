@@ -155,7 +155,7 @@ export class WasiProvider implements Provider {
 
   /**
    * Module or component, read once per image digest (a layer's content never changes under
-   * its digest): a burst of 100 replicas no longer opens the same file 100 times.
+   * its digest): a burst of 100 replicas opens the file once.
    */
   private async kindOf(image: PulledImage): Promise<WasmKind> {
     const key = `${image.digest}\0${image.path}`;
