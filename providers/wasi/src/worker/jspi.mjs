@@ -2,14 +2,17 @@
 // WebAssembly JSPI (on by default in Node 24): the imports that may wait are
 // `WebAssembly.Suspending`, `_start` is called through `WebAssembly.promising`,
 // and the module's stack is suspended while the worker's event loop runs.
-// Plain JavaScript: workers start without a TypeScript loader (see README.md).
+// Plain JavaScript: workers start without a TypeScript loader (see README.md);
+// typed with JSDoc (JSPI's globals: jspi-globals.d.ts).
 //
 // Used only for modules that need it (pre-opened sockets, wasi_experimental_http);
 // every other module runs synchronously as before.
 import { StoppedError } from './wasi-imports.mjs';
+/** @import { Preview1 } from './preview1.ts' */
 
 /** proc_exit of a module run with {@link startPromising}: unwinds the suspended stack with the code. */
 export class ProcExit extends Error {
+  /** @param {number} code the exit code the module gave */
   constructor(code) {
     super(`proc_exit(${code})`);
     this.name = 'ProcExit';
@@ -25,6 +28,7 @@ export class ProcExit extends Error {
  */
 export function stopSignal(control) {
   let cancel = () => {};
+  /** @type {Promise<never>} */
   const promise = new Promise((_, reject) => {
     let done = false;
     const check = () => {
@@ -48,18 +52,24 @@ export function stopSignal(control) {
  * Makes `names` of the import object `w` suspending, and proc_exit unwind with
  * {@link ProcExit} (node:wasi's proc_exit cannot cross a suspended stack).
  * Call last, after every other wrapper.
- * @param {Record<string, Function>} w
+ * @param {Record<string, Function>} w an import namespace (wasi_snapshot_preview1, wasi_experimental_http)
  * @param {Iterable<string>} names
  */
 export function makeSuspending(w, names) {
   for (const name of names) {
-    if (typeof w[name] === 'function') w[name] = new WebAssembly.Suspending(w[name]);
+    const f = w[name];
+    // A Suspending is not a function to JavaScript, but Wasm imports it as one.
+    if (typeof f === 'function')
+      w[name] = /** @type {Function} */ (/** @type {unknown} */ (new WebAssembly.Suspending(/** @type {(...args: never[]) => unknown} */ (f))));
   }
 }
 
-/** A proc_exit that throws {@link ProcExit} (install before stopOnRequest). */
+/**
+ * A proc_exit that throws {@link ProcExit} (install before stopOnRequest).
+ * @param {Preview1} w
+ */
 export function procExitUnwinds(w) {
-  w.proc_exit = (code) => {
+  w.proc_exit = /** @param {number} code */ (code) => {
     throw new ProcExit(code);
   };
 }
@@ -74,6 +84,7 @@ export function procExitUnwinds(w) {
  */
 export async function startPromising(wasi, instance, memory) {
   const start = WebAssembly.promising(instance.exports._start);
+  /** @type {Promise<unknown> | undefined} */
   let running;
   wasi.start({ exports: { ...instance.exports, memory, _start: () => (running = start()) } });
   try {

@@ -1,6 +1,7 @@
-// Suspending clock sleeps and per-module CPU accounting for modules that share
-// a worker thread (see shared-host.mjs). Plain JavaScript: workers start
-// without a TypeScript loader (see README.md).
+// Suspending clock sleeps and per-module CPU accounting for the modules of a
+// shared thread (../shared-threads.ts; wasi-worker.mjs runs every module there
+// with JSPI). Plain JavaScript: workers start without a TypeScript loader (see
+// README.md); typed with JSDoc.
 //
 // node:wasi's poll_oneoff is a synchronous C++ call: a module sleeping in it
 // holds its thread. Here a clock-only poll_oneoff (what sleep(), nanosleep()
@@ -10,6 +11,7 @@
 // meanwhile. Hand-written: no npm package offers a preview1 poll_oneoff over
 // Node timers that plugs into node:wasi's import object.
 import { clockNow, ERRNO } from './wasi-imports.mjs';
+/** @import { Preview1 } from './preview1.ts' */
 
 const EVENTTYPE_CLOCK = 0;
 const SUBCLOCKFLAGS_ABSTIME = 1;
@@ -21,15 +23,23 @@ const SUBCLOCKFLAGS_ABSTIME = 1;
  * container is being stopped. Subscriptions on descriptors, or on the CPU-time
  * clocks, still go to the previous poll_oneoff (sockets' or node:wasi's; files
  * and stdin — /dev/null — are always ready, so that call does not wait).
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {Promise<never>} stopped rejects once the container is being stopped
  */
 export function suspendingSleep(w, mem, stopped) {
   const pollOneoff = w.poll_oneoff;
+  /**
+   * @param {number} inPtr subscriptions (48 bytes each)
+   * @param {number} outPtr events (32 bytes each)
+   * @param {number} nsubs
+   * @param {number} neventsPtr
+   * @returns {number | Promise<number>} the errno, at once or once a deadline passed
+   */
   w.poll_oneoff = (inPtr, outPtr, nsubs, neventsPtr) => {
     if (nsubs === 0) return ERRNO.INVAL;
     const dv = new DataView(mem().buffer);
+    /** @type {Array<{ userdata: bigint, clock: number, at: bigint }>} */
     const deadlines = [];
     for (let i = 0; i < nsubs; i++) {
       const base = inPtr + 48 * i;
@@ -63,7 +73,9 @@ export function suspendingSleep(w, mem, stopped) {
           const r = d.at - clockNow(d.clock);
           return r < m ? r : m;
         }, 2n ** 63n);
+        /** @type {NodeJS.Timeout | undefined} */
         let timer;
+        /** @type {Promise<void>} */
         const slept = new Promise((resolve) => {
           timer = setTimeout(resolve, Math.max(1, Math.ceil(Number(waitNs) / 1e6)));
         });
@@ -98,6 +110,7 @@ export const CPU_SLOT_OFFSET = 16;
 export function sliceClock(control) {
   const slot = control.byteLength >= CPU_SLOT_OFFSET + 16 ? new Float64Array(control, CPU_SLOT_OFFSET, 2) : new Float64Array(2);
   let total = 0;
+  /** @type {number | undefined} performance.now() when the current slice began */
   let since;
   const publish = () => {
     slot[0] = total;
@@ -119,22 +132,26 @@ export function sliceClock(control) {
   };
 }
 
+/** @typedef {ReturnType<typeof sliceClock>} SliceClock */
+
 /**
  * Like jspi.mjs makeSuspending, but a call that suspends pauses `clock` until
  * its Promise settles (the module resumes right after).
- * @param {Record<string, Function>} w
+ * @param {Preview1} w
  * @param {Iterable<string>} names
- * @param {ReturnType<typeof sliceClock>} clock
+ * @param {SliceClock} clock
  */
 export function makeSuspendingTimed(w, names, clock) {
   for (const name of names) {
     const fn = w[name];
     if (typeof fn !== 'function') continue;
-    w[name] = new WebAssembly.Suspending((...a) => {
+    const timed = (/** @type {unknown[]} */ ...a) => {
       const r = fn(...a);
       if (!(r instanceof Promise)) return r;
       clock.pause();
       return r.finally(() => clock.resume());
-    });
+    };
+    // A Suspending is not a function to JavaScript, but Wasm imports it as one.
+    w[name] = /** @type {Function} */ (/** @type {unknown} */ (new WebAssembly.Suspending(timed)));
   }
 }

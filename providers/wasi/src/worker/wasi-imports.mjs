@@ -1,5 +1,6 @@
 // Wrappers around node:wasi's preview1 imports, run inside the container's worker.
-// Plain JavaScript: workers start without a TypeScript loader (see README.md).
+// Plain JavaScript: workers start without a TypeScript loader (see README.md);
+// typed with JSDoc (the import namespace: preview1.ts).
 //
 //  - stdio capture: fd_write on fds 1 and 2 goes to the CRI log writer.
 //  - read-only mounts: writes under a read-only preopen fail with EROFS.
@@ -11,12 +12,20 @@
 //    so stop() can wake a sleeping module (a blocking uvwasi sleep cannot be
 //    interrupted by worker.terminate()).
 
+/** @import { Preview1, WasiArg } from './preview1.ts' */
+
 /** WASI preview1 errno values used here. */
-export const ERRNO = { SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOTCAPABLE: 76, ROFS: 69 };
+export const ERRNO = /** @type {const} */ ({ SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOTCAPABLE: 76, ROFS: 69 });
+
+/**
+ * A mount as confinePaths sees it: its preopen descriptor, its host directory and that
+ * directory's identity; `reported` once its replacement was reported.
+ * @typedef {{ fd: number, hostPath: string, dev?: bigint, ino?: bigint, name?: string, containerPath?: string, reported?: boolean }} ConfinedMount
+ */
 
 const OFLAGS_CREAT = 1;
 const OFLAGS_TRUNC = 8;
-const right = (bit) => 1n << BigInt(bit);
+const right = (/** @type {number} */ bit) => 1n << BigInt(bit);
 // Rights that would let a descriptor change what it refers to.
 const WRITE_DATA = right(6) | right(8) | right(22); // fd_write, fd_allocate, fd_filestat_set_size
 const MUTATING =
@@ -25,7 +34,7 @@ const MUTATING =
 /**
  * Captures output written to fds 1 and 2 into `log` (a CriLogWriter). Closing
  * or renumbering over those fds stops the capture for them.
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {{ write(stream: string, chunk: Uint8Array): void }} log
  * @param {(msg: string) => void} warn called once if the log cannot be written
@@ -43,6 +52,7 @@ export function captureStdio(w, mem, log, warn) {
     const buf = mem().buffer;
     const dv = new DataView(buf);
     const u8 = new Uint8Array(buf);
+    /** @type {Uint8Array[]} */
     const chunks = [];
     let total = 0;
     try {
@@ -85,16 +95,20 @@ export function captureStdio(w, mem, log, warn) {
  * Makes the preopens at `readOnlyFds` (and every descriptor opened beneath
  * them) read-only: operations that would modify files fail with EROFS, and
  * descriptors opened under them lose their write rights.
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {Iterable<number>} readOnlyFds preopen descriptors of read-only mounts
  */
 export function guardReadOnly(w, mem, readOnlyFds) {
   const ro = new Set(readOnlyFds);
   if (ro.size === 0) return;
+  /**
+   * @param {string} name
+   * @param {number[]} fdArgs which arguments are descriptors
+   */
   const deny = (name, ...fdArgs) => {
     const orig = w[name];
-    w[name] = (...args) => (fdArgs.some((i) => ro.has(args[i])) ? ERRNO.ROFS : orig(...args));
+    w[name] = (/** @type {WasiArg[]} */ ...args) => (fdArgs.some((i) => ro.has(Number(args[i]))) ? ERRNO.ROFS : orig(...args));
   };
   deny('fd_write', 0);
   deny('fd_pwrite', 0);
@@ -164,27 +178,31 @@ export function guardReadOnly(w, mem, readOnlyFds) {
  * another writer of the same host directory (another container sharing the
  * volume) could swap a symlink between this check and the call; the module
  * itself cannot (WASI calls are synchronous and modules single-threaded).
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
- * @param {Array<{ fd: number, hostPath: string, dev?: bigint, ino?: bigint, name?: string, containerPath?: string }>} preopens hostPath: the real path
+ * @param {ConfinedMount[]} preopens hostPath: the real path
  *   of the mount's directory; dev/ino: its identity (not checked when absent)
  * @param {typeof import('node:fs')} fs
- * @param {(mount: { fd: number, name?: string, containerPath?: string }) => void} [onReplaced] called once per
+ * @param {(mount: ConfinedMount) => void} [onReplaced] called once per
  *   mount the first time its directory is found replaced
  */
 export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
-  /** fd -> { root, rel }: the mount's root and the fd's path below it, as uvwasi holds it (lexical). */
+  /**
+   * A directory descriptor: its mount's root and its path below it, as uvwasi holds it (lexical).
+   * @typedef {{ root: string, rel: string[], id: { dev: bigint, ino: bigint } | undefined, mount: ConfinedMount }} Dir
+   */
+  /** @type {Map<number, Dir>} fd -> its directory */
   const dirs = new Map();
   for (const p of preopens) {
     const root = p.hostPath.replace(/\/+$/, '') || '/';
-    dirs.set(p.fd, { root, rel: [], id: p.dev === undefined ? undefined : { dev: p.dev, ino: p.ino }, mount: p });
+    dirs.set(p.fd, { root, rel: [], id: p.dev === undefined || p.ino === undefined ? undefined : { dev: p.dev, ino: p.ino }, mount: p });
   }
   // The mount's directory is still what uvwasi's path for it leads to. One stat: a
   // directory is reachable under one path only (no hard links to directories, and a
   // container cannot bind-mount), so the same device and inode means the same place,
   // even if a symlink inside the volume now leads there. Without an identity, the
   // path must still be a real path.
-  const rootIntact = (d) => {
+  const rootIntact = (/** @type {Dir} */ d) => {
     try {
       if (d.id === undefined) return fs.realpathSync.native(d.root) === d.root;
       const st = fs.statSync(d.root, { bigint: true });
@@ -193,9 +211,14 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
       return false;
     }
   };
-  const text = (ptr, len) => Buffer.from(mem().buffer, ptr, len).toString('utf8');
+  const text = (/** @type {number} */ ptr, /** @type {number} */ len) => Buffer.from(mem().buffer, ptr, len).toString('utf8');
 
   // uvwasi's lexical normalisation of a path below an fd (null: it climbs out).
+  /**
+   * @param {string[]} base
+   * @param {string} path
+   * @returns {string[] | null}
+   */
   const normalize = (base, path) => {
     const out = [...base];
     for (const c of path.split('/')) {
@@ -210,7 +233,16 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     return out;
   };
 
-  // errno, or the lexical components (below the root) uvwasi will use.
+  /**
+   * errno, or the lexical components (below the root) uvwasi will use.
+   * @typedef {{ errno: number, root?: undefined, rel?: undefined, id?: undefined, mount?: undefined } | { errno: 0, root: string, rel: string[], id: Dir['id'], mount: Dir['mount'] }} Resolved
+   */
+  /**
+   * @param {number} fd
+   * @param {string} rel
+   * @param {boolean} followLast
+   * @returns {Resolved}
+   */
   const resolve = (fd, rel, followLast) => {
     const d = dirs.get(fd);
     if (d === undefined) return { errno: ERRNO.SUCCESS }; // not a directory we know: uvwasi answers
@@ -261,6 +293,13 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     const inside = cur === d.root || cur.startsWith(d.root === '/' ? '/' : `${d.root}/`);
     return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id, mount: d.mount } : { errno: ERRNO.NOTCAPABLE };
   };
+  /**
+   * @param {number} fd
+   * @param {number} ptr
+   * @param {number} len
+   * @param {boolean} followLast
+   * @returns {Resolved}
+   */
   const resolveArg = (fd, ptr, len, followLast) => {
     if (!dirs.has(fd)) return { errno: ERRNO.SUCCESS };
     let rel;
@@ -272,11 +311,16 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     return resolve(fd, rel, followLast);
   };
   const FOLLOW = 1;
+  /**
+   * @param {string} name
+   * @param {Array<[number, number, number, boolean | number]>} specs
+   */
   const check = (name, ...specs) => {
     const orig = w[name];
-    w[name] = (...a) => {
+    w[name] = (/** @type {WasiArg[]} */ ...a) => {
       for (const [fdI, ptrI, lenI, follow] of specs) {
-        const r = resolveArg(a[fdI], a[ptrI], a[lenI], typeof follow === 'number' ? (a[follow] & FOLLOW) !== 0 : follow);
+        const arg = (/** @type {number} */ i) => Number(a[i]);
+        const r = resolveArg(arg(fdI), arg(ptrI), arg(lenI), typeof follow === 'number' ? (arg(follow) & FOLLOW) !== 0 : follow);
         if (r.errno !== ERRNO.SUCCESS) return r.errno;
       }
       return orig(...a);
@@ -334,7 +378,7 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
  * with O_NOFOLLOW, checks that the directory opened is the one named (its real
  * path is `hostPath`: a path swapped before the start is refused) and records
  * its device and inode, which {@link confinePaths} compares at every access.
- * @param {Array<{ name?: string, hostPath: string }>} mounts hostPath: a real (symlink-free) path
+ * @param {ReadonlyArray<{ readonly name?: string, readonly hostPath: string }>} mounts hostPath: a real (symlink-free) path
  * @param {typeof import('node:fs')} fs
  * @returns {Array<{ dev: bigint, ino: bigint }>} in order
  */
@@ -346,7 +390,8 @@ export function identifyMounts(mounts, fs) {
     try {
       fd = fs.openSync(m.hostPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     } catch (e) {
-      throw new MountError(`${what}: cannot open its host directory: ${e.code ?? e.message}`);
+      const err = /** @type {NodeJS.ErrnoException} */ (e);
+      throw new MountError(`${what}: cannot open its host directory: ${err.code ?? err.message}`);
     }
     try {
       if (fs.realpathSync(`/proc/self/fd/${fd}`) !== m.hostPath) {
@@ -362,6 +407,7 @@ export function identifyMounts(mounts, fs) {
 
 /** A mount that cannot be presented to the module (thrown by {@link identifyMounts}). */
 export class MountError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = 'MountError';
@@ -381,7 +427,7 @@ export class MountError extends Error {
  *  - ENFILE once all containers of the node together hold `budget.nodeMax`
  *    (`budget.node[0]`, shared by every worker, counts them).
  * Both bound the bookkeeping here and in the other wrappers too.
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {number[]} preopenFds
  * @param {{ max: number, node?: Int32Array, nodeMax?: number }} [budget] no budget when omitted
@@ -440,7 +486,7 @@ export function trackDescriptors(w, mem, preopenFds, budget = { max: Infinity })
  * a module that is doing I/O unwinds (and cleans up) as soon as it is stopped.
  * `onCall`, if given, runs before each import (the memory-size report of
  * {@link publishMemory}).
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {Int32Array} control shared with the main thread
  * @param {() => void} [onCall]
  */
@@ -448,12 +494,12 @@ export function stopOnRequest(w, control, onCall) {
   for (const [name, fn] of Object.entries(w)) {
     if (name === 'proc_exit' || typeof fn !== 'function') continue;
     w[name] = onCall
-      ? (...a) => {
+      ? (/** @type {WasiArg[]} */ ...a) => {
           if (Atomics.load(control, 0) !== 0) throw new StoppedError();
           onCall();
           return fn(...a);
         }
-      : (...a) => {
+      : (/** @type {WasiArg[]} */ ...a) => {
           if (Atomics.load(control, 0) !== 0) throw new StoppedError();
           return fn(...a);
         };
@@ -509,7 +555,7 @@ export class StoppedError extends Error {
  * `control[0]`: stop() stores 1 there and notifies, which ends the wait and
  * unwinds the module with {@link StoppedError}. Subscriptions on descriptors
  * still go to node:wasi.
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {Int32Array} control shared with the main thread
  */
@@ -553,7 +599,10 @@ export function interruptibleSleep(w, mem, control) {
   };
 }
 
-/** CLOCK_REALTIME (0) and CLOCK_MONOTONIC (1) in nanoseconds, as uvwasi reads them. */
+/**
+ * CLOCK_REALTIME (0) and CLOCK_MONOTONIC (1) in nanoseconds, as uvwasi reads them.
+ * @param {number} clock
+ */
 export function clockNow(clock) {
   if (clock === 1) return process.hrtime.bigint();
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e3)) * 1000n;

@@ -64,8 +64,8 @@ import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 /** @import { DoneMessage, ModuleMessage, RunMessage, ToWasiWorker, WasiWorkerData } from '../worker-protocol.ts' */
+/** @import { Preview1 } from './preview1.ts' */
 /** @typedef {(msg: ModuleMessage) => void} Post where a module's messages go */
-/** @typedef {Record<string, Function>} WasiFunctions an import namespace (wasi_snapshot_preview1 and the like), edited in place */
 
 if (!parentPort) throw new Error('wasi-worker.mjs runs as a worker thread');
 const port = parentPort;
@@ -292,7 +292,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
  * @param {WebAssembly.Instance} instance
  * @param {() => WebAssembly.Memory} mem
  * @param {Post} post
- * @param {ReturnType<typeof sliceClock> | undefined} clock on a shared thread: its CPU time slices
+ * @param {import('./suspending-poll.mjs').SliceClock | undefined} clock on a shared thread: its CPU time slices
  * @param {Int32Array} control
  */
 async function runAsync(wasi, instance, mem, post, clock, control) {
@@ -357,10 +357,10 @@ function tinyModule() {
 /**
  * node:wasi's import object, typed: `wasi_snapshot_preview1` and any namespace added to it.
  * @param {import('node:wasi').WASI} wasi
- * @returns {WebAssembly.Imports & { wasi_snapshot_preview1: WasiFunctions }}
+ * @returns {WebAssembly.Imports & { wasi_snapshot_preview1: Preview1 }}
  */
 function wasiImports(wasi) {
-  return /** @type {WebAssembly.Imports & { wasi_snapshot_preview1: WasiFunctions }} */ (wasi.getImportObject());
+  return /** @type {WebAssembly.Imports & { wasi_snapshot_preview1: Preview1 }} */ (wasi.getImportObject());
 }
 
 function warmUp() {
