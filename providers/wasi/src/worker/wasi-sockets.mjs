@@ -1,7 +1,7 @@
 // Pre-opened listening sockets for WASI preview1 modules (wasmtime's
 // `--tcplisten` convention), run inside the container's worker.
-// Plain JavaScript: workers start without a TypeScript loader (see README.md).
-// Hand-written: no npm library implements preview1's sock_* calls over node:net.
+// Plain JavaScript: workers start without a TypeScript loader (see README.md);
+// typed with JSDoc. Hand-written: no npm library implements preview1's sock_* calls over node:net.
 //
 // Descriptors: each listener takes the descriptor after stdio and the
 // preopened directories (in port order). The slot is reserved in uvwasi's
@@ -25,6 +25,26 @@
 //      │ sock_shutdown(RD)  : reads return 0
 //      └──'error'──► broken: recv ECONNRESET, send EPIPE ──fd_close──► closed
 import { clockNow as now } from './wasi-imports.mjs';
+/** @import { Socket } from 'node:net' */
+/** @import { Answer, Preview1 } from './preview1.ts' */
+/** @import { Listener } from './wasi-listen.mjs' */
+
+/**
+ * A pre-opened listener's descriptor.
+ * @typedef {{ kind: 'listener', l: Listener, nonblock: boolean, waiters: Set<() => void> }} ListenerSock
+ */
+/**
+ * An accepted connection's descriptor: what it received and the module has not read yet.
+ * @typedef {{ kind: 'conn', socket: Socket, chunks: Buffer[], bytes: number, eof: boolean, err: Error | undefined,
+ *   readShut: boolean, nonblock: boolean, waiters: Set<() => void> }} ConnSock
+ */
+/** @typedef {ListenerSock | ConnSock} Sock */
+/**
+ * A poll_oneoff subscription: on a clock (a deadline) or on a descriptor (a socket of ours or not).
+ * @typedef {{ kind: 'clock', userdata: bigint, tag: number, clock: number, at: bigint }
+ *   | { kind: 'fd', userdata: bigint, tag: number, fd: number, s: Sock | undefined }} Sub
+ */
+/** @typedef {{ sub: Sub, error: number, nbytes: bigint, flags: number }} PollEvent */
 
 /** preview1 errno values used here. */
 const E = { SUCCESS: 0, AGAIN: 6, BADF: 8, CONNRESET: 15, FAULT: 21, INVAL: 28, NOTCONN: 53, NOTDIR: 54, NOTSUP: 58, PIPE: 64, SPIPE: 70 };
@@ -51,33 +71,39 @@ export const SOCKET_ASYNC_IMPORTS = ['sock_accept', 'sock_recv', 'sock_send', 'f
 /**
  * Serves the socket calls of the module on the pre-opened `listeners`, whose
  * descriptors are `fds` (reserved in uvwasi's table, see above).
- * @param {Record<string, Function>} w the wasi_snapshot_preview1 import object (edited in place)
+ * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
- * @param {Awaited<ReturnType<typeof import('./wasi-listen.mjs').listenAll>>} listeners
+ * @param {Listener[]} listeners
  * @param {number[]} fds their descriptors
  * @param {Promise<never>} stopped rejects (StoppedError) once the container is being stopped
  * @returns {() => void} closes every listener and connection
  */
 export function preopenSockets(w, mem, listeners, fds, stopped) {
-  /** fd -> socket state */
+  /** @type {Map<number, Sock>} fd -> socket state */
   const socks = new Map();
   const orig = { ...w };
   stopped.catch(() => {});
   listeners.forEach((l, i) => {
+    /** @type {ListenerSock} */
     const s = { kind: 'listener', l, nonblock: false, waiters: new Set() };
     l.onChange = () => wake(s);
     socks.set(fds[i], s);
   });
 
-  const wake = (s) => {
+  const wake = (/** @type {Sock} */ s) => {
     for (const r of s.waiters) r();
     s.waiters.clear();
   };
-  // Resolves at the next change of any of `ss`, or at `ms` (when given); rejects when stopped.
+  /**
+   * Resolves at the next change of any of `ss`, or at `ms` (when given); rejects when stopped.
+   * @param {Sock[]} ss
+   * @param {number} [ms]
+   * @returns {Promise<void>}
+   */
   const change = (ss, ms) =>
     Promise.race([
       stopped,
-      new Promise((resolve) => {
+      new Promise((/** @type {(v?: undefined) => void} */ resolve) => {
         const done = () => {
           clearTimeout(timer);
           for (const s of ss) s.waiters.delete(done);
@@ -88,10 +114,15 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
       }),
     ]);
 
+  /**
+   * @param {Socket} socket
+   * @param {boolean} nonblock
+   */
   const adopt = (socket, nonblock) => {
+    /** @type {ConnSock} */
     const s = { kind: 'conn', socket, chunks: [], bytes: 0, eof: false, err: undefined, readShut: false, nonblock, waiters: new Set() };
     socket.removeAllListeners('error');
-    socket.on('data', (b) => {
+    socket.on('data', (/** @type {Buffer} */ b) => {
       s.chunks.push(b);
       s.bytes += b.length;
       if (s.bytes >= READ_HIGH_WATER) socket.pause();
@@ -111,10 +142,18 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     return s;
   };
 
-  const readable = (s) => (s.kind === 'listener' ? s.l.pending.length > 0 : s.bytes > 0 || s.eof || s.readShut || s.err !== undefined);
-  const writable = (s) => s.kind === 'conn' && (s.err !== undefined || s.socket.writableEnded || s.socket.writableLength < WRITE_HIGH_WATER);
+  const readable = (/** @type {Sock} */ s) => (s.kind === 'listener' ? s.l.pending.length > 0 : s.bytes > 0 || s.eof || s.readShut || s.err !== undefined);
+  const writable = (/** @type {Sock} */ s) =>
+    s.kind === 'conn' && (s.err !== undefined || s.socket.writableEnded || s.socket.writableLength < WRITE_HIGH_WATER);
 
-  // Copies up to the iovecs' room from the connection's buffer (consumed unless peek).
+  /**
+   * Copies up to the iovecs' room from the connection's buffer (consumed unless peek).
+   * @param {ConnSock} s
+   * @param {number} iovs
+   * @param {number} iovsLen
+   * @param {number} peek non-zero: leave the bytes there
+   * @returns {number} bytes copied, -1 for an iovec outside the memory
+   */
   const take = (s, iovs, iovsLen, peek) => {
     const dv = new DataView(mem().buffer);
     const u8 = new Uint8Array(mem().buffer);
@@ -147,17 +186,25 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     }
     return n;
   };
-  const room = (iovs, iovsLen) => {
+  const room = (/** @type {number} */ iovs, /** @type {number} */ iovsLen) => {
     const dv = new DataView(mem().buffer);
     let n = 0;
     for (let i = 0; i < iovsLen; i++) n += dv.getUint32(iovs + 8 * i + 4, true);
     return n;
   };
 
+  /**
+   * @param {Sock} s
+   * @param {number} iovs
+   * @param {number} iovsLen
+   * @param {number} flags riflags
+   * @param {number} nPtr
+   * @returns {Answer}
+   */
   const recv = (s, iovs, iovsLen, flags, nPtr) => {
     if (s.kind !== 'conn') return E.NOTCONN;
     const want = room(iovs, iovsLen);
-    const finish = (n) => {
+    const finish = (/** @type {number} */ n) => {
       if (n < 0) return E.FAULT;
       new DataView(mem().buffer).setUint32(nPtr, n, true);
       return E.SUCCESS;
@@ -177,6 +224,13 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     })();
   };
 
+  /**
+   * @param {Sock} s
+   * @param {number} iovs
+   * @param {number} iovsLen
+   * @param {number} nPtr
+   * @returns {Answer}
+   */
   const send = (s, iovs, iovsLen, nPtr) => {
     if (s.kind !== 'conn') return E.NOTCONN;
     if (s.err !== undefined || s.socket.writableEnded || s.socket.destroyed) return E.PIPE;
@@ -189,6 +243,7 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     }
     const dv = new DataView(mem().buffer);
     const u8 = new Uint8Array(mem().buffer);
+    /** @type {Buffer[]} */
     const parts = [];
     let n = 0;
     for (let i = 0; i < iovsLen; i++) {
@@ -203,7 +258,7 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     return E.SUCCESS;
   };
 
-  const closeSock = (s) => {
+  const closeSock = (/** @type {Sock} */ s) => {
     if (s.kind === 'listener') {
       s.l.server.close();
       for (const p of s.l.pending.splice(0)) p.destroy();
@@ -213,22 +268,28 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     wake(s);
   };
 
-  const get = (fd) => socks.get(fd);
+  const get = (/** @type {number} */ fd) => socks.get(fd);
+  /**
+   * Answers `name` for our descriptors with `fn` (its first argument the descriptor's state, then the call's other
+   * arguments); other descriptors go to node:wasi.
+   * @param {string} name
+   * @param {(s: Sock, ...a: number[]) => Answer} fn
+   */
   const on = (name, fn) => {
     const o = orig[name];
     if (typeof o !== 'function') return;
-    w[name] = (fd, ...a) => {
+    w[name] = (/** @type {number} */ fd, /** @type {number[]} */ ...a) => {
       const s = get(fd);
       return s === undefined ? o(fd, ...a) : fn(s, ...a);
     };
   };
 
-  w.sock_accept = (fd, flags, fdPtr) => {
+  w.sock_accept = (/** @type {number} */ fd, /** @type {number} */ flags, /** @type {number} */ fdPtr) => {
     const s = get(fd);
     if (s === undefined) return orig.sock_accept(fd, flags, fdPtr);
     if (s.kind !== 'listener') return E.INVAL;
     const accept = () => {
-      const socket = s.l.pending.shift();
+      const socket = /** @type {Socket} */ (s.l.pending.shift()); // called only with one pending
       // Reserve uvwasi's lowest free slot: "." below the listener's empty directory,
       // the path written where the new descriptor goes (uvwasi reads it first).
       new Uint8Array(mem().buffer)[fdPtr] = 0x2e;
@@ -249,7 +310,7 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     })();
   };
   on('sock_recv', (s, iovs, iovsLen, flags, nPtr, roFlagsPtr) => {
-    const finish = (rc) => {
+    const finish = (/** @type {number} */ rc) => {
       if (rc === E.SUCCESS) new DataView(mem().buffer).setUint16(roFlagsPtr, 0, true);
       return rc;
     };
@@ -271,9 +332,9 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
   });
   on('fd_read', (s, iovs, iovsLen, nPtr) => recv(s, iovs, iovsLen, 0, nPtr));
   on('fd_write', (s, iovs, iovsLen, nPtr) => send(s, iovs, iovsLen, nPtr));
-  on('fd_close', (s, ...a) => {
-    const fd = [...socks].find(([, v]) => v === s)[0];
-    const rc = orig.fd_close(fd, ...a);
+  on('fd_close', (s) => {
+    const fd = /** @type {[number, Sock]} */ ([...socks].find(([, v]) => v === s))[0]; // on() found it by its fd
+    const rc = orig.fd_close(fd); // fd_close(fd) has no other argument
     socks.delete(fd);
     closeSock(s);
     return rc;
@@ -332,6 +393,7 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
 
   const pollOneoff = orig.poll_oneoff;
   w.poll_oneoff = (inPtr, outPtr, nsubs, neventsPtr) => {
+    /** @type {Sub[]} */
     const subs = [];
     let mine = false;
     {
@@ -339,26 +401,27 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
       for (let i = 0; i < nsubs; i++) {
         const base = inPtr + 48 * i;
         const tag = dv.getUint8(base + 8);
-        const sub = { userdata: dv.getBigUint64(base, true), tag };
+        const userdata = dv.getBigUint64(base, true);
         if (tag === EVENTTYPE_CLOCK) {
           const timeout = dv.getBigUint64(base + 24, true);
           const abs = (dv.getUint16(base + 40, true) & 1) !== 0;
-          sub.clock = dv.getUint32(base + 16, true);
-          sub.at = abs ? timeout : now(sub.clock) + timeout;
+          const clock = dv.getUint32(base + 16, true);
+          subs.push({ kind: 'clock', userdata, tag, clock, at: abs ? timeout : now(clock) + timeout });
         } else {
-          sub.fd = dv.getUint32(base + 16, true);
-          sub.s = get(sub.fd);
-          if (sub.s) mine = true;
+          const fd = dv.getUint32(base + 16, true);
+          const s = get(fd);
+          if (s) mine = true;
+          subs.push({ kind: 'fd', userdata, tag, fd, s });
         }
-        subs.push(sub);
       }
     }
     if (!mine) return pollOneoff(inPtr, outPtr, nsubs, neventsPtr);
     // Other descriptors (files, stdio) are always ready, as uvwasi reports regular files.
     const events = () => {
+      /** @type {PollEvent[]} */
       const out = [];
       for (const sub of subs) {
-        if (sub.tag === EVENTTYPE_CLOCK) {
+        if (sub.kind === 'clock') {
           if (sub.at <= now(sub.clock)) out.push({ sub, error: 0, nbytes: 0n, flags: 0 });
         } else if (sub.tag !== EVENTTYPE_FD_READ && sub.tag !== EVENTTYPE_FD_WRITE) {
           out.push({ sub, error: E.INVAL, nbytes: 0n, flags: 0 });
@@ -376,7 +439,7 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
       }
       return out;
     };
-    const finish = (out) => {
+    const finish = (/** @type {PollEvent[]} */ out) => {
       const dv = new DataView(mem().buffer);
       out.forEach((ev, k) => {
         const base = outPtr + 32 * k;
@@ -391,10 +454,10 @@ export function preopenSockets(w, mem, listeners, fds, stopped) {
     };
     const first = events();
     if (first.length > 0) return finish(first);
-    const watched = subs.filter((s) => s.s !== undefined).map((s) => s.s);
+    const watched = subs.flatMap((s) => (s.kind === 'fd' && s.s !== undefined ? [s.s] : []));
     return (async () => {
       for (;;) {
-        const clocks = subs.filter((s) => s.tag === EVENTTYPE_CLOCK);
+        const clocks = subs.flatMap((s) => (s.kind === 'clock' ? [s] : []));
         const ms = clocks.length === 0 ? undefined : Math.max(0, Math.min(...clocks.map((c) => Math.ceil(Number(c.at - now(c.clock)) / 1e6))));
         await change(watched, ms);
         const out = events();
