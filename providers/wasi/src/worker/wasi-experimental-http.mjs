@@ -55,12 +55,22 @@ export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * A response the module reads by its handle.
+ * @typedef {{ status: number, headers: Array<[string, string]>, body: Buffer }} HttpResponse
+ */
+
 class HttpFailure extends Error {
+  /** @param {number} code the HTTP_ERROR the call answers */
   constructor(code) {
     super(`wasi_experimental_http error ${code}`);
     this.code = code;
   }
 }
+/**
+ * @param {number} code
+ * @returns {never}
+ */
 const fail = (code) => {
   throw new HttpFailure(code);
 };
@@ -72,6 +82,7 @@ const fail = (code) => {
  * @param {readonly string[] | null} allowed
  */
 export function isAllowed(url, allowed) {
+  /** @type {string} */
   let host;
   try {
     host = new URL(url).hostname;
@@ -93,23 +104,23 @@ export function isAllowed(url, allowed) {
 /**
  * The `wasi_experimental_http` import object for one container.
  * @param {() => WebAssembly.Memory} mem
- * @param {{ allowedHosts: string[] | null, maxConcurrentRequests?: number }} config
+ * @param {{ readonly allowedHosts: readonly string[] | null, readonly maxConcurrentRequests?: number }} config
  * @param {Promise<never>} stopped rejects (StoppedError) when the container is being stopped
- * @returns {Record<string, Function>}
+ * @returns {Record<string, (...args: number[]) => number | Promise<number>>}
  */
 export function experimentalHttpImports(mem, config, stopped) {
-  /** handle -> { headers: Array<[string, string]>, body: Buffer, pos: number } */
+  /** @type {Map<number, { headers: Array<[string, string]>, body: Buffer, pos: number }>} handle -> the response and how far its body was read */
   const responses = new Map();
   let current = 0;
   stopped.catch(() => {});
 
   const u8 = () => new Uint8Array(mem().buffer);
-  const bytes = (ptr, len) => {
+  const bytes = (/** @type {number} */ ptr, /** @type {number} */ len) => {
     const m = u8();
     if (ptr + len > m.length) fail(HTTP_ERROR.MEMORY_ACCESS_ERROR);
     return m.subarray(ptr, ptr + len);
   };
-  const text = (ptr, len) => {
+  const text = (/** @type {number} */ ptr, /** @type {number} */ len) => {
     try {
       return utf8.decode(bytes(ptr, len));
     } catch (e) {
@@ -117,12 +128,17 @@ export function experimentalHttpImports(mem, config, stopped) {
       return fail(HTTP_ERROR.UTF_8_ERROR);
     }
   };
-  const write = (ptr, data) => {
+  const write = (/** @type {number} */ ptr, /** @type {Uint8Array} */ data) => {
     const m = u8();
     if (ptr + data.length > m.length) fail(HTTP_ERROR.MEMORY_ACCESS_ERROR);
     m.set(data, ptr);
   };
-  const writeU32 = (ptr, v) => write(ptr, new Uint8Array(Uint32Array.of(v).buffer));
+  const writeU32 = (/** @type {number} */ ptr, /** @type {number} */ v) => write(ptr, new Uint8Array(Uint32Array.of(v).buffer));
+  /**
+   * Runs one call: its HTTP_ERROR code (SUCCESS when it returns nothing), at once or once its promise settles.
+   * @param {() => number | void | Promise<number>} fn
+   * @returns {number | Promise<number>}
+   */
   const guard = (fn) => {
     try {
       const r = fn();
@@ -131,12 +147,16 @@ export function experimentalHttpImports(mem, config, stopped) {
       return code(e);
     }
   };
+  /**
+   * @param {unknown} e
+   * @returns {number}
+   */
   const code = (e) => {
     if (e instanceof HttpFailure) return e.code;
     if (e instanceof RangeError) return HTTP_ERROR.MEMORY_ACCESS_ERROR;
     throw e; // StoppedError and the like unwind the module
   };
-  const response = (handle) => responses.get(handle >>> 0) ?? fail(HTTP_ERROR.INVALID_HANDLE);
+  const response = (/** @type {number} */ handle) => responses.get(handle >>> 0) ?? fail(HTTP_ERROR.INVALID_HANDLE);
 
   return {
     req: (urlPtr, urlLen, methodPtr, methodLen, headersPtr, headersLen, bodyPtr, bodyLen, statusPtr, handlePtr) =>
@@ -151,7 +171,7 @@ export function experimentalHttpImports(mem, config, stopped) {
         const headers = parseHeaders(text(headersPtr, headersLen));
         const target = new URL(url);
         if (target.protocol !== 'http:' && target.protocol !== 'https:') fail(HTTP_ERROR.INVALID_URL);
-        return Promise.race([stopped, send(target, method, headers, body)]).then((res) => {
+        return Promise.race([stopped, send(target, method, headers, body)]).then((/** @type {HttpResponse} */ res) => {
           const view = new DataView(mem().buffer);
           if (statusPtr + 2 > view.byteLength) fail(HTTP_ERROR.MEMORY_ACCESS_ERROR);
           view.setUint16(statusPtr, res.status, true);
@@ -198,8 +218,13 @@ export function experimentalHttpImports(mem, config, stopped) {
   };
 }
 
-// "name:value\n" lines, as the crate encodes a header map (the value is taken as is).
+/**
+ * "name:value\n" lines, as the crate encodes a header map (the value is taken as is).
+ * @param {string} s
+ * @returns {Array<[string, string]>}
+ */
 function parseHeaders(s) {
+  /** @type {Array<[string, string]>} */
   const out = [];
   for (const line of s.split('\n')) {
     if (line === '') continue;
@@ -213,17 +238,29 @@ function parseHeaders(s) {
   return out;
 }
 
-// One request with node:http(s) (loaded on first use: a worker's heap is small).
+/**
+ * One request with node:http(s) (loaded on first use: a worker's heap is small).
+ * @param {URL} url
+ * @param {string} method
+ * @param {Array<[string, string]>} headers
+ * @param {Buffer} body
+ * @returns {Promise<HttpResponse>}
+ */
 async function send(url, method, headers, body) {
   const lib = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
+    /** @type {Record<string, string | string[]>} */
     const h = {};
-    for (const [k, v] of headers) h[k] = k in h ? [].concat(h[k], v) : v;
+    for (const [k, v] of headers) {
+      const had = Object.hasOwn(h, k) ? h[k] : undefined; // own: a header named like an Object.prototype member is a header
+      h[k] = had === undefined ? v : [...(Array.isArray(had) ? had : [had]), v];
+    }
     if (body.length > 0 || !['GET', 'HEAD'].includes(method)) h['content-length'] = String(body.length);
     const req = lib.request(url, { method, headers: h, agent: false }, (res) => {
+      /** @type {Buffer[]} */
       const chunks = [];
       let size = 0;
-      res.on('data', (c) => {
+      res.on('data', (/** @type {Buffer} */ c) => {
         size += c.length;
         if (size > MAX_BODY_BYTES) {
           req.destroy();
@@ -231,6 +268,7 @@ async function send(url, method, headers, body) {
         } else chunks.push(c);
       });
       res.on('end', () => {
+        /** @type {Array<[string, string]>} */
         const pairs = [];
         for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
         resolve({ status: res.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks, size) });
