@@ -89,8 +89,8 @@ writeFileSync(
 );
 execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(CACHE, 'tsconfig.json')], { stdio: 'inherit' });
 
-const mib = (n) => (n / 1048576).toFixed(1);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = (/** @type {number} */ n) => (n / 1048576).toFixed(1);
+const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const which of ['grpc-js only', 'proto-loader', 'ts-proto']) {
   const samples = [];
   for (let i = 0; i < runs; i++) {

@@ -28,7 +28,7 @@ export const REQUIRED_MAJOR = 24;
  */
 export const V8_FLAGS = ['--max-semi-space-size=4'];
 
-const flagName = (f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
+const flagName = (/** @type {string} */ f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
 
 /** The flags of {@link V8_FLAGS} that neither `execArgv` nor `nodeOptions` (NODE_OPTIONS) set. */
 export function missingV8Flags(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '') {
@@ -36,7 +36,10 @@ export function missingV8Flags(execArgv = process.execArgv, nodeOptions = proces
   return V8_FLAGS.filter((f) => !given.has(flagName(f)));
 }
 
-/** True for a command line that only prints (help, version): not worth a second start. */
+/**
+ * True for a command line that only prints (help, version): not worth a second start.
+ * @param {readonly string[]} argv
+ */
 function printsOnly(argv) {
   return argv.some((a) => a === '--help' || a === '-h' || a === '--version');
 }
@@ -47,6 +50,8 @@ function printsOnly(argv) {
  * so systemd, signals and the parent see no difference; it returns only if it
  * fails). Does nothing for `--help`/`--version`, in a worker, or where
  * process.execve does not exist. Costs one Node start (~40 ms) before nodelet's own.
+ * @param {string} script
+ * @param {readonly string[]} argv
  */
 export function reexecWithV8Flags(script, argv) {
   const missing = missingV8Flags();
@@ -68,6 +73,9 @@ export function bundledNode() {
  * Resolves to undefined when this process already runs on Node >= 24 (the
  * caller goes on); otherwise runs `script` with the bundled Node 24 and
  * resolves to the exit code to return (the child's, or 128+signal).
+ * @param {string} script
+ * @param {readonly string[]} argv
+ * @returns {Promise<number | undefined>}
  */
 export async function relaunchOnSupportedNode(script, argv) {
   const major = Number(process.versions.node.split('.')[0]);
@@ -82,11 +90,12 @@ export async function relaunchOnSupportedNode(script, argv) {
   }
   const v8Flags = printsOnly(argv) ? [] : missingV8Flags();
   const child = spawn(node, [...v8Flags, ...process.execArgv, script, ...argv], { stdio: 'inherit' });
-  const forward = (sig) => {
+  const forward = (/** @type {NodeJS.Signals} */ sig) => {
     child.kill(sig);
   };
   // SIGPWR (Linux only) triggers graceful node shutdown in nodelet.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', ...(constants.signals.SIGPWR ? ['SIGPWR'] : [])];
+  /** @type {NodeJS.Signals[]} */
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', ...(constants.signals.SIGPWR ? /** @type {const} */ (['SIGPWR']) : [])];
   for (const s of signals) process.on(s, forward);
   return new Promise((resolve) => {
     child.on('error', (e) => {
@@ -95,7 +104,7 @@ export async function relaunchOnSupportedNode(script, argv) {
     });
     child.on('exit', (code, signal) => {
       for (const s of signals) process.off(s, forward);
-      resolve(code ?? 128 + (constants.signals[signal] ?? 1));
+      resolve(code ?? 128 + (signal === null ? 1 : (constants.signals[signal] ?? 1)));
     });
   });
 }

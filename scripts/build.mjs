@@ -11,9 +11,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-/** [from, to, file filter]: files tsc does not emit. */
+/** @type {Array<[string, string, (file: string) => boolean]>} [from, to, file filter]: files tsc does not emit. */
 const ASSETS = [
-  ['plugin-api/v1', 'plugin-api/dist/v1', (f) => f.endsWith('.mjs') || f.endsWith('.d.mts')],
   ['providers/wasi/src/worker', 'providers/wasi/dist/worker', (f) => f.endsWith('.mjs')],
   // The helper programs core/exec/mount-syscalls.ts and core/network/addr-netlink.ts run.
   ['core', 'dist/core', (f) => f.endsWith('.pl')],
@@ -22,6 +21,11 @@ const ASSETS = [
 const SOURCES = ['core', 'sockets', 'plugin-api/v1', 'providers/wasi/src', 'examples/provider-http-probe/src', 'tsconfig.lib.json', 'tsconfig.build.json'];
 const OUTPUTS = ['dist/.tsbuildinfo', 'plugin-api/dist/.tsbuildinfo', 'providers/wasi/dist/.tsbuildinfo', 'examples/provider-http-probe/dist/.tsbuildinfo'];
 
+/**
+ * The newest modification time under `p` (dist and node_modules left out).
+ * @param {string} p
+ * @returns {number}
+ */
 function newest(p) {
   const s = statSync(p);
   if (!s.isDirectory()) return s.mtimeMs;

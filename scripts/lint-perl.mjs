@@ -13,6 +13,11 @@ const ROOT = resolve(import.meta.dirname, '..');
 /** Not the repository's own code (as in eslint.config.js's ignores). */
 const SKIP = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tmp', '.cache']);
 
+/**
+ * The .pl files under `dir`.
+ * @param {string} dir
+ * @returns {Generator<string>}
+ */
 function* perlFiles(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     if (e.isDirectory() && !SKIP.has(e.name)) yield* perlFiles(join(dir, e.name));
@@ -20,7 +25,12 @@ function* perlFiles(dir) {
   }
 }
 
-/** Runs `cmd args…`; exits when the command is not there. */
+/**
+ * Runs `cmd args…`; exits when the command is not there.
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {string} [hint] how to install it
+ */
 function run(cmd, args, hint) {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.error) {

@@ -7,10 +7,11 @@
 // t0 is epoch ms; durations are from performance.now(). It changes nothing else.
 import { appendFileSync } from 'node:fs';
 import workerThreads from 'node:worker_threads';
+/** @import { ContainerEndEvent, ContainerStartEvent } from '../../providers/wasi/src/module-run.ts' */
 
 const file = process.env.NODELET_BENCH_TRACE;
 if (file && workerThreads.isMainThread) {
-  const write = (o) => {
+  const write = (/** @type {object} */ o) => {
     try {
       appendFileSync(file, `${JSON.stringify(o)}\n`);
     } catch {
@@ -25,12 +26,14 @@ if (file && workerThreads.isMainThread) {
     return m;
   };
   // Container starts and ends as the WASI provider publishes them (its workers are pooled, so
-  // `new Worker` is no longer the start of a container): startMs = taking a worker → module running.
+  // `new Worker` is not the start of a container): startMs = taking a worker → module running.
   const dc = await import('node:diagnostics_channel');
-  dc.subscribe('nodelet:wasi:container-start', (e) =>
-    write({ ev: 'worker', logPath: e.logPath, t0: Date.now() - e.startMs, startMs: e.startMs, waitMs: e.waitMs }),
-  );
-  dc.subscribe('nodelet:wasi:container-end', (e) => {
+  dc.subscribe('nodelet:wasi:container-start', (message) => {
+    const e = /** @type {ContainerStartEvent} */ (message);
+    write({ ev: 'worker', logPath: e.logPath, t0: Date.now() - e.startMs, startMs: e.startMs, waitMs: e.waitMs });
+  });
+  dc.subscribe('nodelet:wasi:container-end', (message) => {
+    const e = /** @type {ContainerEndEvent} */ (message);
     if (e.runMs !== undefined) write({ ev: 'exit', logPath: e.logPath, runMs: e.runMs });
   });
   // On SIGUSR2: where the main thread's memory is (V8 heap spaces, external, array buffers).

@@ -1,16 +1,50 @@
-// Implementation of the CRI container log format (types and docs: cri-log-impl.d.mts).
-// Plain JavaScript on purpose: Node 20 worker threads do not inherit tsx's loader
-// hooks, and loading tsx in every worker doubles its memory, so code that runs
-// inside a provider's workers must be loadable by bare Node.
+// The CRI container log format (what containerd writes and `kubectl logs` reads).
+// Plain JavaScript on purpose: worker threads do not inherit tsx's loader hooks,
+// loading tsx in every worker doubles its memory, and Node's own type stripping
+// refuses files under node_modules, so code that runs inside a provider's
+// workers must be loadable by bare Node. Typed with JSDoc (checkJs); the
+// package's build emits its declarations (dist/v1/cri-log-impl.d.mts).
 import { closeSync, fstatSync, fdatasyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
+/**
+ * A container output stream, as named in CRI log lines.
+ * @typedef {'stdout' | 'stderr'} CriStream
+ */
+
+/**
+ * One parsed CRI log line: `time` the timestamp as written (RFC3339Nano,
+ * nanosecond precision kept), `timestamp` the same as a Date (millisecond
+ * precision), `partial` true for a `P` record (the content continues in the
+ * next record of the stream), `content` without the trailing newline.
+ * @typedef {{ readonly time: string, readonly timestamp: Date, readonly stream: CriStream, readonly partial: boolean, readonly content: string }} CriLogLine
+ */
+
+/**
+ * Options of a {@link CriLogWriter}; the defaults are kubelet's
+ * `containerLogMaxSize`/`containerLogMaxFiles`: `maxBytes` rotates once the
+ * file would grow beyond it (default 10 MiB), `maxFiles` is the files kept per
+ * container, the current one included (default 5, so 4 rotated files),
+ * `maxLineBytes` the longest record before a line is split into `P` records
+ * (default {@link CRI_MAX_LINE_BYTES}).
+ * @typedef {{ readonly maxBytes?: number, readonly maxFiles?: number, readonly maxLineBytes?: number }} CriLogWriterOptions
+ */
+
+/** Longest record content before containerd splits a line into partial records (16 KiB). */
 export const CRI_MAX_LINE_BYTES = 16 * 1024;
 const NL = 0x0a;
 const ROTATED = /^\d{8}-\d{6}(\.\d+)?$/;
 
-/** RFC3339Nano like Go's time.RFC3339Nano in UTC (trailing zeros of the fraction dropped). */
+/**
+ * A CRI timestamp: RFC3339Nano in UTC, like Go's `time.RFC3339Nano`
+ * (`2026-11-29T23:49:01.123456789Z`, trailing zeros of the fraction dropped).
+ * Without arguments: now, with sub-millisecond precision.
+ * @param {Date} [date] the instant (millisecond precision)
+ * @param {number} [nanos] the sub-second part in nanoseconds, overriding the date's milliseconds
+ * @returns {string}
+ */
 export function criTimestamp(date, nanos) {
+  /** @type {number} */
   let ms;
   let subNs = 0;
   if (date === undefined) {
@@ -26,14 +60,27 @@ export function criTimestamp(date, nanos) {
   return iso.slice(0, 19) + (frac ? '.' + frac : '') + 'Z';
 }
 
-/** One formatted CRI line (with its trailing newline) as a string. */
+/**
+ * Formats one CRI record: `<time> <stream> <F|P> <content>\n`. `content` must
+ * not contain a newline (split it first, as {@link CriLogWriter.write} does).
+ * @param {CriStream} stream
+ * @param {boolean} partial
+ * @param {string | Uint8Array} content
+ * @param {string} [time]
+ * @returns {string}
+ */
 export function formatCriLine(stream, partial, content, time = criTimestamp()) {
   checkStream(stream);
   const text = typeof content === 'string' ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
   return `${time} ${stream} ${partial ? 'P' : 'F'} ${text}\n`;
 }
 
-/** Parses one line of a CRI log file; undefined when it is not one. */
+/**
+ * Parses one CRI record (with or without its trailing newline), like kubelet's
+ * `parseCRILog`. Returns undefined for a line that is not a CRI record.
+ * @param {string} line
+ * @returns {CriLogLine | undefined}
+ */
 export function parseCriLine(line) {
   if (line.endsWith('\n')) line = line.slice(0, -1);
   const a = line.indexOf(' ');
@@ -52,12 +99,21 @@ export function parseCriLine(line) {
   return { time, timestamp, stream, partial: tags[0] === 'P', content: line.slice(c + 1) };
 }
 
+/** @param {unknown} stream */
 function checkStream(stream) {
   if (stream !== 'stdout' && stream !== 'stderr') throw new TypeError(`CRI log stream must be stdout or stderr, got ${String(stream)}`);
 }
 
-/** Splits a chunk into CRI records: [partial, bytes][] (bytes without the newline). */
+/**
+ * Splits output bytes into records the way containerd does: one `F` record per
+ * newline-terminated line, `P` records for pieces of lines longer than
+ * `maxLine` bytes and for a trailing piece without a newline.
+ * @param {Uint8Array} bytes
+ * @param {number} [maxLine]
+ * @returns {Array<[partial: boolean, content: Uint8Array]>}
+ */
 export function splitCriRecords(bytes, maxLine = CRI_MAX_LINE_BYTES) {
+  /** @type {Array<[partial: boolean, content: Uint8Array]>} */
   const out = [];
   let start = 0;
   while (start < bytes.length) {
@@ -78,11 +134,19 @@ export function splitCriRecords(bytes, maxLine = CRI_MAX_LINE_BYTES) {
   return out;
 }
 
+/**
+ * @param {number} n
+ * @param {number} [w]
+ */
 function pad(n, w = 2) {
   return String(n).padStart(w, '0');
 }
 
-/** UTC `YYYYMMDD-HHMMSS`, the suffix kubelet gives rotated container logs. */
+/**
+ * The UTC `YYYYMMDD-HHMMSS` suffix kubelet appends to a rotated container log.
+ * @param {Date} [date]
+ * @returns {string}
+ */
 export function rotationSuffix(date = new Date()) {
   return (
     `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}-` +
@@ -90,15 +154,34 @@ export function rotationSuffix(date = new Date()) {
   );
 }
 
-/** Synchronous CRI log file writer with size-based rotation (usable in worker threads). */
+/**
+ * Writes a container log file in the CRI format, synchronously (one `write(2)`
+ * per call, so it is safe in a worker thread that may be terminated at any time).
+ *
+ * Rotation follows kubelet: before a write would take the file past `maxBytes`,
+ * it is renamed to `<path>.<YYYYMMDD-HHMMSS>` (`.<n>` appended if that name is
+ * taken), a new file is started, and only the newest `maxFiles - 1` rotated
+ * files are kept. Rotated files are not compressed (kubelet gzips older ones).
+ */
 export class CriLogWriter {
+  /** @type {string} */
   #path;
+  /** @type {number} */
   #maxBytes;
+  /** @type {number} */
   #maxFiles;
+  /** @type {number} */
   #maxLine;
+  /** @type {number | undefined} */
   #fd;
-  #size;
+  /** @type {number} */
+  #size = 0;
 
+  /**
+   * Opens (appends to) `path`, creating its directory if needed.
+   * @param {string} path
+   * @param {CriLogWriterOptions} [opts]
+   */
   constructor(path, opts = {}) {
     this.#path = path;
     this.#maxBytes = opts.maxBytes ?? 10 * 1024 * 1024;
@@ -113,6 +196,15 @@ export class CriLogWriter {
     return this.#path;
   }
 
+  /**
+   * Appends a chunk of a stream's output. Each complete line becomes an `F`
+   * record; a chunk not ending with a newline ends with a `P` record (the
+   * reader joins it with the next record of the stream), as do the pieces of
+   * lines longer than 16 KiB.
+   * @param {CriStream} stream
+   * @param {Uint8Array | string} chunk
+   * @returns {void}
+   */
   write(stream, chunk) {
     checkStream(stream);
     if (this.#fd === undefined) throw new Error(`CRI log ${this.#path} is closed`);
@@ -120,6 +212,7 @@ export class CriLogWriter {
     if (bytes.length === 0) return;
     const time = criTimestamp();
     const head = Buffer.from(`${time} ${stream} `, 'latin1');
+    /** @type {Uint8Array[]} */
     const parts = [];
     let len = 0;
     for (const [partial, content] of splitCriRecords(bytes, this.#maxLine)) {
@@ -137,10 +230,12 @@ export class CriLogWriter {
     this.#writeOut(parts, len);
   }
 
+  /** Makes what was written durable (`fdatasync`); every `write` already reached the file. */
   flush() {
     if (this.#fd !== undefined) fdatasyncSync(this.#fd);
   }
 
+  /** Closes the file; later writes throw. Idempotent. */
   close() {
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
@@ -152,16 +247,21 @@ export class CriLogWriter {
     this.#size = fstatSync(this.#fd).size;
   }
 
+  /**
+   * @param {Uint8Array[]} parts
+   * @param {number} len their total length
+   */
   #writeOut(parts, len) {
     if (len === 0) return;
+    const fd = /** @type {number} */ (this.#fd); // write() checked it is open
     const buf = Buffer.concat(parts, len);
     let off = 0;
-    while (off < buf.length) off += writeSync(this.#fd, buf, off);
+    while (off < buf.length) off += writeSync(fd, buf, off);
     this.#size += len;
   }
 
   #rotate() {
-    closeSync(this.#fd);
+    if (this.#fd !== undefined) closeSync(this.#fd);
     this.#fd = undefined;
     if (this.#maxFiles > 1) {
       const rotated = this.#rotatedFiles();
@@ -191,7 +291,11 @@ export class CriLogWriter {
   }
 }
 
-// Orders rotation suffixes `YYYYMMDD-HHMMSS[.n]` oldest first.
+/**
+ * Orders rotation suffixes `YYYYMMDD-HHMMSS[.n]` oldest first.
+ * @param {string} a
+ * @param {string} b
+ */
 function compareRotated(a, b) {
   const [sa, na = '0'] = a.split('.');
   const [sb, nb = '0'] = b.split('.');

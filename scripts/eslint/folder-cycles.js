@@ -11,10 +11,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
+/** @typedef {Map<string, Map<string, string>>} FolderGraph area -> imported area -> one example edge */
+
 const SPEC = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
 
-/** Files under `dir` ending in .ts/.mts/.js/.mjs, tests and .d.ts excluded. */
+/**
+ * Files under `dir` ending in .ts/.mts/.js/.mjs, tests and .d.ts excluded.
+ * @param {string} dir
+ * @returns {string[]}
+ */
 function sources(dir) {
+  /** @type {string[]} */
   const out = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
@@ -24,7 +31,10 @@ function sources(dir) {
   return out;
 }
 
-/** Strips comments so that an example import in a doc comment is no edge. */
+/**
+ * Strips comments so that an example import in a doc comment is no edge.
+ * @param {string} text
+ */
 function code(text) {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
 }
@@ -32,9 +42,12 @@ function code(text) {
 /**
  * The folder graph of `<root>/core`: a Map from `area` to a Map from the
  * imported area to one example edge (`file -> specifier`).
+ * @param {string} root
+ * @returns {FolderGraph}
  */
 export function folderGraph(root) {
   const core = path.join(root, 'core');
+  /** @type {FolderGraph} */
   const graph = new Map();
   for (const file of sources(core)) {
     const from = path.relative(core, file).split(path.sep)[0];
@@ -44,7 +57,7 @@ export function folderGraph(root) {
       if (rel.startsWith('..')) continue;
       const to = rel.split(path.sep)[0];
       if (to === from || !to) continue;
-      const edges = graph.get(from);
+      const edges = /** @type {Map<string, string>} */ (graph.get(from)); // set above
       if (!edges.has(to)) edges.set(to, `${path.relative(root, file).split(path.sep).join('/')} -> ${m[1]}`);
     }
   }
@@ -54,15 +67,23 @@ export function folderGraph(root) {
 /**
  * The cycles of `graph` (from `folderGraph`), one per strongly connected
  * component of more than one area, each as a list of `area -> area (file -> spec)` lines.
+ * @param {FolderGraph} graph
+ * @returns {string[][]}
  */
 export function folderCycles(graph) {
   // Tarjan's strongly connected components.
   let index = 0;
-  const idx = new Map(),
-    low = new Map(),
-    stack = [],
-    on = new Set(),
-    comps = [];
+  /** @type {Map<string, number>} */
+  const idx = new Map();
+  /** @type {Map<string, number>} */
+  const low = new Map();
+  /** @type {string[]} */
+  const stack = [];
+  const on = new Set();
+  /** @type {string[][]} */
+  const comps = [];
+  const at = (/** @type {Map<string, number>} */ m, /** @type {string} */ v) => /** @type {number} */ (m.get(v)); // every visited area has both
+  /** @param {string} v */
   const visit = (v) => {
     idx.set(v, index);
     low.set(v, index);
@@ -72,14 +93,16 @@ export function folderCycles(graph) {
     for (const w of (graph.get(v) ?? new Map()).keys()) {
       if (!idx.has(w)) {
         visit(w);
-        low.set(v, Math.min(low.get(v), low.get(w)));
-      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+        low.set(v, Math.min(at(low, v), at(low, w)));
+      } else if (on.has(w)) low.set(v, Math.min(at(low, v), at(idx, w)));
     }
     if (low.get(v) === idx.get(v)) {
+      /** @type {string[]} */
       const comp = [];
+      /** @type {string} */
       let w;
       do {
-        w = stack.pop();
+        w = /** @type {string} */ (stack.pop()); // v is on the stack
         on.delete(w);
         comp.push(w);
       } while (w !== v);
@@ -89,6 +112,7 @@ export function folderCycles(graph) {
   for (const v of [...graph.keys()].sort()) if (!idx.has(v)) visit(v);
   return comps.map((comp) => {
     const inComp = new Set(comp);
+    /** @type {string[]} */
     const lines = [];
     for (const a of comp) for (const [b, why] of graph.get(a) ?? []) if (inComp.has(b)) lines.push(`${a} -> ${b} (${why})`);
     return lines;

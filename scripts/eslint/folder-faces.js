@@ -18,31 +18,53 @@
  */
 import path from 'node:path';
 
-/** The `core/<area>` folder (posix, relative to `root`) that `file` belongs to, or undefined. */
+/**
+ * The `core/<area>` folder (posix, relative to `root`) that `file` belongs to, or undefined.
+ * @param {string} root
+ * @param {string} file
+ */
 export function areaOf(root, file) {
   const rel = path.relative(root, file).split(path.sep).join('/');
   const m = /^core\/([^/]+)\//.exec(rel);
   return m ? `core/${m[1]}` : undefined;
 }
 
-/** True when `rel` (posix, relative to the repo root) may import any inner file. */
+/**
+ * True when `rel` (posix, relative to the repo root) may import any inner file.
+ * @param {string} rel
+ */
 function exempt(rel) {
   return rel.startsWith('test/') || rel.startsWith('bench/') || /\.test\.[cm]?[jt]s$/.test(rel) || rel.includes('/test/');
 }
 
-/** True when `rel` (posix, relative to the root) is the face of `area`. */
+/**
+ * True when `rel` (posix, relative to the root) is the face of `area`.
+ * @param {string} rel
+ * @param {string} area
+ */
 function isFace(rel, area) {
   return rel === `${area}/index.ts` || rel === `${area}/index.js` || rel === area;
 }
 
-/** True for `import type`, `export type`, and an import whose every name is `type`. */
+/**
+ * An import or export node as typescript-eslint's parser gives it (with `importKind`/`exportKind`).
+ * @typedef {{ importKind?: string, exportKind?: string, specifiers?: Array<{ importKind?: string, exportKind?: string }> }} ModuleNode
+ */
+
+/**
+ * True for `import type`, `export type`, and an import whose every name is `type`.
+ * @param {ModuleNode} node
+ */
 function typeOnly(node) {
   if (node.importKind === 'type' || node.exportKind === 'type') return true;
   const names = node.specifiers ?? [];
   return names.length > 0 && names.every((n) => n.importKind === 'type' || n.exportKind === 'type');
 }
 
-/** The rule. Option: `{ root }`, the repo root (defaults to the ESLint cwd). */
+/**
+ * The rule. Option: `{ root }`, the repo root (defaults to the ESLint cwd).
+ * @type {import('eslint').Rule.RuleModule}
+ */
 export const folderFaces = {
   meta: {
     type: 'problem',
@@ -61,6 +83,10 @@ export const folderFaces = {
     if (rel.startsWith('..') || exempt(rel)) return {};
     const from = areaOf(root, file);
     const fromProvider = rel.startsWith('providers/');
+    /**
+     * @param {import('eslint').Rule.Node | ModuleNode} node the import or export
+     * @param {import('estree').Literal | null | undefined} source its specifier
+     */
     function check(node, source) {
       const spec = source?.value;
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;
@@ -68,28 +94,35 @@ export const folderFaces = {
       const target = path.relative(root, abs).split(path.sep).join('/');
       if (!target.startsWith('core/')) return;
       if (fromProvider) {
-        context.report({ node: source, messageId: 'provider', data: { spec, target } });
+        context.report({ node: /** @type {import('estree').Node} */ (source), messageId: 'provider', data: { spec, target } });
         return;
       }
       const area = areaOf(root, abs);
       if (!area) return;
       if (area === from) {
         // An inner file loading its own face at run time is a cycle (the face loads the inner files).
-        if (isFace(target, area) && !isFace(rel, area) && !typeOnly(node)) context.report({ node: source, messageId: 'own', data: { spec, area } });
+        if (isFace(target, area) && !isFace(rel, area) && !typeOnly(/** @type {ModuleNode} */ (node))) {
+          context.report({ node: /** @type {import('estree').Node} */ (source), messageId: 'own', data: { spec, area } });
+        }
         return;
       }
       if (isFace(target, area)) return;
-      context.report({ node: source, messageId: 'deep', data: { spec, area, target } });
+      context.report({ node: /** @type {import('estree').Node} */ (source), messageId: 'deep', data: { spec, area, target } });
     }
     return {
       ImportDeclaration: (n) => check(n, n.source),
       ExportNamedDeclaration: (n) => n.source && check(n, n.source),
       ExportAllDeclaration: (n) => check(n, n.source),
       ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source),
+      /**
+       * A TypeScript `import('...')` type (not an ESTree node): its specifier in `source`, or in
+       * `argument` (a TSLiteralType's `literal`, or the Literal itself).
+       * @param {ModuleNode & { source?: import('estree').Literal, argument?: { type: string, literal?: import('estree').Literal } }} n
+       */
       TSImportType: (n) => {
         // typescript-eslint 8 has `source`; older versions only `argument` (a TSLiteralType).
         const lit = 'source' in n ? n.source : n.argument?.type === 'TSLiteralType' ? n.argument.literal : n.argument;
-        if (lit?.type === 'Literal') check(n, lit);
+        if (lit?.type === 'Literal') check(n, /** @type {import('estree').Literal} */ (lit));
       },
     };
   },
