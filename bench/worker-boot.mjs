@@ -1,10 +1,9 @@
 // Experiment (not part of `npm run bench`): boots N workers through the WASI provider's pool
-// (providers/wasi/dist, `npm run build` first), all taken at once, and prints per worker the RSS
+// (the built package, providers/wasi/dist: `npm run build` first), all taken at once, and prints per worker the RSS
 // added and the process CPU; run it under `perf stat -e task-clock` for a figure that the other
 // engineers' load on the machine does not move much, and with `--trace-gc` to count collections.
 //   node bench/worker-boot.mjs [N=30] [resourceLimits JSON, default: the provider's] [maxBooting=4]
-import { WorkerPool } from '../providers/wasi/dist/worker-pool.js';
-import { DEFAULT_RESOURCE_LIMITS } from '../providers/wasi/dist/wasi-provider.js';
+import { DEFAULT_RESOURCE_LIMITS, WorkerPool } from '@nodelet/provider-wasi';
 
 const n = Number(process.argv[2] ?? 30);
 const resourceLimits = process.argv[3] ? JSON.parse(process.argv[3]) : DEFAULT_RESOURCE_LIMITS;
