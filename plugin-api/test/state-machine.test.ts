@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  complete,
-  createBackoff,
-  defineState,
-  isProviderError,
-  next,
-  podStates,
-  runStateMachine,
-  type PodMachineContext,
-  type State,
-  type StateStatus,
-} from '../v1/index.ts';
+import { isProviderError } from '../v1/index.ts';
+import { complete, createBackoff, defineState, next, podStates, runStateMachine, type PodMachineContext, type State, type StateStatus } from '../v1/toolkit.ts';
 
 type Ctx = { log: string[] };
 const s = (name: string, transitions: string[], go: (c: Ctx) => State<Ctx> | undefined): State<Ctx> =>

@@ -1,5 +1,5 @@
 /**
- * Turns a pod state machine into a {@link PodLifecycle}: each created pod runs
+ * Turns a pod state machine into a `PodLifecycle`: each created pod runs
  * its machine in the background; the latest state's status is what
  * `getPodStatus` reports; `deletePod` aborts the machine (which moves to its
  * `onAbort` state, usually `Terminated`) and waits for it to finish.
@@ -24,7 +24,7 @@ interface Run {
   done: Promise<RunResult<unknown>>;
 }
 
-/** A {@link PodLifecycle} that runs one state machine per pod, built by `build`. */
+/** A `PodLifecycle` (the contract's, `@nodelet/plugin-api/v1`) that runs one state machine per pod, built by `build`. */
 export function podLifecycleFromMachine<C>(
   build: (pod: PodObject, ctx: PodLifecycleContext) => PodMachine<C>,
 ): PodLifecycle & { wait(uid: string): Promise<RunResult<unknown>> | undefined } {

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
-import { parseCriLine } from '@nodelet/plugin-api/v1';
+import { parseCriLine } from '@nodelet/plugin-api/v1/toolkit';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';

@@ -7,7 +7,8 @@
  * Pods run on the plugin API's state machine toolkit (`podStates`), so
  * restart policies, back-off and deletion behave as for any pod.
  */
-import { API_VERSION, podLifecycleFromMachine, podStates, providerError, type PodObject, type PodProvider, type ProviderContext } from '@nodelet/plugin-api/v1';
+import { API_VERSION, providerError, type PodObject, type PodProvider, type ProviderContext } from '@nodelet/plugin-api/v1';
+import { podLifecycleFromMachine, podStates } from '@nodelet/plugin-api/v1/toolkit';
 import { ProbePod, type ProbePodOptions } from './probe-pod.ts';
 import { parseProbeArgs, parseProbeUrl } from './probe-spec.ts';
 

@@ -10,16 +10,8 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import {
-  createBackoff,
-  CriLogWriter,
-  type BackoffOptions,
-  type ContainerStatusReport,
-  type PodLifecycleContext,
-  type PodMachineContext,
-  type PodObject,
-  type PodStatusReport,
-} from '@nodelet/plugin-api/v1';
+import { type ContainerStatusReport, type PodLifecycleContext, type PodObject, type PodStatusReport } from '@nodelet/plugin-api/v1';
+import { createBackoff, CriLogWriter, type BackoffOptions, type PodMachineContext } from '@nodelet/plugin-api/v1/toolkit';
 import { runProbe, type ProbeExit } from './probe.ts';
 import { parseProbeArgs, parseProbeUrl } from './probe-spec.ts';
 

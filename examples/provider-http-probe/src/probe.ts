@@ -3,7 +3,7 @@
  * run out (exit 1), or the pod goes away (exit 143). Each attempt is one line
  * in the container's log: stdout when it matched, stderr otherwise.
  */
-import { abortableSleep, type CriStream } from '@nodelet/plugin-api/v1';
+import { abortableSleep, type CriStream } from '@nodelet/plugin-api/v1/toolkit';
 import { statusMatches, type ProbeSpec } from './probe-spec.ts';
 
 /** How a probe run ended, as a container exit. */

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseCriLine, type Logger, type PodLifecycleContext, type PodObject, type PodStatusReport } from '@nodelet/plugin-api/v1';
+import { type Logger, type PodLifecycleContext, type PodObject, type PodStatusReport } from '@nodelet/plugin-api/v1';
+import { parseCriLine } from '@nodelet/plugin-api/v1/toolkit';
 import createProvider, { createHttpProbeProvider, parseProbeArgs, statusMatches, type HttpProbeProviderOptions } from '../src/index.ts';
 
 const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => log };

@@ -6,7 +6,7 @@
  * 143 when the module does not listen), then terminates the thread.
  */
 import { Worker } from 'node:worker_threads';
-import { CriLogWriter } from '@nodelet/plugin-api/v1';
+import { CriLogWriter } from '@nodelet/plugin-api/v1/toolkit';
 
 /** Exit code reported for a container terminated after its grace period (as for SIGKILL). */
 export const KILLED_EXIT_CODE = 137;

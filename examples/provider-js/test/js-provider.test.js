@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, parseCriLine } from '@nodelet/plugin-api/v1';
+import { API_VERSION } from '@nodelet/plugin-api/v1';
+import { parseCriLine } from '@nodelet/plugin-api/v1/toolkit';
 import createProvider, { KILLED_EXIT_CODE, TERMINATED_EXIT_CODE } from '../src/index.js';
 
 /** @type {import('@nodelet/plugin-api/v1').Logger} */
@@ -71,7 +72,7 @@ async function run(code, extra = {}) {
     readFileSync(logPath, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => /** @type {import('@nodelet/plugin-api/v1').CriLogLine} */ (parseCriLine(l)));
+      .map((l) => /** @type {import('@nodelet/plugin-api/v1/toolkit').CriLogLine} */ (parseCriLine(l)));
   return { running, logLines };
 }
 

@@ -20,15 +20,8 @@
  * (~30–50 ms) that a preview1 start does not.
  */
 import { Worker } from 'node:worker_threads';
-import {
-  CRI_LOG_MODULE_URL,
-  providerError,
-  type ContainerExit,
-  type ContainerSpec,
-  type ContainerStats,
-  type EventRecorder,
-  type Logger,
-} from '@nodelet/plugin-api/v1';
+import { providerError, type ContainerExit, type ContainerSpec, type ContainerStats, type EventRecorder, type Logger } from '@nodelet/plugin-api/v1';
+import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1/toolkit';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';

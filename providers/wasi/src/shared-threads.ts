@@ -24,7 +24,8 @@
  * restarted by their pods' restart policy.
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { CRI_LOG_MODULE_URL, type ThreadLoad } from '@nodelet/plugin-api/v1';
+import { type ThreadLoad } from '@nodelet/plugin-api/v1';
+import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1/toolkit';
 import type { DoneMessage, ModuleMessage, PingMessage, SharedThreadMessage, WasiWorkerData } from './worker-protocol.ts';
 
 const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);

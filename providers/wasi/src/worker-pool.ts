@@ -16,7 +16,7 @@
  * at most one module anyway: see worker/wasi-worker.mjs).
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1';
+import { CRI_LOG_MODULE_URL } from '@nodelet/plugin-api/v1/toolkit';
 import type { ModuleMessage, PingMessage, WasiWorkerData } from './worker-protocol.ts';
 
 const WORKER_URL = new URL('./worker/wasi-worker.mjs', import.meta.url);

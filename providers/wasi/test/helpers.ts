@@ -3,9 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  parseCriLine,
   type ContainerSpec,
-  type CriLogLine,
   type ImageRequest,
   type ImageService,
   type Logger,
@@ -14,6 +12,7 @@ import {
   type PulledImage,
   type ProviderContext,
 } from '@nodelet/plugin-api/v1';
+import { parseCriLine, type CriLogLine } from '@nodelet/plugin-api/v1/toolkit';
 import { buildWasmModule } from '../../../test/harness/wasm-modules.ts';
 
 /** A logger that keeps its lines. */

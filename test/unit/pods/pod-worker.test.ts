@@ -3,17 +3,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   API_VERSION,
-  createBackoff,
-  podLifecycleFromMachine,
-  podStates,
   providerError,
   type PodLifecycleContext,
-  type PodMachineContext,
   type PodObject,
   type PodProvider,
   type PodRef,
   type PodStatusReport,
 } from '../../../plugin-api/v1/index.ts';
+import { createBackoff, podLifecycleFromMachine, podStates, type PodMachineContext } from '../../../plugin-api/v1/toolkit.ts';
 import { Backoff } from '../../../core/backoff/index.ts';
 import { PodController } from '../../../core/pods/pod-controller.ts';
 import { predicateAdmitHandler } from '../../../core/pods/admission.ts';

@@ -2,7 +2,15 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CriLogWriter, CRI_LOG_MODULE_URL, criTimestamp, formatCriLine, parseCriLine, rotationSuffix, splitCriRecords } from '../../../plugin-api/v1/index.ts';
+import {
+  CriLogWriter,
+  CRI_LOG_MODULE_URL,
+  criTimestamp,
+  formatCriLine,
+  parseCriLine,
+  rotationSuffix,
+  splitCriRecords,
+} from '../../../plugin-api/v1/toolkit.ts';
 
 const LINE = /^(\S+) (stdout|stderr) ([FP]) (.*)$/;
 

@@ -51,7 +51,7 @@ const describe = (e) =>
       ? `${String(e.tag)}: ${JSON.stringify('val' in e ? e.val : undefined)}`
       : String(e);
 
-/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1').CriLogWriter }} */
+/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1/toolkit').CriLogWriter }} */
 const { CriLogWriter } = await import(d.criLogUrl);
 const log = new CriLogWriter(d.logPath, d.logOptions);
 // The shim writes the component's stdout/stderr with process.stdout/stderr.write:

@@ -91,7 +91,7 @@ process.on('warning', (w) => {
 });
 // Loaded after the listener is in place (its warning is emitted on load).
 const { WASI } = await import('node:wasi');
-/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1').CriLogWriter }} */
+/** @type {{ CriLogWriter: typeof import('@nodelet/plugin-api/v1/toolkit').CriLogWriter }} */
 const { CriLogWriter } = await import(data.criLogUrl);
 // stdin reads EOF; anything on 1/2 that is not captured goes nowhere. The
 // worker closes fds opened through node:fs when it ends (trackUnmanagedFds).
