@@ -23,7 +23,7 @@ import { nodeletError } from '../errors/index.ts';
 import { dockerConfigCredentials, OciImageService, WASM_LAYER_TYPES, parseReference, registryHostOf } from '../images/index.ts';
 import { createLogger, flushLogger } from '../logging/index.ts';
 import { readContainerLog } from '../logs/index.ts';
-import { loadProviders } from '../providers/index.ts';
+import { loadProviders, type ServedProvider } from '../providers/index.ts';
 import { parseSubcommandArgs, type SubcommandSpec } from './subcommands.ts';
 
 /** The image store `nodelet run` pulls into: the agent's for root, the user's cache otherwise. */
@@ -176,7 +176,7 @@ export async function runModule(args: string[]): Promise<number> {
   const set = await loadProviders({ dirs: [BUNDLED_PROVIDERS_DIR], dataRoot: join(work, 'providers-data'), images: noPull, signal: ac.signal, log });
   const all = set.providers.map((p) => p.provider);
   try {
-    const wasi = all.find((p): p is Provider => !isPodProvider(p) && p.handlers.includes('wasi'));
+    const wasi = all.find((p): p is ServedProvider & Provider => !isPodProvider(p) && p.handlers.includes('wasi'));
     if (!wasi) {
       const why = set.failures.map((f) => f.reason).join('; ') || `no WASI provider in ${BUNDLED_PROVIDERS_DIR}`;
       throw nodeletError('NDL_PROVIDER_INIT', why);

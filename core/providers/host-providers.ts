@@ -13,6 +13,7 @@ import type { KubeClients } from '../kube/index.ts';
 import type { ProviderRouter } from '../pods/index.ts';
 import { describeConflict, mergeContributions, type ContributionConflict } from './contributions.ts';
 import { loadProviders, type ProviderFailure } from './provider-loader.ts';
+import type { ServedProvider } from './provider-shape.ts';
 import { controllerRouter, createRuntimeClassRouter } from './runtime-class-router.ts';
 import { standaloneRuntimeClasses, watchRuntimeClasses } from './runtime-classes.ts';
 
@@ -40,7 +41,7 @@ export async function startProviders(
   const plog = log.child({ component: 'providers' });
   const set = await loadProviders({ dirs: o.providersDir, dataRoot: join(o.rootDir, 'providers-data'), images, signal, log: plog });
   const providers = set.providers.map((p) => p.provider);
-  const runners = providers.filter((p): p is Provider => !isPodProvider(p));
+  const runners = providers.filter((p): p is ServedProvider & Provider => !isPodProvider(p));
   const primary = runners.find((p) => p.name === o.defaultProvider) ?? runners[0];
   if (!primary) {
     const why = set.failures.map((f) => f.reason).join('; ') || `no provider packages in ${o.providersDir.join(', ')}`;

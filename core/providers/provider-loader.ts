@@ -19,12 +19,12 @@
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AnyProvider, ImageService, Logger } from '@nodelet/plugin-api/v1';
+import type { ImageService, Logger } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { API_ADAPTERS, adapterFor, type ApiAdapter } from './api-adapters.ts';
 import { resolveEntry } from './entry-path.ts';
 import { readManifest, type ProviderManifest } from './manifest.ts';
-import { providerFromModule } from './provider-shape.ts';
+import { providerFromModule, type ServedProvider } from './provider-shape.ts';
 
 /** Default time a provider's `init` may take. */
 const DEFAULT_INIT_TIMEOUT_MS = 30_000;
@@ -47,7 +47,8 @@ export interface ProviderLoadOptions {
 
 /** A provider that loaded and initialised. */
 export interface LoadedProvider {
-  readonly provider: AnyProvider;
+  /** With the handlers it serves (its manifest's when the object leaves them out). */
+  readonly provider: ServedProvider;
   readonly manifest: ProviderManifest;
   /** The entry's real path. */
   readonly entry: string;
@@ -75,7 +76,7 @@ export interface ProviderSet {
 interface Candidate {
   manifest: ProviderManifest;
   entry: string;
-  provider: AnyProvider;
+  provider: ServedProvider;
 }
 
 /** Loads every provider package under `o.dirs`; never throws for a bad package. */

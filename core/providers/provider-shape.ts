@@ -11,13 +11,22 @@ import { HANDLER_PATTERN, type ProviderManifest } from './manifest.ts';
 const OPTIONAL_METHODS = ['init', 'node', 'shutdown', 'exec', 'attach', 'portForward', 'stats'] as const;
 const IDENTITY = ['architecture', 'os', 'runtimeVersion'] as const;
 
-/** Creates the provider a module exports; throws NDL_PROVIDER_SHAPE (or NDL_PROVIDER_INIT when the factory throws). */
-export async function providerFromModule(mod: Record<string, unknown>, m: ProviderManifest, adapt: ApiAdapter): Promise<AnyProvider> {
+/** A provider as core serves it: with the handlers it serves (its manifest's, when the object leaves them out). */
+export type ServedProvider = AnyProvider & { readonly handlers: readonly string[] };
+
+/**
+ * Creates the provider a module exports; throws NDL_PROVIDER_SHAPE (or NDL_PROVIDER_INIT when the factory throws).
+ * The package's manifest is where its handlers are declared: a provider object without `handlers`
+ * gets the manifest's (an own property set here, at the boundary).
+ */
+export async function providerFromModule(mod: Record<string, unknown>, m: ProviderManifest, adapt: ApiAdapter): Promise<ServedProvider> {
   const made = await instantiate(mod, m);
   const provider = adapt(made, m);
   const problems = shapeProblems(provider, m);
   if (problems.length) throw nodeletError('NDL_PROVIDER_SHAPE', `${m.packageName}: ${problems.join('; ')}`);
-  return provider as AnyProvider;
+  const p = provider as AnyProvider;
+  if (p.handlers === undefined) Object.defineProperty(p, 'handlers', { value: Object.freeze([...m.handlers]), enumerable: true });
+  return p as ServedProvider;
 }
 
 async function instantiate(mod: Record<string, unknown>, m: ProviderManifest): Promise<unknown> {
@@ -45,8 +54,10 @@ function shapeProblems(p: unknown, m: ProviderManifest): string[] {
   if (o.apiVersion !== API_VERSION) out.push(`apiVersion is ${JSON.stringify(o.apiVersion)}, expected "${API_VERSION}"`);
   for (const k of IDENTITY) if (typeof o[k] !== 'string' || o[k] === '') out.push(`${k} must be a non-empty string`);
   const handlers = o.handlers;
-  if (!Array.isArray(handlers) || handlers.length === 0 || handlers.some((h) => typeof h !== 'string'))
-    out.push('handlers must be a non-empty list of strings');
+  if (handlers === undefined) {
+    // served from the manifest
+  } else if (!Array.isArray(handlers) || handlers.length === 0 || handlers.some((h) => typeof h !== 'string'))
+    out.push('handlers must be a non-empty list of strings when given (or left out: the manifest declares them)');
   else if ([...handlers].sort().join(',') !== [...m.handlers].sort().join(','))
     out.push(`handlers [${handlers.join(', ')}] differ from the manifest's [${m.handlers.join(', ')}]`);
   for (const k of OPTIONAL_METHODS) if (o[k] !== undefined && typeof o[k] !== 'function') out.push(`${k} must be a function when present`);

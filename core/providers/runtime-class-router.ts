@@ -14,6 +14,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { AnyProvider } from '@nodelet/plugin-api/v1';
 import type { ProviderRouter } from '../pods/index.ts';
 import type { RuntimeClassSource } from './runtime-classes.ts';
+import type { ServedProvider } from './provider-shape.ts';
 
 /** The admission reason for a pod no provider here can run. */
 const UNSUPPORTED_RUNTIME_CLASS = 'UnsupportedRuntimeClass';
@@ -26,7 +27,7 @@ export type Route = { provider: AnyProvider; handler?: string } | { reason: stri
 
 /** Options of {@link createRuntimeClassRouter}. */
 export interface RouterOptions {
-  readonly providers: readonly AnyProvider[];
+  readonly providers: readonly ServedProvider[];
   /** Name of the provider for pods without a RuntimeClass. */
   readonly defaultProvider: string;
   readonly classes: RuntimeClassSource;

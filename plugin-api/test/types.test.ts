@@ -40,8 +40,8 @@ describe('provider types', () => {
         throw new Error('x');
       },
     };
-    // @ts-expect-error: handlers is missing
-    const noHandlers: PodProvider = { name: 'x', apiVersion: API_VERSION, architecture: 'a', os: 'o', runtimeVersion: 'r', pods: lifecycle };
+    // @ts-expect-error: runtimeVersion is missing (handlers may be: the package manifest declares them)
+    const noHandlers: PodProvider = { name: 'x', apiVersion: API_VERSION, architecture: 'a', os: 'o', pods: lifecycle };
     // @ts-expect-error: the apiVersion must be nodelet.dev/v1
     const wrongVersion: PodProvider = { ...identity, apiVersion: 'nodelet.dev/v2', pods: lifecycle };
     // @ts-expect-error: a pod provider's lifecycle needs deletePod and getPodStatus

@@ -67,8 +67,13 @@ export interface ProviderBase extends OptionalCapabilities {
   readonly name: string;
   /** Always {@link API_VERSION} for this interface. */
   readonly apiVersion: typeof API_VERSION;
-  /** The RuntimeClass handlers this provider serves (e.g. `['wasi', 'wasmtime']`). */
-  readonly handlers: readonly string[];
+  /**
+   * The RuntimeClass handlers this provider serves (e.g. `['wasi', 'wasmtime']`). Optional: a provider
+   * package declares them once, in its `package.json` (`nodelet.handlers`, read before its code is
+   * loaded), and core serves those; when given here too, they must be the same (else the package is
+   * skipped with `NDL_PROVIDER_SHAPE`).
+   */
+  readonly handlers?: readonly string[];
   /** The `kubernetes.io/arch` this provider's pods run on, e.g. `wasm32-wasi`. */
   readonly architecture: string;
   /** The `kubernetes.io/os` this provider's pods run on, e.g. `wasi`. */

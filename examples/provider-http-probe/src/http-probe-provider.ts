@@ -42,7 +42,7 @@ export function createHttpProbeProvider(opts: HttpProbeProviderOptions = {}): Po
   return {
     name: HTTP_PROBE_HANDLER,
     apiVersion: API_VERSION,
-    handlers: [HTTP_PROBE_HANDLER],
+    // handlers: declared once, in package.json (nodelet.handlers: ["http-probe"]).
     architecture: process.arch,
     os: process.platform,
     runtimeVersion: 'nodelet-http-probe://0.1.0',

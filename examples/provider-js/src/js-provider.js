@@ -35,7 +35,7 @@ export const JS_LAYER_TYPES = /** @type {const} */ (['text/javascript', 'applica
 export class JsProvider {
   name = 'js';
   apiVersion = API_VERSION;
-  handlers = ['js'];
+  // Its RuntimeClass handler (`js`) is declared once, in package.json (nodelet.handlers).
   architecture = 'javascript';
   os = 'node';
   runtimeVersion = `nodelet-js://${process.versions.node}`;

@@ -87,7 +87,7 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 's
 export class WasiProvider implements Provider {
   readonly name = 'wasi';
   readonly apiVersion = API_VERSION;
-  readonly handlers = ['wasi'] as const;
+  // Its RuntimeClass handler (`wasi`) is declared once, in package.json (nodelet.handlers).
   readonly architecture = 'wasm32-wasi';
   readonly os = 'wasi';
   readonly runtimeVersion = `nodelet-wasi://${VERSION}`;

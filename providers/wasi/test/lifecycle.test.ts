@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, isInvalidImage, type Provider } from '@nodelet/plugin-api/v1';
@@ -25,9 +25,12 @@ async function run(fixture: string, args: string[] = [], over = {}) {
 }
 
 describe('provider identity', () => {
-  it('declares the wasi handler, arch, os and runtime version', () => {
+  it('declares the wasi handler (in its manifest only), arch, os and runtime version', () => {
     const p: Provider = createProvider();
-    expect(p).toMatchObject({ name: 'wasi', apiVersion: 'nodelet.dev/v1', handlers: ['wasi'], architecture: 'wasm32-wasi', os: 'wasi' });
+    expect(p).toMatchObject({ name: 'wasi', apiVersion: 'nodelet.dev/v1', architecture: 'wasm32-wasi', os: 'wasi' });
+    expect(p.handlers).toBeUndefined();
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { nodelet: { handlers: string[] } };
+    expect(manifest.nodelet.handlers).toEqual(['wasi']);
     expect(p.runtimeVersion).toBe('nodelet-wasi://0.1.0');
   });
 });

@@ -167,4 +167,15 @@ describe('loadProviders', () => {
     expect(codes(r)).toEqual({ '@test/liar': 'NDL_PROVIDER_SHAPE' });
     expect(r.failures[0]!.reason).toMatch(/handlers \[other\] differ from the manifest's \[liar\]/);
   });
+
+  it('serves the handlers of the manifest when the provider object leaves them out (declared once)', async () => {
+    const code = `export default () => ({ name: 'quiet', apiVersion: 'nodelet.dev/v1', architecture: 'test', os: 'test',
+      runtimeVersion: 'quiet://0', pullImage: async () => ({}), startContainer: async () => ({}) });`;
+    pkg('a', 'quiet', { handlers: ['quiet', 'hush'], code });
+    pkg('a', 'empty', { code: code.replace("'quiet'", "'empty'").replace('async () => ({}) });', 'async () => ({}), handlers: [] });') });
+    const r = await load();
+    expect(r.providers.map((p) => [p.provider.name, p.provider.handlers])).toEqual([['quiet', ['quiet', 'hush']]]);
+    expect(codes(r)).toEqual({ '@test/empty': 'NDL_PROVIDER_SHAPE' });
+    expect(r.failures[0]!.reason).toMatch(/handlers must be a non-empty list of strings when given/);
+  });
 });

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { API_VERSION, type AnyProvider, type PodProvider, type Provider } from '@nodelet/plugin-api/v1';
+import { API_VERSION, type PodProvider, type Provider } from '@nodelet/plugin-api/v1';
 import {
   controllerRouter,
   createRuntimeClassRouter,
   staticRuntimeClasses,
   standaloneRuntimeClasses,
   type RuntimeClassSource,
+  type ServedProvider,
 } from '../../../core/providers/index.ts';
 
-const container = (name: string, handlers = [name]): Provider => ({
+const container = (name: string, handlers = [name]): ServedProvider & Provider => ({
   name,
   apiVersion: API_VERSION,
   handlers,
@@ -19,7 +20,7 @@ const container = (name: string, handlers = [name]): Provider => ({
   pullImage: () => Promise.reject(new Error('unused')),
   startContainer: () => Promise.reject(new Error('unused')),
 });
-const podOwner: PodProvider = {
+const podOwner: ServedProvider & PodProvider = {
   name: 'vm',
   apiVersion: API_VERSION,
   handlers: ['vm'],
@@ -32,7 +33,7 @@ const pod = (runtimeClassName?: string): V1Pod => ({ metadata: { name: 'p', name
 const wasi = container('wasi', ['wasi', 'wasmtime']);
 const js = container('js');
 const classes = staticRuntimeClasses({ wasi: 'wasi', fast: 'wasmtime', js: 'js', gvisor: 'runsc', vm: 'vm' });
-const providers: AnyProvider[] = [wasi, js, podOwner];
+const providers: ServedProvider[] = [wasi, js, podOwner];
 const route = createRuntimeClassRouter({ providers, defaultProvider: 'wasi', classes });
 
 describe('runtime class router', () => {

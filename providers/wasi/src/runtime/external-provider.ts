@@ -55,7 +55,7 @@ function aborted(signal: AbortSignal): Promise<void> {
 export class ExternalWasiProvider implements Provider {
   readonly name = 'wasi';
   readonly apiVersion = API_VERSION;
-  readonly handlers = ['wasi'] as const;
+  // Its RuntimeClass handler (`wasi`) is declared once, in package.json (nodelet.handlers).
   readonly architecture = 'wasm32-wasi';
   readonly os = 'wasi';
   readonly keepsContainers = true;
