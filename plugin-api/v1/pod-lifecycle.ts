@@ -21,6 +21,42 @@ export interface PodContainerSpec {
   readonly workingDir?: string;
 }
 
+/**
+ * The core/v1 Pod as core holds it (the object `@kubernetes/client-node` decodes:
+ * timestamps are `Date`s), typed for the fields providers commonly read; every
+ * other field of the Kubernetes API reference is there too, under its API name.
+ */
+export interface KubePod {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly generation?: number;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly creationTimestamp?: Date;
+    readonly deletionTimestamp?: Date;
+  };
+  readonly spec?: {
+    readonly nodeName?: string;
+    readonly runtimeClassName?: string;
+    readonly restartPolicy?: string;
+    readonly terminationGracePeriodSeconds?: number;
+    readonly activeDeadlineSeconds?: number;
+    readonly containers: readonly object[];
+    readonly initContainers?: readonly object[];
+    readonly volumes?: readonly object[];
+  };
+  readonly status?: {
+    readonly phase?: string;
+    readonly podIP?: string;
+    readonly podIPs?: ReadonlyArray<{ readonly ip: string }>;
+    readonly qosClass?: string;
+  };
+}
+
 /** The pod object core hands over (a subset of core/v1 Pod; `raw` holds the full object). */
 export interface PodObject {
   readonly metadata: PodRef & {
@@ -34,7 +70,7 @@ export interface PodObject {
     readonly runtimeClassName?: string;
   };
   /** The full core/v1 Pod as received from the API server. */
-  readonly raw: unknown;
+  readonly raw: KubePod;
 }
 
 /** A container's state, as in core/v1 ContainerState (exactly one member set). */
