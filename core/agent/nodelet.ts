@@ -45,6 +45,7 @@ import {
   mirrorAwareSink,
   createPodSetup,
   reportRefusedManifests,
+  deleteDanglingPods,
   releaseUnclaimedContainers,
 } from '../pods/index.ts';
 import { EventRecorder, logEvents } from '../events/index.ts';
@@ -309,6 +310,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   await network.releaseExcept([...livePods, ...staticPods]);
   // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
   await releaseUnclaimedContainers(providers.providers, livePods, log.child({ component: 'pods' }), staticPods);
+  // Pods a pod provider kept across the restart that are no longer bound here are deleted.
+  await deleteDanglingPods(providers.providers, [...livePods, ...staticPods], o.podsDir, log.child({ component: 'pods' }));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
   // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).

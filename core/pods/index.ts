@@ -23,3 +23,4 @@ export { reportRefusedManifests } from './sources/refused-manifests.ts';
 export { readStaticPods, type RefusedManifest } from './sources/static-pod-source.ts';
 export { watchStaticPods, type StaticPodChanges } from './sources/static-pod-watcher.ts';
 export { claimedContainerIds, releaseUnclaimedContainers } from './container-adoption.ts';
+export { deleteDanglingPods } from './dangling-pods.ts';

@@ -69,7 +69,13 @@ export class PodProviderDriver implements PodDriver {
     private readonly killSlackMs = KILL_SLACK_MS,
   ) {
     this.pod = pod;
-    this.reports = new ProviderReports({ provider, event: d.event, log: () => this.ctx?.log, terminating: () => d.terminating() });
+    this.reports = new ProviderReports({
+      provider,
+      event: d.event,
+      log: () => this.ctx?.log,
+      terminating: () => d.terminating(),
+      statusChanged: () => d.statusChanged(),
+    });
   }
 
   private get uid(): string {

@@ -3,6 +3,11 @@
  * report (a bad or missing one is logged and shown as a `ProviderStatusInvalid`
  * event once per distinct problem, and the last good one stays), and each
  * container's last termination, for `lastState`.
+ *
+ * The status path is synchronous (a sync computes the status and posts it), and
+ * `getPodStatus` may answer with a promise: then the last good report serves
+ * this sync, one call is in flight at a time, and when its answer differs from
+ * the last good report the pod is synced again (`statusChanged`) to post it.
  */
 import type { V1ContainerStateTerminated } from '@kubernetes/client-node';
 import type { ContainerStatusReport, Logger, PodProvider, PodRef, PodStatusReport } from '@nodelet/plugin-api/v1';
@@ -20,6 +25,8 @@ export interface ProviderReportsDeps {
   log(): Logger | undefined;
   /** True once the pod is being deleted (a missing report is expected then). */
   terminating(): boolean;
+  /** Asks for another sync of the pod (an asynchronous report arrived that changes its status). */
+  statusChanged(): void;
 }
 
 /** The reports of one pod owned by a `PodProvider`. */
@@ -27,12 +34,15 @@ export class ProviderReports {
   /** The last good report. */
   last?: PodStatusReport;
   private badReport?: string;
+  /** An asynchronous `getPodStatus` is in flight. */
+  private pending = false;
   private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
 
   constructor(private readonly d: ProviderReportsDeps) {}
 
   /** The provider's current report (validated), or the last good one; remembers terminations for `lastState`. */
   read(ref: PodRef): PodStatusReport | undefined {
+    if (this.pending) return this.last;
     let r: unknown;
     try {
       r = this.d.provider.pods.getPodStatus(ref);
@@ -40,6 +50,27 @@ export class ProviderReports {
       this.complain(`getPodStatus failed: ${msg(e)}`);
       return this.last;
     }
+    if (r instanceof Promise) {
+      this.pending = true;
+      const before = JSON.stringify(this.last);
+      r.then(
+        (v: unknown) => {
+          this.pending = false;
+          this.accept(v);
+          if (JSON.stringify(this.last) !== before) this.d.statusChanged();
+        },
+        (e: unknown) => {
+          this.pending = false;
+          this.complain(`getPodStatus failed: ${msg(e)}`);
+        },
+      );
+      return this.last;
+    }
+    return this.accept(r);
+  }
+
+  /** Takes report `r` if it is good (else complains); returns the last good one. */
+  private accept(r: unknown): PodStatusReport | undefined {
     if (r === undefined) {
       if (!this.d.terminating() && !this.last) this.complain('the provider does not know this pod after createPod');
       return this.last;

@@ -74,7 +74,8 @@ function runtimeProblems(o: Record<string, unknown>): string[] {
   const pods = o.pods as Record<string, unknown> | null;
   if (typeof pods !== 'object' || pods === null) return ['pods must be an object'];
   const out = (['createPod', 'deletePod', 'getPodStatus'] as const).filter((k) => typeof pods[k] !== 'function').map((k) => `pods.${k} is not a function`);
-  if (pods.updatePod !== undefined && typeof pods.updatePod !== 'function') out.push('pods.updatePod must be a function when present');
+  for (const k of ['updatePod', 'getPods'] as const)
+    if (pods[k] !== undefined && typeof pods[k] !== 'function') out.push(`pods.${k} must be a function when present`);
   if (o.pullImage !== undefined || o.startContainer !== undefined) out.push('a pod provider must not also define pullImage/startContainer');
   return out;
 }

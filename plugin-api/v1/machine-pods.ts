@@ -27,7 +27,7 @@ interface Run {
 /** A `PodLifecycle` (the contract's, `@nodelet/plugin-api/v1`) that runs one state machine per pod, built by `build`. */
 export function podLifecycleFromMachine<C>(
   build: (pod: PodObject, ctx: PodLifecycleContext) => PodMachine<C>,
-): PodLifecycle & { wait(uid: string): Promise<RunResult<unknown>> | undefined } {
+): Omit<PodLifecycle, 'getPodStatus'> & { getPodStatus(pod: PodRef): PodStatusReport | undefined; wait(uid: string): Promise<RunResult<unknown>> | undefined } {
   const runs = new Map<string, Run>();
   return {
     async createPod(pod, ctx) {

@@ -133,6 +133,16 @@ export interface PodLifecycle {
   updatePod?(pod: PodObject, ctx: PodLifecycleContext): Promise<void>;
   /** Stops the pod within `gracePeriodMs` and frees its resources; resolves when it is gone. */
   deletePod(pod: PodObject, ctx: PodLifecycleContext, gracePeriodMs: number): Promise<void>;
-  /** The pod's current status, or undefined if the provider does not know the pod. */
-  getPodStatus(pod: PodRef): PodStatusReport | undefined;
+  /**
+   * The pod's current status, or undefined if the provider does not know the pod. May answer
+   * with a promise (a provider that asks a remote agent): core then posts the last status it
+   * got meanwhile, keeps one call in flight, and syncs the pod again once an answer changes it.
+   */
+  getPodStatus(pod: PodRef): PodStatusReport | undefined | Promise<PodStatusReport | undefined>;
+  /**
+   * Optional: the pods the provider still runs, as `createPod` received them — for a provider
+   * whose pods outlive nodelet's process. Core calls it once at start and deletes (`deletePod`,
+   * grace 0) every pod no longer bound to this node, as virtual-kubelet deletes dangling pods.
+   */
+  getPods?(): Promise<readonly PodObject[]>;
 }

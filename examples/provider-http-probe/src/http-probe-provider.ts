@@ -7,7 +7,16 @@
  * Pods run on the plugin API's state machine toolkit (`podStates`), so
  * restart policies, back-off and deletion behave as for any pod.
  */
-import { API_VERSION, providerError, type PodObject, type PodProvider, type ProviderContext } from '@nodelet/plugin-api/v1';
+import {
+  API_VERSION,
+  providerError,
+  type PodLifecycle,
+  type PodObject,
+  type PodProvider,
+  type PodRef,
+  type PodStatusReport,
+  type ProviderContext,
+} from '@nodelet/plugin-api/v1';
 import { podLifecycleFromMachine, podStates } from '@nodelet/plugin-api/v1/toolkit';
 import { ProbePod, type ProbePodOptions } from './probe-pod.ts';
 import { parseProbeArgs, parseProbeUrl } from './probe-spec.ts';
@@ -29,8 +38,13 @@ export function validateProbePod(pod: PodObject, allowHosts?: readonly string[])
   }
 }
 
+/** The provider: a `PodProvider` whose status answers at once (from the pods' state machines). */
+export type HttpProbeProvider = Omit<PodProvider, 'pods'> & {
+  readonly pods: Omit<PodLifecycle, 'getPodStatus'> & { getPodStatus(ref: PodRef): PodStatusReport | undefined };
+};
+
 /** Creates the provider. */
-export function createHttpProbeProvider(opts: HttpProbeProviderOptions = {}): PodProvider {
+export function createHttpProbeProvider(opts: HttpProbeProviderOptions = {}): HttpProbeProvider {
   const pods = new Map<string, ProbePod>();
   let log: ProviderContext['log'] | undefined;
   const machine = podLifecycleFromMachine<ProbePod>((pod, ctx) => {

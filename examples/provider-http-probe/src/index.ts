@@ -4,10 +4,9 @@
  * reach can be limited with `NODELET_HTTP_PROBE_ALLOW_HOSTS` (comma-separated
  * host names; unset = any host the node can reach).
  */
-import type { PodProvider } from '@nodelet/plugin-api/v1';
-import { createHttpProbeProvider, type HttpProbeProviderOptions } from './http-probe-provider.ts';
+import { createHttpProbeProvider, type HttpProbeProvider, type HttpProbeProviderOptions } from './http-probe-provider.ts';
 
-export { createHttpProbeProvider, validateProbePod, HTTP_PROBE_HANDLER, type HttpProbeProviderOptions } from './http-probe-provider.ts';
+export { createHttpProbeProvider, validateProbePod, HTTP_PROBE_HANDLER, type HttpProbeProvider, type HttpProbeProviderOptions } from './http-probe-provider.ts';
 export { runProbe, STOPPED_EXIT_CODE, MAX_BODY_BYTES, type ProbeExit, type ProbeLog } from './probe.ts';
 export { parseDuration, parseProbeArgs, parseProbeUrl, statusMatches, PROBE_DEFAULTS, type ProbeSpec } from './probe-spec.ts';
 
@@ -23,7 +22,7 @@ function allowHostsFromEnv(): string[] | undefined {
 }
 
 /** Creates the `http-probe` provider (options override the environment). */
-export function createProvider(opts: HttpProbeProviderOptions = {}): PodProvider {
+export function createProvider(opts: HttpProbeProviderOptions = {}): HttpProbeProvider {
   return createHttpProbeProvider({ allowHosts: allowHostsFromEnv(), ...opts });
 }
 

@@ -234,6 +234,31 @@ describe('PodWorker with a PodProvider', () => {
     expect(logs.filter((l) => l.startsWith('warn'))).toHaveLength(3);
   });
 
+  it('an asynchronous getPodStatus: the last good status meanwhile, one call in flight, a re-sync once an answer changes the status', async () => {
+    const { provider, worker, requeues, events } = harness();
+    await worker.reconcile(pod());
+    let calls = 0;
+    let answer!: (r: PodStatusReport) => void;
+    provider.report = () => {
+      calls++;
+      return new Promise<PodStatusReport>((r) => (answer = r));
+    };
+    expect(worker.status(pod()).phase).toBe('Pending');
+    expect(worker.status(pod()).phase).toBe('Pending');
+    expect(calls).toBe(1);
+    const before = requeues.length;
+    answer({ phase: 'Running', containers: [running('main')] });
+    await vi.waitFor(() => expect(requeues.length).toBe(before + 1));
+    expect(requeues.at(-1)).toBe(0);
+    provider.report = () => Promise.resolve({ phase: 'Running', containers: [running('main')] });
+    expect(worker.status(pod()).phase).toBe('Running');
+    await new Promise((r) => setImmediate(r)); // the same answer again: no further sync
+    expect(requeues.length).toBe(before + 1);
+    provider.report = () => Promise.reject(new Error('agent gone'));
+    expect(worker.status(pod()).phase).toBe('Running');
+    await vi.waitFor(() => expect(events).toContain('ProviderStatusInvalid: provider "vm": getPodStatus failed: agent gone'));
+  });
+
   it('FailedMount: events per volume, back-off re-queue, and no createPod until the volumes are prepared', async () => {
     const setup = fakeSetup();
     setup.prepare = async () => {
