@@ -710,6 +710,16 @@ export const FLAGS: readonly FlagSpec[] = [
     },
   },
   {
+    name: 'provider-config',
+    type: 'mapStringString',
+    default: '',
+    upstream: false,
+    help: "A provider's configuration file (YAML or JSON), NAME=PATH, comma-separated or repeated; handed to the provider named NAME",
+    apply: (s, r) => {
+      s.providerConfig = { ...s.providerConfig, ...parseProviderConfig(r) };
+    },
+  },
+  {
     name: 'providers-dir',
     type: 'strings',
     default: '<root-dir>/providers,<bundled providers>',
@@ -753,4 +763,18 @@ const BY_NAME = new Map(FLAGS.map((f) => [f.name, f]));
 /** Looks a flag up by name (without dashes). */
 export function findFlag(name: string): FlagSpec | undefined {
   return BY_NAME.get(name);
+}
+
+/** `NAME=PATH,...`: provider names (DNS labels) to configuration files. */
+function parseProviderConfig(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of parseList(text)) {
+    const eq = item.indexOf('=');
+    const name = eq < 0 ? '' : item.slice(0, eq);
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name) || eq === item.length - 1) {
+      throw nodeletError('NDL_CONFIG_INVALID_VALUE', `${JSON.stringify(item)} is not NAME=PATH (NAME a provider name, a DNS label)`);
+    }
+    out[name] = parsePath(item.slice(eq + 1));
+  }
+  return out;
 }

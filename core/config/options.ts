@@ -62,6 +62,8 @@ export interface NodeletOptions extends DerivedDirs {
   /** The KubeletConfiguration file the settings were read from, if any. */
   config?: string;
   providersDir: string[];
+  /** Configuration files of providers, by provider name (`--provider-config NAME=PATH`). */
+  providerConfig: Record<string, string>;
   defaultProvider: string;
   podManifestPath?: string;
   insecureRegistries: string[];
@@ -128,6 +130,7 @@ type Computed =
   | 'nodeName'
   | 'certDir'
   | 'providersDir'
+  | 'providerConfig'
   | 'nodeLabels'
   | 'registerWithTaints'
   | 'podCIDR'
@@ -193,6 +196,7 @@ export function resolveOptions(s: Settings, hostname: string = os.hostname()): N
     rootDir,
     certDir: s.certDir ?? path.join(rootDir, 'pki'),
     providersDir: s.providersDir ?? [path.join(rootDir, 'providers'), BUNDLED_PROVIDERS_DIR],
+    providerConfig: { ...(s.providerConfig ?? {}) },
     podManifestPath: s.podManifestPath ?? (s.kubeconfig ? undefined : BUNDLED_STATIC_PODS_DIR),
     ...deriveDirs(rootDir),
   };

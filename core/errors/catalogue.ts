@@ -21,6 +21,7 @@ export const CATALOGUE = {
   NDL_PROVIDER_IMPORT: 'provider entry failed to import',
   NDL_PROVIDER_SHAPE: 'provider export has the wrong shape',
   NDL_PROVIDER_INIT: 'provider failed to initialise',
+  NDL_PROVIDER_CONFIG: 'provider configuration file unreadable or invalid',
   NDL_PROVIDER_DUPLICATE: 'provider name or handler already taken',
   // images
   NDL_IMAGE_REFERENCE: 'invalid image reference',

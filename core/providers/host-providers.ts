@@ -39,7 +39,14 @@ export async function startProviders(
   clients?: KubeClients,
 ): Promise<HostedProviders> {
   const plog = log.child({ component: 'providers' });
-  const set = await loadProviders({ dirs: o.providersDir, dataRoot: join(o.rootDir, 'providers-data'), images, signal, log: plog });
+  const set = await loadProviders({
+    dirs: o.providersDir,
+    dataRoot: join(o.rootDir, 'providers-data'),
+    images,
+    signal,
+    log: plog,
+    configs: o.providerConfig,
+  });
   const providers = set.providers.map((p) => p.provider);
   const runners = providers.filter((p): p is ServedProvider & Provider => !isPodProvider(p));
   const primary = runners.find((p) => p.name === o.defaultProvider) ?? runners[0];

@@ -8,17 +8,22 @@
  *       NDL_PROVIDER_MANIFEST / _MANIFEST_INVALID
  *     ─► apiVersion adapter ─► entry inside the package (realpath) ─► import()
  *       NDL_PROVIDER_API_VERSION  NDL_PROVIDER_ENTRY_OUTSIDE          NDL_PROVIDER_IMPORT
- *     ─► factory + shape ─► name/handlers free? ─► (all together) init with a timeout
- *       NDL_PROVIDER_SHAPE   NDL_PROVIDER_DUPLICATE                  NDL_PROVIDER_INIT
+ *     ─► factory + shape ─► name/handlers free? ─► (all together) its config file ─► init with a timeout
+ *       NDL_PROVIDER_SHAPE   NDL_PROVIDER_DUPLICATE  NDL_PROVIDER_CONFIG  NDL_PROVIDER_INIT
+ *
+ * A provider's configuration is the file `--provider-config <name>=<path>` names
+ * (YAML or JSON, parsed by the `yaml` package), checked by the provider's own
+ * `validateConfig` when it has one, and handed to `init` as `ctx.config`.
  *
  * A provider's ES module is imported once per process (Node caches it by URL):
  * replacing a provider's files takes a nodelet restart. When the same package
  * (by package.json `name`) is in several directories, the first directory wins;
  * so a copy in `<root-dir>/providers` overrides the bundled one.
  */
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import type { ImageService, Logger } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { API_ADAPTERS, adapterFor, type ApiAdapter } from './api-adapters.ts';
@@ -43,6 +48,8 @@ export interface ProviderLoadOptions {
   readonly initTimeoutMs?: number;
   /** The apiVersion adapters (default {@link API_ADAPTERS}). */
   readonly adapters?: ReadonlyMap<string, ApiAdapter>;
+  /** Configuration files by provider name (`--provider-config`). */
+  readonly configs?: Readonly<Record<string, string>>;
 }
 
 /** A provider that loaded and initialised. */
@@ -115,6 +122,10 @@ export async function loadProviders(o: ProviderLoadOptions): Promise<ProviderSet
     }),
   );
   set.providers.sort((a, b) => ready.findIndex((c) => c.provider === a.provider) - ready.findIndex((c) => c.provider === b.provider));
+  for (const [name, path] of Object.entries(o.configs ?? {})) {
+    if (!ready.some((c) => c.provider.name === name))
+      o.log.warn({ provider: name, path }, '--provider-config names a provider that is not loaded: its file is not used');
+  }
   return set;
 }
 
@@ -161,6 +172,7 @@ function claim(c: Candidate, taken: Map<string, string>): void {
 
 async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
   const p = c.provider;
+  const config = readConfig(c, o.configs?.[p.name]);
   if (!p.init) return;
   const rootDir = join(o.dataRoot, p.name);
   mkdirSync(rootDir, { recursive: true, mode: 0o750 });
@@ -173,7 +185,7 @@ async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
     timer = setTimeout(() => reject(nodeletError('NDL_PROVIDER_INIT', `${p.name}: init did not finish within ${ms} ms`)), ms);
   });
   try {
-    await Promise.race([p.init({ log: o.log.child({ provider: p.name }), rootDir, images: o.images, signal: abort.signal }), timeout]);
+    await Promise.race([p.init({ log: o.log.child({ provider: p.name }), rootDir, images: o.images, signal: abort.signal, config }), timeout]);
   } catch (e) {
     abort.abort();
     o.signal.removeEventListener('abort', stopWithNodelet);
@@ -181,6 +193,24 @@ async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
     throw isNodeletError(e) ? e : nodeletError('NDL_PROVIDER_INIT', `${p.name}: ${firstLine(e)}`, e);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The provider's configuration from `path` (undefined without one): parsed, then its `validateConfig`'s answer. */
+function readConfig(c: Candidate, path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  const p = c.provider;
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw nodeletError('NDL_PROVIDER_CONFIG', `${p.name}: cannot read its configuration ${path}: ${firstLine(e)}`, e);
+  }
+  if (!p.validateConfig) return raw;
+  try {
+    return p.validateConfig(raw);
+  } catch (e) {
+    throw nodeletError('NDL_PROVIDER_CONFIG', `${p.name}: its configuration ${path} is invalid: ${firstLine(e)}`, e);
   }
 }
 

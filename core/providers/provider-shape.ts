@@ -8,7 +8,7 @@ import { nodeletError } from '../errors/index.ts';
 import type { ApiAdapter } from './api-adapters.ts';
 import { HANDLER_PATTERN, type ProviderManifest } from './manifest.ts';
 
-const OPTIONAL_METHODS = ['init', 'node', 'shutdown', 'exec', 'attach', 'portForward', 'stats'] as const;
+const OPTIONAL_METHODS = ['validateConfig', 'init', 'node', 'shutdown', 'exec', 'attach', 'portForward', 'stats'] as const;
 const IDENTITY = ['architecture', 'os', 'runtimeVersion'] as const;
 
 /** A provider as core serves it: with the handlers it serves (its manifest's, when the object leaves them out). */

@@ -17,8 +17,12 @@ export interface EventRecorder {
   (type: EventType, reason: string, message: string): void;
 }
 
-/** What core hands a provider once, at initialisation. */
-export interface ProviderContext {
+/**
+ * What core hands a provider once, at initialisation. `Config` is the type of
+ * the provider's configuration (what its {@link ProviderBase.validateConfig}
+ * returns); a provider declares `init(ctx: ProviderContext<MyConfig>)`.
+ */
+export interface ProviderContext<Config = unknown> {
   /** A logger scoped to the provider. */
   readonly log: Logger;
   /** A directory owned by the provider (under `--root-dir/providers-data/<name>`), already created. */
@@ -27,6 +31,12 @@ export interface ProviderContext {
   readonly images: ImageService;
   /** Aborted when nodelet shuts down. */
   readonly signal: AbortSignal;
+  /**
+   * The provider's configuration: the file `--provider-config <name>=<path>` names for it
+   * (YAML or JSON), as {@link ProviderBase.validateConfig} returned it (the parsed document
+   * when the provider has none); undefined when no file is named.
+   */
+  readonly config?: Config;
 }
 
 /** What core hands a provider for one pod. */
@@ -81,6 +91,12 @@ export interface ProviderBase extends OptionalCapabilities {
   /** The runtime name and version reported as `nodeInfo.containerRuntimeVersion`, e.g. `nodelet-wasi://0.1.0`. */
   readonly runtimeVersion: string;
 
+  /**
+   * Optional: checks the parsed configuration file (`--provider-config <name>=<path>`) and returns
+   * the configuration `init` receives as `ctx.config`. A throw skips the provider with
+   * `NDL_PROVIDER_CONFIG` and the message, naming the file.
+   */
+  validateConfig?(raw: unknown): unknown;
   /** Called once before any pod is handed over; a rejection (or a timeout) skips the provider. */
   init?(ctx: ProviderContext): Promise<void>;
   /** What the provider adds to the Node object (labels, taints, capacity, conditions). */

@@ -31,6 +31,7 @@ const REQUIRED: Record<RequiredKeys<NodeletOptions>, true> = {
   healthzBindAddress: true,
   certDir: true,
   providersDir: true,
+  providerConfig: true,
   defaultProvider: true,
   insecureRegistries: true,
   logLevel: true,

@@ -9,7 +9,9 @@ const lines: string[] = [];
 const log: Logger = {
   debug: () => undefined,
   info: () => undefined,
-  warn: () => undefined,
+  warn: (o, m) => {
+    lines.push(`${typeof o === 'string' ? o : m}`);
+  },
   error: (o, m) => {
     lines.push(`${typeof o === 'string' ? o : m}`);
   },
@@ -177,5 +179,32 @@ describe('loadProviders', () => {
     expect(r.providers.map((p) => [p.provider.name, p.provider.handlers])).toEqual([['quiet', ['quiet', 'hush']]]);
     expect(codes(r)).toEqual({ '@test/empty': 'NDL_PROVIDER_SHAPE' });
     expect(r.failures[0]!.reason).toMatch(/handlers must be a non-empty list of strings when given/);
+  });
+
+  it('hands a provider its configuration file (--provider-config), checked by its validateConfig', async () => {
+    const withConfig = `validateConfig: (raw) => { if (typeof raw?.port !== 'number') throw new Error('port must be a number'); return { ...raw, checked: true }; },
+      init: async (ctx) => { globalThis.__configSeen = ctx.config; }`;
+    pkg('a', 'tuned', { code: body('tuned', ['tuned'], withConfig) });
+    pkg('a', 'picky', { code: body('picky', ['picky'], withConfig) });
+    pkg('a', 'plain', { code: body('plain', ['plain'], `init: async (ctx) => { globalThis.__plainConfig = ctx.config; }`) });
+    writeFileSync(join(root, 'tuned.yaml'), 'port: 8080\nhosts: [a, b]\n');
+    writeFileSync(join(root, 'picky.json'), '{"port": "eighty"}');
+    const r = await load({ configs: { tuned: join(root, 'tuned.yaml'), picky: join(root, 'picky.json'), ghost: join(root, 'none.yaml') } });
+    expect(r.providers.map((p) => p.provider.name).sort()).toEqual(['plain', 'tuned']);
+    expect((globalThis as { __configSeen?: unknown }).__configSeen).toEqual({ port: 8080, hosts: ['a', 'b'], checked: true });
+    expect((globalThis as { __plainConfig?: unknown }).__plainConfig).toBeUndefined();
+    expect(codes(r)).toEqual({ '@test/picky': 'NDL_PROVIDER_CONFIG' });
+    expect(r.failures[0]!.reason).toContain(`picky: its configuration ${join(root, 'picky.json')} is invalid: port must be a number`);
+    expect(lines.some((l) => l.includes('--provider-config names a provider that is not loaded'))).toBe(true);
+  });
+
+  it('skips a provider whose configuration file cannot be read or parsed', async () => {
+    pkg('a', 'lost', { code: body('lost') });
+    pkg('a', 'garbled', { code: body('garbled') });
+    writeFileSync(join(root, 'garbled.yaml'), 'port: [unclosed\n');
+    const r = await load({ configs: { lost: join(root, 'missing.yaml'), garbled: join(root, 'garbled.yaml') } });
+    expect(r.providers).toEqual([]);
+    expect(codes(r)).toEqual({ '@test/lost': 'NDL_PROVIDER_CONFIG', '@test/garbled': 'NDL_PROVIDER_CONFIG' });
+    expect(r.failures.find((f) => f.packageName === '@test/lost')!.reason).toMatch(/lost: cannot read its configuration .*missing\.yaml: ENOENT/);
   });
 });
