@@ -127,7 +127,7 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
       60_000,
     );
     const seen = hits.get('/broken') ?? 0;
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 500)); // a fixed wait: no probe may reach the endpoint after the deletion
     expect(hits.get('/broken') ?? 0).toBe(seen);
   });
 

@@ -193,7 +193,7 @@ describe('hostile WASI pods', () => {
       },
       30_000,
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 1_000)); // a fixed wait: the module is then looping inside its start (nothing shows it)
     await k.core.deleteNamespacedPod({ name: 'loop-deleted', namespace: ns });
     // Well before the 20 s start timeout would have ended the start.
     await gone('loop-deleted', grace * 1000);

@@ -180,7 +180,7 @@ describe('http-probe provider', () => {
     ]);
     expect(provider.pods.getPodStatus(p.metadata)).toBeUndefined();
     const before = lines(p, 'forever').length;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a fixed wait: nothing may be written after the deletion
     expect(lines(p, 'forever')).toHaveLength(before);
   });
 

@@ -181,8 +181,7 @@ describe('modules sharing a thread', () => {
       // Its CPU counts the slice it is still in, though it makes no WASI call.
       const cpu = async () => (await p.stats(busy.id)).cpu!.usageCoreNanoSeconds;
       const first = await cpu();
-      await new Promise((r) => setTimeout(r, 50));
-      expect(await cpu()).toBeGreaterThan(first);
+      await expect.poll(cpu, { timeout: 5000 }).toBeGreaterThan(first);
       await running[1]!.stop(0);
       expect((await running[1]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
       const neighbour = await running[0]!.exit;

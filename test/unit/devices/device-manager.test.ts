@@ -147,7 +147,7 @@ describe('DeviceManager', () => {
     await m.registerEndpoint(R, second.socketPath);
     await until('new devices', () => m.capacity().capacity[R] === '1');
     plugin.stop(); // the old plugin going away does not affect the new endpoint
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // a fixed wait: the old stream's end must change nothing
     expect(m.capacity()).toEqual({ capacity: { [R]: '1' }, allocatable: { [R]: '1' } });
     expect(m.resources()).toEqual([R]);
   });

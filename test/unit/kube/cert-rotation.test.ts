@@ -109,8 +109,7 @@ describe('API clients and a rotating client certificate', () => {
     expect(before.size).toBeLessThanOrEqual(2);
     expect(after.size).toBeLessThanOrEqual(2);
     for (const s of after) expect(before.has(s)).toBe(false);
-    await new Promise((r) => setTimeout(r, 200));
-    for (const s of before) expect(s.destroyed).toBe(true);
+    await expect.poll(() => [...before].every((s) => s.destroyed)).toBe(true);
   });
 
   it("take the certificate from a credentials source over the kubeconfig's", async () => {

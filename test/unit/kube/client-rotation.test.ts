@@ -72,8 +72,7 @@ describe('API clients and a rotating client certificate', () => {
     expect(seen[3]!.cn).toBe('system:node:b');
     expect(seen.slice(0, 3).map((s) => s.socket)).not.toContain(seen[3]!.socket);
     // The old connections are closed, not left to be reused with an expiring certificate.
-    await new Promise((r) => setTimeout(r, 200));
-    expect(seen.slice(0, 3).every((s) => s.socket.destroyed)).toBe(true);
+    await expect.poll(() => seen.slice(0, 3).every((s) => s.socket.destroyed)).toBe(true);
   });
 
   it("take the certificate from a credentials source (the certificate manager) over the kubeconfig's", async () => {

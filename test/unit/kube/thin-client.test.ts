@@ -292,7 +292,7 @@ describe('A transport with a timeout (the heartbeat clients)', () => {
     // Both transports use the same connections; the one without a timeout waits.
     expect([plain.poolCount, timed.poolCount]).toEqual([1, 1]);
     const slow = plain.request('GET', '/api/v1/nodes/stuck-too');
-    await new Promise((r) => setTimeout(r, 400));
+    await new Promise((r) => setTimeout(r, 400)); // a fixed wait, past the other transport's timeout: this one must not time out
     expect(stuck).toHaveLength(2);
     stuck[1]!.end(JSON.stringify({ metadata: { name: 'late' } }));
     expect(await slow).toEqual({ metadata: { name: 'late' } });

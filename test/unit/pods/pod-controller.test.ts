@@ -114,7 +114,7 @@ describe('PodController', () => {
     expect(sink.last('default/first')?.phase).toBe('Running');
     expect(sink.last('default/second')?.phase).toBe('Running');
     ctrl.resyncPods(['uid-first']);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // a fixed wait: the resync must not start the pod again
     expect(starts.active).toBe(0);
   });
 
@@ -137,7 +137,7 @@ describe('PodController', () => {
     const names = Array.from({ length: 12 }, (_, i) => `slow-${i}`);
     for (const n of names) ctrl.upsert(pod(n));
     await until(() => inFlight === 4); // after the 1 s interim delay
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, 150)); // a fixed wait: no fifth interim post may start meanwhile
     expect(inFlight).toBe(4);
     releasePulls();
     // The 8 pods without an interim post in flight post Running; the other 4 wait behind theirs.
@@ -241,7 +241,7 @@ describe('PodController', () => {
     const n = sink.of('default/steady').length;
     // A changed pod object (new resourceVersion, e.g. the echo of our own patch) syncs it again.
     ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2', labels: { x: 'y' } } });
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a fixed wait: the sync must post nothing
     expect(sink.of('default/steady').length).toBe(n);
   });
 
@@ -347,7 +347,7 @@ describe('PodController', () => {
     // The object's DELETED event then finds nothing left to tear down.
     ctrl.remove('default/del');
     await until(() => ctrl.pods().length === 0);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // a fixed wait: no second teardown may follow
     expect(setup.teardowns).toEqual(['uid-del']);
   });
 
@@ -549,7 +549,7 @@ describe('PodController', () => {
     ctrl.upsert(pod('earlyfail'));
     await until(() => gate.open && provider.pulls.length === 1);
     // Failed already, but nothing shows before the volumes are ready.
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // a fixed wait: nothing may show meanwhile
     expect(events.lines()).toEqual([]);
     expect(sink.of('default/earlyfail')).toEqual([]);
     gate.open!();
@@ -627,7 +627,7 @@ describe('PodController', () => {
     expect(ctrl.activePods()).toEqual([]);
     // A later sync (resync, status echo from the API) neither restarts it nor un-fails it.
     ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2' }, status: s });
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a fixed wait: the sync must neither restart nor un-fail it
     expect(provider.started).toHaveLength(1);
     expect(sink.last('default/down')!.phase).toBe('Failed');
     // A second call is a no-op.
@@ -646,7 +646,7 @@ describe('PodController', () => {
     expect(sink.ops.filter((o) => o !== 'patch Pending' && o !== 'patch Running')).toEqual(['release uid-job', 'patch Succeeded']);
     // A later sync does not release again; the deletion's teardown is the preparers' (idempotent) business.
     ctrl.upsert({ ...p, metadata: { ...p.metadata, resourceVersion: '2' }, status: sink.last('default/job') });
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a fixed wait: the sync must not release again
     expect(sink.ops.filter((o) => o.startsWith('release'))).toEqual(['release uid-job']);
   });
 

@@ -90,7 +90,7 @@ describe('serving certificate reload', () => {
     const before = await servedCn();
     const third = await selfSignedCert('third', []);
     await writeFile(path.join(dir, 'tls.crt'), third.cert);
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 600)); // a fixed wait, past a reload: the mismatched pair must not be served
     expect(await servedCn()).toBe(before);
     // and recovers once the key matches
     await writeFile(path.join(dir, 'tls.key'), third.key);

@@ -50,7 +50,7 @@ describe('TokenReview authentication', () => {
     await short('t');
     await short('t');
     expect(n).toBe(1);
-    await sleep(40);
+    await sleep(40); // past the 20 ms TTL: time passing is what is tested
     await short('t');
     expect(n).toBe(2);
     let m = 0;
@@ -93,7 +93,7 @@ describe('SubjectAccessReview authorization', () => {
     allow = true;
     expect((await authz(a!)).allowed).toBe(false); // denied answer still cached
     expect(asked).toHaveLength(1);
-    await sleep(60);
+    await sleep(60); // past the 30 ms TTL of a denial: time passing is what is tested
     expect((await authz(a!)).allowed).toBe(true);
     allow = false;
     expect((await authz(a!)).allowed).toBe(true); // allowed answer cached for a minute
