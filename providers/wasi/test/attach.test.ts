@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, isNotFound, type StreamIO } from '@nodelet/plugin-api/v1';
 import { KILLED_EXIT_CODE, WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+import { until } from '../../../test/harness/until.ts';
 
 let provider: WasiProvider;
 const tmp = scratch();
@@ -40,10 +41,6 @@ function lines(): { iter: AsyncIterable<Uint8Array>; send(s: string): void; end(
 
 function io(stdin: AsyncIterable<Uint8Array> | undefined, signal: AbortSignal): StreamIO {
   return { stdin, stdout: () => {}, stderr: () => {}, tty: false, signal };
-}
-
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
 }
 
 describe('attach', () => {

@@ -15,6 +15,7 @@ import { ExternalWasiProvider, runtimeMode, runtimePid, SOCKET_NAME, WasiProvide
 import createProvider from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
 import { buildStartLoopModule } from '../../../test/harness/wasm-modules.ts';
+import { until } from '../../../test/harness/until.ts';
 
 const tmp = scratch();
 const images = new FakeImages();
@@ -23,23 +24,6 @@ const fresh = async () => {
   await p.init(providerContext(images, tmp.dir));
   return p;
 };
-
-/** Polls `ok` until it holds (the runtime is another process: nothing to await). */
-async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function untilAsync(what: string, ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const alive = (pid: number) => {
   try {
@@ -116,7 +100,7 @@ describe('the external wasi runtime', () => {
       .filter((l) => l.startsWith('tick'))
       .map((l) => Number(l.slice(5)));
     expect(n).toEqual(n.map((_, i) => i + 1));
-    await untilAsync('the exit collected', async () => !(await provider.listContainers()).some((x) => x.id === s.id));
+    await until('the exit collected', async () => !(await provider.listContainers()).some((x) => x.id === s.id));
   });
 
   it('keeps the exit of a container that ended while no provider was connected, until it is adopted or released', async () => {
@@ -127,12 +111,12 @@ describe('the external wasi runtime', () => {
     await provider.shutdown();
     provider = await fresh();
     const exitOf = async (id: string) => (await provider.listContainers()).find((x) => x.id === id)?.exit;
-    await untilAsync('both ended', async () => (await exitOf(a.id)) !== undefined && (await exitOf(b.id)) !== undefined);
+    await until('both ended', async () => (await exitOf(a.id)) !== undefined && (await exitOf(b.id)) !== undefined);
     expect(await exitOf(a.id)).toMatchObject({ exitCode: 0, reason: 'Completed' });
     const adopted = await provider.adoptContainer(a.id, podContext());
     expect(await adopted!.exit).toMatchObject({ exitCode: 0, reason: 'Completed' });
     await provider.releaseContainer(b.id);
-    await untilAsync('both collected', async () => {
+    await until('both collected', async () => {
       const ids = (await provider.listContainers()).map((x) => x.id);
       return !ids.includes(a.id) && !ids.includes(b.id);
     });

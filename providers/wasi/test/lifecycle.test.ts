@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, isInvalidImage, type Provider } from '@nodelet/plugin-api/v1';
 import createProvider, { KILLED_EXIT_CODE, TRAP_EXIT_CODE, WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, readLog, scratch, spec } from './helpers.ts';
+import { until } from '../../../test/harness/until.ts';
 
 let provider: WasiProvider;
 let images: FakeImages;
@@ -86,7 +87,7 @@ describe('running modules', () => {
   it('stops a busy-looping module', async () => {
     const s = spec(await pulledFixture('loop'), tmp.dir);
     const c = await provider.startContainer(s, podContext());
-    await waitFor(() => logText(s.logPath) === 'looping\n');
+    await until(() => logText(s.logPath) === 'looping\n');
     expect(provider.runningCount).toBeGreaterThan(0);
     await c.stop(30_000);
     const exit = await c.exit;
@@ -97,7 +98,7 @@ describe('running modules', () => {
   it('stops a module sleeping in poll_oneoff and keeps its ticks', async () => {
     const s = spec(await pulledFixture('sleep'), tmp.dir, ['3600']);
     const c = await provider.startContainer(s, podContext());
-    await waitFor(() => logText(s.logPath).includes('tick 1\n'));
+    await until(() => logText(s.logPath).includes('tick 1\n'));
     await c.stop(0);
     expect(await c.exit).toMatchObject({ exitCode: KILLED_EXIT_CODE, reason: 'Error' });
     expect(logText(s.logPath)).toMatch(/^sleeping 3600\ntick 1\n/);
@@ -218,18 +219,3 @@ describe('bad modules', () => {
     });
   });
 });
-
-async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!safe(cond)) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-function safe(cond: () => boolean): boolean {
-  try {
-    return cond();
-  } catch {
-    return false;
-  }
-}

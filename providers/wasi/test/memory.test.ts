@@ -6,6 +6,7 @@ import { capModuleMemory, KILLED_EXIT_CODE, WasiProvider } from '../src/index.ts
 import { MemoryCapError } from '../src/memory-cap.ts';
 import { ModuleCache } from '../src/module-cache.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
+import { until } from '../../../test/harness/until.ts';
 
 const MiB = 1 << 20;
 const tmp = scratch();
@@ -126,7 +127,7 @@ describe('many modules', () => {
     const specs = Array.from({ length: 20 }, () => spec(img, tmp.dir, ['3600'], { mounts }));
     const running = await Promise.all(specs.map((s) => provider.startContainer(s, podContext())));
     expect(provider.runningCount).toBe(20);
-    await Promise.all(specs.map((s) => waitFor(() => logText(s.logPath).includes('tick 1\n'))));
+    await Promise.all(specs.map((s) => until(() => logText(s.logPath).includes('tick 1\n'))));
     await provider.shutdown();
     for (const c of running) expect(await c.exit).toMatchObject({ exitCode: KILLED_EXIT_CODE, reason: 'Error' });
     expect(provider.runningCount).toBe(0);
@@ -151,16 +152,3 @@ describe('descriptors', () => {
     expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(fdsBefore);
   });
 });
-
-async function waitFor(cond: () => boolean, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      if (cond()) return;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -4,6 +4,7 @@ import { isNotFound } from '@nodelet/plugin-api/v1';
 import { WasiProvider } from '../src/index.ts';
 import { threadCpuNs } from '../src/thread-stats.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+import { until } from '../../../test/harness/until.ts';
 
 const MiB = 1 << 20;
 const tmp = scratch();
@@ -16,14 +17,6 @@ afterAll(async () => {
   await provider.shutdown();
   tmp.cleanup();
 });
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('wasi container stats', () => {
   it("reads a thread's CPU time from /proc (this thread has used some)", () => {
