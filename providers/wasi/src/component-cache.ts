@@ -18,7 +18,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
-import type { Transpiled, TranspileReply, TranspileWorkerData } from './worker-protocol.ts';
+import { plainWorker, type Transpiled, type TranspileReply, type TranspileWorkerData } from './worker-protocol.ts';
 
 const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.meta.url);
 
@@ -166,15 +166,7 @@ async function readMeta(dir: string): Promise<Meta | undefined> {
 
 function runTranspileWorker(bytes: Uint8Array, image: string): Promise<Transpiled> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(TRANSPILE_WORKER_URL, {
-      workerData: { bytes } satisfies TranspileWorkerData,
-      execArgv: [],
-      argv: [],
-      env: {},
-      stdin: false,
-      stdout: true,
-      stderr: true,
-    });
+    const w = new Worker(TRANSPILE_WORKER_URL, { ...plainWorker(), workerData: { bytes } satisfies TranspileWorkerData });
     let settled = false;
     w.once('message', (m: TranspileReply) => {
       settled = true;

@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';
 import { DEFAULT_START_TIMEOUT_MS } from './container-runner.ts';
 import { codeExit, KILLED_EXIT_CODE, trapExit, type WasiContainer } from './wasi-container.ts';
-import type { ComponentMessage, ComponentWorkerData, ListenAddress, LogRotation } from './worker-protocol.ts';
+import { plainWorker, type ComponentMessage, type ComponentWorkerData, type ListenAddress, type LogRotation } from './worker-protocol.ts';
 import { capModuleMemory, MemoryCapError } from './memory-cap.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
@@ -87,16 +87,7 @@ export async function startComponent(
     criLogUrl: CRI_LOG_MODULE_URL,
     listen: loaded.world === 'http' ? listenAddress(spec) : undefined,
   };
-  const worker = new Worker(COMPONENT_WORKER_URL, {
-    workerData: input,
-    execArgv: [],
-    argv: [],
-    env: {},
-    stdin: false,
-    stdout: true,
-    stderr: true,
-    resourceLimits: opts.resourceLimits,
-  });
+  const worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: input, resourceLimits: opts.resourceLimits });
   // The worker sends the component's output to its log; anything else written is dropped.
   worker.stdout.resume();
   worker.stderr.resume();

@@ -3,7 +3,7 @@
  * definition for both sides. The TypeScript side imports these types; the
  * workers (plain JavaScript under worker/, so a thread starts without a
  * TypeScript loader) import them with JSDoc `@import` and are type-checked
- * against them (`checkJs`). Types only: nothing here exists at run time.
+ * against them (`checkJs`). Types, and the worker options the main thread starts them with.
  *
  * Three kinds of worker:
  *
@@ -23,6 +23,7 @@
  *  - worker/transpile-worker.mjs transpiles one component with jco: started
  *    with {@link TranspileWorkerData}, answers once with a {@link TranspileReply}.
  */
+import type { WorkerOptions } from 'node:worker_threads';
 import type { ExperimentalHttpConfig } from './experimental-http-config.ts';
 import type { MemoryDecl } from './memory-cap.ts';
 
@@ -56,6 +57,15 @@ export interface ListenAddress {
   readonly port: number;
 }
 
+/** What every container run gets, module or component: its command line, environment, volumes and log. */
+export interface ContainerRunInput {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: readonly WorkerMount[];
+  readonly logPath: string;
+  readonly logOptions: LogRotation;
+}
+
 // ---- preview1 worker (worker/wasi-worker.mjs) ----
 
 /** `workerData` of a preview1 worker. */
@@ -74,15 +84,10 @@ export interface PingMessage {
 }
 
 /** The run message: the module to run and everything it runs with. */
-export interface RunMessage {
+export interface RunMessage extends ContainerRunInput {
   readonly type: 'run';
   readonly module: WebAssembly.Module;
   readonly importedMemories: readonly MemoryDecl[];
-  readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly mounts: readonly WorkerMount[];
-  readonly logPath: string;
-  readonly logOptions: LogRotation;
   /** CONTROL_BYTES (thread-stats.ts): Int32 [0] = stop requested; Float64 at byte 8 = linear memory size; shared threads: slice clock after it. */
   readonly control: SharedArrayBuffer;
   /** No budget when absent. */
@@ -131,17 +136,12 @@ export type SharedThreadMessage = ModuleMessage | { readonly moduleId: number; r
 // ---- component worker (worker/component-worker.mjs) ----
 
 /** `workerData` of a component worker. */
-export interface ComponentWorkerData {
+export interface ComponentWorkerData extends ContainerRunInput {
   /** The transpiled component's directory (component.js and its core modules). */
   readonly dir: string;
   /** The component's core modules (`component.core*.wasm`), compiled with their memories capped. */
   readonly modules: Readonly<Record<string, WebAssembly.Module>>;
   readonly world: 'cli' | 'http';
-  readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly mounts: readonly WorkerMount[];
-  readonly logPath: string;
-  readonly logOptions: LogRotation;
   readonly criLogUrl: string;
   /** http world: where to serve. */
   readonly listen?: ListenAddress;
@@ -161,6 +161,15 @@ export type ComponentMessage =
   | { readonly type: 'warning'; readonly message: string; readonly reason?: string };
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----
+
+/**
+ * How the component and transpile workers are started: no flags, arguments or environment of
+ * nodelet's, no stdin, and their stdout/stderr piped to nodelet (which drains and drops them: a
+ * component's output goes to its CRI log by the worker itself).
+ */
+export function plainWorker(): Pick<WorkerOptions, 'execArgv' | 'argv' | 'env' | 'stdin' | 'stdout' | 'stderr'> {
+  return { execArgv: [], argv: [], env: {}, stdin: false, stdout: true, stderr: true };
+}
 
 /** `workerData` of a transpile worker: the component's bytes. */
 export interface TranspileWorkerData {
