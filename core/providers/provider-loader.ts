@@ -12,7 +12,7 @@
  *       NDL_PROVIDER_SHAPE   NDL_PROVIDER_DUPLICATE  NDL_PROVIDER_CONFIG  NDL_PROVIDER_INIT
  *
  * A provider's configuration is the file `--provider-config <name>=<path>` names
- * (YAML or JSON, parsed by the `yaml` package), checked by the provider's own
+ * (YAML or JSON, parsed by the `yaml` package, loaded only then), checked by the provider's own
  * `validateConfig` when it has one, and handed to `init` as `ctx.config`.
  *
  * A provider's ES module is imported once per process (Node caches it by URL):
@@ -23,7 +23,6 @@
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import type { ImageService, Logger } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { API_ADAPTERS, adapterFor, type ApiAdapter } from './api-adapters.ts';
@@ -172,7 +171,7 @@ function claim(c: Candidate, taken: Map<string, string>): void {
 
 async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
   const p = c.provider;
-  const config = readConfig(c, o.configs?.[p.name]);
+  const config = await readConfig(c, o.configs?.[p.name]);
   if (!p.init) return;
   const rootDir = join(o.dataRoot, p.name);
   mkdirSync(rootDir, { recursive: true, mode: 0o750 });
@@ -196,13 +195,17 @@ async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
   }
 }
 
-/** The provider's configuration from `path` (undefined without one): parsed, then its `validateConfig`'s answer. */
-function readConfig(c: Candidate, path: string | undefined): unknown {
+/**
+ * The provider's configuration from `path` (undefined without one): parsed, then its `validateConfig`'s
+ * answer. The YAML parser is loaded only when a file is named (the agent's start loads no parser).
+ */
+async function readConfig(c: Candidate, path: string | undefined): Promise<unknown> {
   if (path === undefined) return undefined;
   const p = c.provider;
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, 'utf8'));
+    const { parse } = await import('yaml');
+    raw = parse(readFileSync(path, 'utf8'));
   } catch (e) {
     throw nodeletError('NDL_PROVIDER_CONFIG', `${p.name}: cannot read its configuration ${path}: ${firstLine(e)}`, e);
   }
