@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
+import { until as untilHolds } from '../../harness/until.ts';
 
 /** A logger that keeps lines for assertions. */
 export function memLogger(): Logger & { lines: Array<{ level: string; obj: unknown; msg?: string }> } {
@@ -30,10 +31,5 @@ export function pod(name: string, containers: Array<Record<string, string>>, ini
   };
 }
 
-export async function until(what: string, fn: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Polls `fn` until it holds; fails after `ms` naming `what`. */
+export const until = (what: string, fn: () => boolean, ms = 5000): Promise<void> => untilHolds(what, fn, ms);

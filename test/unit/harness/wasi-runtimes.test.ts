@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { until } from '../../harness/until.ts';
 import { killListedWasiRuntimes, wasiRuntimePid } from '../../harness/wasi-runtimes.ts';
 
 const HARNESS = resolve(import.meta.dirname, '..', '..', 'harness', 'wasi-runtimes.ts');
@@ -46,10 +47,6 @@ const alive = (pid: number) => {
   }
 };
 
-async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
-}
-
 describe('WASI runtimes started by tests', () => {
   it('a tracked root dir whose nodelet was never disposed has its runtime killed when the test process exits', async () => {
     const { rootDir, pid } = fakeRuntime('exit');
@@ -57,7 +54,7 @@ describe('WASI runtimes started by tests', () => {
     const code = `import { trackWasiRuntime } from ${JSON.stringify(HARNESS)}; trackWasiRuntime(${JSON.stringify(rootDir)}); process.exitCode = 3;`;
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(3);
-    await until(() => !alive(pid));
+    await until('the runtime killed at the test process exit', () => !alive(pid), 5000);
     expect(alive(pid)).toBe(false);
   });
 

@@ -11,6 +11,7 @@ import { loadCsi } from '../../../sockets/csi.ts';
 import { loadDevicePlugin, type RegisterRequest__Output } from '../../../sockets/deviceplugin.ts';
 import { clientOn, dialUnix, unixTarget } from '../../../sockets/dial.ts';
 import { CSI_PLUGIN, loadPluginRegistration } from '../../../sockets/pluginregistration.ts';
+import { until } from '../../harness/until.ts';
 import { buildPeers } from '../../peers/build-peers.ts';
 import { HOSTPATH_DRIVER_NAME, HOSTPATH_TOPOLOGY_KEY, startHostpathPlugin, startNodeDriverRegistrar } from '../../peers/csi-hostpath.ts';
 import { createCsiVolume, deleteCsiVolume } from '../../peers/csi-controller.ts';
@@ -173,8 +174,7 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     try {
       const dp = await startSampleDevicePlugin({ kubeletSocketDir: join(dir, 'device-plugins'), mode: 'kubelet-sock' });
       peers.push(dp);
-      const deadline = Date.now() + 15_000;
-      while (requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await until('a Register request', () => requests.length > 0, 15_000);
       expect(requests).toHaveLength(1);
       expect(requests[0]).toMatchObject({ version: 'v1beta1', resource_name: SAMPLE_RESOURCE_NAME, endpoint: dp.socketPath.split('/').pop() });
     } finally {

@@ -164,7 +164,7 @@ describe('PodController', () => {
     const names = ['b-0', 'b-1', 'b-2'];
     for (const n of names) ctrl.upsert(pod(n));
     await until(() => starts.active === 4);
-    await new Promise((r) => setTimeout(r, 1500)); // past the 1 s interim delay, inside the 2.5 s yield
+    await new Promise((r) => setTimeout(r, 1500)); // a fixed wait: past the 1 s interim delay, inside the 2.5 s yield (the yield is what is tested)
     expect(names.map((n) => pendingOf(n).length)).toEqual([0, 0, 0]);
     await until(() => names.every((n) => pendingOf(n).length === 1)); // the yield's bound
     releasePulls();
@@ -177,7 +177,7 @@ describe('PodController', () => {
     const { provider, sink, ctrl } = setupController({ starts, interimYieldMs: 60_000 });
     const releasePull = holdPulls(provider);
     ctrl.upsert(pod('held'));
-    await new Promise((r) => setTimeout(r, 1300)); // its interim post is due, and waits for the burst
+    await new Promise((r) => setTimeout(r, 1300)); // a fixed wait: past the 1 s interim delay, the post must still wait for the burst
     expect(sink.of('default/held').filter((st) => st.phase === 'Pending')).toHaveLength(0);
     releasePull();
     await until(() => sink.last('default/held')?.phase === 'Running');

@@ -49,6 +49,7 @@ class FakePodProvider implements PodProvider {
     },
     deletePod: async (pod: PodObject, ctx: PodLifecycleContext, graceMs: number) => {
       this.calls.push(`delete ${pod.metadata.name} ${graceMs} aborted=${ctx.signal.aborted}`);
+      // A hanging delete: it outlives its abort by far more than any test waits (not a wait of the test).
       if (this.deleteHangs) await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => setTimeout(r, 10_000).unref()));
       const e = this.deleteError?.();
       if (e) throw e;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readStaticPods } from '../../../core/pods/sources/static-pod-source.ts';
 import { watchStaticPods, type StaticPodChanges } from '../../../core/pods/sources/static-pod-watcher.ts';
+import { until } from '../../harness/until.ts';
 import { memoryLogger } from './fakes.ts';
 
 const pod = (name: string, arg = 'a') =>
@@ -37,10 +38,6 @@ describe('watchStaticPods', () => {
     });
     return changes;
   }
-  const until = async (what: string, ok: () => boolean) => {
-    for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(ok(), what).toBe(true);
-  };
 
   it('adds a pod for a new manifest, replaces it when the manifest changes, removes it with the manifest', async () => {
     dir = mkdtempSync(join(tmpdir(), 'static-watch-'));
@@ -63,7 +60,7 @@ describe('watchStaticPods', () => {
     const changes = await start(100);
     writeFileSync(join(dir, 'bad.yaml'), 'kind: [');
     await until('the refusal is reported', () => changes.some((c) => c.refused.length > 0));
-    await new Promise((r) => setTimeout(r, 500)); // several periodic re-reads
+    await new Promise((r) => setTimeout(r, 500)); // a fixed wait: several 100 ms re-reads of the refused manifest, none may report it again
     expect(changes.flatMap((c) => c.refused)).toHaveLength(1);
     writeFileSync(join(dir, 'bad.yaml'), 'kind: Pod\n');
     await until('the new refusal is reported', () => changes.flatMap((c) => c.refused).length === 2);

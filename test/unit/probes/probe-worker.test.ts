@@ -154,7 +154,7 @@ describe('ProbeWorker period', () => {
       startedAt: new Date(Date.now()),
       check: async () => {
         starts.push(Date.now());
-        await new Promise((r) => setTimeout(r, 300)); // a slow check
+        await new Promise((r) => setTimeout(r, 300)); // a slow check: 300 ms of fake time, the ticker's period is what is tested
         return { result: 'success', output: '' };
       },
       onResult: () => undefined,

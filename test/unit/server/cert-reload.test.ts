@@ -9,6 +9,7 @@ import { createKubeletServer, type KubeletServer } from '../../../core/server/ku
 import { watchServingCert } from '../../../core/server/cert-reloader.ts';
 import { alwaysAllow } from '../../../core/server/authz.ts';
 import { selfSignedCert } from '../../../core/server/serving-cert.ts';
+import { until } from '../../harness/until.ts';
 import { makeCa, makeClientCert, type Pem } from './test-pki.ts';
 
 let dir: string;
@@ -31,14 +32,10 @@ function servedCn(): Promise<string | undefined> {
   });
 }
 
-async function until(what: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await what()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out');
-}
+/** The reloader's log lines (JSON): a refused pair shows as its warning. */
+const reloaderLines: string[] = [];
+const reloaderLog = pino({ level: 'info' }, { write: (line: string) => void reloaderLines.push(line) });
+const refusals = () => reloaderLines.filter((l) => l.includes('cannot be used; keeping the current one')).length;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'reload-'));
@@ -64,7 +61,7 @@ beforeAll(async () => {
     certFile: path.join(dir, 'tls.crt'),
     keyFile: path.join(dir, 'tls.key'),
     initial: first,
-    log,
+    log: reloaderLog,
     onChange: (p) => server.updateTls({ ...p, ca }),
   });
 });
@@ -83,18 +80,20 @@ describe('serving certificate reload', () => {
     await writeFile(path.join(dir, 'tls.crt.new'), second.cert);
     await rename(path.join(dir, 'tls.key.new'), path.join(dir, 'tls.key'));
     await rename(path.join(dir, 'tls.crt.new'), path.join(dir, 'tls.crt'));
-    await until(async () => (await servedCn())?.startsWith('second@') ?? false);
+    await until('the second certificate served', async () => (await servedCn())?.startsWith('second@') ?? false, 5000);
   });
 
   it('keeps the last good certificate when the new files do not match', async () => {
     const before = await servedCn();
     const third = await selfSignedCert('third', []);
+    const refused = refusals();
     await writeFile(path.join(dir, 'tls.crt'), third.cert);
-    await new Promise((r) => setTimeout(r, 600)); // a fixed wait, past a reload: the mismatched pair must not be served
+    // The reloader read the mismatched pair and refused it: the old certificate is still served.
+    await until('the mismatched pair refused', () => refusals() > refused, 5000);
     expect(await servedCn()).toBe(before);
     // and recovers once the key matches
     await writeFile(path.join(dir, 'tls.key'), third.key);
-    await until(async () => (await servedCn())?.startsWith('third@') ?? false);
+    await until('the third certificate served', async () => (await servedCn())?.startsWith('third@') ?? false, 5000);
   });
 
   it('fails handshakes while there is no serving certificate, then serves one once it is set (serverTLSBootstrap)', async () => {
