@@ -3,6 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec, RunningContainer } from '@nodelet/plugin-api/v1';
 import { CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, placement, type ContainerStartEvent } from '../src/index.ts';
+import { until } from '../../../test/harness/until.ts';
 import { FakeImages, memoryLogger, podContext, providerContext, pulledFixture, readLog, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
@@ -38,10 +39,7 @@ async function startAll(p: WasiProvider, specs: ContainerSpec[]): Promise<{ runn
 
 /** Resolves once the log at `path` has a stdout line `line`. */
 async function logged(path: string, line: string): Promise<void> {
-  for (;;) {
-    if (existsSync(path) && readLog(path).some((r) => r.content === line)) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await until(`${path} to log ${JSON.stringify(line)}`, () => existsSync(path) && readLog(path).some((r) => r.content === line));
 }
 
 /** When `line` was logged (the CRI record's timestamp). */
@@ -163,7 +161,7 @@ describe('modules sharing a thread', () => {
       const { running } = await startAll(p, [exiting]);
       expect(await running[0]!.exit).toMatchObject({ exitCode: 3, reason: 'Error' });
       // The warm-up ran on the same thread as the thread booted; give any stray message of it time to arrive.
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100)); // a fixed wait: no warning may arrive meanwhile
       expect(lines.filter((l) => l.startsWith('warn') || l.startsWith('error'))).toEqual([]);
       expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
     } finally {
@@ -205,11 +203,7 @@ describe('modules sharing a thread', () => {
       expect(thread.get(busy.id)).not.toBe(thread.get(sleeper.id));
       await logged(busy.logPath, 'looping');
       // Its thread's event loop falls behind (the node metric shows it) ...
-      for (;;) {
-        const load = p.threads().find((l) => l.threadId === thread.get(busy.id));
-        if (load!.eventLoopDelaySeconds > 0.1) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until('the busy thread falling behind', () => p.threads().find((l) => l.threadId === thread.get(busy.id))!.eventLoopDelaySeconds > 0.1);
       // ... so the next module goes to the other thread, though both hold one module.
       const next = bestEffort(spec(sleep, tmp.dir, ['3600']));
       const more = await startAll(p, [next]);
