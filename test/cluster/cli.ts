@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../harness/until.ts';
 import { buildControlPlane, issueNodeCredentials, startControlPlane, type ClusterInfo } from './control-plane.ts';
 
 const stateFile = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'cluster', 'current.json');
@@ -38,8 +39,8 @@ async function down(): Promise<void> {
     return;
   }
   for (const pid of Object.values(info.pids).reverse()) if (alive(pid)) process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + 10_000;
-  while (Object.values(info.pids).some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  // Up to 10 s for a clean exit; what is left then is killed.
+  await until('the control plane processes to exit', () => !Object.values(info.pids).some(alive), 10_000).catch(() => undefined);
   for (const pid of Object.values(info.pids)) if (alive(pid)) process.kill(pid, 'SIGKILL');
   rmSync(info.dir, { recursive: true, force: true });
   rmSync(stateFile, { force: true });

@@ -126,7 +126,7 @@ describe('graceful node shutdown', () => {
         const [n, ...pods] = await Promise.all([k.core.readNode({ name: nodeName }), ...all()]);
         if (condition(n, 'Ready')?.status === 'False') note('node NotReady');
         for (const p of pods) if (p.status?.phase === 'Failed') note(`${p.metadata!.namespace === 'kube-system' ? 'critical' : p.metadata!.name} Failed`);
-        if (!last) await new Promise((r) => setTimeout(r, 100));
+        if (!last) await new Promise((r) => setTimeout(r, 100)); // the sampling interval: the order in which things show is what is recorded
       }
     })();
     let pods: V1Pod[];

@@ -255,7 +255,7 @@ describe('hostile WASI pods', () => {
       const w = loop.status?.containerStatuses?.[0]?.state?.waiting;
       if (w?.reason && w.message) loopWaiting.add(`${w.reason}: ${w.message}`);
       checks++;
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 2_000)); // a fixed interval: the node must stay healthy through the whole 60 s window
     }
     expect(checks).toBeGreaterThan(10);
     // Renewed on schedule (5 or 6 renewals in 60 s), at most one of them late.
@@ -301,7 +301,7 @@ describe('hostile WASI pods', () => {
       'nodelet threads idle',
       async () => {
         const before = threadTicks(pid);
-        await new Promise((r) => setTimeout(r, 3_000));
+        await new Promise((r) => setTimeout(r, 3_000)); // the window CPU time is measured over
         const after = threadTicks(pid);
         const busiest = Math.max(0, ...[...after].map(([tid, t]) => t - (before.get(tid) ?? t)));
         return busiest < 60; // < 0.6 s of CPU in 3 s for every thread

@@ -65,7 +65,7 @@ describe('WASI modules on threads by QoS class', () => {
     await podUntil(k.core, ns, 'be-0', 'Running', (x) => x.status?.phase === 'Running');
     const before = await eventually('the pool settled', async () => {
       const a = threads();
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 500)); // a fixed window: settled means no thread came or went in it
       return threads() === a ? a : undefined;
     });
     for (let i = 1; i < PODS; i++) await pod(`be-${i}`);

@@ -88,7 +88,7 @@ export class FuzzEnvironment {
     while (Date.now() < deadline) {
       if (!this.alive()) throw new Error(`nodelet exited at start (code ${this.peer.proc.exitCode}); log: ${this.logFile}`);
       if (await this.healthz()) break;
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 200)); // the poll's interval (it fails early when nodelet exits)
     }
     const pki = join(this.rootDir, 'pki');
     this.tls = {

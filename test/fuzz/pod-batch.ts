@@ -66,7 +66,7 @@ export async function runPodBatches(
     const lastSeen = new Map<PodInput, string>();
     const deadline = Date.now() + settleMs;
     while (verdicts.size < batch.length && Date.now() < deadline && env.alive()) {
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 500)); // the poll's interval: a pod still without a verdict at the deadline is a finding
       const pods = await env.pods().catch(() => []);
       const log = env.logFrom(logFrom);
       for (const p of batch) {
@@ -107,7 +107,7 @@ export async function runPodBatches(
     while (Date.now() < gone && env.alive()) {
       left = (await env.pods().catch(() => [])).map((x) => x.metadata?.name ?? '').filter((n) => names.has(n));
       if (!left.length) break;
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 500)); // the poll's interval: a pod left at the deadline is a finding
     }
     for (const n of left) record({ target, input: `removal of ${n}`, verdict: 'hang', detail: `still on /pods ${removeMs} ms after its manifest was removed` });
   }

@@ -119,7 +119,7 @@ async function waitReady(url: string, child: ChildProcess, timeoutMs: number, er
       () => false,
     );
     if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // the poll's interval (it fails early when the registry exits)
   }
   throw new Error(`docker-registry did not answer ${url}/v2/ within ${timeoutMs} ms: ${errors.join('')}`);
 }

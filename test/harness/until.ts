@@ -17,7 +17,7 @@ export async function until(a: string | Condition, b?: Condition | number, c?: n
       // not yet
     }
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // the poll's interval
   }
 }
 

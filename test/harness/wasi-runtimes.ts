@@ -11,6 +11,7 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from './until.ts';
 
 const tracked = new Set<string>();
 let hooked = false;
@@ -60,14 +61,16 @@ export async function killWasiRuntime(rootDir: string): Promise<void> {
   tracked.delete(rootDir);
   const pid = killGroup(rootDir);
   if (pid === undefined) return;
-  for (let i = 0; i < 200; i++) {
+  const gone = (): boolean => {
     try {
       process.kill(pid, 0);
+      return false;
     } catch {
-      return;
+      return true;
     }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  };
+  // Up to 5 s; a runtime that outlives that is left to the global teardown's list.
+  await until(`the WASI runtime ${pid} gone`, gone, 5000).catch(() => undefined);
 }
 
 /** Kills the runtimes of every root dir recorded in `listFile` (see {@link trackWasiRuntime}) that still run. */

@@ -77,6 +77,6 @@ export async function waitForPeer(p: RunningPeer, what: string, found: () => boo
       const tail = p.log().split('\n').slice(-15).join('\n');
       throw new Error(`${p.peer.name}: no ${what}: ${how}; log ${p.logFile}:\n${tail}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // the poll's interval (it fails early when the peer exits)
   }
 }

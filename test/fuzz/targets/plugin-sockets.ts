@@ -148,7 +148,7 @@ export async function fuzzPluginSockets(env: FuzzEnvironment, rng: Rng, count: n
     const verdicts = new Map<Running, string>();
     const deadline = Date.now() + 25_000;
     while (verdicts.size < running.length && Date.now() < deadline && env.alive()) {
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 500)); // the poll's interval: an input without a verdict at the deadline is a finding
       const log = env.logFrom(from);
       for (const x of running)
         if (!verdicts.has(x)) {
