@@ -6,14 +6,19 @@
 
 /** Identity of a pod, as core hands it to a provider. */
 export interface PodRef {
+  /** The pod's namespace (`metadata.namespace`). */
   readonly namespace: string;
+  /** The pod's name (`metadata.name`). */
   readonly name: string;
+  /** The pod's UID (`metadata.uid`): tells apart two pods that had the same name one after the other. */
   readonly uid: string;
 }
 
 /** A terminal size, as sent by `kubectl exec -t`/`attach -t`. */
 export interface TerminalSize {
+  /** Columns. */
   readonly width: number;
+  /** Rows. */
   readonly height: number;
 }
 
@@ -49,12 +54,14 @@ export interface ByteStream {
 export interface ContainerStats {
   /** When the numbers were taken. */
   readonly timestamp: Date;
+  /** CPU usage; left out when the provider cannot measure it. */
   readonly cpu?: {
     /** CPU time used since the container started, in core-nanoseconds. */
     readonly usageCoreNanoSeconds: number;
     /** Recent usage in nano-cores (1e9 = one core), if the provider samples it. */
     readonly usageNanoCores?: number;
   };
+  /** Memory usage; left out when the provider cannot measure it. */
   readonly memory?: {
     /** The working set in bytes (what eviction and `kubectl top` use). */
     readonly workingSetBytes: number;
@@ -98,9 +105,13 @@ export interface ThreadLoad {
 
 /** Which optional capabilities an object implements, by presence. */
 export interface CapabilitySet {
+  /** The provider runs commands in containers (`exec`: exec probes, lifecycle hooks). */
   readonly exec: boolean;
+  /** The provider attaches to containers' streams (`attach`: `kubectl attach -i`). */
   readonly attach: boolean;
+  /** The provider forwards ports itself (`portForward`). */
   readonly portForward: boolean;
+  /** The provider reports container usage (`stats`: `/stats/summary`, `kubectl top`). */
   readonly stats: boolean;
   /** The provider owns whole pods (`pods`), see `PodProvider`. */
   readonly pods: boolean;

@@ -13,6 +13,7 @@ export interface Mount {
   readonly hostPath: string;
   /** The container's `mountPath` (absolute). */
   readonly containerPath: string;
+  /** The mount is read-only (`readOnly` of the volume mount, or a volume that is always read-only). */
   readonly readOnly: boolean;
 }
 
@@ -28,6 +29,7 @@ export interface ContainerLimits {
 export interface ContainerPort {
   /** The port's `name`, if set (probes and Services may refer to it). */
   readonly name?: string;
+  /** The port number the container listens on. */
   readonly containerPort: number;
   /** `TCP` (the default), `UDP` or `SCTP`. */
   readonly protocol: 'TCP' | 'UDP' | 'SCTP';
@@ -69,6 +71,7 @@ export interface ContainerSpec {
   readonly env: Readonly<Record<string, string>>;
   /** Resolved volumes, in spec order. */
   readonly mounts: readonly Mount[];
+  /** The container's resource limits. */
   readonly limits: ContainerLimits;
   /** The working directory (`workingDir`), if set. */
   readonly workingDir?: string;
@@ -100,11 +103,13 @@ export interface ContainerSpec {
 
 /** Why a container ended, as in `containerStatuses[].state.terminated`. */
 export interface ContainerExit {
+  /** The exit code (0: success; 128 + the signal's number when a signal ended it, e.g. 137 for SIGKILL, as a Linux container reports it). */
   readonly exitCode: number;
   /** `Completed` (exit 0), `Error`, `OOMKilled`, or a provider-specific CamelCase reason. */
   readonly reason: string;
   /** A human message, e.g. the trap message of a crashed module. */
   readonly message?: string;
+  /** When the container ended. */
   readonly finishedAt: Date;
 }
 
@@ -112,6 +117,7 @@ export interface ContainerExit {
 export interface RunningContainer {
   /** Same as `ContainerSpec.id`. */
   readonly id: string;
+  /** When the container started running. */
   readonly startedAt: Date;
   /** Resolves (never rejects) when the container ends for any reason. */
   readonly exit: Promise<ContainerExit>;
@@ -134,6 +140,7 @@ export interface AdoptableContainer {
   readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string };
   /** The container's name in the pod spec. */
   readonly name: string;
+  /** When the run started (the `startedAt` of its `RunningContainer`). */
   readonly startedAt: Date;
   /** Set when it has ended (its exit, kept until adopted or released). */
   readonly exit?: ContainerExit;

@@ -12,7 +12,9 @@ export type ProviderErrorCode = 'NotFound' | 'NotSupported' | 'InvalidArgument' 
 
 /** A branded error: `code` says what went wrong, `reason` is the short status reason. */
 export interface ProviderError extends Error {
+  /** The brand: how core recognises the error, whichever copy of this package made it. */
   readonly [PROVIDER_ERROR]: true;
+  /** What went wrong: one of {@link ProviderErrorCode}, or a provider's own code (treated as `Internal`). */
   readonly code: ProviderErrorCode | (string & {});
   /** A CamelCase reason for pod status/events (e.g. `ErrImagePull`); defaults to the code. */
   readonly reason: string;

@@ -5,7 +5,9 @@ export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 export interface RegistryCredential {
   /** Registry host (and port) the credential is for. */
   readonly registry: string;
+  /** User name for basic authentication. */
   readonly username?: string;
+  /** Password for basic authentication. */
   readonly password?: string;
   /** A pre-issued bearer/identity token. */
   readonly token?: string;
@@ -13,6 +15,7 @@ export interface RegistryCredential {
 
 /** Options for one pull. */
 export interface ImagePullOptions {
+  /** The container's `imagePullPolicy` (when the spec leaves it out: `Always` for a `:latest` or untagged image, else `IfNotPresent`, as upstream). */
   readonly pullPolicy: PullPolicy;
   /** Credentials from the pod's imagePullSecrets (and its service account's). */
   readonly credentials: readonly RegistryCredential[];

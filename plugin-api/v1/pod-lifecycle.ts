@@ -14,10 +14,15 @@ export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown
 
 /** One container of a pod spec, as much of it as providers usually read. */
 export interface PodContainerSpec {
+  /** The container's name, unique in the pod. */
   readonly name: string;
+  /** The image reference as written in the spec. */
   readonly image?: string;
+  /** The entrypoint (`command`), unexpanded (`$(VAR)` as written); {@link PodLifecycleContext.resolveContainer} expands it. */
   readonly command?: readonly string[];
+  /** The arguments (`args`), unexpanded. */
   readonly args?: readonly string[];
+  /** The working directory, if set. */
   readonly workingDir?: string;
 }
 
@@ -27,8 +32,11 @@ export interface PodContainerSpec {
  * other field of the Kubernetes API reference is there too, under its API name.
  */
 export interface KubePod {
+  /** `v1`. */
   readonly apiVersion?: string;
+  /** `Pod`. */
   readonly kind?: string;
+  /** The object's metadata (ObjectMeta). */
   readonly metadata?: {
     readonly name?: string;
     readonly namespace?: string;
@@ -39,16 +47,18 @@ export interface KubePod {
     readonly creationTimestamp?: Date;
     readonly deletionTimestamp?: Date;
   };
+  /** The pod's spec (PodSpec). */
   readonly spec?: {
     readonly nodeName?: string;
     readonly runtimeClassName?: string;
     readonly restartPolicy?: string;
     readonly terminationGracePeriodSeconds?: number;
     readonly activeDeadlineSeconds?: number;
-    readonly containers: readonly object[];
-    readonly initContainers?: readonly object[];
-    readonly volumes?: readonly object[];
+    readonly containers: readonly PodContainerSpec[];
+    readonly initContainers?: readonly PodContainerSpec[];
+    readonly volumes?: ReadonlyArray<{ readonly name: string }>;
   };
+  /** The pod's status as last posted (PodStatus). */
   readonly status?: {
     readonly phase?: string;
     readonly podIP?: string;
@@ -59,10 +69,12 @@ export interface KubePod {
 
 /** The pod object core hands over (a subset of core/v1 Pod; `raw` holds the full object). */
 export interface PodObject {
+  /** The pod's identity, labels and annotations. */
   readonly metadata: PodRef & {
     readonly labels?: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
   };
+  /** The parts of the spec a provider usually reads. */
   readonly spec: {
     readonly containers: readonly PodContainerSpec[];
     readonly initContainers?: readonly PodContainerSpec[];
@@ -81,34 +93,49 @@ export type ContainerStateReport =
 
 /** One container's status, as the provider sees it. */
 export interface ContainerStatusReport {
+  /** The container's name in the pod spec. */
   readonly name: string;
+  /** What the container is doing. */
   readonly state: ContainerStateReport;
+  /** The container is ready to serve while it runs (core derives the pod's `Ready` condition from it). */
   readonly ready: boolean;
+  /** How many times the container was restarted. */
   readonly restartCount: number;
   /** `<provider>://<id>`, once the container has run. */
   readonly containerID?: string;
+  /** The image the container runs, `<repository>@sha256:<digest>`. */
   readonly imageID?: string;
 }
 
 /** The status of a pod, as a provider reports it. Core fills in IPs, conditions and times. */
 export interface PodStatusReport {
+  /** The pod's phase. */
   readonly phase: PodPhase;
   /** A CamelCase reason, e.g. `CrashLoopBackOff`. */
   readonly reason?: string;
+  /** A human-readable explanation of the phase or reason. */
   readonly message?: string;
+  /** The init containers' statuses (`status.initContainerStatuses`). */
   readonly initContainers?: readonly ContainerStatusReport[];
+  /** The containers' statuses (`status.containerStatuses`). */
   readonly containers?: readonly ContainerStatusReport[];
 }
 
 /** A container of the pod with everything core resolves (env, argv, volumes). */
 export interface ResolvedContainer {
+  /** The container's name in the pod spec. */
   readonly name: string;
+  /** The image reference as written in the spec. */
   readonly image: string;
   /** `command` + `args` with `$(VAR)` expanded. */
   readonly argv: readonly string[];
+  /** The resolved environment (`env`, `envFrom`, `valueFrom`). */
   readonly env: Readonly<Record<string, string>>;
+  /** The container's volumes, prepared by core, in spec order. */
   readonly mounts: readonly Mount[];
+  /** The container's resource limits. */
   readonly limits: ContainerLimits;
+  /** The working directory, if set. */
   readonly workingDir?: string;
 }
 

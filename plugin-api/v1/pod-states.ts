@@ -52,16 +52,27 @@ export interface PodMachineContext {
 
 /** Factories of the common states; each state moves on through this table. */
 export interface PodStates<C extends PodMachineContext> {
+  /** The first state: `validate`, then ImagePull (Pending). */
   Registered(): State<C>;
+  /** `pullImages`, then VolumeMount; a throw moves to ImagePullBackOff (Pending). */
   ImagePull(): State<C>;
+  /** Waits out the `ImagePull` back-off, then ImagePull again; `message` is the pull's error (Pending). */
   ImagePullBackOff(message: string): State<C>;
+  /** `mountVolumes`, then Initializing (Pending). */
   VolumeMount(): State<C>;
+  /** `runInitContainers`, then Starting (Pending, `PodInitializing`). */
   Initializing(): State<C>;
+  /** `start`, then Running (Pending, `ContainerCreating`). */
   Starting(): State<C>;
+  /** `wait`: exit 0 moves to Completed (CrashLoopBackOff under `Always`), else to Error (Running). */
   Running(): State<C>;
+  /** The pod ended well; the machine completes (Succeeded). */
   Completed(): State<C>;
+  /** The pod failed with `message`: under `Never` the machine completes (Failed), else CrashLoopBackOff. */
   Error(message: string): State<C>;
+  /** Waits out the `CrashLoop` back-off, then Registered again (Running, `CrashLoopBackOff`). */
   CrashLoopBackOff(message?: string): State<C>;
+  /** The pod was deleted: `stop`, then the machine completes (Succeeded, `Terminated`). */
   Terminated(): State<C>;
 }
 
@@ -203,7 +214,9 @@ export function podStates<C extends PodMachineContext>(overrides: PodStateOverri
 
 /** Kubelet's container back-off: 10 s doubling to 5 min (per kind). */
 export interface BackoffOptions {
+  /** The first delay, in milliseconds (10 000 when left out). */
   readonly initialMs?: number;
+  /** The longest delay, in milliseconds (300 000 when left out). */
   readonly maxMs?: number;
 }
 

@@ -166,7 +166,9 @@ export type ContainerProvider = Provider;
 export interface PodProvider extends ProviderBase {
   /** The pod lifecycle; its presence is what makes this a pod provider. */
   readonly pods: PodLifecycle;
+  /** A pod provider does not pull images for core (it has no {@link Provider.pullImage}). */
   readonly pullImage?: undefined;
+  /** A pod provider does not start single containers for core (it has no {@link Provider.startContainer}). */
   readonly startContainer?: undefined;
 }
 

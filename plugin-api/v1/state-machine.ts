@@ -25,9 +25,11 @@ import type { PodPhase } from './pod-lifecycle.ts';
 
 /** What a state reports while it is current: the pod phase and a reason/message. */
 export interface StateStatus {
+  /** The pod phase the state reports. */
   readonly phase: PodPhase;
   /** A CamelCase reason (e.g. `ImagePullBackOff`). */
   readonly reason?: string;
+  /** A human-readable explanation, e.g. the error that led to the state. */
   readonly message?: string;
 }
 
