@@ -16,6 +16,10 @@ import { containerState, reportProblem } from './pod-status-report.ts';
 
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** A promise, from this realm or not, or any other thenable (a provider may use its own promise library). */
+const isThenable = (r: unknown): r is PromiseLike<unknown> =>
+  (typeof r === 'object' || typeof r === 'function') && r !== null && typeof (r as { then?: unknown }).then === 'function';
+
 /** What {@link ProviderReports} needs from its driver. */
 export interface ProviderReportsDeps {
   provider: PodProvider;
@@ -50,10 +54,10 @@ export class ProviderReports {
       this.complain(`getPodStatus failed: ${msg(e)}`);
       return this.last;
     }
-    if (r instanceof Promise) {
+    if (isThenable(r)) {
       this.pending = true;
       const before = JSON.stringify(this.last);
-      r.then(
+      Promise.resolve(r).then(
         (v: unknown) => {
           this.pending = false;
           this.accept(v);
