@@ -2,8 +2,12 @@
  * ESLint rule `nodelet/folder-faces`: each `core/<area>/` shows others only its
  * face, `core/<area>/index.ts`. An import from outside `core/<area>/` into any
  * other file of it (sub-folders such as `core/volumes/csi/` are inner parts of
- * their area) is an error; so is any import of `core/` from `providers/`
- * (providers use `@nodelet/plugin-api/v1` only). Tests may import inner files
+ * their area) is an error; so is any import of `core/` from a provider
+ * (`providers/`, `examples/provider-<name>/`): providers use `@nodelet/plugin-api`
+ * only, by its package entry points (`/v1`, the contract, and `/v1/toolkit`),
+ * so a relative import of a `plugin-api/` file from a provider is an error too
+ * (it would bypass the entries' exports and reach files that are not part of
+ * either). Tests may import inner files
  * (unit tests test units), so `test/`, `bench/` and `*.test.ts` are exempt.
  * Inside an area files import their siblings directly: a value import of the
  * area's own index.ts from an inner file is an error (a load-time cycle).
@@ -68,12 +72,13 @@ function typeOnly(node) {
 export const folderFaces = {
   meta: {
     type: 'problem',
-    docs: { description: 'imports into core/<area>/ go through its index.ts; providers import no core/ file' },
+    docs: { description: 'imports into core/<area>/ go through its index.ts; providers import no core/ file and plugin-api by its entry points' },
     schema: [{ type: 'object', properties: { root: { type: 'string' } }, additionalProperties: false }],
     messages: {
       deep: "'{{spec}}' reaches into {{area}}/'s inner file {{target}}: import from {{area}}/index.ts (add the name to it)",
       own: "'{{spec}}' is {{area}}/'s own face: inner files import their siblings directly (a value import of the face is a cycle)",
-      provider: "'{{spec}}': providers use @nodelet/plugin-api/v1 only, not core/ ({{target}})",
+      provider: "'{{spec}}': providers use @nodelet/plugin-api/v1 and @nodelet/plugin-api/v1/toolkit only, not core/ ({{target}})",
+      providerApi: "'{{spec}}': import {{target}} through its package entry point, @nodelet/plugin-api/v1 or @nodelet/plugin-api/v1/toolkit",
     },
   },
   create(context) {
@@ -82,7 +87,7 @@ export const folderFaces = {
     const rel = path.relative(root, file).split(path.sep).join('/');
     if (rel.startsWith('..') || exempt(rel)) return {};
     const from = areaOf(root, file);
-    const fromProvider = rel.startsWith('providers/');
+    const fromProvider = rel.startsWith('providers/') || /^examples\/provider-[^/]+\//.test(rel);
     /**
      * @param {import('eslint').Rule.Node | ModuleNode} node the import or export
      * @param {import('estree').Literal | null | undefined} source its specifier
@@ -92,6 +97,10 @@ export const folderFaces = {
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;
       const abs = path.resolve(path.dirname(file), spec);
       const target = path.relative(root, abs).split(path.sep).join('/');
+      if (fromProvider && target.startsWith('plugin-api/')) {
+        context.report({ node: /** @type {import('estree').Node} */ (source), messageId: 'providerApi', data: { spec, target } });
+        return;
+      }
       if (!target.startsWith('core/')) return;
       if (fromProvider) {
         context.report({ node: /** @type {import('estree').Node} */ (source), messageId: 'provider', data: { spec, target } });

@@ -3,7 +3,8 @@
  * repo (test/fixtures/folder-faces): deep imports into another area's inner
  * files fail, and so does an inner file's value import of its own face;
  * imports through the face, between siblings and from tests pass,
- * and providers import no core/ file. Then the real repository: `eslint.config.js`
+ * and providers import no core/ file and reach plugin-api only by its package
+ * entry points (examples/provider-* are providers too). Then the real repository: `eslint.config.js`
  * turns the rule on for every core/ file.
  */
 import path from 'node:path';
@@ -52,7 +53,13 @@ describe('folder-faces lint rule', () => {
       "2: nodelet/folder-faces './index.ts' is core/alpha/'s own face: inner files import their siblings directly (a value import of the face is a cycle)",
     ]);
     expect(got.get('providers/p/src/provider.ts')).toEqual([
-      "2: nodelet/folder-faces '../../../core/alpha/index.ts': providers use @nodelet/plugin-api/v1 only, not core/ (core/alpha/index.ts)",
+      "2: nodelet/folder-faces '../../../core/alpha/index.ts': providers use @nodelet/plugin-api/v1 and @nodelet/plugin-api/v1/toolkit only, not core/ (core/alpha/index.ts)",
+    ]);
+    expect(got.get('providers/p/src/api-file.ts')).toEqual([
+      "2: nodelet/folder-faces '../../../plugin-api/v1/state-machine.ts': import plugin-api/v1/state-machine.ts through its package entry point, @nodelet/plugin-api/v1 or @nodelet/plugin-api/v1/toolkit",
+    ]);
+    expect(got.get('examples/provider-e/src/provider.ts')).toEqual([
+      "2: nodelet/folder-faces '../../../core/alpha/index.ts': providers use @nodelet/plugin-api/v1 and @nodelet/plugin-api/v1/toolkit only, not core/ (core/alpha/index.ts)",
     ]);
   });
 
