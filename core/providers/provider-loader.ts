@@ -211,7 +211,8 @@ async function readConfig(c: Candidate, path: string | undefined): Promise<unkno
   }
   if (!p.validateConfig) return raw;
   try {
-    return p.validateConfig(raw);
+    // Awaited here so that an async validateConfig's refusal is NDL_PROVIDER_CONFIG too.
+    return await p.validateConfig(raw);
   } catch (e) {
     throw nodeletError('NDL_PROVIDER_CONFIG', `${p.name}: its configuration ${path} is invalid: ${firstLine(e)}`, e);
   }

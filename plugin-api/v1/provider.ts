@@ -93,8 +93,8 @@ export interface ProviderBase extends OptionalCapabilities {
 
   /**
    * Optional: checks the parsed configuration file (`--provider-config <name>=<path>`) and returns
-   * the configuration `init` receives as `ctx.config`. A throw skips the provider with
-   * `NDL_PROVIDER_CONFIG` and the message, naming the file.
+   * the configuration `init` receives as `ctx.config` (or a promise of it). A throw (or a rejection)
+   * skips the provider with `NDL_PROVIDER_CONFIG` and the message, naming the file.
    */
   validateConfig?(raw: unknown): unknown;
   /** Called once before any pod is handed over; a rejection (or a timeout) skips the provider. */

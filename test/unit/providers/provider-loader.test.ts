@@ -198,6 +198,20 @@ describe('loadProviders', () => {
     expect(lines.some((l) => l.includes('--provider-config names a provider that is not loaded'))).toBe(true);
   });
 
+  it('awaits an async validateConfig: its answer is ctx.config, its rejection NDL_PROVIDER_CONFIG', async () => {
+    const asyncCheck = `validateConfig: async (raw) => { if (!raw.ok) throw new Error('ok must be set'); return { later: true }; },
+      init: async (ctx) => { globalThis.__asyncConfig = ctx.config; }`;
+    pkg('a', 'later', { code: body('later', ['later'], asyncCheck) });
+    pkg('a', 'never', { code: body('never', ['never'], asyncCheck) });
+    writeFileSync(join(root, 'later.yaml'), 'ok: true\n');
+    writeFileSync(join(root, 'never.yaml'), 'ok: false\n');
+    const r = await load({ configs: { later: join(root, 'later.yaml'), never: join(root, 'never.yaml') } });
+    expect(r.providers.map((p) => p.provider.name)).toEqual(['later']);
+    expect((globalThis as { __asyncConfig?: unknown }).__asyncConfig).toEqual({ later: true });
+    expect(codes(r)).toEqual({ '@test/never': 'NDL_PROVIDER_CONFIG' });
+    expect(r.failures[0]!.reason).toContain(`never: its configuration ${join(root, 'never.yaml')} is invalid: ok must be set`);
+  });
+
   it('skips a provider whose configuration file cannot be read or parsed', async () => {
     pkg('a', 'lost', { code: body('lost') });
     pkg('a', 'garbled', { code: body('garbled') });
