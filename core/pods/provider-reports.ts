@@ -14,6 +14,9 @@ import type { ContainerStatusReport, Logger, PodProvider, PodRef, PodStatusRepor
 import type { RunnerContainer } from './container-view.ts';
 import { containerState, reportProblem } from './pod-status-report.ts';
 
+/** How long an asynchronous `getPodStatus` may take before it is given up on and called again. */
+export const STATUS_ANSWER_MS = 30_000;
+
 const msg = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** A promise, from this realm or not, or any other thenable (a provider may use its own promise library). */
@@ -38,15 +41,22 @@ export class ProviderReports {
   /** The last good report. */
   last?: PodStatusReport;
   private badReport?: string;
-  /** An asynchronous `getPodStatus` is in flight. */
-  private pending = false;
+  /** When the asynchronous `getPodStatus` in flight was called (Date.now()), if one is. */
+  private pendingSince?: number;
+  /** Counts the calls: an answer to a call given up on is ignored. */
+  private call = 0;
   private readonly ends = new Map<string, { restartCount: number; t: V1ContainerStateTerminated }>();
 
   constructor(private readonly d: ProviderReportsDeps) {}
 
   /** The provider's current report (validated), or the last good one; remembers terminations for `lastState`. */
   read(ref: PodRef): PodStatusReport | undefined {
-    if (this.pending) return this.last;
+    if (this.pendingSince !== undefined) {
+      if (Date.now() - this.pendingSince < STATUS_ANSWER_MS) return this.last;
+      // Never settled: given up on, so that one hung call does not freeze the pod's status.
+      this.complain(`getPodStatus did not answer within ${STATUS_ANSWER_MS / 1000}s`);
+      this.pendingSince = undefined;
+    }
     let r: unknown;
     try {
       r = this.d.provider.pods.getPodStatus(ref);
@@ -55,16 +65,19 @@ export class ProviderReports {
       return this.last;
     }
     if (isThenable(r)) {
-      this.pending = true;
+      const call = ++this.call;
+      this.pendingSince = Date.now();
       const before = JSON.stringify(this.last);
       Promise.resolve(r).then(
         (v: unknown) => {
-          this.pending = false;
+          if (call !== this.call) return;
+          this.pendingSince = undefined;
           this.accept(v);
           if (JSON.stringify(this.last) !== before) this.d.statusChanged();
         },
         (e: unknown) => {
-          this.pending = false;
+          if (call !== this.call) return;
+          this.pendingSince = undefined;
           this.complain(`getPodStatus failed: ${msg(e)}`);
         },
       );

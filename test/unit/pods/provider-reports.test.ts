@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { PodLifecycle, PodProvider, PodStatusReport } from '@nodelet/plugin-api/v1';
-import { ProviderReports } from '../../../core/pods/provider-reports.ts';
+import { ProviderReports, STATUS_ANSWER_MS } from '../../../core/pods/provider-reports.ts';
 import { VM_PROVIDER, memoryLogger } from './fakes.ts';
 
 const REF = { namespace: 'default', name: 'p', uid: '11111111-1111-1111-1111-111111111111' };
@@ -60,5 +60,33 @@ describe('ProviderReports: what a pod provider reported', () => {
     await new Promise((res) => setImmediate(res));
     expect(events).toHaveLength(1);
     expect(changed()).toBe(1);
+  });
+
+  it('gives up on an answer that never comes after STATUS_ANSWER_MS (one Warning), calls again, and ignores the late answer', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      let calls = 0;
+      const late: Array<(v: PodStatusReport) => void> = [];
+      const { r, events } = reports(() => {
+        calls++;
+        return new Promise<PodStatusReport>((ok) => late.push(ok));
+      });
+      r.read(REF);
+      vi.advanceTimersByTime(STATUS_ANSWER_MS - 1);
+      r.read(REF);
+      expect(calls).toBe(1);
+      vi.advanceTimersByTime(1);
+      r.read(REF);
+      expect(calls).toBe(2);
+      expect(events).toEqual([`ProviderStatusInvalid: provider "vm": getPodStatus did not answer within ${STATUS_ANSWER_MS / 1000}s`]);
+      late[0]!(running); // the abandoned call answers at last: ignored
+      await Promise.resolve();
+      await Promise.resolve();
+      expect(r.last).toBeUndefined();
+      late[1]!(running); // the current one is taken
+      await vi.waitFor(() => expect(r.last?.phase).toBe('Running'));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
