@@ -163,7 +163,8 @@ export interface PodLifecycle {
   /**
    * The pod's current status, or undefined if the provider does not know the pod. May answer
    * with a promise (a provider that asks a remote agent): core then posts the last status it
-   * got meanwhile, keeps one call in flight, and syncs the pod again once an answer changes it.
+   * got meanwhile, keeps one call in flight (given up on, and made again, after 30 s without an
+   * answer), and syncs the pod again once an answer changes it.
    */
   getPodStatus(pod: PodRef): PodStatusReport | undefined | Promise<PodStatusReport | undefined>;
   /**
