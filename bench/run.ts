@@ -53,6 +53,7 @@ import { measurePlugins, type PluginsResult } from './figures/plugins.ts';
 import { measureDra, type DraResult } from './figures/dra.ts';
 import { buildWasmtime, measureCpuBound, type CpuBoundResult } from './figures/cpu-bound.ts';
 import { measureHttpComponent, type HttpComponentResult } from './figures/http-component.ts';
+import { measureInstantiation, type InstantiationResult } from './figures/component-instantiation.ts';
 import { measureProbes, type ProbesResult } from './figures/probes.ts';
 import { measureScale, type ScaleResult } from './figures/scale.ts';
 
@@ -290,8 +291,11 @@ try {
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
   const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
+  const instantiation = want('http')
+    ? await phase('wasi:http component instantiation', () => measureInstantiation(paths['hello-http'], quick ? 1000 : 3000))
+    : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, scale, dens, mods, logs, plugins, dra, cpu, http, probes });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, scale, dens, mods, logs, plugins, dra, cpu, http, instantiation, probes });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -306,6 +310,7 @@ try {
     dra: ok(dra),
     cpu: ok(cpu),
     http: ok(http),
+    instantiation: ok(instantiation),
     probes: ok(probes),
   });
 } finally {
@@ -340,6 +345,7 @@ function report(r: {
   dra?: DraResult;
   cpu?: CpuBoundResult;
   http?: HttpComponentResult;
+  instantiation?: InstantiationResult;
   probes?: ProbesResult;
 }): void {
   const rows: Row[] = [];
@@ -515,6 +521,13 @@ function report(r: {
     );
     add('8 wasi:http first request after Ready (create→Ready)', `${h.firstRequestAfterReadyMs} ms (${h.createToReadyMs} ms)`);
   }
+  if (r.instantiation) {
+    const i = r.instantiation;
+    add(
+      `8 wasi:http hello component, one instance (${i.instances} made): jco instantiate / core module alone`,
+      `${i.jcoUs} µs / ${i.coreUs} µs (${i.coreModule}, ${i.coreImports} imports, stubbed)`,
+    );
+  }
   if (r.probes)
     add(
       `9 ${r.probes.pods} pods with a 1 s readiness probe (${r.probes.windowS}s)`,
@@ -564,6 +577,7 @@ function report(r: {
     dra: r.dra,
     cpuBound: r.cpu ?? { skipped: wasmtimeSkip },
     httpComponent: r.http,
+    componentInstantiation: r.instantiation,
     probes: r.probes,
     help,
   };
