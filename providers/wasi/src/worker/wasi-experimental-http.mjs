@@ -1,7 +1,8 @@
 // Krustlet's `wasi_experimental_http` host functions for preview1 modules
 // (deislabs/wasi-experimental-http, the Rust crate `wasi-experimental-http`
 // 0.10 and its AssemblyScript/C ports), run inside the container's worker.
-// Plain JavaScript: workers start without a TypeScript loader (see README.md).
+// Plain JavaScript: workers start without a TypeScript loader (see README.md);
+// typed with JSDoc.
 // Hand-written: the host side exists only for wasmtime (Rust); this follows its
 // signatures, error codes and allow-list semantics.
 //
