@@ -5,7 +5,7 @@
  * whole (createPod/getPodStatus/deletePod); their status, events and logs
  * reach the API server and `kubectl logs` like any pod's.
  */
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -46,7 +46,9 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
     symlinkSync(join(REPO, 'providers', 'wasi'), join(providersDir, 'wasi'));
     symlinkSync(join(REPO, 'examples', 'provider-http-probe'), join(providersDir, 'http-probe'));
     await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: rc }, handler: 'http-probe' } });
-    nodelet = await startNodelet(info, nodeName, [`--providers-dir=${providersDir}`]);
+    // The provider's configuration, as an operator gives it: probes may reach 127.0.0.1 only.
+    writeFileSync(join(providersDir, 'http-probe.yaml'), 'allowHosts:\n  - 127.0.0.1\n');
+    nodelet = await startNodelet(info, nodeName, [`--providers-dir=${providersDir}`, `--provider-config=http-probe=${join(providersDir, 'http-probe.yaml')}`]);
     ns = await podNamespace(k.core, 'podprov');
     await waitNodeReady(k.core, nodeName);
   });
@@ -89,6 +91,17 @@ describe('a PodProvider (http-probe) routed by RuntimeClass', () => {
       expect.stringMatching(/→ 200 OK \(\d+ ms\)$/),
     ]);
     expect(kubectl(info, ['logs', '-n', ns, 'probe-ok', '-c', 'wait']).stdout).toMatch(/^GET .*\/ok → 200 OK/);
+  });
+
+  it('holds probes to the allow-list of its --provider-config file: a host not listed is refused (UnsupportedPodSpec)', async () => {
+    const port = new URL(base).port;
+    await create('probe-elsewhere', { containers: [{ name: 'x', image: `http://localhost:${port}/ok` }] });
+    const refused = await until('probe-elsewhere', 'finished', finished);
+    expect(refused.status).toMatchObject({
+      phase: 'Failed',
+      reason: 'UnsupportedPodSpec',
+      message: 'provider "http-probe" cannot run this pod: container "x": host "localhost" is not allowed on this node (allowed: 127.0.0.1)',
+    });
   });
 
   it('fails a pod whose probe runs out of attempts, and one the provider refuses (UnsupportedPodSpec)', async () => {

@@ -43,12 +43,36 @@ export type HttpProbeProvider = Omit<PodProvider, 'pods'> & {
   readonly pods: Omit<PodLifecycle, 'getPodStatus'> & { getPodStatus(ref: PodRef): PodStatusReport | undefined };
 };
 
+/**
+ * The provider's configuration file (`--provider-config http-probe=<file>`, YAML or JSON):
+ * `allowHosts`, the hosts probes may reach (lower case; overrides `NODELET_HTTP_PROBE_ALLOW_HOSTS`).
+ */
+export interface HttpProbeConfig {
+  readonly allowHosts?: readonly string[];
+}
+
+/** Checks a parsed configuration file; throws with the reason (core then skips the provider, naming the file). */
+export function validateHttpProbeConfig(raw: unknown): HttpProbeConfig {
+  if (raw === null || raw === undefined) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new Error('the configuration must be a mapping');
+  const { allowHosts, ...unknown } = raw as Record<string, unknown>;
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw new Error(`unknown field(s) ${extra.join(', ')} (known: allowHosts)`);
+  if (allowHosts === undefined) return {};
+  if (!Array.isArray(allowHosts) || allowHosts.some((h) => typeof h !== 'string' || h.trim() === '')) {
+    throw new Error('allowHosts must be a list of host names');
+  }
+  return { allowHosts: allowHosts.map((h: string) => h.trim().toLowerCase()) };
+}
+
 /** Creates the provider. */
 export function createHttpProbeProvider(opts: HttpProbeProviderOptions = {}): HttpProbeProvider {
   const pods = new Map<string, ProbePod>();
   let log: ProviderContext['log'] | undefined;
+  // The allow-list in force: the options', or the configuration file's once init has it.
+  let current: HttpProbeProviderOptions = opts;
   const machine = podLifecycleFromMachine<ProbePod>((pod, ctx) => {
-    const p = new ProbePod(pod, ctx, opts);
+    const p = new ProbePod(pod, ctx, current);
     pods.set(pod.metadata.uid, p);
     const states = podStates<ProbePod>();
     return { initial: states.Registered(), context: p, onAbort: () => states.Terminated() };
@@ -60,13 +84,15 @@ export function createHttpProbeProvider(opts: HttpProbeProviderOptions = {}): Ht
     architecture: process.arch,
     os: process.platform,
     runtimeVersion: 'nodelet-http-probe://0.1.0',
-    async init(ctx) {
+    validateConfig: validateHttpProbeConfig,
+    async init(ctx: ProviderContext<HttpProbeConfig>) {
       log = ctx.log;
-      log.info({ allowHosts: opts.allowHosts ?? 'any' }, 'http-probe provider ready');
+      if (ctx.config?.allowHosts) current = { ...opts, allowHosts: ctx.config.allowHosts };
+      log.info({ allowHosts: current.allowHosts ?? 'any', configured: ctx.config !== undefined }, 'http-probe provider ready');
     },
     pods: {
       async createPod(pod, ctx) {
-        validateProbePod(pod, opts.allowHosts);
+        validateProbePod(pod, current.allowHosts);
         await machine.createPod(pod, ctx);
       },
       async deletePod(pod, ctx, gracePeriodMs) {

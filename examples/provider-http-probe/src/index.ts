@@ -6,7 +6,15 @@
  */
 import { createHttpProbeProvider, type HttpProbeProvider, type HttpProbeProviderOptions } from './http-probe-provider.ts';
 
-export { createHttpProbeProvider, validateProbePod, HTTP_PROBE_HANDLER, type HttpProbeProvider, type HttpProbeProviderOptions } from './http-probe-provider.ts';
+export {
+  createHttpProbeProvider,
+  validateProbePod,
+  validateHttpProbeConfig,
+  HTTP_PROBE_HANDLER,
+  type HttpProbeConfig,
+  type HttpProbeProvider,
+  type HttpProbeProviderOptions,
+} from './http-probe-provider.ts';
 export { runProbe, STOPPED_EXIT_CODE, MAX_BODY_BYTES, type ProbeExit, type ProbeLog } from './probe.ts';
 export { parseDuration, parseProbeArgs, parseProbeUrl, statusMatches, PROBE_DEFAULTS, type ProbeSpec } from './probe-spec.ts';
 

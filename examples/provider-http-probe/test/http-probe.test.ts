@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Logger, type PodLifecycleContext, type PodObject, type PodStatusReport } from '@nodelet/plugin-api/v1';
 import { parseCriLine } from '@nodelet/plugin-api/v1/toolkit';
-import createProvider, { createHttpProbeProvider, parseProbeArgs, statusMatches, type HttpProbeProviderOptions } from '../src/index.ts';
+import createProvider, {
+  createHttpProbeProvider,
+  parseProbeArgs,
+  statusMatches,
+  validateHttpProbeConfig,
+  type HttpProbeProviderOptions,
+} from '../src/index.ts';
 
 const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => log };
 let server: Server;
@@ -243,5 +249,24 @@ describe('http-probe provider', () => {
     expect(() => parseProbeArgs('c', ['--expect=ok'])).toThrow(/not a list of status codes/);
     expect(() => parseProbeArgs('c', ['plain'])).toThrow(/is not a --flag=value/);
     expect([200, 204, 302, 404].map((s) => statusMatches('204,3xx', s))).toEqual([false, true, true, false]);
+  });
+});
+
+describe('http-probe configuration (--provider-config http-probe=<file>)', () => {
+  it('takes allowHosts from its file (lower-cased), and refuses anything else with the reason', () => {
+    expect(validateHttpProbeConfig({ allowHosts: ['Example.COM ', '127.0.0.1'] })).toEqual({ allowHosts: ['example.com', '127.0.0.1'] });
+    expect(validateHttpProbeConfig(null)).toEqual({});
+    expect(() => validateHttpProbeConfig(['a'])).toThrow('the configuration must be a mapping');
+    expect(() => validateHttpProbeConfig({ allowHost: ['a'] })).toThrow('unknown field(s) allowHost (known: allowHosts)');
+    expect(() => validateHttpProbeConfig({ allowHosts: 'a' })).toThrow('allowHosts must be a list of host names');
+  });
+
+  it("init's configuration overrides the options: a pod for a host not listed is refused", async () => {
+    const provider = createProvider({ allowHosts: ['localhost'] });
+    const images = { pull: () => Promise.reject(new Error('unused')) };
+    await provider.init!({ log, rootDir: root, images, signal: new AbortController().signal, config: { allowHosts: ['127.0.0.1'] } });
+    const p = pod([{ name: 'c', image: 'http://localhost:1/x' }]);
+    const { ctx } = context(p);
+    await expect(provider.pods.createPod(p, ctx)).rejects.toThrow('host "localhost" is not allowed on this node (allowed: 127.0.0.1)');
   });
 });
