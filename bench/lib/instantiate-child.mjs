@@ -10,30 +10,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { preview2Imports } from '../../providers/wasi/src/worker/preview2-imports.mjs';
 
 const [dir = '', countArg = '2000'] = process.argv.slice(2);
 const count = Number(countArg);
-const cli = await import('@bytecodealliance/preview2-shim/cli');
-const io = await import('@bytecodealliance/preview2-shim/io');
-const http = await import('@bytecodealliance/preview2-shim/http');
-/** @type {Record<string, unknown>} the interfaces the hello component imports */
-const imports = {
-  'wasi:cli/environment': cli.environment,
-  'wasi:cli/exit': cli.exit,
-  'wasi:cli/stdin': cli.stdin,
-  'wasi:cli/stdout': cli.stdout,
-  'wasi:cli/stderr': cli.stderr,
-  'wasi:cli/terminal-input': cli.terminalInput,
-  'wasi:cli/terminal-output': cli.terminalOutput,
-  'wasi:cli/terminal-stdin': cli.terminalStdin,
-  'wasi:cli/terminal-stdout': cli.terminalStdout,
-  'wasi:cli/terminal-stderr': cli.terminalStderr,
-  'wasi:io/error': io.error,
-  'wasi:io/poll': io.poll,
-  'wasi:io/streams': io.streams,
-  'wasi:http/types': http.types,
-  'wasi:http/outgoing-handler': http.outgoingHandler,
-};
+// The host the provider gives components (preview2-shim), made as its component worker makes it.
+const { imports } = await preview2Imports();
 /** @type {Record<string, WebAssembly.Module>} */
 const modules = {};
 for (const f of readdirSync(dir).filter((n) => n.endsWith('.wasm'))) modules[f] = new WebAssembly.Module(readFileSync(join(dir, f)));

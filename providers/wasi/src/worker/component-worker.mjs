@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { identifyMounts, MountError } from './wasi-imports.mjs';
+import { preview2Imports } from './preview2-imports.mjs';
 /** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
 /**
  * The part of preview2-shim's Node.js http module used here (its package's `types`
@@ -79,12 +80,9 @@ for (const [name, stream] of /** @type {const} */ ([
 }
 process.on('exit', () => log.close());
 
-const cli = await import('@bytecodealliance/preview2-shim/cli');
-const filesystem = await import('@bytecodealliance/preview2-shim/filesystem');
-const io = await import('@bytecodealliance/preview2-shim/io');
-const clocks = await import('@bytecodealliance/preview2-shim/clocks');
-const random = await import('@bytecodealliance/preview2-shim/random');
-const http = /** @type {typeof import('@bytecodealliance/preview2-shim/http') & HttpShim} */ (await import('@bytecodealliance/preview2-shim/http'));
+const shim = await preview2Imports();
+const { cli, filesystem, imports } = shim;
+const http = /** @type {typeof shim.http & HttpShim} */ (shim.http);
 
 cli._setArgs([...d.argv]);
 cli._setEnv(d.env);
@@ -112,31 +110,6 @@ guardMounts(/** @type {FilesystemShim} */ (/** @type {unknown} */ (filesystem)),
     message: `volume ${m.name} mounted at ${m.containerPath}: its directory was renamed or replaced (e.g. by a symlink) after the container started; every access to it is refused`,
   }),
 );
-
-const imports = {
-  'wasi:cli/environment': cli.environment,
-  'wasi:cli/exit': cli.exit,
-  'wasi:cli/stdin': cli.stdin,
-  'wasi:cli/stdout': cli.stdout,
-  'wasi:cli/stderr': cli.stderr,
-  'wasi:cli/terminal-input': cli.terminalInput,
-  'wasi:cli/terminal-output': cli.terminalOutput,
-  'wasi:cli/terminal-stdin': cli.terminalStdin,
-  'wasi:cli/terminal-stdout': cli.terminalStdout,
-  'wasi:cli/terminal-stderr': cli.terminalStderr,
-  'wasi:io/error': io.error,
-  'wasi:io/poll': io.poll,
-  'wasi:io/streams': io.streams,
-  'wasi:clocks/monotonic-clock': clocks.monotonicClock,
-  'wasi:clocks/wall-clock': clocks.wallClock,
-  'wasi:random/random': random.random,
-  'wasi:random/insecure': random.insecure,
-  'wasi:random/insecure-seed': random.insecureSeed,
-  'wasi:filesystem/types': filesystem.types,
-  'wasi:filesystem/preopens': filesystem.preopens,
-  'wasi:http/types': http.types,
-  'wasi:http/outgoing-handler': http.outgoingHandler,
-};
 
 /** @type {WebAssembly.Memory[]} */
 const memories = [];
