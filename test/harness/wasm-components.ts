@@ -22,6 +22,7 @@ const TARGET_DIR = join(ROOT, 'test', '.cache', 'cargo-target');
 /** The test components: crate name → the artifact cargo writes. */
 export const COMPONENTS = {
   'hello-http': 'hello_http.wasm',
+  'http-state': 'http_state.wasm',
   'cli-read': 'cli-read.wasm',
   'unsupported-import': 'unsupported-import.wasm',
 } as const;
