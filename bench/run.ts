@@ -4,7 +4,7 @@
  * hollow node (the upstream kubelet, fake runtime) on the same control plane, measures the figures of bench/README.md, prints a table and
  * writes bench/results.json (and a copy as results-quick.json / results-full.json).
  *   --quick          fewer pods, shorter windows (under 5 minutes)
- *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7
+ *   --with-wasmtime  build wasmtime-cli with cargo (cached) for figure 7 (`wasmtime run`) and figure 8 (`wasmtime serve`)
  *   --profile        run nodelet with --cpu-prof/--heap-prof into bench/.profiles/ and summarize them
  *   --perf-map       run nodelet with --perf-basic-prof (JS frames for Linux `perf record -g -p <nodelet pid>`,
  *                    an on-CPU profile of every thread; bench/README.md)
@@ -125,7 +125,7 @@ if (withWasmtime) {
     wasmtimeSkip = b.error;
     console.log(`  wasmtime: ${b.error}`);
   }
-} else console.log(`  figure 7 (wasmtime) skipped: ${wasmtimeSkip}`);
+} else console.log(`  figures 7 and 8 (wasmtime) skipped: ${wasmtimeSkip}`);
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 const cleanup = async () => {
@@ -290,7 +290,16 @@ try {
     : undefined;
   const cpu = want('cpu') ? await phase('cpu-bound', () => measureCpuBound(c, nodelet.traceFile, images.cpu!, paths.cpu, P.cpuRounds, wasmtime)) : undefined;
 
-  const http = want('http') ? await phase('wasi:http component', () => measureHttpComponent(c, images['hello-http']!, P.httpS)) : undefined;
+  const http = want('http')
+    ? await phase('wasi:http component', () =>
+        measureHttpComponent(
+          c,
+          images['hello-http']!,
+          P.httpS,
+          wasmtime ? { path: wasmtime, componentPath: paths['hello-http'] } : { skipped: wasmtimeSkip ?? 'wasmtime-cli not built' },
+        ),
+      )
+    : undefined;
   const instantiation = want('http')
     ? await phase('wasi:http component instantiation', () => measureInstantiation(paths['hello-http'], quick ? 1000 : 3000))
     : undefined;
@@ -511,13 +520,20 @@ function report(r: {
     );
   if (r.http) {
     const h = r.http;
+    const w = h.wasmtime;
     add(
-      `8 wasi:http hello component, 1 pod on ${h.address} (${h.seconds} s, ${h.connections} keep-alive conns): req/s, p50/p99`,
+      `8 wasi:http hello component on nodelet, 1 pod on ${h.address} (${h.seconds} s, ${h.connections} keep-alive conns): req/s, p50/p99`,
       `${h.component.rps} req/s, ${h.component.p50Ms}/${h.component.p99Ms} ms (errors ${h.component.errors})`,
     );
     add(
       '8 plain Node http server, same body, same client: req/s, p50/p99',
-      `${h.node.rps} req/s, ${h.node.p50Ms}/${h.node.p99Ms} ms; ratio component/node: ${h.rpsRatio}x req/s, ${h.p99Ratio}x p99`,
+      `${h.node.rps} req/s, ${h.node.p50Ms}/${h.node.p99Ms} ms (errors ${h.node.errors}); ratio nodelet/Node: ${h.rpsRatio}x req/s, ${h.p99Ratio}x p99`,
+    );
+    add(
+      `8 ${'skipped' in w ? 'wasmtime' : w.version.split(' ').slice(0, 2).join(' ')} serve, same component file, same client: req/s, p50/p99`,
+      'skipped' in w
+        ? `skipped: ${w.skipped}`
+        : `${w.rps} req/s, ${w.p50Ms}/${w.p99Ms} ms (errors ${w.errors}); ratio nodelet/wasmtime: ${w.rpsRatio}x req/s, ${w.p99Ratio}x p99`,
     );
     add('8 wasi:http first request after Ready (create→Ready)', `${h.firstRequestAfterReadyMs} ms (${h.createToReadyMs} ms)`);
   }
