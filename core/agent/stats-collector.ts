@@ -138,5 +138,7 @@ export function runningCounts(pods: PodsView): RunningCounts {
   }
   const threads = [...providers].flatMap((p) => (p.threads?.() ?? []).map((t) => ({ provider: p.name, ...t })));
   if (threads.length > 0) out.threads = threads;
+  const requests = [...providers].flatMap((p) => p.requestMetrics?.() ?? []);
+  if (requests.length > 0) out.requests = requests;
   return out;
 }

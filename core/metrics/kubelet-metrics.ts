@@ -16,9 +16,12 @@
  * | nodelet_registered_plugins | gauge {type} | plugins registered through plugins_registry |
  * | nodelet_provider_thread_event_loop_delay_seconds | gauge {provider, thread} | event-loop delay of a provider thread shared by containers (max since the last scrape) |
  * | nodelet_provider_thread_containers | gauge {provider, thread} | containers on a provider thread shared by containers |
+ * | nodelet_container_http_* | see request-metrics.ts | requests containers served themselves (wasi:http components) |
  * | process_*, nodejs_* | prom-client defaults | nodelet's own process |
  */
+import type { ContainerRequestMetrics } from '@nodelet/plugin-api/v1';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { requestMetricsText } from './request-metrics.ts';
 
 /** The registry `/metrics` serves. */
 export const registry = new Registry();
@@ -36,6 +39,8 @@ export interface RunningCounts {
   perProvider: Record<string, number>;
   /** Provider threads shared by containers (the providers' `threads()`). */
   threads?: Array<{ provider: string; threadId: number; containers: number; eventLoopDelaySeconds: number }>;
+  /** Requests containers served themselves (the providers' `requestMetrics()`), see request-metrics.ts. */
+  requests?: readonly ContainerRequestMetrics[];
 }
 
 export const runningPods = new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] });
@@ -104,5 +109,5 @@ export async function metricsText(counts: RunningCounts): Promise<{ text: string
     threadDelay.set(labels, t.eventLoopDelaySeconds);
     threadContainers.set(labels, t.containers);
   }
-  return { text: await registry.metrics(), contentType: registry.contentType };
+  return { text: (await registry.metrics()) + requestMetricsText(counts.requests ?? []), contentType: registry.contentType };
 }

@@ -91,6 +91,40 @@ export interface OptionalCapabilities {
   stats?(containerId: string): Promise<ContainerStats>;
   /** The provider's threads shared by several containers, with their load (`/metrics`). */
   threads?(): readonly ThreadLoad[];
+  /** The requests its containers served themselves (e.g. HTTP components), per container (`/metrics`). */
+  requestMetrics?(): readonly ContainerRequestMetrics[];
+}
+
+/**
+ * The requests one container served, as `/metrics` reports them (labels `namespace`, `pod`,
+ * `container`, as cAdvisor labels container metrics). Counts since the container started.
+ */
+export interface ContainerRequestMetrics {
+  /** The container's pod. */
+  readonly pod: PodRef;
+  /** The container's name. */
+  readonly container: string;
+  /** Requests answered, by HTTP status code: `[code, count]`. */
+  readonly requestsByCode: ReadonlyArray<readonly [number, number]>;
+  /** How long requests took: cumulative counts by upper bound in seconds (`[le, count]`, the last `Infinity`), their sum and count. */
+  readonly duration: {
+    /** Cumulative `[upper bound in seconds, requests]`, ascending; the last bound is `Infinity`. */
+    readonly buckets: ReadonlyArray<readonly [number, number]>;
+    /** Seconds, all requests together. */
+    readonly sum: number;
+    /** Requests measured. */
+    readonly count: number;
+  };
+  /** Requests being served now. */
+  readonly inFlight: number;
+  /** Instances of the workload alive to serve requests (busy and ready). */
+  readonly instances: number;
+  /** Requests that ended in a trap (the workload failed; answered 500). */
+  readonly traps: number;
+  /** Requests ended by their timeout. */
+  readonly timeouts: number;
+  /** Requests refused because every instance was busy (503). */
+  readonly overloaded: number;
 }
 
 /** One thread of a provider that runs several containers, as `/metrics` reports it. */

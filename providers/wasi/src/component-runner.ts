@@ -12,7 +12,10 @@
  * cli world: `wasi:cli/run` is called once; the exit code is `run`'s result
  * (0 / 1) or the code given to `wasi:cli/exit` (the thread's exit code).
  * http world: the component's `incoming-handler` serves `listen.host:listen.port`
- * until the container is stopped (one instance, requests handled one at a time).
+ * until the container is stopped: with an instance per request, many at once
+ * (worker/http-worker.mjs, worker/http/), when its core is one module whose
+ * imports nodelet's own host implements — else with one instance serving the
+ * requests one at a time through jco's bindings (worker/component-worker.mjs).
  *
  * Components do not come from the worker pool: the pool's workers are
  * preview1 workers (node:wasi loaded and warmed up), and a component thread
@@ -27,10 +30,25 @@ import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';
 import { DEFAULT_START_TIMEOUT_MS } from './container-runner.ts';
 import { codeExit, KILLED_EXIT_CODE, trapExit, type WasiContainer } from './wasi-container.ts';
-import { plainWorker, type ComponentMessage, type ComponentWorkerData, type ListenAddress, type LogRotation } from './worker-protocol.ts';
-import { capModuleMemory, MemoryCapError } from './memory-cap.ts';
+import {
+  plainWorker,
+  type ComponentMessage,
+  type ComponentWorkerData,
+  type ContainerRunInput,
+  type HttpWorkerData,
+  type ListenAddress,
+  type LogRotation,
+} from './worker-protocol.ts';
+import { capModuleMemory, MemoryCapError, WASM_PAGE, type CappedModule } from './memory-cap.ts';
+import { exportMutableGlobals } from './global-exports.ts';
+import { trackStack } from './stack-tracking.ts';
+import { httpServing } from './http-serving-config.ts';
+import { planPerRequest } from './worker/http/instance-pool.mjs';
+import { newRequestMetrics } from './worker/http/request-metrics.mjs';
+import type { RequestsServed } from './wasi-container.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
+const HTTP_WORKER_URL = new URL('./worker/http-worker.mjs', import.meta.url);
 
 /** Options of {@link startComponent}. */
 export interface ComponentRunOptions {
@@ -74,20 +92,44 @@ export async function startComponent(
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
   const capBytes = spec.limits.memoryBytes;
-  const modules = await compileCoreModules(loaded, spec, capBytes);
-  const input: ComponentWorkerData = {
-    dir: loaded.dir,
-    modules,
-    world: loaded.world,
+  const compiled = await compileCoreModules(loaded, spec, capBytes);
+  const modules = Object.fromEntries(Object.entries(compiled).map(([f, c]) => [f, c.module]));
+  const run: ContainerRunInput = {
     argv: spec.argv,
     env: spec.env,
     mounts: spec.mounts.map((m) => ({ name: m.name, containerPath: m.containerPath, hostPath: m.hostPath, readOnly: m.readOnly })),
     logPath: spec.logPath,
     logOptions: opts.logOptions ?? {},
-    criLogUrl: CRI_LOG_MODULE_URL,
-    listen: loaded.world === 'http' ? listenAddress(spec) : undefined,
   };
-  const worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: input, resourceLimits: opts.resourceLimits });
+  const listen = loaded.world === 'http' ? listenAddress(spec) : undefined;
+  // http: an instance per request when the component allows it (instance-pool.mjs), else one
+  // instance through jco's bindings serves every request.
+  const planned = listen ? planPerRequest(modules) : undefined;
+  let requests: RequestsServed | undefined;
+  let worker: Worker;
+  if (listen && planned && 'plan' in planned) {
+    const main = Object.values(compiled).find((c) => c.module === planned.plan.module);
+    const serving = httpServing(spec, main?.startBytes ?? 0);
+    requests = { metrics: newRequestMetrics(), pod: { namespace: spec.pod.namespace, name: spec.pod.name, uid: spec.pod.uid }, container: spec.name };
+    const data: HttpWorkerData = {
+      ...run,
+      module: planned.plan.module,
+      handleExport: planned.plan.handleExport,
+      criLogUrl: CRI_LOG_MODULE_URL,
+      listen,
+      metrics: requests.metrics,
+      ...serving,
+    };
+    log.debug(
+      { container: spec.name, ...serving.bounds, requestTimeoutMs: serving.requestTimeoutMs, stackTracked: main?.stackTracked },
+      'serving with an instance per request',
+    );
+    worker = new Worker(HTTP_WORKER_URL, { ...plainWorker(), workerData: data, resourceLimits: opts.resourceLimits });
+  } else {
+    if (planned && 'why' in planned) log.warn({ container: spec.name }, `the component is served with one instance for every request: ${planned.why}`);
+    const data: ComponentWorkerData = { ...run, dir: loaded.dir, modules, world: loaded.world, criLogUrl: CRI_LOG_MODULE_URL, listen };
+    worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: data, resourceLimits: opts.resourceLimits });
+  }
   // The worker sends the component's output to its log; anything else written is dropped.
   worker.stdout.resume();
   worker.stderr.resume();
@@ -103,6 +145,7 @@ export async function startComponent(
     });
     const running: WasiContainer = {
       id: spec.id,
+      requests,
       get startedAt() {
         return startedAt ?? new Date();
       },
@@ -155,7 +198,7 @@ export async function startComponent(
           cleanup();
           if (stopping) break;
           startedAt = new Date();
-          log.debug({ container: spec.name, world: loaded.world, startMs: Math.round(performance.now() - t0), ...input.listen }, 'component started');
+          log.debug({ container: spec.name, world: loaded.world, startMs: Math.round(performance.now() - t0), ...listen }, 'component started');
           resolveStart(running);
           break;
         case 'failed':
@@ -201,13 +244,13 @@ export async function startComponent(
  * capped to `capBytes` (memory-cap.ts, as for modules). A cap below what the
  * component needs to start fails like a module's: InvalidArgument, reason OOMKilled.
  */
-async function compileCoreModules(loaded: LoadedComponent, spec: ContainerSpec, capBytes: number | undefined): Promise<Record<string, WebAssembly.Module>> {
-  const out: Record<string, WebAssembly.Module> = {};
+async function compileCoreModules(loaded: LoadedComponent, spec: ContainerSpec, capBytes: number | undefined): Promise<Record<string, CompiledCore>> {
+  const out: Record<string, CompiledCore> = {};
   for (const file of (await readdir(loaded.dir)).filter((f) => f.endsWith('.wasm'))) {
     const bytes = await readFile(join(loaded.dir, file));
-    let capped: Uint8Array;
+    let capped: CappedModule;
     try {
-      capped = capModuleMemory(bytes, capBytes).bytes;
+      capped = capModuleMemory(bytes, capBytes);
     } catch (e) {
       if (e instanceof MemoryCapError && e.kind === 'too-small') {
         throw providerError('InvalidArgument', `image ${spec.image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
@@ -216,7 +259,42 @@ async function compileCoreModules(loaded: LoadedComponent, spec: ContainerSpec, 
         cause: e,
       });
     }
-    out[file] = await WebAssembly.compile(capped as Uint8Array<ArrayBuffer>);
+    const startBytes = (capped.memories[0]?.min ?? 0) * WASM_PAGE;
+    out[file] =
+      loaded.world === 'http'
+        ? await compileForReset(capped.bytes, startBytes)
+        : { module: await WebAssembly.compile(capped.bytes as Uint8Array<ArrayBuffer>), startBytes, stackTracked: false };
   }
   return out;
+}
+
+/** A compiled core module, with its starting memory size and whether it records its stack depth. */
+interface CompiledCore {
+  readonly module: WebAssembly.Module;
+  readonly startBytes: number;
+  readonly stackTracked: boolean;
+}
+
+/**
+ * Compiles a core module of an http component so its instances can be reset after each request:
+ * its mutable globals exported (global-exports.ts) and, when it allows, its stack depth recorded
+ * (stack-tracking.ts). A module either rewrite does not apply to is compiled as it is (and is then
+ * served with one instance, or reset in full).
+ */
+async function compileForReset(bytes: Uint8Array, startBytes: number): Promise<CompiledCore> {
+  let exported: Uint8Array;
+  try {
+    exported = exportMutableGlobals(bytes).bytes;
+  } catch {
+    return { module: await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>), startBytes, stackTracked: false };
+  }
+  const tracked = trackStack(exported);
+  if (!('untracked' in tracked)) {
+    try {
+      return { module: await WebAssembly.compile(tracked.bytes as Uint8Array<ArrayBuffer>), startBytes, stackTracked: true };
+    } catch {
+      // a rewrite the engine refuses: reset in full instead
+    }
+  }
+  return { module: await WebAssembly.compile(exported as Uint8Array<ArrayBuffer>), startBytes, stackTracked: false };
 }

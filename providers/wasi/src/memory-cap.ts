@@ -48,14 +48,16 @@ export class MemoryCapError extends Error {
   }
 }
 
-class Reader {
+/** Reads a module binary; `fail` makes the error thrown for a malformed one (MemoryCapError by default). */
+export class Reader {
   constructor(
     readonly b: Uint8Array,
     public pos = 0,
     readonly end = b.length,
+    readonly fail: (message: string) => Error = (m) => new MemoryCapError('invalid', m),
   ) {}
   byte(): number {
-    if (this.pos >= this.end) throw new MemoryCapError('invalid', 'unexpected end of module');
+    if (this.pos >= this.end) throw this.fail('unexpected end of module');
     return this.b[this.pos++]!;
   }
   u32(): number {
@@ -66,7 +68,7 @@ class Reader {
       result += (x & 0x7f) * 2 ** shift;
       if ((x & 0x80) === 0) break;
       shift += 7;
-      if (shift > 63) throw new MemoryCapError('invalid', 'LEB128 integer too long');
+      if (shift > 63) throw this.fail('LEB128 integer too long');
     }
     return result;
   }
@@ -78,7 +80,8 @@ class Reader {
   }
 }
 
-function leb(n: number): number[] {
+/** `n` as unsigned LEB128. */
+export function leb(n: number): number[] {
   const out: number[] = [];
   do {
     let x = n % 128;
@@ -143,7 +146,8 @@ function importSection(r: Reader, capPages: number | undefined, mems: MemoryDecl
   return out;
 }
 
-function skipImportDesc(r: Reader, kind: number): void {
+/** Skips an import's description of kind `kind`. */
+export function skipImportDesc(r: Reader, kind: number): void {
   switch (kind) {
     case 0x00:
       r.u32();
@@ -226,7 +230,8 @@ function memorySection(r: Reader, capPages: number | undefined, mems: MemoryDecl
   return out;
 }
 
-function concat(chunks: Uint8Array[]): Uint8Array {
+/** The chunks one after the other. */
+export function concat(chunks: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let off = 0;
   for (const c of chunks) {

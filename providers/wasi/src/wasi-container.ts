@@ -3,7 +3,7 @@
  * component), and how a worker's outcome becomes the container's exit: the
  * exit codes and the rule that makes a trap near the memory cap an OOM kill.
  */
-import type { ContainerExit, ContainerStats, RunningContainer } from '@nodelet/plugin-api/v1';
+import type { ContainerExit, ContainerStats, PodRef, RunningContainer } from '@nodelet/plugin-api/v1';
 import type { StdinPipe } from './stdin-pipe.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
@@ -11,8 +11,18 @@ export const TRAP_EXIT_CODE = 134;
 /** Exit code of a stopped (killed) or OOM-killed container: 128 + SIGKILL, as upstream reports. */
 export const KILLED_EXIT_CODE = 137;
 
+/** The requests a container serves itself (a wasi:http component served per request), for `/metrics`. */
+export interface RequestsServed {
+  /** Written by its worker (worker/http/request-metrics.mjs). */
+  readonly metrics: SharedArrayBuffer;
+  readonly pod: PodRef;
+  readonly container: string;
+}
+
 /** A running module or component, with what the provider can measure of it. */
 export interface WasiContainer extends RunningContainer {
+  /** Set for a component that serves HTTP requests with an instance per request. */
+  readonly requests?: RequestsServed;
   /** CPU time of its thread and its linear memory size (thread-stats.ts). */
   stats(): ContainerStats;
   /** Its stdin, when the spec has `stdin: true` (kubectl attach writes there). */

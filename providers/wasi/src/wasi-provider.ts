@@ -3,6 +3,7 @@ import { isAbsolute, join } from 'node:path';
 import {
   API_VERSION,
   providerError,
+  type ContainerRequestMetrics,
   type ContainerSpec,
   type ContainerStats,
   type ImagePullOptions,
@@ -24,6 +25,7 @@ import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile, type WasmKind } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
+import { readRequestMetrics } from './worker/http/request-metrics.mjs';
 
 /** Resolves when `signal` aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -214,6 +216,27 @@ export class WasiProvider implements Provider {
   /** The threads shared by BestEffort modules, with their load and event-loop delay (`/metrics`). */
   threads(): readonly ThreadLoad[] {
     return this.shared?.loads() ?? [];
+  }
+
+  /** The requests of the http components served per request, per container (`/metrics`). */
+  requestMetrics(): readonly ContainerRequestMetrics[] {
+    const out: ContainerRequestMetrics[] = [];
+    for (const c of this.running.values()) {
+      if (!c.requests) continue;
+      const m = readRequestMetrics(c.requests.metrics);
+      out.push({
+        pod: c.requests.pod,
+        container: c.requests.container,
+        requestsByCode: m.codes,
+        duration: { buckets: m.buckets, sum: m.durationSum, count: m.durationCount },
+        inFlight: m.inFlight,
+        instances: m.instances,
+        traps: m.traps,
+        timeouts: m.timeouts,
+        overloaded: m.overloaded,
+      });
+    }
+    return out;
   }
 
   /**

@@ -20,6 +20,10 @@
  *
  *  - worker/component-worker.mjs runs one WASI 0.2 component: started with
  *    {@link ComponentWorkerData}, answers with {@link ComponentMessage}s.
+ *  - worker/http-worker.mjs serves one wasi:http component with an instance per
+ *    request: started with {@link HttpWorkerData}, answers with the
+ *    {@link ComponentMessage}s `started`, `failed` and `warning` (a request's
+ *    trap ends that request, not the container).
  *  - worker/transpile-worker.mjs transpiles one component with jco: started
  *    with {@link TranspileWorkerData}, answers once with a {@link TranspileReply}.
  */
@@ -159,6 +163,24 @@ export type ComponentMessage =
   | { readonly type: 'failed'; readonly message: string; readonly reason?: 'PortInUse' | 'Listen' | 'mount' }
   /** Worth a log line; with a reason also a Warning event. */
   | { readonly type: 'warning'; readonly message: string; readonly reason?: string };
+
+// ---- per-request http worker (worker/http-worker.mjs) ----
+
+/** `workerData` of a worker serving a wasi:http component with an instance per request. */
+export interface HttpWorkerData extends ContainerRunInput {
+  /** The component's core module holding its code, compiled for reset (global-exports.ts, stack-tracking.ts). */
+  readonly module: WebAssembly.Module;
+  /** Its export `wasi:http/incoming-handler@0.2.x#handle`. */
+  readonly handleExport: string;
+  readonly criLogUrl: string;
+  readonly listen: ListenAddress;
+  /** The container's request metrics (worker/http/request-metrics.mjs), written by the worker. */
+  readonly metrics: SharedArrayBuffer;
+  /** Instances kept ready, and at most at once (requests beyond wait in a queue, then get 503). */
+  readonly bounds: { readonly warm: number; readonly max: number };
+  /** Per-request timeout in ms; none when unset. */
+  readonly requestTimeoutMs?: number;
+}
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----
 

@@ -1,0 +1,34 @@
+// Every WASI 0.2 function nodelet's own host gives a component served per request, keyed
+// `interface#function` without the version (0.2.0 … 0.2.x share one ABI for these): the
+// `wasi:http/proxy` world (wasi:http, wasi:io, wasi:clocks, wasi:random, wasi:cli's stdio) plus
+// what language runtimes import beside it (wasi:cli environment, exit, terminals).
+// Plain JavaScript, typed with JSDoc.
+import { httpImports } from './imports-http.mjs';
+import { ioImports, systemImports } from './imports-io.mjs';
+/** @import { Guest } from './canon.mjs' */
+/** @import { CliContext, CoreFunction } from './imports-io.mjs' */
+
+/**
+ * The functions that may wait: JSPI `Suspending` imports, so the instance's stack is suspended
+ * (and every other request runs on) while they do.
+ */
+export const SUSPENDING = new Set([
+  'wasi:io/poll#poll',
+  'wasi:io/poll#[method]pollable.block',
+  'wasi:io/streams#[method]input-stream.blocking-read',
+  'wasi:io/streams#[method]input-stream.blocking-skip',
+  'wasi:io/streams#[method]output-stream.blocking-write-and-flush',
+  'wasi:io/streams#[method]output-stream.blocking-flush',
+  'wasi:io/streams#[method]output-stream.blocking-write-zeroes-and-flush',
+  'wasi:io/streams#[method]output-stream.blocking-splice',
+]);
+
+/**
+ * The host functions for one instance.
+ * @param {Guest} g
+ * @param {CliContext} cli
+ * @returns {Record<string, CoreFunction>}
+ */
+export function hostFunctions(g, cli) {
+  return { ...ioImports(g), ...systemImports(g, cli), ...httpImports(g) };
+}
