@@ -540,8 +540,12 @@ function report(r: {
   if (r.instantiation) {
     const i = r.instantiation;
     add(
-      `8 wasi:http hello component, one instance (${i.instances} made): jco instantiate / core module alone`,
+      `8b wasi:http hello component, one instance (${i.instances} made): jco instantiate / core module alone`,
       `${i.jcoUs} µs / ${i.coreUs} µs (${i.coreModule}, ${i.coreImports} imports, stubbed)`,
+    );
+    add(
+      `8b instance per request with nodelet's host: new instance / reset after a request / GET / on an instance (no HTTP)`,
+      `${i.hostUs} µs / ${i.resetUs} µs / ${i.requestUs} µs (${i.stackTracked ? 'stack tracked: only the stack used is reset' : 'stack untracked: the whole memory is reset'})`,
     );
   }
   if (r.probes)

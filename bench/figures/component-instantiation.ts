@@ -1,11 +1,13 @@
 /**
- * Figure 8b, what one instance of the hello wasi:http component costs to make,
- * in isolation (no server, no request): the component transpiled once with jco
- * (as the provider does, `instantiation: async`), then instantiated again and
- * again in a fresh Node process (bench/lib/instantiate-child.mjs) — through
- * jco's instantiate() with preview2-shim, and, as the floor any host of ours
- * would stand on, its largest core module alone with stub imports. An
- * instance per request costs at least this much per request.
+ * Figure 8b, what an instance of the hello wasi:http component costs, in isolation (no server):
+ * the component transpiled once with jco (as the provider does, `instantiation: async`), then, in
+ * a fresh Node process (bench/lib/instantiate-child.mjs):
+ *  - jco's instantiate() with preview2-shim (what serving through jco's bindings would pay per instance),
+ *  - its largest core module alone with stub imports (V8's floor for making an instance),
+ *  - a new instance through nodelet's own host (instance-pool.mjs), made when no reset one is ready,
+ *  - putting an instance back in its start state after a request (what each request pays), and
+ *  - one `GET /` on an instance, handler and reset, without HTTP.
+ * The core module is prepared as the provider prepares it (global-exports.ts, stack-tracking.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { transpileBytes } from '@bytecodealliance/jco-transpile';
 import { nodeBinary } from '../../test/harness/node-binary.ts';
+import { exportMutableGlobals } from '../../providers/wasi/src/global-exports.ts';
+import { trackStack } from '../../providers/wasi/src/stack-tracking.ts';
 
 /** Result of figure 8b. */
 export interface InstantiationResult {
@@ -21,6 +25,14 @@ export interface InstantiationResult {
   jcoUs: number;
   /** µs per instance of the largest core module alone (stub imports). */
   coreUs: number;
+  /** µs per new instance through nodelet's host. */
+  hostUs: number;
+  /** µs to put an instance back in its start state after a request. */
+  resetUs: number;
+  /** µs per `GET /` on an instance (handler and reset, no HTTP). */
+  requestUs: number;
+  /** The core module records its stack depth (only the stack used is reset). */
+  stackTracked: boolean;
   coreModule: string;
   coreImports: number;
 }
@@ -31,6 +43,15 @@ export async function measureInstantiation(componentPath: string, instances: num
   try {
     const r = await transpileBytes(readFileSync(componentPath), { name: 'component', instantiation: { tag: 'async' }, emitTypescriptDeclarations: false });
     for (const [name, content] of Object.entries(r.files)) if (!name.includes('/')) writeFileSync(join(dir, name), content);
+    // The module the provider serves per request: the one exporting the handler, prepared for reset.
+    for (const [name, content] of Object.entries(r.files)) {
+      if (
+        !name.endsWith('.wasm') ||
+        !WebAssembly.Module.exports(new WebAssembly.Module(content as Uint8Array<ArrayBuffer>)).some((e) => e.name.includes('incoming-handler'))
+      )
+        continue;
+      writeFileSync(join(dir, 'per-request.wasm'), trackStack(exportMutableGlobals(content).bytes).bytes);
+    }
     const out = execFileSync(nodeBinary(), [join(import.meta.dirname, '..', 'lib', 'instantiate-child.mjs'), dir, String(instances)], {
       encoding: 'utf8',
       timeout: 120_000,

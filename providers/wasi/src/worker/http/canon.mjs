@@ -98,6 +98,8 @@ export class Guest {
    * @type {Promise<never>}
    */
   aborted = new Promise(() => {});
+  /** Called when the instance suspends (a blocking import must wait): the response starts streaming. */
+  onSuspend = () => {};
   /** @type {DataView | undefined} */
   #dv;
 

@@ -127,12 +127,12 @@ export class FutureTrailers {
 
 /** wasi:http's `incoming-request`: what the server received. */
 export class IncomingRequest {
-  /** @param {IncomingMessage} req @param {string} authority */
-  constructor(req, authority) {
+  /** @param {IncomingMessage} req @param {{ host: string, port: number }} listen where it was received (the authority without a Host header) */
+  constructor(req, listen) {
     this.req = req;
+    this.listen = listen;
     this.method = req.method ?? 'GET';
     this.pathWithQuery = req.url ?? '/';
-    this.authority = req.headers.host ?? authority;
     /** @type {Fields | undefined} */
     this.headersCache = undefined;
     /** @type {IncomingBody | undefined} */
@@ -141,6 +141,10 @@ export class IncomingRequest {
   }
   headers() {
     return (this.headersCache ??= Fields.ofMessage(this.req));
+  }
+  /** The Host header, or the address the request came to. */
+  get authority() {
+    return this.req.headers.host ?? `${this.listen.host}:${this.listen.port}`;
   }
 }
 

@@ -69,7 +69,9 @@ export function planPerRequest(modules) {
 function raceAbort(guest, fn) {
   return (/** @type {unknown[]} */ ...args) => {
     const r = fn(...args);
-    return r instanceof Promise ? Promise.race([r, guest.aborted]) : r;
+    if (!(r instanceof Promise)) return r;
+    guest.onSuspend();
+    return Promise.race([r, guest.aborted]);
   };
 }
 

@@ -79,13 +79,16 @@ export async function serve(o) {
     for (const left of pool.release(s, clean)) if (left instanceof InputStream || left instanceof OutputStream) left.close();
     const next = waiting.shift();
     if (next) next(pool.acquire());
-    else refill();
+    else if (pool.idle < o.bounds.warm) refill();
     gauges();
   };
 
   /**
    * One request on one instance. Resolves with the status answered (the one begun when the
    * connection was cut in the middle of a response).
+   *
+   * The response is sent when the handler returns — whole, with its length, in one write — or,
+   * when the handler waits first (a suspending import) after setting it, streamed from then on.
    * @param {Slot} slot @param {http.IncomingMessage} req @param {http.ServerResponse} res
    * @returns {Promise<number>}
    */
@@ -93,57 +96,71 @@ export async function serve(o) {
     const g = slot.guest;
     /** @type {{ response: OutgoingResponse } | { error: ErrorCode } | undefined} */
     let set;
-    const out = new ResponseOutparam((r) => {
-      if (set) return;
-      set = r;
-      if ('response' in r) {
-        // Head and body leave in one write when the guest writes its body without waiting
-        // (the common case): uncorked once the current turn of the event loop is done.
-        res.cork();
-        res.writeHead(r.response.status, r.response.headers.toNode());
-        r.response.body.output.attach(res);
-        process.nextTick(() => res.uncork());
-      }
-    });
-    /** @type {(e: Error) => void} */
-    let abort = () => {};
-    g.aborted = new Promise((_, reject) => {
-      abort = reject;
-    });
-    g.aborted.catch(() => {});
-    const timer = o.timeoutMs ? setTimeout(() => abort(new RequestAborted(`the request timeout of ${o.timeoutMs} ms passed`)), o.timeoutMs) : undefined;
+    let streaming = false;
+    const stream = () => {
+      if (streaming || !set || !('response' in set)) return;
+      streaming = true;
+      res.writeHead(set.response.status, set.response.headers.toNode());
+      set.response.body.output.attach(res);
+    };
+    g.onSuspend = stream;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    if (o.timeoutMs) {
+      const ms = o.timeoutMs;
+      g.aborted = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new RequestAborted(`the request timeout of ${ms} ms passed`)), ms);
+      });
+      g.aborted.catch(() => {});
+    }
     /** @type {unknown} */
     let failure;
     try {
-      await slot.handle(g.table.add(new IncomingRequest(req, `${o.listen.host}:${o.listen.port}`)), g.table.add(out));
+      const out = g.table.add(
+        new ResponseOutparam((r) => {
+          set ??= r;
+        }),
+      );
+      await slot.handle(g.table.add(new IncomingRequest(req, o.listen)), out);
     } catch (e) {
       failure = e;
     } finally {
       if (timer) clearTimeout(timer);
+      g.onSuspend = noop;
+      g.aborted = NEVER;
     }
     release(slot, failure === undefined);
+    const what = `${req.method} ${req.url}`;
     if (failure !== undefined) {
       const timedOut = failure instanceof RequestAborted;
       m[timedOut ? SLOT.timeouts : SLOT.traps]++;
-      const what = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
-      o.logLine(`${req.method} ${req.url}: ${timedOut ? what : failure instanceof GuestExit ? what : `the component trapped: ${what}`}`);
-      return fail(res, set);
+      const why = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
+      o.logLine(`${what}: ${timedOut || failure instanceof GuestExit ? why : `the component trapped: ${why}`}`);
+      return fail(res, streaming, set);
     }
     if (!set) {
-      o.logLine(`${req.method} ${req.url}: the component returned without setting a response`);
-      return fail(res, set);
+      o.logLine(`${what}: the component returned without setting a response`);
+      return fail(res, streaming, set);
     }
     if ('error' in set) {
-      o.logLine(`${req.method} ${req.url}: the component answered with error-code case ${set.error.tag}${set.error.message ? ` (${set.error.message})` : ''}`);
-      return fail(res, undefined);
+      o.logLine(`${what}: the component answered with error-code case ${set.error.tag}${set.error.message ? ` (${set.error.message})` : ''}`);
+      return fail(res, streaming, set);
     }
-    const body = set.response.body;
-    if (!set.response.bodyTaken) res.end();
-    else if (!body.output.ended) {
-      // The body was dropped (or left open) without finish: the response is incomplete.
-      res.destroy();
-    }
-    return set.response.status;
+    const resp = set.response;
+    const output = resp.body.output;
+    if (!streaming) {
+      const whole = resp.bodyTaken ? output.whole() : EMPTY;
+      if (!whole) {
+        // The body was dropped (or left open) without finish: the response is incomplete.
+        res.destroy();
+        return resp.status;
+      }
+      const headers = resp.headers.toNode();
+      if (resp.status >= 200 && resp.status !== 204 && resp.status !== 304 && !('content-length' in headers)) headers['content-length'] = String(whole.length);
+      res.writeHead(resp.status, headers).end(whole);
+    } else if (!resp.bodyTaken) res.end();
+    else if (!output.ended) res.destroy();
+    return resp.status;
   }
 
   const server = http.createServer({ keepAlive: true, requestTimeout: 0 }, (req, res) => {
@@ -161,7 +178,7 @@ export async function serve(o) {
       }
       run(slot, req, res).then(finish, (e) => {
         o.logLine(`${req.method} ${req.url}: ${e instanceof Error ? e.message : String(e)}`);
-        finish(fail(res, undefined));
+        finish(fail(res, res.headersSent, undefined));
       });
     };
     const s = acquire();
@@ -179,16 +196,26 @@ export async function serve(o) {
   return server;
 }
 
+const noop = () => {};
+/** The abort of a request without a timeout: never. @type {Promise<never>} */
+const NEVER = new Promise(() => {});
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Ends a failed request: 500 when nothing was sent yet, the connection cut otherwise.
  * @param {http.ServerResponse} res
+ * @param {boolean} streaming the response's head was sent
  * @param {{ response: OutgoingResponse } | { error: ErrorCode } | undefined} set
  * @returns {number} the status counted
  */
-function fail(res, set) {
-  if (!res.headersSent && !(set && 'response' in set)) {
-    res.writeHead(500, { 'content-type': 'text/plain' }).end('the component failed to handle the request\n');
-    return 500;
+function fail(res, streaming, set) {
+  if (!streaming && !res.headersSent) {
+    try {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('the component failed to handle the request\n');
+      return 500;
+    } catch {
+      // a head was already written: cut the connection below
+    }
   }
   res.destroy();
   if (set && 'response' in set) {

@@ -272,6 +272,18 @@ export class BodyOutput extends OutputStream {
   wait() {
     return this.ready() ? settled : this.#signal.wait();
   }
+  /**
+   * Everything written, in one buffer, when the guest finished the body before it was attached
+   * (the message is then sent whole, not streamed); undefined otherwise.
+   * @returns {Buffer | undefined}
+   */
+  whole() {
+    if (!this.#ended || this.#sink) return undefined;
+    const b = this.#held.length === 1 ? /** @type {Buffer} */ (this.#held[0]) : Buffer.concat(this.#held, this.#heldBytes);
+    this.#held = [];
+    this.#heldBytes = 0;
+    return b;
+  }
   /** The guest finished the body: the message ends once everything held is written. */
   end() {
     this.#ended = true;
