@@ -43,7 +43,7 @@ import { buildBenchC, buildBigGo, ROOT } from './lib/fixtures.ts';
 import { machine, mib, sampleTree, treeMemory, treesCpuSeconds } from './lib/proc.ts';
 import { summarizeProfiles } from './lib/cpu-profile.ts';
 import { mainThreadMemory } from './lib/trace.ts';
-import { atMost, printTable, type Row, type TargetCheck } from './lib/report.ts';
+import { atLeast, atMost, printTable, type Row, type TargetCheck } from './lib/report.ts';
 import { ratio } from './lib/stats.ts';
 import { cpuCell, measureBurst, measureLatency, medianRound, type CpuProbe, type LatencyResult } from './figures/latency.ts';
 import { measureDensity, type DensityResult } from './figures/density.ts';
@@ -528,7 +528,9 @@ function report(r: {
     add(
       '8 plain Node http server, same body, same client: req/s, p50/p99',
       `${h.node.rps} req/s, ${h.node.p50Ms}/${h.node.p99Ms} ms (errors ${h.node.errors}); ratio nodelet/Node: ${h.rpsRatio}x req/s, ${h.p99Ratio}x p99`,
+      atLeast('wasi:http req/s, nodelet over plain Node', h.rpsRatio, 0.8, 'x'),
     );
+    add('8 p99 latency, nodelet over plain Node', `${h.p99Ratio}x`, atMost('wasi:http p99, nodelet over plain Node', h.p99Ratio, 2, 'x'));
     add(
       `8 ${'skipped' in w ? 'wasmtime' : w.version.split(' ').slice(0, 2).join(' ')} serve, same component file, same client: req/s, p50/p99`,
       'skipped' in w

@@ -22,6 +22,12 @@ export function atMost(name: string, value: number | undefined, limit: number, u
   return { name, target: `<= ${limit} ${unit}`, value: v, met: v === null ? null : v <= limit };
 }
 
+/** Checks `value >= limit` (null when not measured). */
+export function atLeast(name: string, value: number | undefined, limit: number, unit: string): TargetCheck {
+  const v = value === undefined || Number.isNaN(value) ? null : value;
+  return { name, target: `>= ${limit} ${unit}`, value: v, met: v === null ? null : v >= limit };
+}
+
 /** Prints rows as an aligned text table. */
 export function printTable(rows: Row[]): void {
   const cells = rows.map((r) => [r.figure, r.value, r.target ?? '', r.met === undefined ? '' : r.met ? 'met' : 'MISSED']);
