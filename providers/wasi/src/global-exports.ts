@@ -8,7 +8,7 @@
  * Globals of a type JavaScript cannot read back (v128, references) make the rewrite fail:
  * such a module cannot be reset, and is served with one instance instead.
  */
-import { concat, leb, Reader, skipImportDesc } from './memory-cap.ts';
+import { concat, leb, Reader, sectionsOf, skipImportDesc } from './memory-cap.ts';
 
 /** The name a mutable global is exported under. */
 export const GLOBAL_EXPORT_PREFIX = 'nodelet:global:';
@@ -66,18 +66,10 @@ export function skipConstExpr(r: Reader): void {
  */
 export function exportMutableGlobals(bytes: Uint8Array): { bytes: Uint8Array; globals: number[] } {
   const fail = (m: string) => new GlobalExportError(m);
-  const r = new Reader(bytes, 8, bytes.length, fail);
   let importedGlobals = 0;
   const mutable: number[] = [];
-  const sections: Array<{ id: number; start: number; body: number; end: number }> = [];
-  while (r.pos < bytes.length) {
-    const start = r.pos;
-    const id = r.byte();
-    const size = r.u32();
-    const body = r.pos;
-    const end = body + size;
-    if (end > bytes.length) throw fail(`section ${id} runs past the end of the module`);
-    sections.push({ id, start, body, end });
+  const sections = sectionsOf(bytes, fail);
+  for (const { id, body, end } of sections) {
     const sr = new Reader(bytes, body, end, fail);
     if (id === 2) {
       for (let n = sr.u32(), i = 0; i < n; i++) {
@@ -97,7 +89,6 @@ export function exportMutableGlobals(bytes: Uint8Array): { bytes: Uint8Array; gl
         if (isMutable) mutable.push(importedGlobals + i);
       }
     }
-    r.pos = end;
   }
   if (mutable.length === 0) return { bytes, globals: [] };
   const entries = mutable.flatMap((g) => {

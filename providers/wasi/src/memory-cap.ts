@@ -80,6 +80,31 @@ export class Reader {
   }
 }
 
+/** A section of a module binary: its id, where it starts (its id byte), where its content starts and ends. */
+export interface Section {
+  readonly id: number;
+  readonly start: number;
+  readonly body: number;
+  readonly end: number;
+}
+
+/** The sections of `bytes` after the 8-byte preamble, in order; `fail` makes the error for a malformed binary. */
+export function sectionsOf(bytes: Uint8Array, fail: (message: string) => Error = (m) => new MemoryCapError('invalid', m)): Section[] {
+  const r = new Reader(bytes, 8, bytes.length, fail);
+  const out: Section[] = [];
+  while (r.pos < bytes.length) {
+    const start = r.pos;
+    const id = r.byte();
+    const size = r.u32();
+    const body = r.pos;
+    const end = body + size;
+    if (end > bytes.length) throw fail(`section ${id} runs past the end of the module`);
+    out.push({ id, start, body, end });
+    r.pos = end;
+  }
+  return out;
+}
+
 /** `n` as unsigned LEB128. */
 export function leb(n: number): number[] {
   const out: number[] = [];
@@ -188,18 +213,11 @@ export function capModuleMemory(bytes: Uint8Array, capBytes?: number): CappedMod
   if (bytes[4] !== 1 || bytes[5] !== 0 || bytes[6] !== 0 || bytes[7] !== 0) {
     throw new MemoryCapError('invalid', 'unsupported WebAssembly binary version (a component?)');
   }
-  const r = new Reader(bytes, 8);
   const chunks: Uint8Array[] = [bytes.subarray(0, 8)];
   const memories: MemoryDecl[] = [];
   let changed = false;
   let startFunction = false;
-  while (r.pos < bytes.length) {
-    const start = r.pos;
-    const id = r.byte();
-    const size = r.u32();
-    const body = r.pos;
-    const end = body + size;
-    if (end > bytes.length) throw new MemoryCapError('invalid', `section ${id} runs past the end of the module`);
+  for (const { id, start, body, end } of sectionsOf(bytes)) {
     if (id === 8) startFunction = true;
     if (id === 2 || id === 5) {
       const sr = new Reader(bytes, body, end);
@@ -214,7 +232,6 @@ export function capModuleMemory(bytes: Uint8Array, capBytes?: number): CappedMod
     } else {
       chunks.push(bytes.subarray(start, end));
     }
-    r.pos = end;
   }
   return { bytes: changed ? concat(chunks) : bytes, memories, startFunction };
 }

@@ -16,7 +16,7 @@
  * and is reset in full.
  */
 import { skipConstExpr } from './global-exports.ts';
-import { concat, leb, Reader, skipImportDesc } from './memory-cap.ts';
+import { concat, leb, Reader, sectionsOf, skipImportDesc } from './memory-cap.ts';
 
 /** The export holding the lowest stack pointer since it was last reset. */
 export const STACK_LOW_EXPORT = 'nodelet:stack-low';
@@ -212,8 +212,7 @@ export function trackStack(bytes: Uint8Array): StackTracking {
 }
 
 function rewrite(bytes: Uint8Array): StackTracking {
-  const r = new Reader(bytes, 8, bytes.length, fail);
-  const sections: Array<{ id: number; start: number; body: number; end: number }> = [];
+  const sections = sectionsOf(bytes, fail);
   let importedFuncs = 0;
   let importedGlobals = 0;
   let definedFuncs = 0;
@@ -221,13 +220,7 @@ function rewrite(bytes: Uint8Array): StackTracking {
   let definedGlobals = 0;
   let sp: { index: number; top: number } | undefined;
   let lowestData = Infinity;
-  while (r.pos < bytes.length) {
-    const start = r.pos;
-    const id = r.byte();
-    const size = r.u32();
-    const body = r.pos;
-    const end = body + size;
-    sections.push({ id, start, body, end });
+  for (const { id, body, end } of sections) {
     const sr = new Reader(bytes, body, end, fail);
     if (id === 1) types = sr.u32();
     else if (id === 2) {
@@ -270,7 +263,6 @@ function rewrite(bytes: Uint8Array): StackTracking {
         sr.pos += size;
       }
     }
-    r.pos = end;
   }
   if (!sp) throw fail('no stack pointer (a mutable i32 global with a constant start value)');
   if (sp.top <= 0 || sp.top > lowestData) throw fail(`not linked stack-first (stack top ${sp.top}, data from ${lowestData})`);
