@@ -6,11 +6,16 @@
  * at once (all answered within a second); a 100 KiB body is echoed byte for byte; a request whose
  * component traps answers 500 while 20 requests sent with it answer 200, and the container is not
  * restarted; and nodelet's /metrics counts the requests by code, their durations, the traps,
- * the requests in flight and the live instances, per namespace, pod and container.
+ * the requests in flight and the live instances, per namespace, pod and container. A trap is
+ * written to the container's log, with the component's own panic message. Two more pods of the
+ * same image, bounded by annotations: one with a 100 ms request timeout ends a 200 ms request with
+ * 500 and keeps serving (the timeout counted on /metrics and logged); one allowed a single
+ * instance at once serves 8 requests sent together as 1 running + 4 queued, and refuses the other
+ * 3 with 503 (counted on /metrics).
  */
 import { randomBytes } from 'node:crypto';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../harness/ports.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
@@ -18,6 +23,7 @@ import { until } from '../harness/until.ts';
 import { pushComponent, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubeletGet } from './support/kubelet-api.ts';
+import { kubectl } from './support/kubectl.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 /** What a request got: its status and body, or status 0 and the connection error. */
@@ -63,27 +69,41 @@ describe('Wasm HTTP services: an instance per request, concurrent, contained', (
   const k = adminClients(info);
   const nodeName = 'http-instances-n1';
   const podName = 'state';
+  /** A pod whose requests are ended after 100 ms (wasi.nodelet.dev/http-request-timeout). */
+  const timeoutPod = 'timeout';
+  /** A pod served by one instance at once (wasi.nodelet.dev/http-max-concurrency). */
+  const overloadPod = 'overload';
   const container = 'main';
   let nodelet: NodeletProcess;
   let reg: TestRegistry;
   let ns: string;
   let base: string;
+  let timeoutBase: string;
+  let overloadBase: string;
   // Keep-alive connections, as many at once as the test asks for; generous timeouts so a slow
   // answer fails an assertion below instead of the request.
   const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  // For the overload pod: 8 connections at once, one request each, so 8 requests sent together
+  // all reach the server while the first one is still running.
+  const overloadAgent = new Agent({ connections: 8, pipelining: 1, keepAliveTimeout: 10_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
   /** Answers received, by status: what nodelet's request counters must have counted at least. */
   const answered = new Map<number, number>();
 
-  /** Sends one request; a connection error is an answer with status 0 (so a batch's assertions show it). */
-  const send = async (path: string, init: { method?: 'GET' | 'POST'; body?: Buffer } = {}): Promise<Answer> => {
+  /** Sends one request to `url`; a connection error is an answer with status 0 (so a batch's assertions show it). */
+  const ask = async (url: string, init: { method?: 'GET' | 'POST'; body?: Buffer } = {}, dispatcher: Dispatcher = agent): Promise<Answer> => {
     try {
-      const res = await request(`${base}${path}`, { method: init.method ?? 'GET', body: init.body, dispatcher: agent });
+      const res = await request(url, { method: init.method ?? 'GET', body: init.body, dispatcher });
       const body = Buffer.from(await res.body.arrayBuffer());
-      answered.set(res.statusCode, (answered.get(res.statusCode) ?? 0) + 1);
       return { status: res.statusCode, body };
     } catch (e) {
       return { status: 0, body: Buffer.alloc(0), error: String(e) };
     }
+  };
+  /** Sends one request to the first pod, counting its answer. */
+  const send = async (path: string, init: { method?: 'GET' | 'POST'; body?: Buffer } = {}): Promise<Answer> => {
+    const a = await ask(`${base}${path}`, init);
+    if (a.status !== 0) answered.set(a.status, (answered.get(a.status) ?? 0) + 1);
+    return a;
   };
   const text = (a: Answer) => a.error ?? a.body.toString('utf8');
   const metrics = async () => {
@@ -101,20 +121,34 @@ describe('Wasm HTTP services: an instance per request, concurrent, contained', (
     await until('a /metrics scrape with the counts', async () => ready((last = await metrics())), 10_000).catch(() => undefined);
     return last;
   };
-  const readPod = () => k.core.readNamespacedPod({ name: podName, namespace: ns });
+  const readPod = (name = podName) => k.core.readNamespacedPod({ name, namespace: ns });
   const isReady = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-
-  beforeAll(async () => {
-    reg = await startRegistry();
-    const image = await pushComponent(reg, 'http-state');
-    nodelet = await startNodelet(info, nodeName);
-    ns = await podNamespace(k.core, 'http-instances');
-    await waitNodeReady(k.core, nodeName);
+  /**
+   * The lines of pod `name`'s container log (kubectl logs) once `ready` holds of them (at most 10 s:
+   * the container's log is written after the answer is sent), or the last ones read, so the
+   * assertions made on them show what is there.
+   */
+  const logsUntil = async (name: string, ready: (lines: string[]) => boolean): Promise<string[]> => {
+    let last: ReturnType<typeof kubectl> = { status: null, stdout: '', stderr: 'kubectl was not run' };
+    const lines = () => last.stdout.split('\n');
+    await until(
+      `the log of ${name}`,
+      () => {
+        last = kubectl(info, ['logs', '-n', ns, name, '-c', container]);
+        return last.status === 0 && ready(lines());
+      },
+      10_000,
+    ).catch(() => undefined);
+    expect(last.status, `kubectl logs ${name}: ${last.stderr}`).toBe(0);
+    return lines();
+  };
+  /** Creates pod `name` of `image` on the node with `annotations`, waits for it Ready; its base URL. */
+  const runPod = async (name: string, image: string, annotations?: Record<string, string>): Promise<string> => {
     const port = await freePort();
     await k.core.createNamespacedPod({
       namespace: ns,
       body: {
-        metadata: { name: podName },
+        metadata: { name, annotations },
         spec: {
           nodeName,
           tolerations: [WASM_TOLERATION],
@@ -123,14 +157,30 @@ describe('Wasm HTTP services: an instance per request, concurrent, contained', (
         } as V1PodSpec,
       },
     });
-    const pod = await podUntil(k.core, ns, podName, 'Ready', isReady, 120_000);
+    const pod = await podUntil(k.core, ns, name, 'Ready', isReady, 120_000);
     // No pod network on this node unless it has a pod CIDR: the component listens on 127.0.0.1 then.
     const host = pod.status?.podIP && pod.status.podIP !== '127.0.0.1' ? pod.status.podIP : '127.0.0.1';
-    base = `http://${host}:${port}`;
+    return `http://${host}:${port}`;
+  };
+
+  beforeAll(async () => {
+    reg = await startRegistry();
+    const image = await pushComponent(reg, 'http-state');
+    nodelet = await startNodelet(info, nodeName);
+    ns = await podNamespace(k.core, 'http-instances');
+    await waitNodeReady(k.core, nodeName);
+    [base, timeoutBase, overloadBase] = await Promise.all([
+      runPod(podName, image),
+      runPod(timeoutPod, image, { 'wasi.nodelet.dev/http-request-timeout': '100ms' }),
+      runPod(overloadPod, image, { 'wasi.nodelet.dev/http-max-concurrency': '1' }),
+    ]);
     await until('the component answers', async () => (await send('/')).status === 200, 30_000);
+    await until('the timeout pod answers', async () => (await ask(`${timeoutBase}/`)).status === 200, 30_000);
+    await until('the overload pod answers', async () => (await ask(`${overloadBase}/`, {}, overloadAgent)).status === 200, 30_000);
   }, 600_000);
   afterAll(async () => {
     await agent.close();
+    await overloadAgent.close();
     await nodelet?.dispose();
     await reg?.stop();
   });
@@ -214,5 +264,63 @@ describe('Wasm HTTP services: an instance per request, concurrent, contained', (
     expect(requests(again, '200'), 'requests_total{code="200"} after 10 more').toBeGreaterThanOrEqual(before + 10);
     // The trap counted above ended no container.
     expect((await readPod()).status?.containerStatuses?.[0]?.restartCount).toBe(0);
+  });
+
+  it("a trap is written to the container's log, with the component's own panic message `boom` (its stderr)", async () => {
+    const boom = await send('/boom');
+    expect(boom.status, text(boom)).toBe(500);
+    // nodelet's line names the request; the component's panic message is a line of its own stderr.
+    const trapped = (l: string) => l.includes('GET /boom: the component trapped');
+    const panicked = (l: string) => l.includes('boom') && !l.includes('nodelet: ');
+    const lines = await logsUntil(podName, (ls) => ls.some(trapped) && ls.some(panicked));
+    expect(lines.filter(trapped), lines.join('\n')).not.toHaveLength(0);
+    expect(lines.filter(panicked), lines.join('\n')).not.toHaveLength(0);
+  });
+
+  it('a request still running at the 100 ms request timeout is ended with 500: the pod keeps serving, is not restarted, stays Ready; the timeout is counted and logged', async () => {
+    const t0 = performance.now();
+    const slow = await ask(`${timeoutBase}/sleep`);
+    const ms = Math.round(performance.now() - t0);
+    // /sleep takes 200 ms: 200 `slept` means the timeout did not end it.
+    expect(slow.status, `${text(slow)} after ${ms} ms`).toBe(500);
+    expect(text(slow)).not.toBe('slept');
+    const after = await ask(`${timeoutBase}/count`);
+    expect([after.status, text(after)]).toEqual([200, '1']);
+    const pod = await readPod(timeoutPod);
+    expect(pod.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    expect(isReady(pod), JSON.stringify(pod.status?.conditions)).toBe(true);
+
+    const labels = { namespace: ns, pod: timeoutPod, container };
+    const timeouts = (t: string) => total(t, 'nodelet_container_http_request_timeouts_total', labels);
+    const failed = (t: string) => total(t, 'nodelet_container_http_requests_total', { ...labels, code: '500' });
+    const m = await scrapeUntil((t) => (timeouts(t) ?? 0) >= 1 && (failed(t) ?? 0) >= 1);
+    expect(timeouts(m), 'request_timeouts_total').toBeGreaterThanOrEqual(1);
+    expect(failed(m), 'requests_total{code="500"}').toBeGreaterThanOrEqual(1);
+    // A timeout is counted as such, not as a trap.
+    expect(total(m, 'nodelet_container_http_traps_total', labels), 'traps_total').toBe(0);
+
+    const timedOut = (l: string) => l.includes('GET /sleep') && l.includes('request timeout of 100 ms');
+    const lines = await logsUntil(timeoutPod, (ls) => ls.some(timedOut));
+    expect(lines.filter(timedOut), lines.join('\n')).not.toHaveLength(0);
+  });
+
+  it('one instance at once: of 8 requests sent together 5 answer 200 (1 running + a queue of 4) and 3 answer 503, counted; the pod then serves again', async () => {
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => ask(`${overloadBase}/sleep`, {}, overloadAgent)));
+    const ms = Math.round(performance.now() - t0);
+    const got = answers.map((a) => (a.status === 503 ? '503' : `${a.status} ${text(a)}`)).sort();
+    expect(got, `after ${ms} ms`).toEqual([...Array<string>(5).fill('200 slept'), ...Array<string>(3).fill('503')]);
+    // One at a time, the 5 served take 5 × 200 ms; served at once they would take ~200 ms.
+    expect(ms, 'the 5 requests served took').toBeGreaterThanOrEqual(950);
+
+    const labels = { namespace: ns, pod: overloadPod, container };
+    const overloaded = (t: string) => total(t, 'nodelet_container_http_overloaded_total', labels);
+    const refused = (t: string) => total(t, 'nodelet_container_http_requests_total', { ...labels, code: '503' });
+    const m = await scrapeUntil((t) => (overloaded(t) ?? 0) >= 3 && (refused(t) ?? 0) >= 3);
+    expect(overloaded(m), 'overloaded_total').toBeGreaterThanOrEqual(3);
+    expect(refused(m), 'requests_total{code="503"}').toBeGreaterThanOrEqual(3);
+
+    const next = await ask(`${overloadBase}/sleep`, {}, overloadAgent);
+    expect([next.status, text(next)]).toEqual([200, 'slept']);
   });
 });
