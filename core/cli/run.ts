@@ -7,8 +7,14 @@ import { createLogger, flushLogger } from '../logging/index.ts';
 import { startNodelet } from '../agent/index.ts';
 import { type NodeletOptions, KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/index.ts';
 
-/** How long a start interrupted by SIGTERM/SIGINT may still take before nodelet exits without stopping cleanly. */
-const START_ABORT_MS = 10_000;
+/**
+ * How long a start interrupted by SIGTERM/SIGINT may still take to complete (then nodelet stops
+ * cleanly) before nodelet exits without waiting for it. Exiting then is safe: every file nodelet
+ * keeps is written whole or not at all (write-then-rename), and containers in the runtime process
+ * outlive nodelet by design; the next start finds them as after a crash. The exit status is 0: the
+ * stop was asked for, and a service manager must not record it as a failure.
+ */
+const START_ABORT_MS = 750;
 
 /** Runs until a termination signal; resolves to the exit code. */
 export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {
@@ -28,9 +34,9 @@ export async function runNodelet(options: NodeletOptions, warnings: string[]): P
     if (started) return;
     log.warn({ signal }, 'signal received while starting: stopping as soon as the start completes');
     const giveUp = setTimeout(() => {
-      log.error({ waitedMs: START_ABORT_MS }, 'nodelet did not finish starting after the signal, exiting');
+      log.warn({ waitedMs: START_ABORT_MS }, 'nodelet did not finish starting after the signal: exiting without waiting for it');
       flushLogger();
-      process.exit(1);
+      process.exit(0);
     }, START_ABORT_MS);
     giveUp.unref();
   });

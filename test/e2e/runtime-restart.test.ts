@@ -90,7 +90,15 @@ describe('the external WASI runtime across nodelet restarts', () => {
     expect(before.size).toBe(N);
     const runtime = nodelet.runtimePid();
     expect(runtime).toBeDefined();
+    const stopT0 = performance.now();
     await nodelet.kill(signal);
+    const stopMs = performance.now() - stopT0;
+    if (signal === 'SIGTERM') {
+      // A clean stop: exit 0 within a second (a service manager's restart must not record a failure).
+      console.log(`nodelet SIGTERM with ${N} pods: exited ${nodelet.peer.proc.exitCode} after ${Math.round(stopMs)} ms`);
+      expect(nodelet.peer.proc.exitCode).toBe(0);
+      expect(stopMs).toBeLessThan(1000);
+    }
     process.kill(runtime!, 0); // the runtime outlived nodelet (throws if not)
     const ticksAtStop = new Map([...before].map(([n, p]) => [n, logLines(p).length - 1]));
     const mark = logLength();
