@@ -70,7 +70,7 @@ describe('memory limits at run time', () => {
     const c = await provider.startContainer(s, podContext());
     const exit = await c.exit;
     expect(exit).toMatchObject({ exitCode: KILLED_EXIT_CODE, reason: 'OOMKilled' });
-    expect(exit.message).toMatch(/memory limit of 8388608 bytes reached \(RuntimeError: unreachable\)/);
+    expect(exit.message).toMatch(/memory limit of 8388608 bytes reached \(RuntimeError: unreachable\nwasm backtrace:\n/);
     const failedAt = Number(/malloc failed after (\d+) MiB/.exec(logText(s.logPath, 'stderr'))?.[1]);
     expect(failedAt).toBeGreaterThan(4);
     expect(failedAt).toBeLessThan(8);

@@ -25,6 +25,7 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { identifyMounts, MountError } from './wasi-imports.mjs';
 import { preview2Imports } from './preview2-imports.mjs';
+import { describeTrap } from './trap-report.mjs';
 /** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
 /**
  * The part of preview2-shim's Node.js http module used here (its package's `types`
@@ -164,7 +165,9 @@ function runCli(inst) {
       post({ type: 'exit', code: 1 });
       process.exit(1);
     }
-    post({ type: 'trap', message: describe(e), memoryBytes: memoryBytes() });
+    const report = describeTrap(e);
+    process.stderr.write(`nodelet: the component trapped: ${report}\n`);
+    post({ type: 'trap', message: report, memoryBytes: memoryBytes() });
     process.exit(134);
   }
 }

@@ -63,9 +63,11 @@ import { makeSuspendingTimed, sliceClock, suspendingSleep } from './suspending-p
 import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
+import { describeTrap } from './trap-report.mjs';
 /** @import { DoneMessage, ModuleMessage, RunMessage, ToWasiWorker, WasiWorkerData } from '../worker-protocol.ts' */
 /** @import { Preview1 } from './preview1.ts' */
 /** @typedef {(msg: ModuleMessage) => void} Post where a module's messages go */
+/** @typedef {{ write(stream: 'stdout' | 'stderr', bytes: Uint8Array): void }} CriLog the part of a container's log writer a trap report uses */
 
 if (!parentPort) throw new Error('wasi-worker.mjs runs as a worker thread');
 const port = parentPort;
@@ -271,8 +273,8 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    if (jspi) finished = runAsync(wasi, instance, mem, post, clock, control);
-    else run(wasi, instance, mem, post, control);
+    if (jspi) finished = runAsync(wasi, instance, mem, post, clock, control, log);
+    else run(wasi, instance, mem, post, control, log);
   } finally {
     const cleanup = () => {
       closeDescriptors();
@@ -294,8 +296,9 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
  * @param {Post} post
  * @param {import('./suspending-poll.mjs').SliceClock | undefined} clock on a shared thread: its CPU time slices
  * @param {Int32Array} control
+ * @param {CriLog} log the container's log (a trap is written there too)
  */
-async function runAsync(wasi, instance, mem, post, clock, control) {
+async function runAsync(wasi, instance, mem, post, clock, control, log) {
   post({ type: 'started', tid: clock ? undefined : tid });
   clock?.resume();
   try {
@@ -304,7 +307,7 @@ async function runAsync(wasi, instance, mem, post, clock, control) {
     if (!stopRequested(control)) post({ type: 'exit', code });
   } catch (e) {
     clock?.pause();
-    if (!(e instanceof StoppedError) && !stopRequested(control)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
+    if (!(e instanceof StoppedError) && !stopRequested(control)) trapped(e, mem, post, log);
   }
 }
 
@@ -315,15 +318,16 @@ async function runAsync(wasi, instance, mem, post, clock, control) {
  * @param {() => WebAssembly.Memory} mem
  * @param {Post} post
  * @param {Int32Array} control
+ * @param {CriLog} log the container's log (a trap is written there too)
  */
-function run(wasi, instance, mem, post, control) {
+function run(wasi, instance, mem, post, control, log) {
   post({ type: 'started', tid });
   try {
     // A stand-in instance so that a module that imports its memory can start too.
     const code = wasi.start({ exports: { ...instance.exports, memory: mem() } });
     if (!stopRequested(control)) post({ type: 'exit', code });
   } catch (e) {
-    if (!(e instanceof StoppedError) && !stopRequested(control)) post({ type: 'trap', message: describe(e), memoryBytes: mem()?.buffer.byteLength ?? 0 });
+    if (!(e instanceof StoppedError) && !stopRequested(control)) trapped(e, mem, post, log);
   }
 }
 
@@ -335,6 +339,24 @@ function run(wasi, instance, mem, post, control) {
  */
 function stopRequested(control) {
   return Atomics.load(control, 0) !== 0;
+}
+
+/**
+ * Reports a trap: to the main thread (the container's terminated message) and, as wasmtime prints
+ * it, to the container's log.
+ * @param {unknown} e
+ * @param {() => WebAssembly.Memory | undefined} mem
+ * @param {Post} post
+ * @param {CriLog} log
+ */
+function trapped(e, mem, post, log) {
+  const report = describeTrap(e);
+  try {
+    log.write('stderr', Buffer.from(`nodelet: the module trapped: ${report}\n`));
+  } catch {
+    // the log is closed: the container is being stopped
+  }
+  post({ type: 'trap', message: report, memoryBytes: mem()?.buffer.byteLength ?? 0 });
 }
 
 /** @param {unknown} e */

@@ -11,6 +11,7 @@
 import * as http from 'node:http';
 import { IncomingRequest, ResponseOutparam } from './http-types.mjs';
 import { GuestExit } from './imports-io.mjs';
+import { describeTrap } from '../trap-report.mjs';
 import { InstancePool } from './instance-pool.mjs';
 import { RequestMetricsWriter, SLOT } from './request-metrics.mjs';
 import { BodyOutput, InputStream, OutputStream } from './streams.mjs';
@@ -135,7 +136,7 @@ export async function serve(o) {
       const timedOut = failure instanceof RequestAborted;
       m[timedOut ? SLOT.timeouts : SLOT.traps]++;
       const why = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
-      o.logLine(`${what}: ${timedOut || failure instanceof GuestExit ? why : `the component trapped: ${why}`}`);
+      o.logLine(`${what}: ${timedOut || failure instanceof GuestExit ? why : `the component trapped: ${describeTrap(failure)}`}`);
       return fail(res, streaming, set);
     }
     if (!set) {
