@@ -1,5 +1,5 @@
 /**
- * Figure 5, logs: a pod running bench/fixtures/spew.c writes `mb` MB to
+ * Figure 5, logs: a pod running test/fixtures/wasm/spew.c writes `mb` MB to
  * stdout and exits. Throughput = bytes / (worker 'started' → worker exit, from
  * the bench trace in nodelet); the status timestamps (1 s resolution) give a
  * second figure. Then `kubectl logs --tail=1000` (through the apiserver to

@@ -1,7 +1,8 @@
 /**
  * Bench-only Wasm modules, cached by source hash in test/.cache/bench/:
- * C fixtures of bench/fixtures/*.c (clang --target=wasm32-wasi -O2, like the
- * test harness) and the big Go module of bench/fixtures/big (GOOS=wasip1).
+ * C fixtures of bench/fixtures/*.c, and of test/fixtures/wasm/*.c the bench shares with the tests
+ * (clang --target=wasm32-wasi -O2, like the test harness), and the big Go module of
+ * bench/fixtures/big (GOOS=wasip1).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -22,9 +23,10 @@ function hashOf(files: string[]): string {
   return h.digest('hex').slice(0, 16);
 }
 
-/** Compiles bench/fixtures/<name>.c to Wasm (cached); returns the path. */
+/** Compiles bench/fixtures/<name>.c (or test/fixtures/wasm/<name>.c, shared with the tests) to Wasm (cached); returns the path. */
 export async function buildBenchC(name: string): Promise<string> {
-  const src = join(FIXTURES, `${name}.c`);
+  const own = join(FIXTURES, `${name}.c`);
+  const src = existsSync(own) ? own : join(ROOT, 'test', 'fixtures', 'wasm', `${name}.c`);
   const out = join(BENCH_CACHE, `${name}-${hashOf([src])}.wasm`);
   if (existsSync(out)) return out;
   mkdirSync(BENCH_CACHE, { recursive: true });

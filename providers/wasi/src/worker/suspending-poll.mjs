@@ -129,14 +129,27 @@ export function sliceClock(control) {
       publish();
     },
     publish,
+    /** How long the current slice has run (ms), 0 when suspended. */
+    sliceMs() {
+      return since === undefined ? 0 : performance.now() - since;
+    },
   };
 }
 
 /** @typedef {ReturnType<typeof sliceClock>} SliceClock */
 
 /**
- * Like jspi.mjs makeSuspending, but a call that suspends pauses `clock` until
- * its Promise settles (the module resumes right after).
+ * How long a module on a shared thread may run before it yields the thread at its next WASI call:
+ * a module writing 1 GB to stdout (or opening files by the thousand) makes WASI calls all the time
+ * but never waits, and without this held its thread — every other module of it — for seconds.
+ */
+export const SLICE_MS = 20;
+
+/**
+ * Like jspi.mjs makeSuspending, but a call that suspends pauses `clock` until its Promise settles
+ * (the module resumes right after), and a call made after the module's slice has run
+ * {@link SLICE_MS} suspends it until the thread's other work (timers, other modules) has had a turn
+ * (setImmediate): cooperative time slicing at WASI calls. Give it every import of the module.
  * @param {Preview1} w
  * @param {Iterable<string>} names
  * @param {SliceClock} clock
@@ -147,7 +160,14 @@ export function makeSuspendingTimed(w, names, clock) {
     if (typeof fn !== 'function') continue;
     const timed = (/** @type {unknown[]} */ ...a) => {
       const r = fn(...a);
-      if (!(r instanceof Promise)) return r;
+      if (!(r instanceof Promise)) {
+        if (clock.sliceMs() < SLICE_MS) return r;
+        clock.pause();
+        return new Promise((resolve) => setImmediate(resolve)).then(() => {
+          clock.resume();
+          return r;
+        });
+      }
       clock.pause();
       return r.finally(() => clock.resume());
     };

@@ -254,7 +254,9 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
         }
       : publish;
     stopOnRequest(w, control, report);
-    if (clock) makeSuspendingTimed(w, listeners ? SOCKET_ASYNC_IMPORTS : ['poll_oneoff'], clock);
+    // On a shared thread every import may suspend: the ones that wait, and any call made once the
+    // module has run its slice (it yields the thread to the other modules).
+    if (clock) makeSuspendingTimed(w, Object.keys(w), clock);
     else if (listeners) makeSuspending(w, SOCKET_ASYNC_IMPORTS);
     for (const m of d.importedMemories) {
       if (!m.import) continue; // importedMemories holds imported memories only
