@@ -29,7 +29,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LoadedComponent } from './component-cache.ts';
 import { DEFAULT_START_TIMEOUT_MS } from './container-runner.ts';
-import { codeExit, KILLED_EXIT_CODE, trapExit, type WasiContainer } from './wasi-container.ts';
+import { codeExit, KILLED_EXIT_CODE, oomHeadroom, trapExit, type WasiContainer } from './wasi-container.ts';
 import {
   plainWorker,
   type ComponentMessage,
@@ -119,6 +119,7 @@ export async function startComponent(
       listen,
       metrics: requests.metrics,
       ...serving,
+      oomAboveBytes: capBytes === undefined ? undefined : capBytes - oomHeadroom(capBytes),
     };
     log.debug(
       { container: spec.name, ...serving.bounds, requestTimeoutMs: serving.requestTimeoutMs, stackTracked: main?.stackTracked },

@@ -180,6 +180,8 @@ export interface HttpWorkerData extends ContainerRunInput {
   readonly bounds: { readonly warm: number; readonly max: number };
   /** Per-request timeout in ms; none when unset. */
   readonly requestTimeoutMs?: number;
+  /** With a memory limit: a request that traps with its instance's memory above this ran out of memory. */
+  readonly oomAboveBytes?: number;
 }
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----

@@ -39,6 +39,7 @@ try {
     metrics: d.metrics,
     bounds: d.bounds,
     timeoutMs: d.requestTimeoutMs,
+    oomAboveBytes: d.oomAboveBytes,
     logLine: (line) => stderr(Buffer.from(`nodelet: ${line}\n`)),
   });
 } catch (e) {

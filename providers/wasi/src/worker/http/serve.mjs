@@ -36,6 +36,7 @@ export class RequestAborted extends Error {
  * @property {SharedArrayBuffer} metrics see request-metrics.mjs
  * @property {{ warm: number, max: number }} bounds instances kept ready / at most at once
  * @property {number} [timeoutMs] per-request timeout (none when unset)
+ * @property {number} [oomAboveBytes] with a memory limit: a trap with the instance's memory above this is an out-of-memory
  * @property {(line: string) => void} logLine writes a line of the host's to the container's log (stderr)
  */
 
@@ -136,7 +137,11 @@ export async function serve(o) {
       const timedOut = failure instanceof RequestAborted;
       m[timedOut ? SLOT.timeouts : SLOT.traps]++;
       const why = failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure);
-      o.logLine(`${what}: ${timedOut || failure instanceof GuestExit ? why : `the component trapped: ${describeTrap(failure)}`}`);
+      const oom = !timedOut && o.oomAboveBytes !== undefined && slot.memory.buffer.byteLength > o.oomAboveBytes;
+      const trap = oom
+        ? `ran out of memory: the container's memory limit was reached (${describeTrap(failure)})`
+        : `the component trapped: ${describeTrap(failure)}`;
+      o.logLine(`${what}: ${timedOut || failure instanceof GuestExit ? why : trap}`);
       return fail(res, streaming, set);
     }
     if (!set) {
