@@ -4,7 +4,8 @@
  * recursion, a trap, a 4 GiB memory, a module holding every descriptor it can, a start section
  * that never returns, 1 GB written to stdout, and 1 GiB allocated under a 1Gi limit. Throughout:
  * no innocent pod restarts or goes more than 3 s without a line, the kubelet API answers `/pods`
- * within a second, and every hostile pod ends with its own precise reason. (The 1 GB writer shares
+ * within a second, and every hostile pod ends with its own precise reason; then 60 failing modules
+ * started at once each report their own outcome. (The 1 GB writer shares
  * a thread with innocent pods: it yields the thread at its WASI calls every 20 ms of running.)
  */
 import { readFileSync } from 'node:fs';
@@ -146,5 +147,34 @@ describe('fault isolation in the WASI runtime', () => {
     expect(outcomes['memory-4g']).toMatchObject({ reason: 'Completed', exitCode: 0 });
     expect(outcomes['start-loop']).toMatchObject({ reason: 'CreateContainerError', message: expect.stringContaining('start function') });
     expect(outcomes.alloc).toMatchObject({ reason: 'OOMKilled', exitCode: 137 });
+  });
+
+  it('60 failing modules started at once each report their own outcome, whatever the others do', async () => {
+    const kinds = [
+      { image: 'recursion', expected: { reason: 'Error', exitCode: 134, message: expect.stringMatching(/^RangeError: Maximum call stack size exceeded/) } },
+      { image: 'trap', expected: { reason: 'Error', exitCode: 134, message: expect.stringMatching(/^RuntimeError: unreachable/) } },
+      { image: 'memory-4g', expected: { reason: 'Completed', exitCode: 0 } },
+    ];
+    const names = Array.from({ length: 60 }, (_, i) => `burst-${i}`);
+    await Promise.all(
+      names.map((name, i) => create(name, { restartPolicy: 'Never', containers: [{ name: 'main', image: img[kinds[i % kinds.length]!.image]! }] })),
+    );
+    const ended = await eventually(
+      'every burst pod ended',
+      async () => {
+        const pods = await Promise.all(names.map(get));
+        return pods.every((p) => main(p)?.state?.terminated) ? pods : undefined;
+      },
+      180_000,
+    );
+    const wrong = ended.flatMap((p, i) => {
+      try {
+        expect(main(p)!.state!.terminated).toMatchObject(kinds[i % kinds.length]!.expected);
+        return [];
+      } catch {
+        return [`${p.metadata!.name}: ${JSON.stringify(main(p)!.state!.terminated)}`];
+      }
+    });
+    expect(wrong).toEqual([]);
   });
 });
