@@ -248,18 +248,20 @@ export class ModuleRun {
   }
 
   /**
-   * Gives up on a start. `stuck` (timeout): the thread is terminated. Not stuck (the pod
-   * is being deleted): on a shared thread the module unwinds at its first WASI call and
-   * its neighbours go on; a module that never calls WASI is bounded like a start.
+   * Gives up on a start. On a thread of its own the thread is terminated. On a shared thread its
+   * neighbours go on: the stop flag is raised, so the thread skips the module when it gets to it
+   * (a start timeout there means the thread was busy with other modules: modules with a start
+   * function never share a thread), or the module unwinds at its first WASI call; when the pod is
+   * being deleted, a module that never calls WASI is bounded like a start.
    */
   private abortStart(err: Error, stuck = true): void {
     if (this.startedAt !== undefined) return;
     this.stopping = true;
     this.endStartBound();
     this.rejectStart(err);
-    if (this.p.host.shared && !stuck) {
+    if (this.p.host.shared && (!stuck || !this.instantiating)) {
       this.raiseStopFlag();
-      this.terminateAfter(this.p.startTimeoutMs, `was not started (its pod was deleted) and did not stop within ${this.p.startTimeoutMs / 1000}s`);
+      if (!stuck) this.terminateAfter(this.p.startTimeoutMs, `was not started (its pod was deleted) and did not stop within ${this.p.startTimeoutMs / 1000}s`);
       return;
     }
     this.p.host.terminate(`${this.whose()} did not finish starting; the thread was terminated`);
@@ -267,12 +269,20 @@ export class ModuleRun {
 
   private startTimeoutError(): Error {
     const { spec, host, startTimeoutMs } = this.p;
+    const within = `within ${startTimeoutMs / 1000}s`;
+    if (host.shared && !this.instantiating) {
+      return providerError(
+        'Unavailable',
+        `the thread shared with other BestEffort pods did not get to start container ${spec.name} ${within} (its other modules kept it busy); the container was not started and will be tried again`,
+        { reason: 'StartTimeout' },
+      );
+    }
     const onSharedThread = host.shared ? ` (on a thread shared with other BestEffort pods, which was terminated)` : '';
     return providerError(
       'InvalidImage',
       this.instantiating
-        ? `the module of image ${spec.image.image} did not finish instantiating within ${startTimeoutMs / 1000}s: its start function (run before _start) does not return; its thread was terminated${onSharedThread}`
-        : `the worker of container ${spec.name} did not start the module within ${startTimeoutMs / 1000}s; its thread was terminated${onSharedThread}`,
+        ? `the module of image ${spec.image.image} did not finish instantiating ${within}: its start function (run before _start) does not return; its thread was terminated${onSharedThread}`
+        : `the worker of container ${spec.name} did not start the module ${within}; its thread was terminated${onSharedThread}`,
       { reason: 'StartTimeout' },
     );
   }

@@ -189,6 +189,29 @@ describe('modules sharing a thread', () => {
     }
   });
 
+  it('a start the busy thread does not get to within the start timeout is given up alone: the thread and its modules go on', async () => {
+    const p = new WasiProvider({ sharedThreads: 1, workerPool: 0, startTimeoutMs: 800 });
+    await p.init(providerContext(new FakeImages()));
+    try {
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const { running } = await startAll(p, [sleeper, busy]);
+      await logged(busy.logPath, 'looping');
+      const late = bestEffort(spec(sleep, tmp.dir, ['1']));
+      const err = await p.startContainer(late, podContext()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ reason: 'StartTimeout', message: expect.stringContaining('did not get to start container main') });
+      // The thread was not terminated: its modules are still running.
+      const ended = await Promise.race([...running.map((r) => r.exit.then(() => 'ended')), new Promise((r) => setTimeout(() => r('running'), 300))]);
+      expect(ended).toBe('running');
+      expect(existsSync(late.logPath)).toBe(false); // never started: not even its log was opened
+    } finally {
+      await p.shutdown();
+    }
+  });
+
   it('terminates the thread of a busy module that does not stop, ending its neighbours with a reason', async () => {
     const p = await provider(1);
     try {

@@ -264,6 +264,9 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
       (imports[m.import.module] ??= {})[m.import.name] = memory;
     }
     let instance;
+    // Given up on before this thread got to it (a shared thread busy with other modules past the
+    // start timeout, or the pod deleted): not started at all.
+    if (stopRequested(control)) return;
     // A module's start function runs inside the constructor: the main thread
     // bounds this with its start timeout (it terminates the thread).
     post({ type: 'instantiating' });
