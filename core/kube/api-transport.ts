@@ -12,6 +12,10 @@
  * Every request is counted in `rest_client_requests_total{code, host, method}`
  * (`<error>` when no response came), like client-go's metric.
  *
+ * An answer 429 or 5xx with `Retry-After` is waited out and the request sent again, as
+ * client-go does; while the apiserver refuses so, the client's requests go one at a time
+ * (`retry-after.ts`). Watches are not held.
+ *
  * Requests wait for their answer as long as the apiserver takes, unless the
  * transport has a timeout ({@link ApiTransport.withTimeout}): upstream's kubelet
  * gives its heartbeat client (node status, Lease) one of `nodeStatusUpdateFrequency`
@@ -27,6 +31,7 @@ import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
 import type { KubeConfig } from './kubeconfig.ts';
+import { MAX_RETRIES, RetryAfterGate, retryAfterMs } from './retry-after.ts';
 
 /** The client certificate and key to use now (PEM), e.g. from a rotating certificate manager. */
 export type ClientCredentials = () => { cert: string; key: string } | undefined;
@@ -95,20 +100,22 @@ export function statusError(status: number, body: string): ApiStatusError {
  * "Requests without a body stream"). Rejects with the error undici reports; one that
  * came after the status line carries it as `responseStatus`.
  */
-function dispatchText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions): Promise<{ status: number; text: string }> {
+function dispatchText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions): Promise<{ status: number; text: string; retryAfter?: string | string[] }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status: number | undefined;
+    let retryAfter: string | string[] | undefined;
     dispatcher.dispatch(opts, {
       onRequestStart() {},
-      onResponseStart(_c, statusCode) {
+      onResponseStart(_c, statusCode, headers) {
         status = statusCode; // a 1xx is followed by the final status
+        retryAfter = headers['retry-after'];
       },
       onResponseData(_c, chunk) {
         chunks.push(chunk);
       },
       onResponseEnd() {
-        resolve({ status: status ?? 0, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') });
+        resolve({ status: status ?? 0, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'), retryAfter });
       },
       onResponseError(_c, err) {
         reject(status === undefined ? err : Object.assign(err, { responseStatus: status }));
@@ -141,21 +148,30 @@ function timeoutMessage(e: unknown, timeoutMs?: number): string | undefined {
 /** Requests and watches to a kubeconfig's current cluster (see the module comment). */
 export class ApiTransport {
   private readonly pools: Map<string, Pool>;
+  /** Holds requests while the apiserver asks to wait (`retry-after.ts`); shared with {@link withTimeout}'s transports. */
+  private readonly gate: RetryAfterGate;
 
   constructor(
     readonly kc: KubeConfig,
     private readonly credentials?: ClientCredentials,
-    private readonly timing: { readonly timeoutMs?: number; readonly pools?: Map<string, Pool> } = {},
+    private readonly timing: { readonly timeoutMs?: number; readonly pools?: Map<string, Pool>; readonly gate?: RetryAfterGate } = {},
   ) {
     this.pools = timing.pools ?? new Map();
+    this.gate = timing.gate ?? new RetryAfterGate();
   }
 
   /**
    * The same apiserver, credentials and connections, with requests that give up after
-   * `timeoutMs` (client-go's `rest.Config.Timeout`); watches are not timed.
+   * `timeoutMs` (client-go's `rest.Config.Timeout`: waits for `Retry-After` included); watches
+   * are not timed.
    */
   withTimeout(timeoutMs: number): ApiTransport {
-    return new ApiTransport(this.kc, this.credentials, { timeoutMs, pools: this.pools });
+    return new ApiTransport(this.kc, this.credentials, { timeoutMs, pools: this.pools, gate: this.gate });
+  }
+
+  /** True while the apiserver refuses this client's requests with `Retry-After` (see `retry-after.ts`). */
+  get throttled(): boolean {
+    return this.gate.throttling;
   }
 
   /** The timeout of each request, if any. */
@@ -203,29 +219,49 @@ export class ApiTransport {
    * One request; resolves to the parsed JSON answer of a 2xx (undefined with `discard`: a
    * caller that does not read the answer, e.g. the whole pod a status PATCH returns, is not
    * made to parse it), rejects with an {@link ApiStatusError} for any other status and
-   * NDL_API_REQUEST when no answer came.
+   * NDL_API_REQUEST when no answer came. An answer 429/5xx with `Retry-After` is waited out
+   * and the request sent again, up to 10 times (see `retry-after.ts`); then it is the error.
    */
   async request<T>(method: string, path: string, o: { query?: Query; body?: unknown; contentType?: string; discard?: boolean } = {}): Promise<T> {
-    const p = this.prepare();
-    const headers = o.body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
-    let res: { status: number; text: string };
-    try {
-      res = await dispatchText(p.dispatcher, {
-        origin: p.origin,
-        path: p.basePath + path + queryString(o.query),
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body: o.body === undefined ? undefined : JSON.stringify(o.body),
-        ...timeouts(this.timing.timeoutMs),
-      });
-    } catch (e) {
-      const status = (e as { responseStatus?: number }).responseStatus;
-      countRequest(p.host, method, status === undefined ? '<error>' : String(status));
-      throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${timeoutMessage(e, this.timing.timeoutMs) ?? (e as Error).message}`, e);
+    const timeoutMs = this.timing.timeoutMs;
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+    let refused: ApiStatusError | undefined;
+    for (let retries = 0; ; retries++) {
+      const outcome = await this.gate.turn(deadline);
+      if (!outcome)
+        throw refused ?? nodeletError('NDL_API_REQUEST', `${method} ${path}: the apiserver asked to wait beyond this request's timeout of ${timeoutMs} ms`);
+      let p: Prepared;
+      try {
+        p = this.prepare();
+      } catch (e) {
+        outcome(false);
+        throw e;
+      }
+      const headers = body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
+      let res: { status: number; text: string; retryAfter?: string | string[] };
+      try {
+        res = await dispatchText(p.dispatcher, {
+          origin: p.origin,
+          path: p.basePath + path + queryString(o.query),
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          ...timeouts(deadline === Infinity ? undefined : Math.max(1, deadline - Date.now())),
+        });
+      } catch (e) {
+        const status = (e as { responseStatus?: number }).responseStatus;
+        outcome(status !== undefined);
+        countRequest(p.host, method, status === undefined ? '<error>' : String(status));
+        throw nodeletError('NDL_API_REQUEST', `${method} ${path}: ${timeoutMessage(e, timeoutMs) ?? (e as Error).message}`, e);
+      }
+      countRequest(p.host, method, String(res.status));
+      const wait = retryAfterMs(res.status, res.retryAfter);
+      outcome(true, wait);
+      if (res.status >= 200 && res.status <= 299) return (res.text && !o.discard ? JSON.parse(res.text) : undefined) as T;
+      refused = statusError(res.status, res.text);
+      if (wait === undefined || retries >= MAX_RETRIES) throw refused;
     }
-    countRequest(p.host, method, String(res.status));
-    if (res.status < 200 || res.status > 299) throw statusError(res.status, res.text);
-    return (res.text && !o.discard ? JSON.parse(res.text) : undefined) as T;
   }
 
   /**
