@@ -3,7 +3,19 @@
  * changes the status (most often nodelet's own status patch, echoed back by the
  * watch) does not re-run the pod's sync; the stored pod is still replaced.
  */
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+
+/** The pod conditions nodelet computes and posts (pod-status.ts `podConditions`); upstream's `PodConditionsByKubelet`. */
+const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
+
+/**
+ * The status of each kubelet-owned condition among `conditions`, as one string
+ * (`PodReadyToStartContainers=True,Initialized=True,...`): what nodelet posted, to compare the
+ * server's copy with.
+ */
+export function kubeletConditions(conditions?: readonly V1PodCondition[]): string {
+  return KUBELET_CONDITIONS.map((t) => `${t}=${conditions?.find((c) => c.type === t)?.status ?? ''}`).join(',');
+}
 
 /**
  * The fields whose change is handed to `updatePod`: labels, annotations,

@@ -33,7 +33,7 @@ import { PodStore, type PodEntry, type PodReader } from './pod-store.ts';
 import { advance, INITIAL, type AbnormalTermination, type PodEvent } from './pod-state.ts';
 import { WorkQueue } from './work-queue.ts';
 import type { PodStarts } from './pod-starts.ts';
-import { needsSync } from './pod-changes.ts';
+import { kubeletConditions, needsSync } from './pod-changes.ts';
 import { mergePodConditions } from './pod-status.ts';
 import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
@@ -84,11 +84,22 @@ export interface PodControllerOptions {
   starts?: PodStarts;
   /** How long after a first sync began its interim status may wait for a burst to end (default {@link INTERIM_YIELD_MS}); tests shorten it. */
   interimYieldMs?: number;
+  /** How often posted statuses are compared with the server's copies (default {@link STATUS_RECONCILE_MS}); tests shorten it. */
+  statusReconcileMs?: number;
 }
 
 export type { AbnormalTermination };
 
 const keyOf = (p: V1Pod) => `${p.metadata!.namespace}/${p.metadata!.name}`;
+
+/**
+ * How often the kubelet-owned conditions nodelet posted are compared with the server's copy of
+ * each pod (the informer's), as upstream's status manager does in its 10 s `syncBatch`
+ * (`needsReconcile`). Another writer may have changed them: the node-lifecycle controller sets
+ * Ready=False on every pod of a node it marked Unknown (e.g. while the apiserver throttled or
+ * could not be reached), and nodelet's own view did not change, so nothing else posts again.
+ */
+const STATUS_RECONCILE_MS = 10_000;
 
 /** A sync that takes longer than this posts an interim status (e.g. Pending/ContainerCreating during a slow pull). */
 const INTERIM_STATUS_MS = 1000;
@@ -123,7 +134,16 @@ export class PodController implements PodReader {
   private readonly pullBackoff: Backoff;
   /** Volume set-up retries, like upstream's volume operations: 500 ms doubling to 2m2s. */
   private readonly volumeBackoff: Backoff;
+  /**
+   * Status post retries, per pod: 1 s doubling to 10 s, the period at which upstream's status
+   * manager posts every status not yet posted. The API client has already waited out any
+   * `Retry-After` (and holds its requests while the apiserver throttles), so a pod whose posts
+   * keep failing (apiserver down, 5xx) costs one try per 10 s, and its newest status is posted
+   * once the apiserver takes it.
+   */
+  private readonly statusBackoff = new Backoff(1000, 10_000);
   private resync?: NodeJS.Timeout;
+  private statusReconcile?: NodeJS.Timeout;
   private admitting: Promise<void> = Promise.resolve();
   private stopping = false;
   /** Aborted by {@link PodController.shutdown}. */
@@ -158,6 +178,25 @@ export class PodController implements PodReader {
       for (const k of this.desired.keys()) this.queue.add(k);
     }, this.o.resyncMs);
     this.resync.unref();
+    this.statusReconcile = setInterval(() => this.reconcileStatuses(), this.o.statusReconcileMs ?? STATUS_RECONCILE_MS);
+    this.statusReconcile.unref();
+  }
+
+  /**
+   * Syncs again the pods whose server copy shows other kubelet-owned conditions than nodelet
+   * last posted (see {@link STATUS_RECONCILE_MS}); the sync's status, merged with the server's
+   * copy, differs from the one posted and is posted. A pod with a post in flight is left to it;
+   * only pods whose sync posts a status (admitted, running, finished) are looked at.
+   */
+  private reconcileStatuses(): void {
+    for (const [key, entry] of this.entries) {
+      const pod = this.desired.get(key);
+      if (!pod || pod.metadata?.uid !== entry.uid || !entry.worker || entry.postedConditions === undefined || entry.poster?.busy) continue;
+      if (!['admitted', 'running', 'finished'].includes(entry.state.name) || pod.metadata.deletionTimestamp) continue;
+      if (kubeletConditions(pod.status?.conditions) === entry.postedConditions) continue;
+      this.o.log.info({ pod: key }, "the pod's conditions on the API server differ from those posted, posting its status again");
+      this.queue.add(key);
+    }
   }
 
   /** A pod was added or changed. */
@@ -411,14 +450,17 @@ export class PodController implements PodReader {
     try {
       await this.o.sink.patchStatus(pod, status);
       entry.posted = text;
+      entry.postedConditions = kubeletConditions(status.conditions);
+      this.statusBackoff.reset(entry.uid);
       if (entry.seenAt !== undefined && allRunning(status)) {
         podStartDuration.observe((performance.now() - entry.seenAt) / 1000);
         entry.seenAt = undefined;
       }
       pod.status = { ...pod.status, ...status };
     } catch (e) {
-      this.o.log.warn({ pod: keyOf(pod), err: String(e) }, 'failed to update pod status, will retry');
-      this.queue.addAfter(keyOf(pod), 1000);
+      const retryInMs = this.statusBackoff.next(entry.uid);
+      this.o.log.warn({ pod: keyOf(pod), err: String(e), retryInMs }, 'failed to update pod status, will retry');
+      this.queue.addAfter(keyOf(pod), retryInMs);
     }
   }
 
@@ -460,6 +502,7 @@ export class PodController implements PodReader {
   /** A pod gone from the source (or replaced by one with another uid): stops it and, unless its deletion did, releases what it held. */
   private async forget(key: string, entry: PodEntry, replacement?: V1Pod): Promise<void> {
     this.entries.delete(key);
+    this.statusBackoff.reset(entry.uid);
     const old = entry.worker;
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;
@@ -507,6 +550,7 @@ export class PodController implements PodReader {
     this.stopping = true;
     this.stopped.abort(); // interim posts waiting for a burst to end give up now
     if (this.resync) clearInterval(this.resync);
+    if (this.statusReconcile) clearInterval(this.statusReconcile);
     await Promise.all([this.queue.shutdown(), this.interim.shutdown()]);
     await Promise.all(
       [...this.entries.entries()].map(async ([k, e]) => {

@@ -22,6 +22,8 @@ export interface PodEntry {
   overlay?: AbnormalTermination;
   /** The JSON of the last status posted (an equal one is not posted again). */
   posted?: string;
+  /** The kubelet-owned conditions of the last status posted (`kubeletConditions`, pod-changes.ts), to notice another writer changed them. */
+  postedConditions?: string;
   /** The pod's status posts: one in flight, the newest waiting (upstream's status manager coalesces the same way). */
   poster?: StatusCoalescer<{ pod: V1Pod; status: V1PodStatus }>;
   /** When the pod was first seen (performance.now()), until its start was observed (kubelet_pod_start_duration_seconds). */

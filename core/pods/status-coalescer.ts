@@ -29,6 +29,11 @@ export class StatusCoalescer<T> {
     return this.running;
   }
 
+  /** True while a status is being sent or waits to be. */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
   private async drain(): Promise<void> {
     try {
       // The check of `waiting` and the reset of `running` happen in one synchronous step, so no offer is lost.

@@ -595,6 +595,43 @@ describe('PodController', () => {
     expect(sink.failPatches).toBe(0);
   });
 
+  it('backs off a status patch that keeps failing: 1 s, then 2 s, ... (at most 10 s), and posts the newest status once it works', async () => {
+    const { sink, ctrl, logs } = setupController();
+    sink.failPatches = 2;
+    ctrl.upsert(pod('retry-backoff'));
+    const retries = () => logs.filter((l) => l.includes('failed to update pod status, will retry')).map((l) => JSON.parse(l.slice(l.indexOf('{'))).retryInMs);
+    await until(() => retries().length === 2);
+    expect(retries()).toEqual([1000, 2000]);
+    await vi.waitFor(() => expect(sink.last('default/retry-backoff')?.phase).toBe('Running'), { timeout: 5000, interval: 20 });
+    expect(sink.failPatches).toBe(0);
+  });
+
+  it("posts a pod's status again when the server's copy shows other kubelet-owned conditions (Ready=False from the node-lifecycle controller)", async () => {
+    const { sink, ctrl, logs } = setupController({ statusReconcileMs: 50 });
+    ctrl.start();
+    const p = pod('flip');
+    ctrl.upsert(p);
+    await until(() => sink.last('default/flip')?.phase === 'Running');
+    const ready = (s?: V1Pod['status']) => s?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const posted = sink.last('default/flip')!;
+    expect(ready(posted)).toBe('True');
+    // The server's copy as the informer hands it over: as posted, then with Ready=False set by another writer.
+    ctrl.upsert({ ...p, status: posted });
+    await new Promise((r) => setTimeout(r, 200));
+    const before = sink.patches.length;
+    expect(logs.some((l) => l.includes('differ from those posted'))).toBe(false);
+    const marked = posted.conditions!.map((c) => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: new Date() } : c));
+    ctrl.upsert({ ...p, status: { ...posted, conditions: marked } });
+    await until(() => sink.patches.length > before);
+    expect(ready(sink.last('default/flip'))).toBe('True');
+    expect(logs.some((l) => l.includes('differ from those posted'))).toBe(true);
+    // Once the server's copy shows it again, nothing more is posted.
+    ctrl.upsert({ ...p, status: sink.last('default/flip') });
+    const after = sink.patches.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sink.patches.length).toBe(after);
+  });
+
   it('shutdown stops running containers with their grace period and keeps pod objects', async () => {
     const { provider, sink, ctrl } = setupController();
     ctrl.upsert(pod('sd', { spec: { terminationGracePeriodSeconds: 2 } }));
