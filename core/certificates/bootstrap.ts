@@ -11,12 +11,13 @@
  *   <cert-dir>/kubelet-client-<date>.pem + kubelet-client-current.pem ──► --kubeconfig written
  *        (the bootstrap kubeconfig's server and CA, client cert/key = kubelet-client-current.pem)
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { errorDetail, nodeletError } from '../errors/index.ts';
 import { ApiTransport, apiStatus, KubeConfig, type Cluster } from '../kube/index.ts';
+import { replaceFile, replaceFileSync } from '../paths/index.ts';
 import { CertStore } from './cert-store.ts';
 import { requestCertificate, waitForCertificate } from './csr-client.ts';
 import { createCsr, generateKeys, importKeys, parseKeyPair, pemBlocks, privateKeyPem, sha512_256, spkiDer, type KeyPair, type Subject } from './x509.ts';
@@ -111,7 +112,7 @@ export async function writeNodeKubeconfig(file: string, cluster: Cluster, pemPat
   };
   await mkdir(path.dirname(file), { recursive: true });
   const { stringify } = await import('yaml'); // loaded here only: an idle node never writes YAML (bench/README.md)
-  await writeFile(file, stringify(doc), { mode: 0o600 });
+  await replaceFile(file, stringify(doc), 0o600);
 }
 
 /** Options of {@link bootstrapClientCert}. */
@@ -154,7 +155,7 @@ export async function bootstrapClientCert(o: BootstrapOptions): Promise<boolean>
     else {
       keyPem = await privateKeyPem(await generateKeys('ecdsa'));
       await mkdir(o.certDir, { recursive: true, mode: 0o755 });
-      writeFileSync(tmpKey, keyPem, { mode: 0o600 });
+      replaceFileSync(tmpKey, keyPem, 0o600);
     }
   }
   const keys = await importKeys(keyPem);

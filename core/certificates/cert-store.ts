@@ -10,7 +10,7 @@
  * files (upstream's `--tls-cert-file`/`--tls-private-key-file` for the server).
  */
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { nodeletError } from '../errors/index.ts';
 import { parseKeyPair, pemBlocks, type KeyPair } from './x509.ts';
@@ -85,10 +85,16 @@ export class CertStore {
     const target = path.resolve(this.file(pairTimestamp(this.o.now?.() ?? new Date())));
     const f = await open(target, 'w', 0o600);
     try {
-      await f.writeFile(certs.join('') + keys[0]);
-      await f.sync();
-    } finally {
-      await f.close();
+      try {
+        await f.writeFile(certs.join('') + keys[0]);
+        await f.sync();
+      } finally {
+        await f.close();
+      }
+    } catch (e) {
+      // A full disk: `current` still names the old pair; the part written goes.
+      await rm(target, { force: true }).catch(() => undefined);
+      throw e;
     }
     this.updateSymlink(target);
     return pair;

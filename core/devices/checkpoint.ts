@@ -17,9 +17,10 @@
  * the field names exactly (Go also accepts other letter cases), and unknown
  * fields are ignored (as in Go).
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { nodeletError } from '../errors/index.ts';
+import { replaceFileSync } from '../paths/index.ts';
 
 /** The checkpoint's file name (upstream `kubeletDeviceManagerCheckpoint`). */
 export const CHECKPOINT_FILE = 'kubelet_internal_checkpoint';
@@ -161,11 +162,9 @@ export function readCheckpoint(dir: string): CheckpointData | undefined {
   return decodeCheckpoint(text);
 }
 
-/** Writes the checkpoint atomically (temporary file, then rename). */
+/** Writes the checkpoint atomically (temporary file, then rename; a failed write leaves the old one and no temporary file). */
 export function writeCheckpoint(dir: string, data: CheckpointData): void {
   const path = join(dir, CHECKPOINT_FILE);
   mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, encodeCheckpoint(data), { mode: 0o600 });
-  renameSync(tmp, path);
+  replaceFileSync(path, encodeCheckpoint(data), 0o600);
 }

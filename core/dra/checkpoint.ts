@@ -17,10 +17,11 @@
  * hash is not reproduced), so the file is not meant to be read by the
  * upstream kubelet. A file that does not verify is refused.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { nodeletError } from '../errors/index.ts';
+import { replaceFileSync } from '../paths/index.ts';
 
 /** The checkpoint's file name under the root dir (upstream's). */
 export const DRA_CHECKPOINT_FILE = 'dra_manager_state';
@@ -86,13 +87,11 @@ export function readCheckpoint(path: string): ClaimInfoState[] {
   return decodeCheckpoint(text);
 }
 
-/** Writes the checkpoint atomically (temp file + rename). */
+/** Writes the checkpoint atomically (temp file + rename; a failed write leaves the old one and no temporary file). */
 export function writeCheckpoint(path: string, list: readonly ClaimInfoState[]): void {
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
-    const tmp = `${path}.tmp`;
-    writeFileSync(tmp, encodeCheckpoint(list), { mode: 0o600 });
-    renameSync(tmp, path);
+    replaceFileSync(path, encodeCheckpoint(list), 0o600);
   } catch (e) {
     throw nodeletError('NDL_DRA_CHECKPOINT', `cannot write ${path}: ${(e as Error).message}`);
   }

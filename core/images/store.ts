@@ -235,8 +235,14 @@ export class ImageStore {
     const write = async () => {
       const file: IndexFile = { version: 1, references: Object.fromEntries(this.references) };
       const tmp = join(this.dir, 'tmp', `index.${randomBytes(6).toString('hex')}.json`);
-      await writeFile(tmp, JSON.stringify(file, null, 1));
-      await rename(tmp, join(this.dir, 'index.json'));
+      try {
+        await writeFile(tmp, JSON.stringify(file, null, 1));
+        await rename(tmp, join(this.dir, 'index.json'));
+      } catch (e) {
+        // A full disk: the index stays the previous one, and no part of this one is left.
+        await rm(tmp, { force: true }).catch(() => undefined);
+        throw e;
+      }
     };
     this.indexWrite = this.indexWrite.then(write, write);
     return this.indexWrite;

@@ -9,10 +9,11 @@
  *   atomically, the key with mode 0600.
  */
 import { X509Certificate } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { errorDetail, nodeletError } from '../errors/index.ts';
 import { createCertificate, generateKeys, KeyUsage, parseKeyPair, privateKeyPem, splitAddresses } from '../certificates/index.ts';
+import { replaceFile } from '../paths/index.ts';
 
 /** Options of {@link loadServingCert}. */
 export interface ServingCertOptions {
@@ -56,8 +57,8 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
   }
   const made = await selfSignedCert(opts.nodeName, opts.addresses ?? [], now);
   await mkdir(opts.certDir, { recursive: true, mode: 0o700 });
-  await writeAtomic(keyFile, made.key, 0o600);
-  await writeAtomic(certFile, made.cert, 0o644);
+  await replaceFile(keyFile, made.key, 0o600);
+  await replaceFile(certFile, made.cert, 0o644);
   return { ...made, certFile, keyFile, generated: true };
 }
 
@@ -76,12 +77,6 @@ export async function readPair(certFile: string, keyFile: string): Promise<{ cer
     throw nodeletError('NDL_API_SERVING_CERT', `${certFile}: ${errorDetail(e)}`, e);
   }
   return { cert, key };
-}
-
-async function writeAtomic(file: string, data: string, mode: number): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}`;
-  await writeFile(tmp, data, { mode });
-  await rename(tmp, file);
 }
 
 /**

@@ -7,9 +7,9 @@
  * kubeconfig of a cluster admin.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCertificate, generateKeys, KeyUsage, privateKeyPem, type CertificateOptions } from '../certificates/index.ts';
+import { replaceFile } from '../paths/index.ts';
 
 /** Paths of the local client credentials. */
 export interface LocalClient {
@@ -30,9 +30,10 @@ export async function ensureLocalClient(certDir: string): Promise<LocalClient> {
     createCertificate({ subject: { cn }, publicKey: keys.pair.publicKey, signing: caKeys, notBefore, notAfter, ...usage });
   const ca = await issue('nodelet-local-client-ca', caKeys, { ca: true, keyUsage: KeyUsage.keyCertSign | KeyUsage.cRLSign });
   const client = await issue('nodelet-local-admin', clientKeys, { issuer: ca, keyUsage: KeyUsage.digitalSignature, extKeyUsage: ['clientAuth'] });
-  await writeFile(out.keyFile, await privateKeyPem(clientKeys), { mode: 0o600 });
-  await writeFile(out.certFile, `${client.toString('pem')}\n`, { mode: 0o600 });
-  await writeFile(out.caFile, `${ca.toString('pem')}\n`, { mode: 0o600 });
+  // Each file whole or not there (a full disk): a set with a file missing is made again at the next start.
+  await replaceFile(out.keyFile, await privateKeyPem(clientKeys), 0o600);
+  await replaceFile(out.certFile, `${client.toString('pem')}\n`, 0o600);
+  await replaceFile(out.caFile, `${ca.toString('pem')}\n`, 0o600);
   return out;
 }
 

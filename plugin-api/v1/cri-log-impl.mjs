@@ -4,7 +4,7 @@
 // refuses files under node_modules, so code that runs inside a provider's
 // workers must be loadable by bare Node. Typed with JSDoc (checkJs); the
 // package's build emits its declarations (dist/v1/cri-log-impl.d.mts).
-import { closeSync, fstatSync, fdatasyncSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -162,6 +162,13 @@ export function rotationSuffix(date = new Date()) {
  * it is renamed to `<path>.<YYYYMMDD-HHMMSS>` (`.<n>` appended if that name is
  * taken), a new file is started, and only the newest `maxFiles - 1` rotated
  * files are kept. Rotated files are not compressed (kubelet gzips older ones).
+ *
+ * A write the filesystem refuses (ENOSPC on a full disk, EIO, ...) throws and
+ * leaves the file as it was: what part of it reached the file is cut off again,
+ * so the file holds whole records only and the next write that fits appends
+ * after the last one. A rotation that fails part-way leaves no file open: the
+ * next write opens `path` again (and rotates it if it is still too big), so
+ * the log resumes once the filesystem takes writes again.
  */
 export class CriLogWriter {
   /** @type {string} */
@@ -176,6 +183,8 @@ export class CriLogWriter {
   #fd;
   /** @type {number} */
   #size = 0;
+  /** @type {boolean} */
+  #closed = false;
 
   /**
    * Opens (appends to) `path`, creating its directory if needed.
@@ -207,7 +216,8 @@ export class CriLogWriter {
    */
   write(stream, chunk) {
     checkStream(stream);
-    if (this.#fd === undefined) throw new Error(`CRI log ${this.#path} is closed`);
+    if (this.#closed) throw new Error(`CRI log ${this.#path} is closed`);
+    if (this.#fd === undefined) this.#open(); // a rotation failed: open the file again
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (bytes.length === 0) return;
     const time = criTimestamp();
@@ -237,6 +247,7 @@ export class CriLogWriter {
 
   /** Closes the file; later writes throw. Idempotent. */
   close() {
+    this.#closed = true;
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
     this.#fd = undefined;
@@ -253,10 +264,23 @@ export class CriLogWriter {
    */
   #writeOut(parts, len) {
     if (len === 0) return;
-    const fd = /** @type {number} */ (this.#fd); // write() checked it is open
+    const fd = /** @type {number} */ (this.#fd); // write() opened it
     const buf = Buffer.concat(parts, len);
     let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off);
+    try {
+      while (off < buf.length) off += writeSync(fd, buf, off);
+    } catch (e) {
+      // A short write then a refusal (a full disk) left part of a record: cut it off, so a
+      // later record does not continue a torn one.
+      if (off > 0) {
+        try {
+          ftruncateSync(fd, this.#size);
+        } catch {
+          // the record stays torn; the writer goes on
+        }
+      }
+      throw e;
+    }
     this.#size += len;
   }
 

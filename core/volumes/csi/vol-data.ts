@@ -4,9 +4,10 @@
  * later — also after a nodelet restart — from the directory alone. Keys as
  * upstream (`volDataKey` in csi_mounter.go).
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { nodeletError } from '../../errors/index.ts';
+import { replaceFile } from '../../paths/index.ts';
 import { VOL_DATA_FILE } from './csi-paths.ts';
 
 /** Upstream `storage.VolumeLifecycleMode`. */
@@ -29,12 +30,9 @@ export interface VolData {
   readonly notPublished?: boolean;
 }
 
-/** Writes `<dir>/vol_data.json` atomically (temp file + rename). */
+/** Writes `<dir>/vol_data.json` atomically (temp file + rename; a failed write leaves the old one and no temporary file). */
 export async function saveVolData(dir: string, data: VolData): Promise<void> {
-  const file = path.join(dir, VOL_DATA_FILE);
-  const tmp = `${file}.tmp`;
-  await writeFile(tmp, JSON.stringify(data), { mode: 0o640 });
-  await rename(tmp, file);
+  await replaceFile(path.join(dir, VOL_DATA_FILE), JSON.stringify(data), 0o640);
 }
 
 /** Reads `<dir>/vol_data.json`; undefined when it does not exist. Throws on a corrupt file. */

@@ -1,8 +1,9 @@
 /** The WASI runtime's own log, rotated by size (runtime-log.ts). */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RotatingLog, RUNTIME_LOG_FILES, RUNTIME_LOG_MAX_BYTES } from '../src/index.ts';
+import { canMountSmallFs, mountSmallFs } from '../../../test/harness/small-fs.ts';
 import { scratch } from './helpers.ts';
 
 const tmp = scratch();
@@ -31,6 +32,44 @@ describe('RotatingLog', () => {
     log.close();
     expect(readFileSync(path, 'utf8')).toBe('z\n');
     expect(existsSync(`${path}.1`)).toBe(false);
+  });
+
+  it.skipIf(!canMountSmallFs)('on a full disk drops whole lines (a line cut short is cut off) and writes again once there is space (root: a tmpfs)', () => {
+    const fs = mountSmallFs(128 * 1024, 'runtime-log-full-');
+    try {
+      const path = join(fs.dir, 'runtime.log');
+      const log = new RotatingLog(path);
+      log.write('{"msg":"first"}\n');
+      fs.fill();
+      // Lines of 1000 bytes: the last one that fits in the file's last page is cut short, then refused.
+      for (let i = 0; i < 20; i++) log.write(`{"msg":"${String(i).padStart(3, '0')} ${'x'.repeat(984)}"}\n`);
+      const lines = readFileSync(path, 'utf8').split('\n');
+      expect(lines.pop()).toBe('');
+      for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+      fs.free();
+      log.write('{"msg":"after"}\n');
+      log.close();
+      const after = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+      for (const l of after) expect(() => JSON.parse(l)).not.toThrow();
+      expect(after.at(-1)).toBe('{"msg":"after"}');
+    } finally {
+      fs.cleanup();
+    }
+  });
+
+  it('a rotation that cannot open the new file keeps no descriptor: the next line opens it again', () => {
+    const dir = join(tmp.dir, 'gone');
+    mkdirSync(dir);
+    const path = join(dir, 'runtime.log');
+    const log = new RotatingLog(path, 20, 2);
+    log.write('0123456789abcdef\n');
+    rmSync(dir, { recursive: true });
+    log.write('rotates, fails\n'); // dropped: the new file cannot be made
+    mkdirSync(dir);
+    log.write('back\n');
+    log.close();
+    log.write('after close\n');
+    expect(readFileSync(path, 'utf8')).toBe('back\n');
   });
 
   it('defaults to 10 MiB per file and 3 files', () => {

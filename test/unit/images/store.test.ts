@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { ImageStore } from '../../../core/images/store.ts';
 import { sha256 } from '../../harness/oci-push.ts';
+import { canMountSmallFs, mountSmallFs } from '../../harness/small-fs.ts';
 
 const roots: string[] = [];
 afterAll(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))));
@@ -68,4 +69,29 @@ describe('ImageStore', () => {
     expect((await ImageStore.open(r)).entries()).toEqual([]);
     expect((await readdir(join(r, 'images'))).sort()).toEqual(['blobs', 'index.json.corrupt', 'tmp']);
   });
+
+  it.skipIf(!canMountSmallFs)(
+    'on a full disk an index write fails whole: the previous index stays and no part of the new one is left (root: a tmpfs)',
+    async () => {
+      const fs = mountSmallFs(256 * 1024, 'store-full-');
+      try {
+        const store = await ImageStore.open(fs.dir);
+        const digest = sha256(bytes);
+        await store.writeBlob(digest, bytes.length, stream(bytes));
+        const entry = { repository: 'registry.example/a', digest, layerDigest: digest, layerMediaType: 'application/wasm', size: bytes.length };
+        await store.record(['a:v1'], entry);
+        const before = await readFile(join(fs.dir, 'images', 'index.json'), 'utf8');
+        fs.fill();
+        const many = Array.from({ length: 200 }, (_, i) => `registry.example/many/image-${i}:v1`);
+        await expect(store.record(many, entry)).rejects.toMatchObject({ code: 'ENOSPC' });
+        expect(await readFile(join(fs.dir, 'images', 'index.json'), 'utf8')).toBe(before);
+        expect(await readdir(join(fs.dir, 'images', 'tmp'))).toEqual([]);
+        fs.free();
+        await store.record(['b:v1'], entry);
+        expect(Object.keys(JSON.parse(await readFile(join(fs.dir, 'images', 'index.json'), 'utf8')).references)).toContain('b:v1');
+      } finally {
+        fs.cleanup();
+      }
+    },
+  );
 });

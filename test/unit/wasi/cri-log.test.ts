@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import {
   rotationSuffix,
   splitCriRecords,
 } from '../../../plugin-api/v1/toolkit.ts';
+import { canMountSmallFs, mountSmallFs } from '../../harness/small-fs.ts';
 
 const LINE = /^(\S+) (stdout|stderr) ([FP]) (.*)$/;
 
@@ -174,5 +175,56 @@ describe('CriLogWriter', () => {
   it('exposes a module URL a bare worker can import', async () => {
     const mod = await import(CRI_LOG_MODULE_URL);
     expect(typeof mod.CriLogWriter).toBe('function');
+  });
+});
+
+describe('CriLogWriter on a full disk', () => {
+  it.skipIf(!canMountSmallFs)('throws ENOSPC with the file ending on a whole record; writes resume once there is space (root: a tmpfs)', () => {
+    const fs = mountSmallFs(256 * 1024, 'cri-log-full-');
+    try {
+      const path = join(fs.dir, 'pod', 'main', '0.log');
+      const w = new CriLogWriter(path);
+      w.write('stdout', 'first\n');
+      fs.fill();
+      // 64 KiB chunks of 100-byte lines: the first chunk that does not fit is written in part, then refused.
+      const chunk = Array.from({ length: 655 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(89)}\n`).join('');
+      let refused: NodeJS.ErrnoException | undefined;
+      for (let i = 0; i < 10 && !refused; i++) {
+        try {
+          w.write('stdout', chunk);
+        } catch (e) {
+          refused = e as NodeJS.ErrnoException;
+        }
+      }
+      expect(refused?.code).toBe('ENOSPC');
+      const size = statSync(path).size;
+      expect(readFileSync(path, 'utf8').endsWith('\n')).toBe(true);
+      expect(() => w.write('stdout', chunk)).toThrow(/ENOSPC/);
+      expect(statSync(path).size).toBe(size);
+      fs.free();
+      w.write('stdout', 'after\n');
+      w.close();
+      const recs = records(path);
+      expect(recs[0]).toEqual(['stdout', 'F', 'first']);
+      expect(recs.at(-1)).toEqual(['stdout', 'F', 'after']);
+      expect(recs.slice(1, -1).every(([, tag, content]) => tag === 'F' && /^line \d{4} x{89}$/.test(content!))).toBe(true);
+    } finally {
+      fs.cleanup();
+    }
+  });
+
+  it('a rotation that fails leaves no file open: the next write opens the log again', () => {
+    const logDir = join(dir, 'main');
+    const path = join(logDir, '0.log');
+    const w = new CriLogWriter(path, { maxBytes: 100, maxFiles: 3 });
+    w.write('stdout', `${'a'.repeat(60)}\n`);
+    rmSync(logDir, { recursive: true }); // the rotation cannot list or rename the directory's files
+    expect(() => w.write('stdout', `${'b'.repeat(60)}\n`)).toThrow(/ENOENT/);
+    expect(() => w.write('stdout', 'lost\n')).toThrow(/ENOENT/);
+    mkdirSync(logDir);
+    w.write('stdout', 'back\n');
+    w.close();
+    expect(records(path)).toEqual([['stdout', 'F', 'back']]);
+    expect(() => w.write('stdout', 'closed\n')).toThrow(/is closed/);
   });
 });

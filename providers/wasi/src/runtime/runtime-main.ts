@@ -8,7 +8,7 @@
  * as a crash's stack. SIGTERM/SIGINT stop every module and exit: stopping the
  * runtime is what ends the containers.
  */
-import { rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { optionsFromEnv } from '../index.ts';
@@ -56,7 +56,15 @@ async function main(): Promise<void> {
   const pidFile = join(rootDir, PID_FILE_NAME);
   const server = new RuntimeServer({ socketPath: join(rootDir, SOCKET_NAME), rootDir, log, provider: optionsFromEnv(process.env) });
   await server.start();
-  writeFileSync(pidFile, `${process.pid}\n`);
+  // Replaced whole by a rename. It is for operators (nodelet reaches the runtime by its socket), so on
+  // a full disk the runtime serves on without it rather than failing to start.
+  try {
+    writeFileSync(`${pidFile}.tmp`, `${process.pid}\n`);
+    renameSync(`${pidFile}.tmp`, pidFile);
+  } catch (e) {
+    rmSync(`${pidFile}.tmp`, { force: true });
+    log.warn({ err: String(e), pidFile }, 'cannot write the pid file');
+  }
   log.info({ rootDir }, 'wasi runtime is serving');
   let stopping = false;
   const stop = (signal: string) => {

@@ -23,7 +23,7 @@ import { lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
-import { identifyMounts, MountError } from './wasi-imports.mjs';
+import { droppingLogWriter, identifyMounts, MountError } from './wasi-imports.mjs';
 import { preview2Imports } from './preview2-imports.mjs';
 import { describeTrap } from './trap-report.mjs';
 /** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
@@ -57,7 +57,9 @@ const describe = (e) =>
 const { CriLogWriter } = await import(d.criLogUrl);
 const log = new CriLogWriter(d.logPath, d.logOptions);
 // The shim writes the component's stdout/stderr with process.stdout/stderr.write:
-// they go to the container's CRI log (synchronously), nowhere else.
+// they go to the container's CRI log (synchronously), nowhere else; what the log
+// refuses (a full disk) is dropped and reported as droppingLogWriter says.
+const writeLog = droppingLogWriter(log, (message, reason) => post({ type: 'warning', message, ...(reason === undefined ? {} : { reason }) }));
 for (const [name, stream] of /** @type {const} */ ([
   ['stdout', process.stdout],
   ['stderr', process.stderr],
@@ -68,11 +70,7 @@ for (const [name, stream] of /** @type {const} */ ([
    * @param {(err?: Error | null) => void} [cb]
    */
   const write = (chunk, encoding, cb) => {
-    try {
-      log.write(name, typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk);
-    } catch {
-      // the log is closed: the container is ending
-    }
+    writeLog(name, typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : chunk);
     const done = typeof encoding === 'function' ? encoding : cb;
     if (typeof done === 'function') queueMicrotask(done);
     return true;

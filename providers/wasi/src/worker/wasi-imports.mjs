@@ -31,21 +31,75 @@ const WRITE_DATA = right(6) | right(8) | right(22); // fd_write, fd_allocate, fd
 const MUTATING =
   WRITE_DATA | right(0) | right(9) | right(10) | right(12) | right(16) | right(17) | right(19) | right(20) | right(23) | right(24) | right(25) | right(26);
 
+/** Least time between two warnings that a container's log cannot be written (a disk that fills and frees again and again). */
+export const LOG_WARNING_INTERVAL_MS = 60_000;
+
+/** The reason of the pod's Warning event when its container's log cannot be written. */
+export const LOG_FAILED_REASON = 'FailedLogWrite';
+
 /**
- * Captures output written to fds 1 and 2 into `log` (a CriLogWriter). Closing
- * or renumbering over those fds stops the capture for them.
+ * Writes a container's output to its log, dropping what the log refuses (a full disk): the
+ * container goes on as if it had been written, as containerd drops output it cannot write.
+ * A refusal of the filesystem (an errno: ENOSPC, EIO, ...) is reported through `warn` with the
+ * reason {@link LOG_FAILED_REASON}, which makes it a Warning event on the pod too (a log of
+ * the node on that full disk would lose it), at most once a minute; the first write that
+ * succeeds after a reported refusal is reported as well, with the bytes dropped. A module
+ * writing without pause to a full disk costs a failed write(2) per call, and no more than two
+ * messages a minute. Output refused because the log is closed (the container is ending) is
+ * dropped without a word.
+ *
+ *   writing ──refused──► dropping: reported, unless a report is < 1 min old (then at the
+ *      ▲                     │       first refusal after that minute)
+ *      └──written again──────┘ reported when the refusal was: "N bytes of output were dropped"
+ *                              (every byte dropped since the last such report)
+ *
+ * @param {{ write(stream: 'stdout' | 'stderr', chunk: Uint8Array): void }} log a CriLogWriter
+ * @param {(message: string, reason?: string) => void} warn
+ * @param {() => number} [now] clock in ms (tests)
+ * @returns {(stream: 'stdout' | 'stderr', chunk: Uint8Array) => void}
+ */
+export function droppingLogWriter(log, warn, now = Date.now) {
+  let reported = false;
+  let dropped = 0;
+  let reportedAt = -Infinity;
+  return (stream, chunk) => {
+    try {
+      log.write(stream, chunk);
+    } catch (e) {
+      if (typeof (/** @type {NodeJS.ErrnoException} */ (e).code) !== 'string') return; // closed
+      dropped += chunk.length;
+      if (!reported && now() - reportedAt >= LOG_WARNING_INTERVAL_MS) {
+        reported = true;
+        reportedAt = now();
+        const detail = e instanceof Error ? e.message : String(e);
+        warn(`cannot write the container's log: ${detail}; its output is dropped until the log takes writes again`, LOG_FAILED_REASON);
+      }
+      return;
+    }
+    if (!reported) return;
+    warn(`the container's log takes writes again; ${dropped} bytes of output were dropped`);
+    reported = false;
+    dropped = 0;
+  };
+}
+
+/**
+ * Captures output written to fds 1 and 2 into `log` (a CriLogWriter), through
+ * {@link droppingLogWriter}. Closing or renumbering over those fds stops the
+ * capture for them.
  * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
- * @param {{ write(stream: string, chunk: Uint8Array): void }} log
- * @param {(msg: string) => void} warn called once if the log cannot be written
+ * @param {{ write(stream: 'stdout' | 'stderr', chunk: Uint8Array): void }} log
+ * @param {(message: string, reason?: string) => void} warn when the log refuses output, and when it takes it again
  */
 export function captureStdio(w, mem, log, warn) {
+  /** @type {Map<number, 'stdout' | 'stderr'>} */
   const captured = new Map([
     [1, 'stdout'],
     [2, 'stderr'],
   ]);
   const fdWrite = w.fd_write;
-  let failed = false;
+  const write = droppingLogWriter(log, warn);
   w.fd_write = (fd, iovs, iovsLen, nwrittenPtr) => {
     const stream = captured.get(fd);
     if (stream === undefined) return fdWrite(fd, iovs, iovsLen, nwrittenPtr);
@@ -67,15 +121,7 @@ export function captureStdio(w, mem, log, warn) {
     } catch {
       return ERRNO.FAULT;
     }
-    if (total > 0) {
-      try {
-        log.write(stream, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-      } catch (e) {
-        // Lost log output must not kill the container (containerd drops it too).
-        if (!failed) warn(`cannot write container log: ${e instanceof Error ? e.message : String(e)}`);
-        failed = true;
-      }
-    }
+    if (total > 0) write(stream, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
     return ERRNO.SUCCESS;
   };
   const fdClose = w.fd_close;

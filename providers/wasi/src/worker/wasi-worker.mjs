@@ -226,7 +226,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
       imports.wasi_experimental_http = h;
     }
     closeDescriptors = trackDescriptors(w, mem, [...preopenFds, ...sockFds], budget);
-    captureStdio(w, mem, log, (message) => post({ type: 'warning', message }));
+    captureStdio(w, mem, log, (message, reason) => post({ type: 'warning', message, ...(reason === undefined ? {} : { reason }) }));
     guardReadOnly(
       w,
       mem,
