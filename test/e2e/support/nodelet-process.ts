@@ -64,10 +64,21 @@ export { wasiRuntimePid, killWasiRuntime } from '../../harness/wasi-runtimes.ts'
  */
 export const E2E_WASI_RUNTIME = process.env.NODELET_E2E_WASI_RUNTIME || 'in-process';
 
+/** Where a test node keeps its files, when not in a fresh temporary root dir. */
+export interface NodeletPlacement {
+  /**
+   * A root dir the test made (e.g. a small filesystem of its own); `dispose` unmounts what is
+   * mounted at or below it and removes it, as it does its own.
+   */
+  rootDir?: string;
+  /** nodelet's own log (stdout and stderr); default `<root dir>/nodelet.log`. */
+  logFile?: string;
+}
+
 /**
  * Starts nodelet as node `nodeName` with its own node identity, serving cert and root dir (`env` added
  * to the environment; `NODELET_WASI_RUNTIME` is {@link E2E_WASI_RUNTIME} unless set there or the node
- * is on nodelet's defaults).
+ * is on nodelet's defaults; `placement` a root dir and log file of the test's own).
  */
 export async function startNodelet(
   info: ClusterInfo,
@@ -75,12 +86,13 @@ export async function startNodelet(
   extraArgs: string[] = [],
   credentials: NodeCredentials = 'issued',
   env: NodeJS.ProcessEnv = {},
+  placement: NodeletPlacement = {},
 ): Promise<NodeletProcess> {
-  const rootDir = mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
+  const rootDir = placement.rootDir ?? mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
   trackWasiRuntime(rootDir, inject('wasiRuntimeList'));
   const port = await freePort();
   const healthz = await freePort();
-  const logFile = join(rootDir, 'nodelet.log');
+  const logFile = placement.logFile ?? join(rootDir, 'nodelet.log');
   let kubeconfig: string;
   let tlsArgs: string[] = [];
   if (credentials === 'bootstrap') {
