@@ -108,6 +108,11 @@ export interface NodeletOpts {
   maxPods: number;
   extraArgs?: string[];
   nodeOptions?: string[];
+  /**
+   * On nodelet's defaults: WASI modules in the external runtime process (whatever
+   * NODELET_WASI_RUNTIME says) and no trace preload (the soak's way).
+   */
+  defaults?: boolean;
 }
 
 /** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE. */
@@ -136,9 +141,9 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   // The bench runs WASI modules in-process unless NODELET_WASI_RUNTIME=external (its runtime is killed
   // by disposeRoot): earlier figures were taken so.
   // With NODELET_WASI_RUNTIME=external the preload goes in NODE_OPTIONS, which the runtime process inherits.
-  const runtime = process.env.NODELET_WASI_RUNTIME || 'in-process';
-  const traceIn = runtime === 'external' ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};
-  const env = { ...process.env, ...traceIn, NODELET_WASI_RUNTIME: runtime, NODELET_BENCH_TRACE: traceFile };
+  const runtime = o.defaults ? 'external' : process.env.NODELET_WASI_RUNTIME || 'in-process';
+  const traceIn = runtime === 'external' && !o.defaults ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};
+  const env = { ...process.env, ...traceIn, NODELET_WASI_RUNTIME: runtime, NODELET_BENCH_TRACE: o.defaults ? '' : traceFile };
   const argv = runtime === 'external' ? [...(o.nodeOptions ?? []), ...args] : [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args];
   const peer = startPeer('nodelet', nodeBinary(), argv, logFile, { env, cwd: rootDir });
   let stopping = false;
