@@ -102,8 +102,14 @@ export interface SoakSample {
   bytes: number;
   /** Addresses on the pod interface. */
   podIPs?: number;
-  /** nodelet's V8 heap in use (`nodejs_heap_size_used_bytes`) and its count of metric series, from /metrics. */
+  /**
+   * From nodelet's /metrics: its V8 heap in use and committed (`nodejs_heap_size_used_bytes`,
+   * `..._total_bytes`), the memory of its ArrayBuffers and Buffers (`nodejs_external_memory_bytes`),
+   * and its count of metric series.
+   */
   heapUsedMiB?: number;
+  heapTotalMiB?: number;
+  externalMiB?: number;
   metricSeries?: number;
 }
 
@@ -265,12 +271,17 @@ function addressesOn(dev: string | undefined): number | undefined {
 }
 
 /** nodelet's heap in use and its metric series, from its /metrics text. */
-async function fromMetrics(node: SoakNode): Promise<{ heapUsedMiB?: number; metricSeries?: number }> {
+async function fromMetrics(node: SoakNode): Promise<{ heapUsedMiB?: number; heapTotalMiB?: number; externalMiB?: number; metricSeries?: number }> {
   const text = await node.metrics?.().catch(() => undefined);
   if (!text) return {};
-  const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
+  const mib = (name: string) => {
+    const v = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+    return v === undefined ? undefined : round1(Number(v) / 1048576);
+  };
   return {
-    heapUsedMiB: heap === undefined ? undefined : round1(Number(heap) / 1048576),
+    heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
+    heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
+    externalMiB: mib('nodejs_external_memory_bytes'),
     metricSeries: text.split('\n').filter((l) => l && !l.startsWith('#')).length,
   };
 }
@@ -334,6 +345,8 @@ export const METRICS: ReadonlyArray<{ name: string; unit: string; of: (s: SoakSa
   { name: 'nodelet RSS', unit: 'MiB', of: (s) => s.nodelet?.rssMiB },
   { name: 'nodelet PSS', unit: 'MiB', of: (s) => s.nodelet?.pssMiB },
   { name: 'nodelet heap used', unit: 'MiB', of: (s) => s.heapUsedMiB },
+  { name: 'nodelet heap committed', unit: 'MiB', of: (s) => s.heapTotalMiB },
+  { name: 'nodelet external memory', unit: 'MiB', of: (s) => s.externalMiB },
   { name: 'nodelet metric series', unit: 'series', of: (s) => s.metricSeries },
   { name: 'nodelet fds', unit: 'fds', of: (s) => s.nodelet?.fds },
   { name: 'nodelet fds beyond live pods', unit: 'fds', of: (s) => s.nodelet && s.nodelet.fds - s.nodelet.livePodFds },
@@ -552,8 +565,9 @@ async function expectState(store: PodStore, kind: PodKind, name: string, n: numb
       const p = await until('Ready', ready);
       if (!ready(p)) throw bad(p, 'expected Ready');
       await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, sleeperHoldMs(n));
-        signal.addEventListener('abort', () => (clearTimeout(t), reject(new AbortError())), { once: true });
+        const aborted = () => (clearTimeout(t), reject(new AbortError()));
+        const t = setTimeout(() => (signal.removeEventListener('abort', aborted), resolve()), sleeperHoldMs(n));
+        signal.addEventListener('abort', aborted, { once: true });
       });
       const q = store.get(name);
       if (!main(q)?.state?.running || main(q)?.restartCount !== 0) throw bad(q, 'expected still running, 0 restarts');
