@@ -66,6 +66,8 @@ export type Regarding = Required<Pick<V1ObjectReference, 'kind' | 'namespace' | 
 /** Emits events about objects. */
 export interface Events {
   emit(regarding: Regarding, type: 'Normal' | 'Warning', reason: string, note: string, action?: string): void;
+  /** Drops what was kept about an object that is gone (its rate limit and aggregation state). */
+  forget?(uid: string): void;
 }
 
 /** Events that only go to the log (standalone mode). */

@@ -503,6 +503,7 @@ export class PodController implements PodReader {
   private async forget(key: string, entry: PodEntry, replacement?: V1Pod): Promise<void> {
     this.entries.delete(key);
     this.statusBackoff.reset(entry.uid);
+    this.o.events.forget?.(entry.uid);
     const old = entry.worker;
     if (!old) return;
     const pod = { metadata: { uid: entry.uid, name: key.split('/')[1], namespace: key.split('/')[0] }, spec: { containers: [] } } as V1Pod;

@@ -16,7 +16,7 @@ import type { Logger, RegistryCredential } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import type { KubeClients } from '../kube/index.ts';
 import type { Events } from '../events/index.ts';
-import { containerLogPath } from '../logs/index.ts';
+import { containerLogPath, podLogDir } from '../logs/index.ts';
 import { dirMaker, type DirMaker } from '../exec/index.ts';
 import {
   apiObjectWatch,
@@ -160,6 +160,10 @@ export function createPodSetup(
       await teardownVolumes(dir, { log, plugins });
       for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);
+      source.forgetPod?.(pod.metadata!.uid!);
+      // The pod is being deleted and its containers are stopped: its logs go with it, as
+      // upstream's container GC removes the log directories of deleted pods.
+      await removeTreeNoFollow(podLogDir(o.rootDir, identity(pod)));
     },
     async unmountVolumes(pod) {
       await teardownVolumes(podDir(pod), { log, plugins });

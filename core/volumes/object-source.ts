@@ -27,4 +27,6 @@ export interface ObjectSource {
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
   getSecret(namespace: string, name: string): Promise<V1Secret | undefined>;
   requestServiceAccountToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions): Promise<IssuedToken>;
+  /** Drops what is kept for a pod that is gone (its tokens), as upstream's `DeleteServiceAccountToken`. */
+  forgetPod?(podUID: string): void;
 }

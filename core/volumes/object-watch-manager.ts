@@ -112,6 +112,10 @@ export class WatchingObjectSource implements ObjectSource {
     return this.read('secrets', namespace, name, () => this.inner.getSecret(namespace, name)) as Promise<V1Secret | undefined>;
   }
 
+  forgetPod(podUID: string): void {
+    this.inner.forgetPod?.(podUID);
+  }
+
   requestServiceAccountToken(namespace: string, serviceAccount: string, opts: TokenRequestOptions): Promise<IssuedToken> {
     return this.inner.requestServiceAccountToken(namespace, serviceAccount, opts);
   }

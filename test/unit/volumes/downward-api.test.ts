@@ -117,6 +117,19 @@ describe('token cache', () => {
     expect(tokenRefreshAt(new Date(400_000_000_000), 200_000_000).getTime()).toBe(400_000_000_000 - 200_000_000_000 + 86_400_000);
   });
 
+  it("drops a pod's tokens when it is forgotten, and only that pod's", async () => {
+    const fake = new FakeObjectSource();
+    const src = withTokenCache(fake);
+    const a = { expirationSeconds: 3600, podName: 'a', podUID: 'uid-a' };
+    const b = { expirationSeconds: 3600, podName: 'b', podUID: 'uid-b' };
+    await src.requestServiceAccountToken('n', 'sa', a);
+    await src.requestServiceAccountToken('n', 'sa', b);
+    src.forgetPod?.('uid-a');
+    await src.requestServiceAccountToken('n', 'sa', a); // asked again: a new TokenRequest
+    await src.requestServiceAccountToken('n', 'sa', b); // still cached
+    expect(fake.tokenCalls).toHaveLength(3);
+  });
+
   it("joins a request in flight for the same token (a pod's prefetch, then its volume), and forgets a failed one", async () => {
     const fake = new FakeObjectSource();
     const src = withTokenCache(fake);
