@@ -64,7 +64,10 @@ export interface SoakOptions {
   livePods?: number;
   /** Sampling period; default 5 s. */
   sampleEveryMs?: number;
-  /** The warm-up ends at the first of: this fraction of the time (default 0.2), this many pods (default 500). */
+  /**
+   * The warm-up ends at the later of: this fraction of the time (default 0.2) and this many pods
+   * (default 500); at half the time at the latest.
+   */
   warmupFraction?: number;
   warmupPods?: number;
   /** Ends the churn early (Ctrl-C); the pods are still deleted and the node sampled idle. */
@@ -124,7 +127,8 @@ export interface MetricFigures {
   /** Least squares against pods created, per 1,000 pods (samples after the warm-up). */
   slopePer1000: number;
   /**
-   * The same over the floor: the lowest sample of each tenth of the samples after the warm-up. A
+   * The same over the floor: the lowest sample of each tenth of the samples after the warm-up (of
+   * fewer runs, 3 samples at least, in a short run). A
    * leak raises the floor; an fd or a thread that lives while a container starts only adds to the
    * samples that caught it.
    */
@@ -168,6 +172,7 @@ export interface SoakResult {
 
 const MIX: readonly PodKind[] = ['job', 'sleeper', 'volume', 'job', 'crash', 'job', 'http', 'volume', 'sleeper', 'job'];
 const STATE_TIMEOUT_MS = 90_000;
+const UID_IN_PATH = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const GONE_TIMEOUT_MS = 90_000;
 const SETTLE_TIMEOUT_MS = 60_000;
 
@@ -322,9 +327,13 @@ export function slope(xs: readonly number[], ys: readonly number[]): number {
   return sxx === 0 ? NaN : sxy / sxx;
 }
 
-/** Least-squares slope over the lowest point of each of `windows` consecutive runs of `pts` (all of them when too few). */
-export function floorSlope(pts: ReadonlyArray<readonly [number, number]>, windows = 10): number {
-  if (pts.length < 2 * windows)
+/**
+ * Least-squares slope over the lowest point of each of `windows` consecutive runs of `pts` (fewer
+ * runs, of 3 points at least, when there are not enough points; all points below 6).
+ */
+export function floorSlope(pts: ReadonlyArray<readonly [number, number]>, most = 10): number {
+  const windows = Math.min(most, Math.floor(pts.length / 3));
+  if (windows < 2)
     return slope(
       pts.map((p) => p[0]),
       pts.map((p) => p[1]),
@@ -717,16 +726,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const after = await sampleNode(o.node, (Date.now() - t0) / 1000, created, 0);
   const leftPaths: string[] = [];
   walk(o.node.rootDir, (p) => {
-    for (const u of uids) if (p.includes(u)) leftPaths.push(p.slice(o.node.rootDir.length + 1));
+    if ([...p.matchAll(UID_IN_PATH)].some((m) => uids.has(m[0]))) leftPaths.push(p.slice(o.node.rootDir.length + 1));
   });
   const baseMounts = new Set(primeIdle.mounts);
   const leftMounts = mountsUnder(o.node.rootDir).filter((m) => !baseMounts.has(m));
   await store.stop();
 
-  // The figures: slopes after the warm-up (the first of: a fraction of the time, a number of pods).
-  const frac = o.warmupFraction ?? 0.2;
-  const wpods = o.warmupPods ?? 500;
-  const firstAfter = samples.findIndex((s) => s.t >= (frac * churnMs) / 1000 || s.pods >= wpods);
+  // The figures: slopes after the warm-up (the later of a fraction of the time and a number of pods,
+  // at half the time at the latest).
+  const atPods = samples.find((s) => s.pods >= (o.warmupPods ?? 500))?.t ?? Infinity;
+  const warmupS = Math.min(Math.max(((o.warmupFraction ?? 0.2) * churnMs) / 1000, atPods), churnMs / 2000);
+  const firstAfter = samples.findIndex((s) => s.t >= warmupS);
   const post = firstAfter < 0 ? [] : samples.slice(firstAfter);
   const metrics: Record<string, MetricFigures> = {};
   for (const m of METRICS) {

@@ -64,7 +64,7 @@ describe('soak: pods churned on nodelet defaults', () => {
       images,
       durationMs: CHURN_MS,
       livePods: 30,
-      sampleEveryMs: 2_000,
+      sampleEveryMs: 1_000,
     });
     const m = r.metrics;
     console.log(
