@@ -46,8 +46,9 @@ if (!(minutes > 0) || !(live > 0) || !(sampleS > 0)) {
   console.error('usage: npm run soak -- [--minutes M] [--live N] [--sample-s S] [--write] [--strict]');
   process.exit(2);
 }
-// The soak's own pod bridge: a bench or an e2e node on the default nodelet0 keeps its own.
-const POD_INTERFACE = 'ndlsoak0';
+// The soak's own pod bridge, one per run (at most 15 bytes): a bench, an e2e node on the default
+// nodelet0 or another soak keeps its own.
+const POD_INTERFACE = `ndlsoak${process.pid % 1e7}`;
 
 const t0 = Date.now();
 console.log(`[soak] ${minutes} min, ${live} pods alive, on ${JSON.stringify(machine())}, data under ${benchDataBase()}`);
