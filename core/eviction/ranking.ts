@@ -13,6 +13,7 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { quantityUnits } from '../quantity/index.ts';
+import { podRequest } from '../pods/index.ts';
 
 /** What is known of a pod's usage. */
 export interface PodUsageStats {
@@ -51,16 +52,6 @@ export function podQos(pod: V1Pod): QosClass {
   }
   if (!any) return 'BestEffort';
   return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-/** The sum of a resource's requests over the app containers, in base units (upstream compares the pod request). */
-export function podRequest(pod: V1Pod, resource: string): number {
-  let sum = 0;
-  for (const c of pod.spec?.containers ?? []) sum += quantityUnits((c.resources?.requests as Record<string, string> | undefined)?.[resource]) || 0;
-  let init = 0;
-  for (const c of pod.spec?.initContainers ?? [])
-    init = Math.max(init, quantityUnits((c.resources?.requests as Record<string, string> | undefined)?.[resource]) || 0);
-  return Math.max(sum, init);
 }
 
 /** A pod's memory working set, summed over its containers. */

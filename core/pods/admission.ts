@@ -8,6 +8,7 @@
 import type { V1Container, V1NodeSelectorRequirement, V1NodeSelectorTerm, V1Pod } from '@kubernetes/client-node';
 import type { AdmitContext, AdmitResult, PodAdmitHandler } from './admit-handler.ts';
 import { milliCpu, quantityUnits as parseQuantity } from '../kube/index.ts';
+import { isSidecar } from './restart-rules.ts';
 
 export type { AdmitContext, AdmitResult } from './admit-handler.ts';
 
@@ -15,12 +16,22 @@ function value(resource: string, q: string | undefined): number {
   return resource === 'cpu' ? milliCpu(q) : parseQuantity(q);
 }
 
-/** The effective request of a pod for `resource`: max(sum(app), max(init)) plus overhead, like upstream. */
+/**
+ * The effective request of a pod for `resource`, plus overhead, like upstream's
+ * resourcehelper.PodRequests: sidecars run beside everything after them, so
+ * each init container needs its own request plus the sidecars before it, and
+ * the app containers need theirs plus every sidecar's.
+ */
 export function podRequest(pod: V1Pod, resource: string): number {
   const req = (c: V1Container) => value(resource, c.resources?.requests?.[resource] ?? c.resources?.limits?.[resource]);
   const app = (pod.spec?.containers ?? []).reduce((s, c) => s + req(c), 0);
-  const init = Math.max(0, ...(pod.spec?.initContainers ?? []).map(req));
-  return Math.max(app, init) + value(resource, pod.spec?.overhead?.[resource]);
+  let sidecars = 0;
+  let init = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    if (isSidecar(c)) sidecars += req(c);
+    init = Math.max(init, isSidecar(c) ? sidecars : req(c) + sidecars);
+  }
+  return Math.max(app + sidecars, init) + value(resource, pod.spec?.overhead?.[resource]);
 }
 
 /** Extended resources (`example.com/x`, not `*kubernetes.io/*`) the node does not advertise are ignored, like upstream. */

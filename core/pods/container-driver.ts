@@ -21,9 +21,10 @@
  */
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isProviderError, type Mount, type PodContext, type Provider, type RunningContainer } from '@nodelet/plugin-api/v1';
-import { newRecord, type ContainerRecord } from './container-record.ts';
+import { isStarted, newRecord, type ContainerRecord } from './container-record.ts';
 import { targetHost, type ProbeTarget } from '../probes/index.ts';
-import { computePodStatus, podPhase } from './pod-status.ts';
+import { anyAppStarted, computePodStatus, podPhase, specOf } from './pod-status.ts';
+import { containerShouldRestart, isSidecar, restartsAfterKill } from './restart-rules.ts';
 import { recordView, type RunnerContainer } from './container-view.ts';
 import { containerLimits, podQosClass } from './container-limits.ts';
 import { terminationMessage } from './termination-message.ts';
@@ -39,6 +40,15 @@ const podGraceMs = (p: V1Pod) => Math.max(0, p.metadata?.deletionGracePeriodSeco
 const MIN_GRACE_MS = 2000;
 /** Under IfNotPresent/Never, a pull still running after this long is announced with a `Pulling` event. */
 const PULLING_GRACE_MS = 100;
+
+/** Waits for `turn` at most `graceMs`; answers how long it waited (upstream terminationOrdering.waitForTurn). */
+async function waitForTurn(turn: Promise<unknown>, graceMs: number): Promise<number> {
+  const t0 = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([turn, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+  clearTimeout(timer);
+  return Date.now() - t0;
+}
 
 /** The container driver of one admitted pod. */
 export class ContainerDriver implements PodDriver {
@@ -90,10 +100,14 @@ export class ContainerDriver implements PodDriver {
     });
   }
 
-  /** True when every container has finished for good. */
+  /**
+   * True when every container has finished for good: the phase is terminal and
+   * nothing runs any more (a failed init container makes the phase Failed while
+   * the sidecars started before it still run until the next sync stops them).
+   */
   finished(pod: V1Pod): boolean {
     const phase = podPhase(pod, this.init, this.app);
-    return phase === 'Succeeded' || phase === 'Failed';
+    return (phase === 'Succeeded' || phase === 'Failed') && ![...this.init, ...this.app].some((r) => r.running || r.starting);
   }
 
   /** In-flight pulls and starts run on the pod's signal: abort it now. */
@@ -110,33 +124,62 @@ export class ContainerDriver implements PodDriver {
     });
   }
 
-  /** Starts init containers one by one, then the app containers, under the restart policy; returns quickly. */
+  /**
+   * Starts init containers one by one, then the app containers, under the
+   * restart rules; returns quickly. Upstream computeInitContainerActions and
+   * computePodActions, for sidecars (init containers with `restartPolicy:
+   * Always`): a sidecar is started in its turn and the next init container
+   * waits until it has started (its startup probe, if any, succeeded); it is
+   * started again whenever it exits, until the app containers have all ended
+   * for good; then the sidecars are stopped, the last one first.
+   */
   async sync(pod: V1Pod, prefetched?: PrefetchedPulls): Promise<void> {
     this.pod = pod;
     await this.adopt(pod);
+    const initialized = anyAppStarted(this.app);
+    if (initialized && this.appDone(pod)) return this.stopSidecars(pod);
+    const starts: Promise<void>[] = [];
     for (const rec of this.init) {
-      const spec = pod.spec!.initContainers!.find((c) => c.name === rec.name)!;
+      const spec = specOf(pod, rec)!;
+      if (isSidecar(spec)) {
+        if (!rec.running && !rec.starting) {
+          const start = this.maybeStart(pod, spec, rec, prefetched?.get(rec.name));
+          // Before the pod is initialized the next init container waits for this start; after it, a
+          // sidecar's restart runs beside the app containers'.
+          if (initialized) starts.push(start);
+          else await start;
+        }
+        if (!initialized && !isStarted(rec)) return;
+        continue;
+      }
+      if (initialized) continue; // a regular init container runs only before the app containers
       if (rec.running || rec.starting) return;
       if (rec.terminated?.exitCode === 0) continue;
-      if (rec.terminated && !this.shouldRestart(pod, rec)) return;
+      if (rec.terminated && !this.shouldRestart(pod, rec)) return this.stopSidecars(pod); // the pod failed
       await this.maybeStart(pod, spec, rec, prefetched?.get(rec.name));
       return;
     }
-    await Promise.all(
-      this.app.map(async (rec) => {
-        const spec = pod.spec!.containers.find((c) => c.name === rec.name)!;
-        if (rec.running || rec.starting) return undefined;
-        if (rec.terminated && !this.shouldRestart(pod, rec)) return undefined;
-        return this.maybeStart(pod, spec, rec, prefetched?.get(rec.name));
-      }),
-    );
+    for (const rec of this.app) {
+      const spec = specOf(pod, rec)!;
+      if (rec.running || rec.starting) continue;
+      if (rec.terminated && !this.shouldRestart(pod, rec)) continue;
+      starts.push(this.maybeStart(pod, spec, rec, prefetched?.get(rec.name)));
+    }
+    await Promise.all(starts);
   }
 
   private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
-    const policy = pod.spec?.restartPolicy ?? 'Always';
-    if (policy === 'Never') return false;
-    if (policy === 'OnFailure' && rec.terminated!.exitCode === 0) return false;
-    return true;
+    return containerShouldRestart(specOf(pod, rec), pod.spec, rec.terminated!.exitCode);
+  }
+
+  /** Upstream's `keepCount == 0 && no containers to start`: every app container has ended and none restarts. */
+  private appDone(pod: V1Pod): boolean {
+    return this.app.every((r) => !r.running && !r.starting && r.terminated !== undefined && !this.shouldRestart(pod, r));
+  }
+
+  /** The app containers have all ended for good: stops the running sidecars, the last one first (upstream killPodWithSyncResult). */
+  private async stopSidecars(pod: V1Pod): Promise<void> {
+    if (this.init.some((r) => r.running && isSidecar(specOf(pod, r)))) await this.stopInOrder(pod, podGraceMs(pod));
   }
 
   /** Starts `rec` unless a restart back-off is in force. */
@@ -340,12 +383,18 @@ export class ContainerDriver implements PodDriver {
     rec.probes = probes.watch(
       { container: spec, startedAt: running.startedAt, target, series: { container: rec.name, pod: m.name!, namespace: m.namespace!, pod_uid: m.uid! } },
       {
-        changed: () => this.d.statusChanged(),
+        changed: () => {
+          this.d.statusChanged();
+          // a sidecar that has just started lets the next init container start
+          if (rec.init) this.d.requeue(0);
+        },
         event: (type, reason, message) => this.d.event(type, reason, message, fieldPath(rec)),
         kill: (kind, _output, graceMs) => {
           if (rec.running !== running) return;
-          const restart = (this.pod.spec?.restartPolicy ?? 'Always') !== 'Never';
-          const why = `Container ${rec.name} failed ${kind.toLowerCase()} probe${restart ? ', will be restarted' : ''}`;
+          // upstream computeInitContainerActions / computePodActions name the kill so
+          const why = rec.init
+            ? `Init container ${rec.name} failed ${kind.toLowerCase()} probe`
+            : `Container ${rec.name} failed ${kind.toLowerCase()} probe${restartsAfterKill(spec, this.pod.spec) ? ', will be restarted' : ''}`;
           void this.kill(this.pod, spec, rec, graceMs ?? podGraceMs(this.pod), why);
         },
       },
@@ -356,9 +405,18 @@ export class ContainerDriver implements PodDriver {
    * Kills the current run of `rec` (upstream killContainer): `Killing` with
    * `message`, its probes stopped, `preStop` within `graceMs`, then the
    * provider's stop with what is left of the grace (at least 2 s after a
-   * preStop). The exit handler records the end; the restart policy decides.
+   * preStop). With `turn` (a sidecar stopping with its pod), the stop waits
+   * for it first, within what is left of the grace. The exit handler records
+   * the end; the restart rules decide.
    */
-  private async kill(pod: V1Pod, spec: V1Container | undefined, rec: ContainerRecord, graceMs: number, message: string): Promise<void> {
+  private async kill(
+    pod: V1Pod,
+    spec: V1Container | undefined,
+    rec: ContainerRecord,
+    graceMs: number,
+    message: string,
+    turn?: Promise<unknown>,
+  ): Promise<void> {
     const running = rec.running;
     if (!running || rec.killing) return;
     rec.killing = true;
@@ -376,6 +434,7 @@ export class ContainerDriver implements PodDriver {
       }
       grace = Math.max(graceMs - (Date.now() - t0), MIN_GRACE_MS);
     }
+    if (turn && grace > 0) grace = Math.max(grace - (await waitForTurn(turn, grace)), MIN_GRACE_MS);
     await running.stop(grace);
     // The exit handler reads the termination message (an adopted run resolves its mounts first):
     // the status posted after this stop must show the termination, not the run.
@@ -416,20 +475,49 @@ export class ContainerDriver implements PodDriver {
     });
   }
 
-  /** Stops every running container within `graceMs` (emitting `Killing`). */
+  /** Stops every running container within `graceMs` (emitting `Killing`), sidecars after the app containers. */
   async stop(pod: V1Pod, graceMs: number): Promise<void> {
-    const live = [...this.init, ...this.app].filter((r) => r.running);
-    const specOf = (rec: ContainerRecord) => (rec.init ? this.pod.spec?.initContainers : this.pod.spec?.containers)?.find((c) => c.name === rec.name);
-    await Promise.all(
-      live.map(async (rec) => {
-        if (rec.killing) return rec.running?.stop(graceMs);
-        await this.kill(pod.spec?.containers?.length ? pod : this.pod, specOf(rec), rec, graceMs, `Stopping container ${rec.name}`);
-      }),
-    );
+    await this.stopInOrder(pod.spec?.containers?.length ? pod : this.pod, graceMs);
     const m = this.pod.metadata!;
     this.d.probes?.forgetPod(
       { name: m.name!, namespace: m.namespace!, uid: m.uid! },
       [...this.init, ...this.app].map((r) => r.name),
+    );
+  }
+
+  /**
+   * Stops every running container within `graceMs` in upstream's termination
+   * order (kuberuntime_termination_order.go): every kill starts at once
+   * (`Killing`, then `preStop`); an app container or a regular init container
+   * is then stopped; a sidecar first waits, within what is left of its grace,
+   * until every app container and the sidecars after it have stopped.
+   */
+  private async stopInOrder(pod: V1Pod, graceMs: number): Promise<void> {
+    const live = [...this.init, ...this.app].filter((r) => r.running);
+    const done = new Map(
+      live.map((r) => {
+        let resolve!: () => void;
+        const promise = new Promise<void>((ok) => (resolve = ok));
+        return [r, { promise, resolve }] as const;
+      }),
+    );
+    const appStopped = this.app.filter((r) => done.has(r)).map((r) => done.get(r)!.promise);
+    let later: Promise<void> | undefined; // the stop of the next sidecar in spec order
+    const turns = new Map<ContainerRecord, Promise<unknown>>();
+    for (const rec of [...this.init].reverse()) {
+      if (!isSidecar(specOf(pod, rec))) continue;
+      turns.set(rec, Promise.all([...appStopped, ...(later ? [later] : [])]));
+      if (done.has(rec)) later = done.get(rec)!.promise;
+    }
+    await Promise.all(
+      live.map(async (rec) => {
+        try {
+          if (rec.killing) await rec.running?.stop(graceMs);
+          else await this.kill(pod, specOf(this.pod, rec) ?? specOf(pod, rec), rec, graceMs, `Stopping container ${rec.name}`, turns.get(rec));
+        } finally {
+          done.get(rec)!.resolve();
+        }
+      }),
     );
   }
 }

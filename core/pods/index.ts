@@ -3,7 +3,7 @@
  * inner files — the worker, its drivers, status reports — stay private.)
  */
 export type { ProviderRouter } from './pod-controller.ts';
-export { predicateAdmitHandler } from './admission.ts';
+export { podRequest, predicateAdmitHandler } from './admission.ts';
 export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
 export type { ContainerOptionsContributor, ContainerWarning } from './container-options.ts';
 export type { PodResourcePreparer } from './pod-resources.ts';

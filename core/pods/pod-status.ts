@@ -2,48 +2,93 @@
  * Computes a pod's status from its container records, with upstream's rules
  * (pkg/kubelet/kubelet_pods.go getPhase, pkg/kubelet/status/generate.go).
  */
-import type { V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition, V1PodStatus } from '@kubernetes/client-node';
 import { isReady, isStarted, type ContainerRecord } from './container-record.ts';
+import { containerShouldRestart, isSidecar } from './restart-rules.ts';
 
-/** Upstream's phase rules for the app and init containers. */
+/** The spec of `c` in `pod` (undefined when the spec no longer names it). */
+export function specOf(pod: V1Pod, c: ContainerRecord): V1Container | undefined {
+  return (c.init ? pod.spec?.initContainers : pod.spec?.containers)?.find((s) => s.name === c.name);
+}
+
+/** The termination a waiting container shows as `lastState` (it exited before, and waits to restart). */
+const lastExit = (c: ContainerRecord) => c.terminated ?? c.last;
+
+/** Upstream HasAnyActiveRegularContainerStarted: an app container has run, so the pod is initialized for good. */
+export function anyAppStarted(app: ContainerRecord[]): boolean {
+  return app.some((c) => !!(c.running || c.terminated || c.last));
+}
+
+/**
+ * Upstream's phase rules (kubelet_pods.go getPhase, ContainerRestartRules on):
+ * a regular init container that failed and will not restart fails the pod;
+ * sidecars count as running while they run and not at all once they have
+ * exited; app containers that all exited make the pod Succeeded (all exit 0)
+ * or Failed, unless one of them restarts.
+ */
 export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerRecord[]): string {
-  const policy = pod.spec?.restartPolicy ?? 'Always';
-  for (const c of init) {
-    if (c.terminated?.exitCode === 0 && !c.running) continue;
-    if (c.terminated && policy === 'Never') return 'Failed';
-    return 'Pending';
-  }
+  const spec = pod.spec;
+  const restarts = (c: ContainerRecord, exitCode: number) => containerShouldRestart(specOf(pod, c), spec, exitCode);
+  let pendingInit = 0,
+    pendingSidecars = 0,
+    failedInit = 0;
   let running = 0,
     waiting = 0,
     stopped = 0,
+    stoppedForGood = 0,
     succeeded = 0;
+  for (const c of init) {
+    const sidecar = isSidecar(specOf(pod, c));
+    if (c.running) {
+      if (!sidecar) pendingInit++;
+      else {
+        running++;
+        if (!isStarted(c)) pendingSidecars++;
+      }
+    } else if (c.waiting && !lastExit(c)) {
+      if (!sidecar) pendingInit++;
+      else {
+        pendingSidecars++;
+        waiting++;
+      }
+    } else if (!sidecar) {
+      const t = lastExit(c);
+      if (t && t.exitCode !== 0 && !restarts(c, t.exitCode)) failedInit++;
+    }
+  }
   for (const c of app) {
     if (c.running) running++;
     else if (c.terminated && !c.waiting) {
       stopped++;
+      if (!restarts(c, c.terminated.exitCode)) stoppedForGood++;
       if (c.terminated.exitCode === 0) succeeded++;
-    } else if (c.last || c.terminated) stopped++;
-    else waiting++;
+    } else if (lastExit(c)) {
+      stopped++;
+      if (!restarts(c, lastExit(c)!.exitCode)) stoppedForGood++;
+    } else waiting++;
   }
-  if (waiting > 0) return 'Pending';
+  if (failedInit > 0) return 'Failed';
+  if (pendingInit > 0 || (pendingSidecars > 0 && !anyAppStarted(app)) || waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
-    if (policy === 'Always') return 'Running';
-    if (stopped === succeeded) return 'Succeeded';
-    if (policy === 'Never') return 'Failed';
-    return 'Running';
+    if (stopped !== stoppedForGood) return 'Running'; // one of them restarts
+    return stopped === succeeded ? 'Succeeded' : 'Failed';
   }
   return 'Pending';
 }
 
-function toStatus(c: ContainerRecord, image: string): V1ContainerStatus {
+/** Upstream's `ready` of a regular init container: it exited 0 and is not waiting to run again. */
+const initDone = (c: ContainerRecord) => !c.running && !c.waiting && c.terminated?.exitCode === 0;
+
+function toStatus(c: ContainerRecord, spec: V1Container | undefined): V1ContainerStatus {
   const s: V1ContainerStatus = {
     name: c.name,
-    image,
+    image: spec?.image ?? '',
     imageID: c.image?.imageID ?? '',
     restartCount: c.restartCount,
-    // upstream prober: an init container is ready once it exited 0; an app container once started and its readiness probe (if any) succeeded.
-    ready: c.init ? !c.running && !c.waiting && c.terminated?.exitCode === 0 : isReady(c),
+    // upstream prober: a regular init container is ready once it exited 0; a sidecar or an app container
+    // once started and its readiness probe (if any) succeeded.
+    ready: c.init && !isSidecar(spec) ? initDone(c) : isReady(c),
     started: isStarted(c),
     state: {},
     lastState: {},
@@ -63,9 +108,16 @@ function term(t: NonNullable<ContainerRecord['terminated']>): NonNullable<V1Cont
 
 type Cond = Pick<V1PodCondition, 'type' | 'status' | 'reason' | 'message'>;
 
-function readiness(phase: string, init: ContainerRecord[], app: ContainerRecord[], sandboxReady: boolean): Cond[] {
-  const uninit = init.filter((c) => !(c.terminated?.exitCode === 0 && !c.running)).map((c) => c.name);
-  const unready = app.filter((c) => !isReady(c)).map((c) => c.name);
+/**
+ * Upstream GeneratePodInitializedCondition / GenerateContainersReadyCondition:
+ * a sidecar counts as initialized once started, a regular init container once
+ * it exited 0, and every one of them once an app container has run; sidecars'
+ * readiness is part of the pod's (listed before the app containers').
+ */
+function readiness(pod: V1Pod, phase: string, init: ContainerRecord[], app: ContainerRecord[], sandboxReady: boolean): Cond[] {
+  const sidecar = (c: ContainerRecord) => isSidecar(specOf(pod, c));
+  const uninit = anyAppStarted(app) ? [] : init.filter((c) => !(sidecar(c) ? isStarted(c) : initDone(c))).map((c) => c.name);
+  const unready = [...init.filter(sidecar), ...app].filter((c) => !isReady(c)).map((c) => c.name);
   return podConditions(phase, uninit, unready, sandboxReady);
 }
 
@@ -123,16 +175,14 @@ export interface StatusInput {
 /** The status nodelet posts for a running (admitted) pod. */
 export function computePodStatus(i: StatusInput): V1PodStatus {
   const phase = podPhase(i.pod, i.init, i.app);
-  const spec = i.pod.spec!;
-  const image = (name: string, init: boolean) => (init ? spec.initContainers : spec.containers)?.find((c) => c.name === name)?.image ?? '';
   return {
     phase,
-    conditions: mergePodConditions(i.pod.status?.conditions, readiness(phase, i.init, i.app, i.sandboxReady), i.now),
+    conditions: mergePodConditions(i.pod.status?.conditions, readiness(i.pod, phase, i.init, i.app, i.sandboxReady), i.now),
     hostIP: i.hostIP,
     hostIPs: [{ ip: i.hostIP }],
     startTime: i.startTime,
     qosClass: i.pod.status?.qosClass,
-    initContainerStatuses: i.init.length ? i.init.map((c) => toStatus(c, image(c.name, true))) : undefined,
-    containerStatuses: i.app.map((c) => toStatus(c, image(c.name, false))),
+    initContainerStatuses: i.init.length ? i.init.map((c) => toStatus(c, specOf(i.pod, c))) : undefined,
+    containerStatuses: i.app.map((c) => toStatus(c, specOf(i.pod, c))),
   };
 }

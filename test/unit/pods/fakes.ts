@@ -37,6 +37,8 @@ export class FakeContainer implements RunningContainer {
   constructor(
     readonly id: string,
     readonly spec: ContainerSpec,
+    /** Where `stop` records the container's name, in stop order. */
+    private readonly stops: string[] = [],
   ) {
     this.exit = new Promise((r) => {
       this.settle = r;
@@ -51,6 +53,7 @@ export class FakeContainer implements RunningContainer {
   }
 
   async stop(gracePeriodMs: number): Promise<void> {
+    this.stops.push(this.spec.name);
     this.stoppedWith = gracePeriodMs;
     this.end(137, 'Error');
     await this.exit;
@@ -67,6 +70,8 @@ export class FakeProvider implements Provider {
   readonly runtimeVersion = 'fake://1';
   readonly pulls: string[] = [];
   readonly started: FakeContainer[] = [];
+  /** Names of the containers stopped through `stop`, in order. */
+  readonly stops: string[] = [];
   /** For each start, the containers still running at that moment. */
   readonly runningAtStart: string[][] = [];
   /** Returns an error to make the pull of `image` fail. */
@@ -92,7 +97,7 @@ export class FakeProvider implements Provider {
   async startContainer(spec: ContainerSpec, _ctx: PodContext): Promise<RunningContainer> {
     const e = this.startError?.(spec);
     if (e) throw e;
-    const c = new FakeContainer(spec.id, spec);
+    const c = new FakeContainer(spec.id, spec, this.stops);
     this.runningAtStart.push(this.started.filter((x) => !x.done).map((x) => x.spec.name));
     this.started.push(c);
     const code = this.autoExit[spec.name];
