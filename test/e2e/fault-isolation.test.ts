@@ -2,11 +2,13 @@
  * One pod's failure stays in that pod: 20 innocent BestEffort pods printing a line every second
  * run in the WASI runtime process (nodelet's default) while hostile pods start beside them — deep
  * recursion, a trap, a 4 GiB memory, a module holding every descriptor it can, a start section
- * that never returns, 1 GB written to stdout, and 1 GiB allocated under a 1Gi limit. Throughout:
+ * that never returns, 1 GB written to stdout, 1 GiB allocated under a 1Gi limit, and a module
+ * computing forever without a WASI call (deleted at the end, it ends alone). Throughout:
  * no innocent pod restarts or goes more than 3 s without a line, the kubelet API answers `/pods`
  * within a second, and every hostile pod ends with its own precise reason; then 60 failing modules
  * started at once each report their own outcome. (The 1 GB writer shares
- * a thread with innocent pods: it yields the thread at its WASI calls every 20 ms of running.)
+ * a thread with innocent pods: it yields the thread at its WASI calls every 20 ms of running; the
+ * busy module at its preemption points.)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +39,7 @@ describe('fault isolation in the WASI runtime', () => {
 
   beforeAll(async () => {
     reg = await startRegistry();
-    for (const m of ['sleep', 'fd-hog', 'spew', 'alloc']) img[m] = await pushModule(reg, m);
+    for (const m of ['sleep', 'fd-hog', 'spew', 'alloc', 'loop']) img[m] = await pushModule(reg, m);
     const push = async (name: string, bytes: Uint8Array) => {
       await pushWasmArtifact(reg.host, name, 'v1', Buffer.from(bytes), { format: 'cncf' });
       img[name] = `${reg.host}/${name}:v1`;
@@ -103,6 +105,8 @@ describe('fault isolation in the WASI runtime', () => {
     await create('start-loop', { ...never, containers: [{ name: 'main', image: img['start-loop'] }] });
     await create('spew', { ...never, containers: [{ name: 'main', image: img.spew, args: ['1000'] }] });
     await create('alloc', { ...never, containers: [{ name: 'main', image: img.alloc, args: ['64'], resources: { limits: { memory: '1Gi' } } }] });
+    // computes without a WASI call, forever (BestEffort: on a shared thread, with preemption points)
+    await create('busy', { ...never, containers: [{ name: 'main', image: img.loop }] });
     await new Promise((r) => setTimeout(r, WINDOW_MS)); // the hostile pods run beside the innocent ones
     const end = Date.now();
     probing = false;
@@ -147,6 +151,12 @@ describe('fault isolation in the WASI runtime', () => {
     expect(outcomes['memory-4g']).toMatchObject({ reason: 'Completed', exitCode: 0 });
     expect(outcomes['start-loop']).toMatchObject({ reason: 'CreateContainerError', message: expect.stringContaining('start function') });
     expect(outcomes.alloc).toMatchObject({ reason: 'OOMKilled', exitCode: 137 });
+
+    // Deleting the busy pod ends its module alone: no innocent pod is restarted.
+    await k.core.deleteNamespacedPod({ name: 'busy', namespace: ns, gracePeriodSeconds: 0 });
+    await eventually('busy pod gone', async () => !(await get('busy').catch(() => undefined)), 30_000);
+    await new Promise((r) => setTimeout(r, 2000)); // a restart would show by now
+    for (const name of innocents) expect(main(await get(name))?.restartCount, name).toBe(0);
   });
 
   it('60 failing modules started at once each report their own outcome, whatever the others do', async () => {

@@ -54,6 +54,8 @@ export interface RunnerOptions {
   readonly startTimeoutMs?: number;
   /** Descriptor budget of each container (none when absent). */
   readonly fdBudget?: FdBudget;
+  /** Modules on a shared thread run with preemption points (preemption.ts); default false. */
+  readonly preemption?: boolean;
   /**
    * Threads shared by BestEffort pods' modules: when set, a container whose
    * pod is BestEffort ({@link placement}) runs on one of them instead of a
@@ -130,7 +132,9 @@ export async function runContainer(
     waitMs,
     replaceThread: () => pool.warm(),
   });
-  return run.start(runMessage(spec, loaded, opts, control, stdin, http), signal);
+  // On a shared thread the module runs with preemption points: a busy loop yields the thread.
+  const module = shared && opts.preemption ? await loaded.preemptible() : loaded.module;
+  return run.start(runMessage(spec, { ...loaded, module }, opts, control, stdin, http), signal);
 }
 
 /** The run message of `spec`'s module (worker-protocol.ts). */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
 import { capModuleMemory, MemoryCapError, type MemoryDecl } from './memory-cap.ts';
+import { addPreemption } from './preemption.ts';
 
 /** The WASI preview1 functions node:wasi provides (module `wasi_snapshot_preview1`). */
 export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
@@ -70,6 +71,11 @@ export interface LoadedModule {
   readonly experimentalHttp: boolean;
   /** It has a start section, run inside instantiation (never on a shared thread: a loop there would hold it). */
   readonly startFunction?: boolean;
+  /**
+   * The module with preemption points (preemption.ts), for a shared thread: compiled on first
+   * use and kept with the entry; the module as it is when the rewrite does not apply.
+   */
+  readonly preemptible: () => Promise<WebAssembly.Module>;
 }
 
 /** Krustlet's outbound HTTP functions for preview1 modules (module `wasi_experimental_http`). */
@@ -148,8 +154,10 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   const imports = WebAssembly.Module.imports(module);
   const acceptsSockets = imports.some((i) => i.module === 'wasi_snapshot_preview1' && i.name === 'sock_accept');
   const experimentalHttp = imports.some((i) => i.module === 'wasi_experimental_http');
+  let preemptible: Promise<WebAssembly.Module> | undefined;
   return {
     module,
+    preemptible: () => (preemptible ??= compilePreemptible(image, capBytes, module)),
     memories: capped.memories,
     importedMemories,
     capBytes,
@@ -158,6 +166,19 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
     experimentalHttp,
     startFunction: capped.startFunction === true,
   };
+}
+
+/**
+ * `image`'s module compiled with preemption points, or `module` when the rewrite does not apply.
+ * The file is read again rather than its bytes kept with every cache entry.
+ */
+async function compilePreemptible(image: PulledImage, capBytes: number | undefined, module: WebAssembly.Module): Promise<WebAssembly.Module> {
+  try {
+    const pre = addPreemption(capModuleMemory(await readFile(image.path), capBytes).bytes);
+    return pre.preemptible ? await WebAssembly.compile(pre.bytes as Uint8Array<ArrayBuffer>) : module;
+  } catch {
+    return module;
+  }
 }
 
 function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {

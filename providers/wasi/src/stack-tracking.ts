@@ -10,13 +10,13 @@
  * exported as `nodelet:stack-low`, when the new value is below it. After a request,
  * [0, stack-low) is untouched since the start state, and only [stack-low, end) is restored.
  *
- * The code section is decoded instruction by instruction (MVP, sign extension, bulk memory,
- * reference types, SIMD, threads, tail calls, exceptions). A module this decoder does not
- * understand, or one not laid out stack-first, is left as it is ({@link StackTracking} says why)
+ * The code section is decoded instruction by instruction (wasm-code.ts). A module this decoder
+ * does not understand, or one not laid out stack-first, is left as it is ({@link StackTracking} says why)
  * and is reset in full.
  */
 import { skipConstExpr } from './global-exports.ts';
 import { concat, leb, Reader, sectionsOf, skipImportDesc } from './memory-cap.ts';
+import { rewriteBody, skipLeb, sleb, sleb32 } from './wasm-code.ts';
 
 /** The export holding the lowest stack pointer since it was last reset. */
 export const STACK_LOW_EXPORT = 'nodelet:stack-low';
@@ -27,180 +27,6 @@ export type StackTracking =
 
 class Unsupported extends Error {}
 const fail = (m: string) => new Unsupported(m);
-
-function sleb32(r: Reader): number {
-  let result = 0;
-  let shift = 0;
-  let b: number;
-  do {
-    b = r.byte();
-    result |= (b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  return shift < 32 && b & 0x40 ? result | (-1 << shift) : result;
-}
-/** Single-byte instructions without immediates. */
-const NO_IMMEDIATE = (op: number) =>
-  op === 0x00 ||
-  op === 0x01 ||
-  op === 0x05 ||
-  op === 0x0a ||
-  op === 0x0b ||
-  op === 0x0f ||
-  op === 0x19 ||
-  op === 0x1a ||
-  op === 0x1b ||
-  (op >= 0x45 && op <= 0xc4) ||
-  op === 0xd1 ||
-  op === 0xd3 ||
-  op === 0xd4;
-function skipLeb(r: Reader): void {
-  while (r.byte() & 0x80);
-}
-function memarg(r: Reader): void {
-  const align = r.u32();
-  if (align & 0x40) r.u32(); // memory index (multi-memory)
-  r.u32();
-}
-function blockType(r: Reader): void {
-  const b = r.b[r.pos]!;
-  if (b === 0x40 || (b >= 0x6f && b <= 0x7f) || b === 0x63 || b === 0x64) {
-    r.pos++;
-    if (b === 0x63 || b === 0x64) skipLeb(r);
-  } else skipLeb(r); // a type index (s33)
-}
-
-/**
- * Copies one function body, replacing `global.set <sp>` with `call <setter>`. Returns the new body.
- */
-function rewriteBody(r: Reader, end: number, sp: number, setter: number): number[] {
-  const out: number[] = [];
-  let copied = r.pos;
-  const flush = (upTo: number) => {
-    for (let i = copied; i < upTo; i++) out.push(r.b[i]!);
-    copied = upTo;
-  };
-  for (let n = r.u32(), i = 0; i < n; i++) {
-    r.u32();
-    const t = r.byte();
-    if (t === 0x63 || t === 0x64) skipLeb(r);
-  }
-  while (r.pos < end) {
-    const at = r.pos;
-    const op = r.byte();
-    switch (op) {
-      case 0x02:
-      case 0x03:
-      case 0x04:
-      case 0x06:
-        blockType(r);
-        break;
-      case 0x1f: {
-        blockType(r);
-        for (let n = r.u32(), i = 0; i < n; i++) {
-          const kind = r.byte();
-          if (kind === 0 || kind === 1) r.u32();
-          r.u32();
-        }
-        break;
-      }
-      case 0x07:
-      case 0x08:
-      case 0x09:
-      case 0x0c:
-      case 0x0d:
-      case 0x10:
-      case 0x12:
-      case 0x18:
-      case 0x20:
-      case 0x21:
-      case 0x22:
-      case 0x23:
-      case 0x25:
-      case 0x26:
-      case 0xd2:
-      case 0x14: // call_ref
-      case 0x15: // return_call_ref
-      case 0xd5: // br_on_null
-      case 0xd6: // br_on_non_null
-        r.u32();
-        break;
-      case 0x24: {
-        const g = r.u32();
-        if (g === sp) {
-          flush(at);
-          out.push(0x10, ...leb(setter));
-          copied = r.pos;
-        }
-        break;
-      }
-      case 0x0e:
-        for (let n = r.u32(), i = 0; i <= n; i++) r.u32();
-        break;
-      case 0x11:
-      case 0x13:
-        r.u32();
-        r.u32();
-        break;
-      case 0x1c:
-        for (let n = r.u32(), i = 0; i < n; i++) {
-          const t = r.byte();
-          if (t === 0x63 || t === 0x64) skipLeb(r);
-        }
-        break;
-      case 0x3f:
-      case 0x40:
-        r.u32();
-        break;
-      case 0x41:
-      case 0x42:
-        skipLeb(r);
-        break;
-      case 0x43:
-        r.pos += 4;
-        break;
-      case 0x44:
-        r.pos += 8;
-        break;
-      case 0xd0:
-        blockType(r);
-        break;
-      case 0xfc: {
-        const sub = r.u32();
-        if (sub <= 7) break;
-        if (sub === 8 || sub === 10 || sub === 12 || sub === 14) {
-          r.u32();
-          r.u32();
-        } else if (sub <= 17) r.u32();
-        else throw fail(`unknown instruction 0xfc ${sub}`);
-        break;
-      }
-      case 0xfd: {
-        const sub = r.u32();
-        if (sub <= 11 || sub === 92 || sub === 93) memarg(r);
-        else if (sub === 12 || sub === 13) r.pos += 16;
-        else if (sub >= 21 && sub <= 34) r.pos += 1;
-        else if (sub >= 84 && sub <= 91) {
-          memarg(r);
-          r.pos += 1;
-        }
-        break;
-      }
-      case 0xfe: {
-        const sub = r.u32();
-        if (sub === 3) r.pos += 1;
-        else memarg(r);
-        break;
-      }
-      default:
-        if (op >= 0x28 && op <= 0x3e) memarg(r);
-        else if (!NO_IMMEDIATE(op)) throw fail(`unknown instruction 0x${op.toString(16)}`);
-    }
-  }
-  if (r.pos !== end) throw fail('a function body ends inside an instruction');
-  flush(end);
-  return out;
-}
 
 /** Adds stack tracking to `bytes` (see the file's comment); never throws. */
 export function trackStack(bytes: Uint8Array): StackTracking {
@@ -302,15 +128,16 @@ function rewrite(bytes: Uint8Array): StackTracking {
       case 10: {
         const sr = new Reader(bytes, s.body, s.end, fail);
         const n = sr.u32();
-        const bodies: number[][] = [];
+        const bodies: ArrayLike<number>[] = [];
         for (let i = 0; i < n; i++) {
           const size = sr.u32();
           const end = sr.pos + size;
-          bodies.push(rewriteBody(sr, end, sp.index, setter));
+          bodies.push(rewriteBody(sr, end, (op, index) => (op === 0x24 && index === sp.index ? { replace: [0x10, ...leb(setter)] } : undefined), fail));
           sr.pos = end;
         }
         bodies.push(setterBody);
-        chunks.push(section(10, [...leb(n + 1), ...bodies.flatMap((b) => [...leb(b.length), ...b])]));
+        const content = concat([Uint8Array.from(leb(n + 1)), ...bodies.flatMap((b) => [Uint8Array.from(leb(b.length)), Uint8Array.from(b)])]);
+        chunks.push(Uint8Array.from([10, ...leb(content.length)]), content);
         break;
       }
       default:
@@ -318,18 +145,4 @@ function rewrite(bytes: Uint8Array): StackTracking {
     }
   }
   return { bytes: concat(chunks), stackTop: sp.top, stackGlobal: sp.index };
-}
-
-/** `n` as signed LEB128 (32-bit). */
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(b & 0x40)) || (n === -1 && b & 0x40)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
 }

@@ -79,6 +79,14 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 's
    * 0 gives every module a thread of its own, as for other pods.
    */
   readonly sharedThreads?: number;
+  /**
+   * Preemption points in the modules of shared threads (preemption.ts; default true): a module
+   * busy in a loop without WASI calls yields its thread every time slice and stops when asked.
+   * They cost up to ~2× in the tightest loops; false runs the modules as they are, preemptible
+   * only at their WASI calls (a busy one then holds its thread, and stopping it terminates the
+   * thread with its neighbours).
+   */
+  readonly sharedPreemption?: boolean;
 }
 
 /**
@@ -113,7 +121,7 @@ export class WasiProvider implements Provider {
   constructor(opts: WasiProviderOptions = {}) {
     this.cache = new ModuleCache(opts.cacheEntries);
     this._fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
-    this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget };
+    this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget, preemption: opts.sharedPreemption ?? true };
     this.sharedSize = opts.sharedThreads ?? DEFAULT_SHARED_THREADS;
     this.poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,

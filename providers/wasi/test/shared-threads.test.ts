@@ -13,8 +13,8 @@ const loop = await pulledFixture('loop');
 const exitCode = await pulledFixture('exit-code');
 const spew = await pulledFixture('spew');
 
-async function provider(sharedThreads = 1): Promise<WasiProvider> {
-  const p = new WasiProvider({ sharedThreads, workerPool: 0 });
+async function provider(sharedThreads = 1, sharedPreemption = true): Promise<WasiProvider> {
+  const p = new WasiProvider({ sharedThreads, workerPool: 0, sharedPreemption });
   await p.init(providerContext(new FakeImages()));
   return p;
 }
@@ -108,6 +108,31 @@ describe('modules sharing a thread', () => {
     }
   });
 
+  it('a module busy in a loop without WASI calls is preempted: its neighbour ticks on time, and it stops alone', async () => {
+    const p = await provider(1);
+    try {
+      const ticker = bestEffort(spec(sleep, tmp.dir, ['4']));
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const { running, thread } = await startAll(p, [ticker, busy]);
+      expect(thread.get(ticker.id)).toBe(thread.get(busy.id));
+      await logged(busy.logPath, 'looping');
+      expect((await running[0]!.exit).exitCode).toBe(0);
+      const ticks = ['sleeping 4', 'tick 1', 'tick 2', 'tick 3', 'tick 4'].map((l) => loggedAt(ticker.logPath, l));
+      for (let i = 1; i < ticks.length; i++) expect(ticks[i]! - ticks[i - 1]!).toBeLessThan(1500);
+      // The busy module is stopped at its next preemption point: only it ends, the thread stays.
+      const neighbour = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const other = await startAll(p, [neighbour]);
+      expect(other.thread.get(neighbour.id)).toBe(thread.get(busy.id));
+      await running[1]!.stop(0);
+      expect((await running[1]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
+      const ended = await Promise.race([other.running[0]!.exit.then(() => 'ended'), new Promise((r) => setTimeout(() => r('running'), 500))]);
+      expect(ended).toBe('running');
+      await other.running[0]!.stop(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
   it('gives a Guaranteed pod a thread of its own beside the shared one', async () => {
     const p = await provider(1);
     try {
@@ -189,8 +214,8 @@ describe('modules sharing a thread', () => {
     }
   });
 
-  it('a start the busy thread does not get to within the start timeout is given up alone: the thread and its modules go on', async () => {
-    const p = new WasiProvider({ sharedThreads: 1, workerPool: 0, startTimeoutMs: 800 });
+  it('without preemption points, a start the busy thread does not get to within the start timeout is given up alone: the thread and its modules go on', async () => {
+    const p = new WasiProvider({ sharedThreads: 1, workerPool: 0, startTimeoutMs: 800, sharedPreemption: false });
     await p.init(providerContext(new FakeImages()));
     try {
       const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
@@ -212,8 +237,8 @@ describe('modules sharing a thread', () => {
     }
   });
 
-  it('terminates the thread of a busy module that does not stop, ending its neighbours with a reason', async () => {
-    const p = await provider(1);
+  it('without preemption points, terminates the thread of a busy module that does not stop, ending its neighbours with a reason', async () => {
+    const p = await provider(1, false);
     try {
       const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
       const busy = bestEffort(spec(loop, tmp.dir));
@@ -237,8 +262,8 @@ describe('modules sharing a thread', () => {
     }
   });
 
-  it('places a new module away from a thread that a busy module holds', async () => {
-    const p = await provider(2);
+  it('without preemption points, places a new module away from a thread that a busy module holds', async () => {
+    const p = await provider(2, false);
     try {
       const busy = bestEffort(spec(loop, tmp.dir));
       const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));

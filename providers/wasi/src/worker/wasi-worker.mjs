@@ -60,6 +60,7 @@ import {
 } from './wasi-imports.mjs';
 import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
 import { makeSuspendingTimed, sliceClock, suspendingSleep } from './suspending-poll.mjs';
+import { fillPreemptSlot } from './preempt.mjs';
 import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
@@ -278,7 +279,8 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
     }
     if (instance.exports.memory instanceof WebAssembly.Memory) memory = instance.exports.memory;
     report();
-    if (jspi) finished = runAsync(wasi, instance, mem, post, clock, control, log);
+    const preempting = fillPreemptSlot(instance, control, report, clock);
+    if (jspi) finished = runAsync(wasi, instance, mem, post, clock, control, log, preempting);
     else run(wasi, instance, mem, post, control, log);
   } finally {
     const cleanup = () => {
@@ -302,10 +304,12 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
  * @param {import('./suspending-poll.mjs').SliceClock | undefined} clock on a shared thread: its CPU time slices
  * @param {Int32Array} control
  * @param {CriLog} log the container's log (a trap is written there too)
+ * @param {(running: boolean) => void} preempting tells the preemption points (preempt.mjs) that `_start` runs
  */
-async function runAsync(wasi, instance, mem, post, clock, control, log) {
+async function runAsync(wasi, instance, mem, post, clock, control, log, preempting) {
   post({ type: 'started', tid: clock ? undefined : tid });
   clock?.resume();
+  preempting(true);
   try {
     const code = await startPromising(wasi, instance, mem());
     clock?.pause();
