@@ -296,10 +296,14 @@ export class ApiTransport {
       }, idleTimeoutMs);
       timer.unref();
     };
+    // A watch waits its turn like any request: while the apiserver asks this client to wait
+    // (`Retry-After`), a watch started again after a refusal waits it out instead of retrying at once.
+    const outcome = (await this.gate.turn())!;
     let p: Prepared;
     try {
       p = this.prepare();
     } catch (e) {
+      outcome(false);
       finish(e);
       return ctl;
     }
@@ -333,6 +337,7 @@ export class ApiTransport {
         rest = rest.slice(from);
       };
       const failed = (e: unknown) => {
+        outcome(false);
         if (!ctl.signal.aborted || timedOut) countRequest(prepared.host, 'GET', '<error>');
         finish(ctl.signal.aborted && !timedOut ? null : nodeletError('NDL_API_REQUEST', `watch ${path}: ${(e as Error).message}`, e));
         resolve(ctl);
@@ -345,8 +350,9 @@ export class ApiTransport {
               request = c;
               if (ctl.signal.aborted) c.abort(ctl.signal.reason);
             },
-            onResponseStart(_c, code) {
+            onResponseStart(_c, code, headers) {
               if (code < 200) return; // 1xx: the final status follows
+              outcome(true, retryAfterMs(code, headers['retry-after']));
               status = code;
               countRequest(prepared.host, 'GET', String(code));
               if (code === 200) idle();

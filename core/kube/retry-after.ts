@@ -11,7 +11,8 @@
  * something to post. From a refusal until an answer without `Retry-After`, the client is
  * throttled: its requests go one at a time, in the order they came, none before the last
  * refusal's `Retry-After` ran out. A throttled client therefore sends about one request per
- * `Retry-After` in all.
+ * `Retry-After` in all. Watches take their turn too (`ApiTransport.watch`): a watch refused with
+ * `Retry-After` throttles the client, and its owner's next attempt waits it out.
  *
  *   OPEN ── an answer 429/5xx + Retry-After ──► THROTTLED: requests queue; one at a time,
  *     ▲     (notBefore = now + Retry-After)         none before notBefore

@@ -172,4 +172,19 @@ describe('ApiTransport and Retry-After', () => {
     expect(b.at - seen[0]!.answeredAt!).toBeGreaterThanOrEqual(995);
     await t.close();
   });
+
+  it('a watch refused with Retry-After holds the next watch (and requests) until it ran out', async () => {
+    answer = () => (seen.length === 1 ? refuse(429, '1') : { status: 200 });
+    const t = transport();
+    const ended = new Promise<unknown>((resolve) => void t.watch('/w1', {}, () => undefined, resolve));
+    expect(await ended).toMatchObject({ httpStatus: 429 });
+    expect(t.throttled).toBe(true);
+    // the owner starts the watch again at once: it is sent only after the Retry-After
+    const again = new Promise<unknown>((resolve) => void t.watch('/w2', {}, () => undefined, resolve));
+    await again;
+    const w2 = seen.find((s) => s.url.startsWith('/w2'))!;
+    expect(w2.at - seen[0]!.answeredAt!).toBeGreaterThanOrEqual(995);
+    expect(t.throttled).toBe(false); // an answer without Retry-After ends the throttling
+    await t.close();
+  });
 });
