@@ -20,7 +20,7 @@
  * node shutdown, eviction and device plugins → the node controller).
  *
  *   startNodelet ──► images ──► providers ──► events ──► pod store ──► DRA ──► devices ──► CSI
- *                ──► pod set-up + pod network ──► pod controller ──► node shutdown, eviction (their admit handlers)
+ *                ──► (kubeconfig? pod certificates) ──► pod set-up + pod network ──► pod controller ──► node shutdown, eviction (their admit handlers)
  *                ──► kubelet API ──► (kubeconfig? node + lease) ──► plugin registration
  *                ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -67,6 +67,7 @@ import { StatsCollector } from './stats-collector.ts';
 import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { standaloneDraAdmitHandler } from '../dra/index.ts';
+import { apiPodCertificates, PodCertificateManager } from '../certificates/index.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -201,12 +202,18 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const syscallHelper = syscalls ? helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: syscalls }) : undefined;
   const dirs = dirMaker(syscallHelper);
   const tmpfs = createTmpfsMounter({ syscalls: syscallHelper });
+  // podCertificate projected sources (cluster mode): keys made here, certificates from PodCertificateRequests.
+  const certLog = log.child({ component: 'pod-certificates' });
+  const podCertificates = clients
+    ? new PodCertificateManager({ api: apiPodCertificates(clients, o.nodeName, certLog), nodeName: o.nodeName, events, log: certLog })
+    : undefined;
   const setup = createPodSetup(o, clients, nodeIP, log, {
     dirs,
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
     podResources: dra ? [dra.preparer] : [],
     events,
+    podCertificates,
   });
   const network = new PodNetworkManager({
     rootDir: o.rootDir,
@@ -354,6 +361,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       eviction.stop();
       await pods.shutdown();
       setup.stop();
+      podCertificates?.stop();
       await probes.close();
       cluster?.lease.stop();
       cluster?.node.stop();

@@ -2,6 +2,9 @@
 export { CertStore, pairTimestamp } from './cert-store.ts';
 export { CertificateManager, jitteryDuration, satisfiesTemplate } from './cert-manager.ts';
 export { requestCertificate, waitForCertificate, issuedCertificate } from './csr-client.ts';
+export { PodCertificateManager, type PodCertificateManagerOptions } from './pod-certificate-manager.ts';
+export { apiPodCertificates, type PodCertificateApi, type PodCertificateRequest, type PodCertificateRequestCache } from './pod-certificate-api.ts';
+export { cleanCertificateChain, generatePodCertificateKey, POD_CERTIFICATE_KEY_TYPES, type PodCertificateKey } from './pod-certificate-keys.ts';
 export {
   bootstrapClientCert,
   isKubeconfigStillValid,

@@ -35,6 +35,7 @@ export const CATALOGUE = {
   NDL_VOLUME_SOURCE: 'volume source unavailable',
   NDL_VOLUME_UNSUPPORTED: 'volume type not supported',
   NDL_VOLUME_TMPFS: 'tmpfs mount or unmount failed',
+  NDL_POD_CERTIFICATE: 'pod certificate not issued',
   NDL_CSI_DRIVER: 'CSI driver unavailable',
   NDL_CSI_NODE_INFO: 'CSI node info update failed',
   NDL_CSI_VOLUME: 'CSI volume operation failed',

@@ -29,6 +29,7 @@ import {
   volumeFailures,
   withTokenCache,
   type ObjectSource,
+  type PodCertificates,
   type VolumePluginRegistry,
 } from '../volumes/index.ts';
 import { contributedEnv, contributedMounts, type ContainerOptionsContributor } from './container-options.ts';
@@ -67,6 +68,8 @@ export interface PodSetupExtensions {
   readonly podResources?: readonly PodResourcePreparer[];
   /** Makes the pod's own dirs (default: through libuv's pool; the composition root gives the Perl helper's, core/exec). */
   readonly dirs?: DirMaker;
+  /** The credential bundles of `podCertificate` projected sources (cluster mode): issued ones re-sync the pod's volumes. */
+  readonly podCertificates?: PodCertificates;
 }
 
 /** Builds the pod setup for this node. */
@@ -126,7 +129,16 @@ export function createPodSetup(
         }
       }
       try {
-        return await prepareVolumes(pod, { podDir: dir, source, nodeName: o.nodeName, hostIP, podIPs: podIPsOf(pod), log, plugins });
+        return await prepareVolumes(pod, {
+          podDir: dir,
+          source,
+          podCertificates: ext.podCertificates,
+          nodeName: o.nodeName,
+          hostIP,
+          podIPs: podIPsOf(pod),
+          log,
+          plugins,
+        });
       } catch (e) {
         const fails = volumeFailures(e);
         // Re-made (not re-thrown) so the pod worker sees only the FailedMount texts, not the aggregate's inner errors.
@@ -150,8 +162,12 @@ export function createPodSetup(
       return p;
     },
     credentials: (pod): Promise<RegistryCredential[]> => pullSecretCredentials(pod, source),
-    objectsChangedSince: (pod, since) => watching?.changedSince(pod, since) ?? false,
-    onObjectsChanged: (fn) => watching?.onChange(fn),
+    objectsChangedSince: (pod, since) =>
+      (watching?.changedSince(pod, since) ?? false) || (ext.podCertificates?.changedSince(pod.metadata!.uid!, since) ?? false),
+    onObjectsChanged(fn) {
+      watching?.onChange(fn);
+      ext.podCertificates?.onChange(fn);
+    },
     stop: () => watching?.stop(),
     async teardown(pod) {
       const dir = podDir(pod);
@@ -161,6 +177,7 @@ export function createPodSetup(
       for (const r of ext.podResources ?? []) await r.release(pod);
       await removeTreeNoFollow(dir);
       source.forgetPod?.(pod.metadata!.uid!);
+      ext.podCertificates?.forgetPod(pod.metadata!.uid!);
       // The pod is being deleted and its containers are stopped: its logs go with it, as
       // upstream's container GC removes the log directories of deleted pods.
       await removeTreeNoFollow(podLogDir(o.rootDir, identity(pod)));

@@ -5,6 +5,7 @@ export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, pro
 export { podTokenRequests, type PodTokenRequest } from './plugins/projected.ts';
 export type { PreparedVolume, VolumeContext, VolumePlugin, TearDownContext } from './types.ts';
 export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-source.ts';
+export type { PodCertificateBundle, PodCertificateSource, PodCertificates } from './pod-certificate-source.ts';
 export { createApiObjectSource } from './api-object-source.ts';
 export { withTokenCache, tokenRefreshAt } from './token-cache.ts';
 export { writePayload, type Payload } from './payload-writer.ts';

@@ -17,6 +17,7 @@ import type { Logger } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { removeTreeNoFollow } from '../paths/index.ts';
 import type { ObjectSource } from './object-source.ts';
+import type { PodCertificateSource } from './pod-certificate-source.ts';
 import type { VolumePluginRegistry } from './plugin-registry.ts';
 import type { PreparedVolume, VolumeContext } from './types.ts';
 
@@ -24,6 +25,8 @@ import type { PreparedVolume, VolumeContext } from './types.ts';
 export interface PrepareVolumesOptions {
   readonly podDir: string;
   readonly source: ObjectSource;
+  /** The credential bundles of `podCertificate` projected sources (cluster mode). */
+  readonly podCertificates?: PodCertificateSource;
   readonly nodeName: string;
   readonly hostIP: string;
   readonly hostIPs?: readonly string[];
@@ -75,6 +78,7 @@ export async function prepareVolumes(pod: V1Pod, opts: PrepareVolumesOptions): P
     pod,
     podDir: opts.podDir,
     source: opts.source,
+    ...(opts.podCertificates ? { podCertificates: opts.podCertificates } : {}),
     nodeName: opts.nodeName,
     hostIP: opts.hostIP,
     hostIPs: opts.hostIPs && opts.hostIPs.length > 0 ? opts.hostIPs : [opts.hostIP],

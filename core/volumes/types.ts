@@ -6,6 +6,7 @@
 import type { V1Pod, V1Volume } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { ObjectSource } from './object-source.ts';
+import type { PodCertificateSource } from './pod-certificate-source.ts';
 
 /** A volume ready to be presented to containers. */
 export interface PreparedVolume {
@@ -29,6 +30,8 @@ export interface VolumeContext {
   /** The pod's directory (`<root>/pods/<uid>`); volume dirs live in `<podDir>/volumes/<plugin>/<name>`. */
   readonly podDir: string;
   readonly source: ObjectSource;
+  /** The credential bundles of `podCertificate` projected sources; absent in standalone mode. */
+  readonly podCertificates?: PodCertificateSource;
   readonly nodeName: string;
   /** The node's primary IP (`status.hostIP`). */
   readonly hostIP: string;

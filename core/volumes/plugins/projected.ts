@@ -1,6 +1,7 @@
 /**
  * `projected` volumes (upstream plugin `kubernetes.io/projected`): configMap,
- * secret, downwardAPI and serviceAccountToken sources merged into one dir.
+ * secret, downwardAPI, serviceAccountToken and podCertificate sources merged
+ * into one dir.
  * The default `kube-api-access-*` volume (token + `ca.crt` from the
  * `kube-root-ca.crt` ConfigMap + `namespace`) is just such a volume.
  */
@@ -12,6 +13,7 @@ import { tokenRefreshAt } from '../token-cache.ts';
 import type { VolumeContext, VolumePlugin } from '../types.ts';
 import { configMapPayload, DEFAULT_MODE, downwardApiPayload, fetchConfigMap, fetchSecret, secretPayload } from './data-payload.ts';
 import { setUpDataVolume } from './data-volume.ts';
+import { podCertificatePayload } from './pod-certificate.ts';
 
 const PROJECTED_PLUGIN = 'kubernetes.io/projected';
 
@@ -54,7 +56,8 @@ interface Collected {
   refreshAt?: Date;
 }
 
-async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeContext, out: Collected): Promise<void> {
+/** Collects source `index` of projected volume `volumeName` into `out`. */
+async function collectSource(src: V1VolumeProjection, volumeName: string, index: number, mode: number, ctx: VolumeContext, out: Collected): Promise<void> {
   const add = (p: Payload) => {
     for (const [k, v] of p) out.payload.set(k, v);
   };
@@ -73,6 +76,8 @@ async function collectSource(src: V1VolumeProjection, mode: number, ctx: VolumeC
     out.payload.set(tp.path, { data: Buffer.from(token.token, 'utf8'), mode });
     const at = tokenRefreshAt(token.expirationTimestamp, r.opts.expirationSeconds);
     if (!out.refreshAt || at < out.refreshAt) out.refreshAt = at;
+  } else if (src.podCertificate) {
+    add(podCertificatePayload(src.podCertificate, volumeName, index, mode, ctx));
   } else {
     const type = Object.keys(src).find((k) => (src as Record<string, unknown>)[k] != null) ?? 'empty';
     throw nodeletError('NDL_VOLUME_UNSUPPORTED', `projected source ${JSON.stringify(type)} is not supported on this node`);
@@ -90,9 +95,9 @@ export const projectedPlugin: VolumePlugin = {
     // The sources are read at once (a token request need not wait for a ConfigMap read) and
     // merged in spec order, so a later source still wins a path both give.
     const parts = await Promise.allSettled(
-      (src.sources ?? []).map(async (s) => {
+      (src.sources ?? []).map(async (s, i) => {
         const part: Collected = { payload: new Map() };
-        await collectSource(s, mode, ctx, part);
+        await collectSource(s, volume.name, i, mode, ctx, part);
         return part;
       }),
     );
