@@ -8,7 +8,8 @@
  * - list and watch only with `fieldSelector=spec.nodeName=<node>`: one watch
  *   of this node's requests, started when the first podCertificate source is
  *   seen (a node without such pods never asks, so a cluster without the API
- *   costs nothing), restarted a second after it fails;
+ *   costs nothing), restarted a second after it fails (doubling to 30 s while
+ *   its list keeps failing, e.g. a cluster that does not serve the API);
  * - get the pod's ServiceAccount (for its UID) and the node (for its UID).
  */
 import type { Logger } from '@nodelet/plugin-api/v1';
@@ -17,6 +18,7 @@ import { nodeletError } from '../errors/index.ts';
 
 const PCRS = '/apis/certificates.k8s.io/v1beta1/podcertificaterequests';
 const RESTART_MS = 1000;
+const MAX_RESTART_MS = 30_000;
 
 /** A condition of a PodCertificateRequest (metav1.Condition). */
 export interface PodCertificateRequestCondition {
@@ -122,18 +124,24 @@ export function apiPodCertificates(clients: Pick<KubeClients, 'transport'>, node
       );
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
-      const start = () => informer.start().catch(() => undefined);
+      let restartMs = RESTART_MS;
+      const start = () =>
+        informer.start().then(
+          () => (restartMs = RESTART_MS),
+          () => (restartMs = Math.min(MAX_RESTART_MS, restartMs * 2)),
+        );
       informer.on('add', changed);
       informer.on('update', changed);
       informer.on('delete', changed);
       // start() rejects when its list failed and 'error' is emitted then too: one restart per failure.
       informer.on('error', (e) => {
         if (stopped) return;
-        log.warn({ err: apiMessage(e), retryInMs: RESTART_MS }, 'PodCertificateRequest list/watch failed, restarting');
+        const ms = restartMs;
+        log.warn({ err: apiMessage(e), retryInMs: ms }, 'PodCertificateRequest list/watch failed, restarting');
         clearTimeout(timer);
         timer = setTimeout(() => {
           if (!stopped) void start();
-        }, RESTART_MS);
+        }, ms);
         timer.unref();
       });
       void start();

@@ -32,7 +32,10 @@
  * watch of this node's requests (an event for the pod) and by a pass over all
  * records every minute (refresh times, requests that vanished). A failed
  * call (the ServiceAccount read, the create) leaves the record where it was,
- * its error shown in the set-up failure, and is tried again on the next drive.
+ * its error shown in the set-up failure, and is tried again after a back-off
+ * of 20 ms doubling to 30 s (upstream's work queue retries from 5 ms; the
+ * first calls for a pod just bound can be refused while the apiserver's
+ * caches lag the binding), or at the next drive.
  * The request name and the times are the apiserver's: `wait` gives up on a
  * request the watch never showed 10 minutes (plus up to 5 jittered) after
  * its creation; refreshes begin at `beginRefreshAt` plus up to 5 jittered
@@ -42,6 +45,7 @@ import type { V1Pod, V1PodCertificateProjection } from '@kubernetes/client-node'
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Events } from '../events/index.ts';
 import type { PodCertificateBundle, PodCertificates } from '../volumes/index.ts';
+import { Backoff } from '../backoff/index.ts';
 import { errorDetail, nodeletError } from '../errors/index.ts';
 import type { PodCertificateApi, PodCertificateRequest, PodCertificateRequestCache } from './pod-certificate-api.ts';
 import { cleanCertificateChain, generatePodCertificateKey, type PodCertificateKey } from './pod-certificate-keys.ts';
@@ -54,6 +58,9 @@ const REFRESH_OVERDUE_MS = 10 * 60_000;
 const JITTER_MS = 5 * 60_000;
 /** upstream's refresh pass runs every minute. */
 const PASS_MS = 60_000;
+/** The retries of a failed step: 20 ms doubling to 30 s. */
+const RETRY_FIRST_MS = 20;
+const RETRY_MAX_MS = 30_000;
 
 /** A bundle the signer issued, and which age events the pod already got. */
 interface Issued {
@@ -94,6 +101,8 @@ interface ProjectionRecord {
   running: boolean;
   /** Another drive came while a step ran: run one more step after it. */
   again: boolean;
+  /** The retry of a failed step. */
+  retry?: NodeJS.Timeout;
 }
 
 /** Options of {@link PodCertificateManager}. */
@@ -119,6 +128,7 @@ export class PodCertificateManager implements PodCertificates {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly generateKey: (keyType: string) => Promise<PodCertificateKey>;
+  private readonly retries = new Backoff(RETRY_FIRST_MS, RETRY_MAX_MS);
   private cache?: PodCertificateRequestCache;
   private pass?: NodeJS.Timeout;
   private nodeUid?: string;
@@ -161,7 +171,12 @@ export class PodCertificateManager implements PodCertificates {
   }
 
   forgetPod(podUid: string): void {
-    for (const [k, r] of this.records) if (r.podUid === podUid) this.records.delete(k);
+    for (const [k, r] of this.records) {
+      if (r.podUid !== podUid) continue;
+      clearTimeout(r.retry);
+      this.retries.reset(k);
+      this.records.delete(k);
+    }
     this.changedAt.delete(podUid);
     if (this.records.size === 0) this.idle();
   }
@@ -169,6 +184,7 @@ export class PodCertificateManager implements PodCertificates {
   /** Stops the watch and the pass; records stay readable. */
   stop(): void {
     this.stopped = true;
+    for (const r of this.records.values()) clearTimeout(r.retry);
     this.idle();
   }
 
@@ -282,7 +298,10 @@ export class PodCertificateManager implements PodCertificates {
       }
     } catch (e) {
       rec.lastError = errorDetail(e);
-      this.o.log.warn({ pod: `${rec.namespace}/${rec.podName}`, state: s.kind, err: rec.lastError }, 'pod certificate step failed');
+      const retryInMs = this.retries.next(rec.key);
+      this.o.log.warn({ pod: `${rec.namespace}/${rec.podName}`, state: s.kind, err: rec.lastError, retryInMs }, 'pod certificate step failed');
+      clearTimeout(rec.retry);
+      rec.retry = setTimeout(() => this.drive(rec), retryInMs).unref();
     }
   }
 
@@ -379,6 +398,7 @@ export class PodCertificateManager implements PodCertificates {
     const name = made.metadata.name ?? '';
     const created = Date.parse(made.metadata.creationTimestamp ?? '');
     rec.lastError = undefined;
+    this.retries.reset(rec.key);
     this.o.log.debug({ pod: `${rec.namespace}/${rec.podName}`, pcr: name, signer: p.signerName }, 'PodCertificateRequest created');
     return {
       privateKey: Buffer.from(key.privateKeyPem),
