@@ -59,10 +59,15 @@ export interface StartOptions {
   verifyKubelets?: boolean;
 }
 
+/** The feature gates of kube-apiserver and kube-controller-manager: pod certificates (KEP-4317; beta in 1.35, off by default). */
+const FEATURE_GATES = 'PodCertificateRequest=true';
+
 /**
  * kube-apiserver flags. `verifyKubelets` adds `--kubelet-certificate-authority`
  * (the harness's default); without it the apiserver does not verify kubelet
- * serving certificates, as on a kubeadm cluster.
+ * serving certificates, as on a kubeadm cluster. Pod certificates are on: the
+ * gate and the certificates.k8s.io/v1beta1 API, which serves nothing else
+ * without other gates (ClusterTrustBundle stays off).
  */
 function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKubelets: boolean): string[] {
   const f = (n: string) => join(pkiDir, n);
@@ -79,6 +84,8 @@ function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKube
     `--service-account-signing-key-file=${f('sa.key')}`,
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
+    `--feature-gates=${FEATURE_GATES}`,
+    '--runtime-config=certificates.k8s.io/v1beta1=true',
     '--enable-bootstrap-token-auth=true',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
@@ -282,6 +289,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<{ info
           `--root-ca-file=${pki.caCert}`,
           `--service-account-private-key-file=${pki.saKey}`,
           '--use-service-account-credentials=true',
+          // The gate starts the PodCertificateRequest cleaner (deletes requests older than 15 minutes), as on a cluster with the feature.
+          `--feature-gates=${FEATURE_GATES}`,
           '--controllers=*',
           '--allocate-node-cidrs=true',
           `--cluster-cidr=${clusterCIDR}`,
