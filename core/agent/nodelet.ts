@@ -68,6 +68,7 @@ import { ProbeManager } from '../probes/index.ts';
 import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { standaloneDraAdmitHandler } from '../dra/index.ts';
 import { apiPodCertificates, PodCertificateManager } from '../certificates/index.ts';
+import { reportPodCertificateStates } from '../metrics/index.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -207,6 +208,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const podCertificates = clients
     ? new PodCertificateManager({ api: apiPodCertificates(clients, o.nodeName, certLog), nodeName: o.nodeName, events, log: certLog })
     : undefined;
+  if (podCertificates) reportPodCertificateStates(() => podCertificates.metricReport());
   const setup = createPodSetup(o, clients, nodeIP, log, {
     dirs,
     volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs }),

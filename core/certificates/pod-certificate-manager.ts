@@ -44,6 +44,7 @@
 import type { V1Pod, V1PodCertificateProjection } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Events } from '../events/index.ts';
+import type { PodCertificateStateCount } from '../metrics/index.ts';
 import type { PodCertificateBundle, PodCertificates } from '../volumes/index.ts';
 import { Backoff } from '../backoff/index.ts';
 import { errorDetail, nodeletError } from '../errors/index.ts';
@@ -105,6 +106,22 @@ interface ProjectionRecord {
   retry?: NodeJS.Timeout;
 }
 
+/** upstream's `metricsState` of each state. */
+function metricsState(s: CredState, now: number): string {
+  switch (s.kind) {
+    case 'initial':
+    case 'wait':
+      return 'not_yet_issued';
+    case 'denied':
+    case 'failed':
+      return s.kind;
+    case 'fresh':
+    case 'waitRefresh':
+      if (now > s.issued.notAfter) return 'expired';
+      return now > s.issued.beginRefreshAt + REFRESH_OVERDUE_MS ? 'overdue_for_refresh' : 'fresh';
+  }
+}
+
 /** Options of {@link PodCertificateManager}. */
 export interface PodCertificateManagerOptions {
   readonly api: PodCertificateApi;
@@ -160,6 +177,19 @@ export class PodCertificateManager implements PodCertificates {
       case 'initial':
         throw nodeletError('NDL_POD_CERTIFICATE', `credential bundle is not issued yet${rec.lastError ? `: ${rec.lastError}` : ''}`);
     }
+  }
+
+  /** The sources by signer and state, as upstream's `MetricReport` (`kubelet_podcertificate_states`). */
+  metricReport(): PodCertificateStateCount[] {
+    const now = this.now();
+    const counts = new Map<string, PodCertificateStateCount>();
+    for (const rec of this.records.values()) {
+      const state = metricsState(rec.state, now);
+      const key = JSON.stringify([rec.projection.signerName, state]);
+      const c = counts.get(key);
+      counts.set(key, { signerName: rec.projection.signerName, state, count: (c?.count ?? 0) + 1 });
+    }
+    return [...counts.values()];
   }
 
   changedSince(podUid: string, since: number): boolean {

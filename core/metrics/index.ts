@@ -13,4 +13,5 @@ export { countProbe, forgetProbeSeries, probeMetricsText, type ProbeSeries } fro
 export { renderResourceMetrics, RESOURCE_METRICS_CONTENT_TYPE } from './resource-metrics.ts';
 export type { ContainerUsage, PodUsage, StatsSnapshot, VolumeUsage } from './stats-types.ts';
 export { setVolumeStats } from './volume-stats-metrics.ts';
+export { reportPodCertificateStates, type PodCertificateStateCount } from './pod-certificate-metrics.ts';
 export { summaryOf } from './summary.ts';

@@ -17,6 +17,7 @@
  * | nodelet_provider_thread_event_loop_delay_seconds | gauge {provider, thread} | event-loop delay of a provider thread shared by containers (max since the last scrape) |
  * | nodelet_provider_thread_containers | gauge {provider, thread} | containers on a provider thread shared by containers |
  * | nodelet_container_http_* | see request-metrics.ts | requests containers served themselves (wasi:http components) |
+ * | kubelet_podcertificate_states | gauge {signer_name, state} | pod certificate projected sources by state (pod-certificate-metrics.ts) |
  * | process_*, nodejs_* | prom-client defaults | nodelet's own process |
  */
 import type { ContainerRequestMetrics } from '@nodelet/plugin-api/v1';

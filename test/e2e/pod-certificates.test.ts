@@ -10,6 +10,7 @@
  *   PodCertificateRequests name the pod, its service account and the node;
  * - a request the signer denies leaves the pod waiting, with a `Denied` event
  *   and FailedMount events that give the signer's reason;
+ * - `/metrics` counts the sources by signer and state;
  * - nodelet's node identity may only watch its own node's requests and only
  *   request certificates for its own pods (Node authorizer, NodeRestriction).
  *
@@ -28,6 +29,7 @@ import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, eventsOnce, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
+import { kubeletGet } from './support/kubelet-api.ts';
 import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 import { SPIFFE_PATH_KEY, startTestSigner, type TestSigner } from './support/pod-certificate-signer.ts';
 
@@ -197,6 +199,17 @@ describe('podCertificate projected volumes', () => {
     // Denied is final: no second request.
     expect(await pcrsOf('denied')).toHaveLength(1);
     expect(nodelet.peer.proc.exitCode).toBeNull();
+  });
+
+  // Read as the apiserver would, with its kubelet client certificate: it does not proxy to a node on loopback.
+  it("/metrics counts the node's pod certificate sources by signer and state (kubelet_podcertificate_states)", async () => {
+    const r = await kubeletGet(nodelet.port, '/metrics', info.caCert, { cert: info.kubeletClientCert, key: info.kubeletClientKey });
+    expect(r.status).toBe(200);
+    const states = r.body.split('\n').filter((l) => l.startsWith('kubelet_podcertificate_states{'));
+    expect(states.sort()).toEqual([
+      `kubelet_podcertificate_states{signer_name="${SIGNER}",state="denied"} 1`,
+      `kubelet_podcertificate_states{signer_name="${SIGNER}",state="fresh"} 2`,
+    ]);
   });
 
   // Ports test/integration/podcertificaterequests/podcertificate_integration_test.go, TestNodeRestriction ("node2 cannot

@@ -21,6 +21,8 @@ import {
 import { isNodeletError, nodeletError } from '../../../core/errors/catalogue.ts';
 import type { Events } from '../../../core/events/index.ts';
 import { prepareVolumes, volumeFailures } from '../../../core/volumes/prepare.ts';
+import { reportPodCertificateStates } from '../../../core/metrics/index.ts';
+import { registry } from '../../../core/metrics/kubelet-metrics.ts';
 import { probeVolumePlugins } from '../../../core/agent/volume-plugins.ts';
 import type { PodCertificateSource } from '../../../core/volumes/index.ts';
 import { FakeObjectSource, memoryLogger, tempDir } from '../volumes/fakes.ts';
@@ -396,6 +398,34 @@ describe('PodCertificateManager', () => {
     await vi.waitFor(() => expect(events.map((e) => e.reason)).toEqual(['CertificateOverdueForRefresh', 'CertificateExpired']));
     expect(events[1]!.note).toBe('PodCertificate expired');
     expect(typeof read(pod)).toBe('object'); // the expired bundle is still what the pod has
+  });
+
+  it('reports the sources by signer and state for kubelet_podcertificate_states, and the gauge reads them at scrape time', async () => {
+    const a = certPod();
+    const b = certPod();
+    b.metadata!.uid = '0b0b0b0b-0000-4000-8000-000000000002';
+    read(a);
+    read(b);
+    await created(2);
+    const sorted = () => manager.metricReport().sort((x, y) => x.state.localeCompare(y.state));
+    expect(sorted()).toEqual([{ signerName: 'example.com/signer', state: 'not_yet_issued', count: 2 }]);
+    api.issue('req-1', fakeCert(), { beginRefreshAt: clock + 30 * MIN, notAfter: clock + 60 * MIN });
+    api.conclude('req-2', 'Denied', 'No', 'no');
+    await vi.waitFor(() => expect(changes).toHaveLength(2));
+    expect(sorted().map((c) => [c.state, c.count])).toEqual([
+      ['denied', 1],
+      ['fresh', 1],
+    ]);
+    clock += 41 * MIN; // past beginRefreshAt + 10 min, no refresh driven
+    expect(sorted().map((c) => c.state)).toEqual(['denied', 'overdue_for_refresh']);
+    clock += 20 * MIN;
+    expect(sorted().map((c) => c.state)).toEqual(['denied', 'expired']);
+
+    reportPodCertificateStates(() => manager.metricReport());
+    const text = await registry.metrics();
+    expect(text).toContain('kubelet_podcertificate_states{signer_name="example.com/signer",state="expired"} 1');
+    expect(text).toContain('kubelet_podcertificate_states{signer_name="example.com/signer",state="denied"} 1');
+    reportPodCertificateStates(() => []);
   });
 
   it('keeps one record per source, watches while any is kept, and forgets a pod', async () => {
