@@ -7,7 +7,8 @@
  * the credential bundle the signer issues, renewing it from the signer's
  * `beginRefreshAt` on. One record per source (pod UID, volume, source index);
  * nothing is kept across a restart of nodelet, so a restarted nodelet requests
- * every certificate anew, as upstream's does.
+ * every certificate anew, as upstream's does. The states and what the pod
+ * gets in each are in pod-certificate-state.ts; the transitions are here:
  *
  *                                        now ≥ beginRefreshAt + jitter: create
  *                                        ┌───────────────────────────────┐
@@ -49,12 +50,11 @@ import type { PodCertificateBundle, PodCertificates } from '../volumes/index.ts'
 import { Backoff } from '../backoff/index.ts';
 import { errorDetail, nodeletError } from '../errors/index.ts';
 import type { PodCertificateApi, PodCertificateRequest, PodCertificateRequestCache } from './pod-certificate-api.ts';
-import { cleanCertificateChain, generatePodCertificateKey, type PodCertificateKey } from './pod-certificate-keys.ts';
+import { generatePodCertificateKey, type PodCertificateKey } from './pod-certificate-keys.ts';
+import { concluded, credentialBundleOf, metricsState, REFRESH_OVERDUE_MS, type CredState, type Issued, type Pending } from './pod-certificate-state.ts';
 
 /** upstream `assumeDeletedThreshold`: a request the watch has not shown by then is taken as deleted. */
 const ASSUME_DELETED_MS = 10 * 60_000;
-/** upstream `refreshOverdueDuration`: past `beginRefreshAt` by this, the pod gets a CertificateOverdueForRefresh event. */
-const REFRESH_OVERDUE_MS = 10 * 60_000;
 /** upstream `jitterDuration`: up to 5 minutes. */
 const JITTER_MS = 5 * 60_000;
 /** upstream's refresh pass runs every minute. */
@@ -62,31 +62,6 @@ const PASS_MS = 60_000;
 /** The retries of a failed step: 20 ms doubling to 30 s. */
 const RETRY_FIRST_MS = 20;
 const RETRY_MAX_MS = 30_000;
-
-/** A bundle the signer issued, and which age events the pod already got. */
-interface Issued {
-  readonly privateKey: Buffer;
-  readonly certificateChain: Buffer;
-  readonly beginRefreshAt: number;
-  readonly notAfter: number;
-  overdueReported: boolean;
-  expiredReported: boolean;
-}
-
-/** A request nodelet created and waits on. */
-interface Pending {
-  readonly privateKey: Buffer;
-  readonly pcrName: string;
-  /** When a request the watch still does not show is taken as deleted (Date.now() ms). */
-  readonly abandonAt: number;
-}
-
-type CredState =
-  | { readonly kind: 'initial' }
-  | ({ readonly kind: 'wait' } & Pending)
-  | { readonly kind: 'fresh'; readonly issued: Issued }
-  | { readonly kind: 'waitRefresh'; readonly issued: Issued; readonly refresh: Pending }
-  | { readonly kind: 'denied' | 'failed'; readonly pcrName: string; readonly reason: string; readonly message: string };
 
 /** One podCertificate source of one pod. */
 interface ProjectionRecord {
@@ -104,22 +79,6 @@ interface ProjectionRecord {
   again: boolean;
   /** The retry of a failed step. */
   retry?: NodeJS.Timeout;
-}
-
-/** upstream's `metricsState` of each state. */
-function metricsState(s: CredState, now: number): string {
-  switch (s.kind) {
-    case 'initial':
-    case 'wait':
-      return 'not_yet_issued';
-    case 'denied':
-    case 'failed':
-      return s.kind;
-    case 'fresh':
-    case 'waitRefresh':
-      if (now > s.issued.notAfter) return 'expired';
-      return now > s.issued.beginRefreshAt + REFRESH_OVERDUE_MS ? 'overdue_for_refresh' : 'fresh';
-  }
 }
 
 /** Options of {@link PodCertificateManager}. */
@@ -160,23 +119,7 @@ export class PodCertificateManager implements PodCertificates {
   credentialBundle(pod: V1Pod, volumeName: string, sourceIndex: number): PodCertificateBundle {
     const rec = this.recordFor(pod, volumeName, sourceIndex);
     this.drive(rec);
-    const s = rec.state;
-    const pcr = (name: string) => `PodCertificateRequest ${rec.namespace}/${name}`;
-    switch (s.kind) {
-      case 'fresh':
-      case 'waitRefresh':
-        return { privateKey: s.issued.privateKey, certificateChain: s.issued.certificateChain };
-      case 'denied':
-      case 'failed':
-        throw nodeletError(
-          'NDL_POD_CERTIFICATE',
-          `${pcr(s.pcrName)} was permanently ${s.kind}: reason=${JSON.stringify(s.reason)} message=${JSON.stringify(s.message)}`,
-        );
-      case 'wait':
-        throw nodeletError('NDL_POD_CERTIFICATE', `credential bundle is not issued yet: ${pcr(s.pcrName)} awaits signer ${rec.projection.signerName}`);
-      case 'initial':
-        throw nodeletError('NDL_POD_CERTIFICATE', `credential bundle is not issued yet${rec.lastError ? `: ${rec.lastError}` : ''}`);
-    }
+    return credentialBundleOf(rec.state, { namespace: rec.namespace, signerName: rec.projection.signerName, lastError: rec.lastError });
   }
 
   /** The sources by signer and state, as upstream's `MetricReport` (`kubelet_podcertificate_states`). */
@@ -337,46 +280,25 @@ export class PodCertificateManager implements PodCertificates {
 
   /** Moves `rec` on when `pcr` (the request of `pending`) reached Issued, Denied or Failed; true if it did. */
   private settle(rec: ProjectionRecord, pcr: PodCertificateRequest, pending: Pending): boolean {
-    const name = `${rec.namespace}/${pending.pcrName}`;
-    for (const c of pcr.status?.conditions ?? []) {
-      if (c.type === 'Denied' || c.type === 'Failed') {
-        const kind = c.type === 'Denied' ? 'denied' : 'failed';
-        rec.state = { kind, pcrName: pending.pcrName, reason: c.reason ?? '', message: c.message ?? '' };
-        const regarding = { kind: 'Pod', namespace: rec.namespace, name: rec.podName, uid: rec.podUid };
-        this.o.events.emit(
-          regarding,
-          'Warning',
-          c.type,
-          `PodCertificateRequest ${name} ${kind === 'denied' ? 'was denied' : 'failed'}, reason=${JSON.stringify(c.reason ?? '')}, message=${JSON.stringify(c.message ?? '')}`,
-        );
-        this.changed(rec);
-        return true;
-      }
-      if (c.type === 'Issued') {
-        const st = pcr.status!;
-        const chain = cleanCertificateChain(st.certificateChain ?? '');
-        const begin = Date.parse(st.beginRefreshAt ?? '');
-        const notAfter = Date.parse(st.notAfter ?? '');
-        if (!chain || Number.isNaN(begin) || Number.isNaN(notAfter)) {
-          rec.lastError = `PodCertificateRequest ${name} is Issued without a certificate chain, beginRefreshAt and notAfter`;
-          return false;
-        }
-        const issued: Issued = {
-          privateKey: pending.privateKey,
-          certificateChain: Buffer.from(chain),
-          beginRefreshAt: begin + this.jitter(),
-          notAfter,
-          overdueReported: false,
-          expiredReported: false,
-        };
-        rec.state = { kind: 'fresh', issued };
-        rec.lastError = undefined;
-        this.o.log.info({ pod: `${rec.namespace}/${rec.podName}`, pcr: pending.pcrName, notAfter: st.notAfter }, 'pod certificate issued');
-        this.changed(rec);
-        return true;
-      }
+    const next = concluded(pcr, pending, this.jitter());
+    if (!next) return false;
+    if ('error' in next) {
+      rec.lastError = next.error;
+      return false;
     }
-    return false;
+    rec.state = next;
+    const name = `${rec.namespace}/${pending.pcrName}`;
+    if (next.kind === 'fresh') {
+      rec.lastError = undefined;
+      this.o.log.info({ pod: `${rec.namespace}/${rec.podName}`, pcr: pending.pcrName, notAfter: pcr.status?.notAfter }, 'pod certificate issued');
+    } else {
+      const regarding = { kind: 'Pod', namespace: rec.namespace, name: rec.podName, uid: rec.podUid };
+      const what = next.kind === 'denied' ? 'was denied' : 'failed';
+      const note = `PodCertificateRequest ${name} ${what}, reason=${JSON.stringify(next.reason)}, message=${JSON.stringify(next.message)}`;
+      this.o.events.emit(regarding, 'Warning', next.kind === 'denied' ? 'Denied' : 'Failed', note);
+    }
+    this.changed(rec);
+    return true;
   }
 
   /** Warns once when the refresh is overdue, and once when the bundle the pod holds expired. */
