@@ -8,7 +8,8 @@
  *
  *   client cert (CN, O) / bearer token (TokenReview) / anonymous? ──none──► 401 Unauthorized  (authn.ts)
  *        │ user
- *   authorize(nodes/<subresource>, verb)? ──no──► 403 Forbidden (user=…, …)  (authz.ts, webhook-authz.ts)
+ *   authorize(nodes/<subresource>, verb), then nodes/proxy for /pods, /healthz, /configz
+ *        │                                ──no──► 403 Forbidden (user=…, …, subresource(s)=[…])  (authz.ts, webhook-authz.ts)
  *        │ yes                            └─error─► 500 Authorization error (user=…, …)
  *        │ yes
  *   known path, other method? ─────────────────────► 405 Method Not Allowed (method-guard.ts)
@@ -20,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { authenticateRequest, type AuthnOptions } from './authn.ts';
-import { authorize, requestAttributes, type Authorizer } from './authz.ts';
+import { authorize, decodedPath, requestAttributes, type Authorizer } from './authz.ts';
 import { registerStatsRoutes, type StatsRoutesOptions } from './stats-routes.ts';
 import { registerContainerLogs, sendText } from './container-logs.ts';
 import { errorStatus, installMethodGuard } from './method-guard.ts';
@@ -128,11 +129,12 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
       req.log.debug({ url: req.url }, 'kubelet API: unauthenticated request refused');
       return sendText(reply, 401, 'Unauthorized');
     }
-    const path = req.url.split('?')[0] ?? '/';
+    const path = decodedPath(req.url.split('?')[0] ?? '/');
     const refused = await authorize(opts.authorizer, requestAttributes(user, req.method, path, opts.nodeName));
     if (refused) {
-      if (refused.status === 500) req.log.warn({ err: String(refused.cause), url: req.url, user: user.name }, 'kubelet API: authorization failed');
-      else req.log.debug({ url: req.url, user: user.name }, 'kubelet API: request forbidden');
+      const about = { url: req.url, user: user.name, subresources: refused.subresources };
+      if (refused.status === 500) req.log.warn({ ...about, err: String(refused.cause) }, 'kubelet API: authorization failed');
+      else req.log.debug(about, 'kubelet API: request forbidden');
       return sendText(reply, refused.status, refused.message);
     }
     return undefined;

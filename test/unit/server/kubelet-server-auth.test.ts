@@ -137,7 +137,7 @@ describe('bearer tokens and anonymous callers', () => {
     asked.length = 0;
     expect(await get(open, '/healthz')).toMatchObject({
       status: 403,
-      body: 'Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource=healthz)',
+      body: 'Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource(s)=[healthz proxy])\n',
     });
     expect(asked[0]!.user).toEqual({ name: 'system:anonymous', groups: ['system:unauthenticated'] });
   });

@@ -156,7 +156,7 @@ describe('authorization', () => {
       const res = await request('/containerLogs/default/web/app', client);
       expect(res).toMatchObject({
         status: 403,
-        body: 'Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=proxy)',
+        body: 'Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource(s)=[proxy])\n',
       });
       asked.length = 0;
       expect((await request('/pods', client)).status).toBe(403);
