@@ -8,7 +8,7 @@
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
- *   pod status            [dra] (allocatedResourcesStatus)    → PodController
+ *   pod status            [devices, dra] (allocatedResourcesStatus) → PodController
  *   standalone admission  + DRA refusal (pods with resourceClaims: UnsupportedPodSpec) → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
@@ -16,7 +16,7 @@
  *
  * Each part is built after what it uses, so none is handed a reference to
  * fill in later. Parts that must tell a later one something subscribe it when
- * that one is built (DRA health and changed ConfigMaps → the pod controller;
+ * that one is built (device and DRA health, changed ConfigMaps → the pod controller;
  * node shutdown, eviction and device plugins → the node controller).
  *
  *   startNodelet ──► images ──► providers ──► events ──► pod store ──► DRA ──► devices ──► CSI
@@ -241,9 +241,11 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
     probes,
-    statusContributors: dra ? [dra.statusContributor] : [],
+    // Device plugins before DRA, as upstream's container manager.
+    statusContributors: [devices.statusContributor, ...(dra ? [dra.statusContributor] : [])],
   });
   setup.onObjectsChanged((uids) => pods.resyncPods(uids));
+  devices.onHealthChange((uids) => pods.resyncPods(uids));
   dra?.onHealthChange((uids) => pods.resyncPods(uids));
   // Graceful node shutdown (SIGPWR): stops pods through the controller, posts NotReady through the node controller.
   const shutdown = new NodeShutdownManager({

@@ -12,6 +12,12 @@
  *     grace expired (seen by capacity()) ─► REMOVED: reported as capacity 0 / allocatable 0
  *     a new registration of the same resource replaces the endpoint in any state.
  *
+ * Device health (ResourceHealthStatus): each ListAndWatch update that changes
+ * a device's health, or brings a device back, names the pods holding it to the
+ * health listeners (upstream `genericDeviceUpdateCallback` → the kubelet's
+ * pod sync), and {@link DeviceManager.allocatedResourcesStatus} gives a
+ * container's devices with their last reported health for its status.
+ *
  * Allocations survive restarts through the checkpoint; a container whose
  * devices are recorded there keeps them (and the recorded allocate response)
  * without calling the plugin again (upstream `devicesToAllocate`: nothing
@@ -19,10 +25,10 @@
  * WASI runtime process keeps containers across restarts) or is started again.
  * Devices return to the pool when their pod is no longer active.
  */
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1Pod, V1ResourceStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Device__Output } from '../../sockets/deviceplugin.ts';
-import { HEALTHY } from '../../sockets/deviceplugin.ts';
+import { HEALTHY, UNHEALTHY } from '../../sockets/deviceplugin.ts';
 import type { AdmitResult } from '../pods/index.ts';
 import { quantityUnits } from '../kube/index.ts';
 import { errorDetail, nodeletError } from '../errors/index.ts';
@@ -69,6 +75,7 @@ export class DeviceManager {
   private readonly removed = new Set<string>();
   private readonly pods = new PodDevices();
   private readonly listeners = new Set<() => void>();
+  private readonly healthListeners = new Set<(podUIDs: string[]) => void>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly log: Logger;
   private readonly graceMs: number;
@@ -119,6 +126,16 @@ export class DeviceManager {
   onChange(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
+  }
+
+  /**
+   * Calls `fn` with the UIDs of the pods holding devices whose reported health
+   * changed (or that were reported again after being gone), so their status is
+   * rebuilt. Returns an unsubscribe function.
+   */
+  onHealthChange(fn: (podUIDs: string[]) => void): () => void {
+    this.healthListeners.add(fn);
+    return () => this.healthListeners.delete(fn);
   }
 
   private notify(): void {
@@ -182,19 +199,36 @@ export class DeviceManager {
   private devices(ep: DeviceEndpoint, devices: Device__Output[]): void {
     const r = ep.resourceName;
     if (this.endpoints.get(r) !== ep) return;
+    const before = this.all.get(r);
     const all = new Map<string, Device__Output>();
     const healthy = new Set<string>();
     const unhealthy = new Set<string>();
+    const changed = new Set<string>();
     for (const d of devices) {
+      // Upstream: a device whose health differs from the last report, or one not in it (it may
+      // have been gone for a while yet still be assigned to a pod), updates its pod's status.
+      if (before?.get(d.ID)?.health !== d.health) changed.add(d.ID);
       all.set(d.ID, d);
       (d.health === HEALTHY ? healthy : unhealthy).add(d.ID);
     }
     this.all.set(r, all);
     this.healthy.set(r, healthy);
     this.unhealthy.set(r, unhealthy);
+    const podUIDs = changed.size > 0 ? this.pods.podsHolding(r, changed) : [];
     this.saveCheckpoint();
     this.log.info({ resourceName: r, totalCount: devices.length, healthyCount: healthy.size }, 'Processed device updates for resource');
     this.notify();
+    if (podUIDs.length > 0) this.notifyHealth(podUIDs);
+  }
+
+  private notifyHealth(podUIDs: string[]): void {
+    for (const fn of this.healthListeners) {
+      try {
+        fn(podUIDs);
+      } catch (e) {
+        this.log.warn({ err: String(e) }, 'device health listener failed');
+      }
+    }
   }
 
   /** Upstream `PluginDisconnected`: every device unhealthy, stop time set, capacity kept for the grace period. */
@@ -265,6 +299,11 @@ export class DeviceManager {
       out[r] = String(Math.max(this.healthy.get(r)?.size ?? 0, inUse.get(r)?.size ?? 0));
     }
     return out;
+  }
+
+  /** True when the pod holds devices (per the allocation table). */
+  holdsDevices(podUID: string): boolean {
+    return this.pods.hasPod(podUID);
   }
 
   /** Upstream `isDevicePluginResource`: registered now, or held by some container. */
@@ -469,6 +508,30 @@ export class DeviceManager {
     const out: ContainerDevicesInfo[] = [];
     for (const [resourceName, a] of this.pods.containerAllocations(podUID, containerName)) {
       for (const [numa, ids] of a.deviceIds) for (const id of ids) out.push({ resourceName, deviceIds: [id], numaNodes: numa === NO_TOPOLOGY ? [] : [numa] });
+    }
+    return out;
+  }
+
+  /**
+   * `allocatedResourcesStatus` entries of a container (upstream
+   * `UpdateAllocatedResourcesStatus`): one per device-plugin resource it holds,
+   * named after the resource, listing its devices with the health the plugin
+   * last reported — `Healthy`, or `Unhealthy` for any other value; a device the
+   * plugin does not list (now) counts as `Healthy`, as upstream. Sorted by
+   * resource and device ID so an unchanged status compares equal.
+   */
+  allocatedResourcesStatus(podUID: string, containerName: string): V1ResourceStatus[] {
+    const out: V1ResourceStatus[] = [];
+    const held = [...this.pods.containerAllocations(podUID, containerName)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [resourceName, a] of held) {
+      const ids = [...idsOf(a.deviceIds)].sort();
+      if (ids.length === 0) continue;
+      const reported = this.all.get(resourceName);
+      const resources = ids.map((id) => {
+        const health = reported?.get(id)?.health ?? HEALTHY;
+        return { resourceID: id, health: health === HEALTHY ? HEALTHY : UNHEALTHY };
+      });
+      out.push({ name: resourceName, resources });
     }
     return out;
   }

@@ -8,12 +8,16 @@
  *   admission allocatable deviceAllocatable(manager)
  *   container options     deviceContainerOptions(manager) (env + mounts)
  *   node status           extraResources() + onChange(poke) → NodeController
+ *   pod status            statusContributor (allocatedResourcesStatus: device health)
+ *                         + onHealthChange(uids) → PodController.resyncPods
  *   plugin registration   handler                         → { [DEVICE_PLUGIN]: handler }
  */
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { PluginHandler } from '../pluginmanager/index.ts';
+import type { PodStatusContributor } from '../pods/index.ts';
+import { deviceStatusContributor } from './allocated-resources-status.ts';
 import { DeviceManager } from './device-manager.ts';
 import { DEVICE_PLUGIN } from '../../sockets/pluginregistration.ts';
 import { createDevicePluginHandler } from './device-plugin-handler.ts';
@@ -55,6 +59,10 @@ export interface DevicePlugins {
   extraResources(): { capacity: Record<string, string>; allocatable: Record<string, string> };
   /** Calls `fn` when capacity/allocatable may have changed (e.g. `node.poke()`). */
   onChange(fn: () => void): () => void;
+  /** `allocatedResourcesStatus` of the containers holding devices (their health as the plugins report it). */
+  readonly statusContributor: PodStatusContributor;
+  /** Calls `fn` with the pods whose devices' health changed (the pod controller syncs them again). */
+  onHealthChange(fn: (podUIDs: string[]) => void): () => void;
   stop(): Promise<void>;
 }
 
@@ -90,6 +98,8 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
     handler,
     extraResources: () => manager.capacity(),
     onChange: (fn) => manager.onChange(fn),
+    statusContributor: deviceStatusContributor(manager),
+    onHealthChange: (fn) => manager.onHealthChange(fn),
     async stop() {
       await registration.stop();
       await podResources.stop();

@@ -85,6 +85,19 @@ export class PodDevices {
     return this._pods.get(podUID)?.get(container) ?? new Map();
   }
 
+  /** UIDs of the pods holding any of `ids` of `resource`. */
+  podsHolding(resource: string, ids: ReadonlySet<string>): string[] {
+    const out: string[] = [];
+    for (const [uid, containers] of this._pods) {
+      const holds = [...containers.values()].some((resources) => {
+        const a = resources.get(resource);
+        return a !== undefined && [...idsOf(a.deviceIds)].some((id) => ids.has(id));
+      });
+      if (holds) out.push(uid);
+    }
+    return out;
+  }
+
   /** Devices in use per resource. */
   devices(): Map<string, Set<string>> {
     const out = new Map<string, Set<string>>();

@@ -78,7 +78,7 @@ export interface PodControllerOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** The node's prober: probes and lifecycle hooks of container runs (absent: not run). */
   probes?: ProbeManager;
-  /** Applied in order to every status before it is compared and posted (DRA: allocatedResourcesStatus). */
+  /** Applied in order to every status before it is compared and posted (device plugins, DRA: allocatedResourcesStatus). */
   statusContributors?: readonly PodStatusContributor[];
   /** Counts the pods in their first sync (the event recorder and interim statuses yield to them). */
   starts?: PodStarts;
@@ -440,7 +440,7 @@ export class PodController implements PodReader {
 
   private async postNow(pod: V1Pod, entry: PodEntry, given: V1PodStatus): Promise<void> {
     const f = entry.overlay;
-    // The status contributors' parts (DRA allocatedResourcesStatus) before the comparison with what was posted.
+    // The status contributors' parts (device plugins' and DRA's allocatedResourcesStatus) before the comparison with what was posted.
     for (const c of this.o.statusContributors ?? []) given = c.contribute(pod, given);
     const status = f
       ? { ...given, phase: 'Failed', reason: f.reason, message: f.message, conditions: mergePodConditions(given.conditions, f.conditions ?? [], new Date()) }

@@ -3,7 +3,8 @@
  * binary, private mount namespace) registers with nodelet through
  * plugins_registry and through kubelet.sock; `example.com/resource: 2`
  * reaches the Node through the real apiserver; the real scheduler places
- * pods against it; containers see their device; the checkpoint survives a
+ * pods against it; containers see their device (and report it Healthy in
+ * allocatedResourcesStatus); the checkpoint survives a
  * nodelet restart; podresources reports the devices; a stopped plugin keeps
  * its capacity for the (shortened) grace period, then reports 0.
  */
@@ -189,6 +190,21 @@ describe('device plugins on nodelet', () => {
     const listed = await listPodResources();
     for (const [n, ids] of Object.entries(held)) if (n !== 'pending') expect(listed.get(n)).toEqual(ids);
     expect(listed.has(held.pending![0]!)).toBe(false);
+  });
+
+  // Ported from upstream test/e2e_node/device_plugin_failures_pod_status_test.go, "will report a Healthy and
+  // then Unhealthy single device in the pod status" (the Healthy half: the sample plugin never changes health;
+  // test/e2e/device-health.test.ts has the whole case with upstream's test device plugin).
+  it('each running pod reports its device Healthy in allocatedResourcesStatus, on its regular container only', async () => {
+    for (const [n, ids] of Object.entries(held)) {
+      if (n === 'pending') continue;
+      const p = await podUntil(n, 'allocatedResourcesStatus', (x) => x.status?.containerStatuses?.[0]?.allocatedResourcesStatus !== undefined);
+      expect(p.status!.containerStatuses![0]!.allocatedResourcesStatus).toEqual([
+        { name: R, resources: ids.map((id) => ({ resourceID: id, health: 'Healthy' })) },
+      ]);
+      // Upstream fills containerStatuses only; the init container held the same device.
+      expect(p.status!.initContainerStatuses![0]!.allocatedResourcesStatus).toBeUndefined();
+    }
   });
 
   it('after a nodelet restart the checkpoint keeps the assignments; deleting one pod lets the Pending pod run with the freed device', async () => {

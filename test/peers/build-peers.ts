@@ -10,7 +10,15 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** Binaries built by test/peers/build.sh. */
-export const PEER_BINARIES = ['sample-device-plugin', 'csi-node-driver-registrar', 'hostpathplugin', 'dra-test-driver', 'csi-mock-driver', 'kwok'] as const;
+export const PEER_BINARIES = [
+  'sample-device-plugin',
+  'csi-node-driver-registrar',
+  'hostpathplugin',
+  'dra-test-driver',
+  'csi-mock-driver',
+  'test-device-plugin',
+  'kwok',
+] as const;
 
 /** Name of a peer binary. */
 export type PeerBinary = (typeof PEER_BINARIES)[number];
