@@ -50,5 +50,6 @@ export function kubeletConfigOf(o: NodeletOptions): Record<string, unknown> {
     maxPods: o.maxPods,
     containerLogMaxSize: o.containerLogMaxSize,
     containerLogMaxFiles: o.containerLogMaxFiles,
+    crashLoopBackOff: { maxContainerRestartPeriod: goDuration(o.maxContainerRestartPeriodMs) },
   };
 }

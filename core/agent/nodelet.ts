@@ -238,6 +238,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     setup,
     events,
     resyncMs: o.syncFrequencyMs,
+    restartBackoffMaxMs: o.maxContainerRestartPeriodMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
     admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
     probes,

@@ -7,7 +7,8 @@
  *   wait   = delay × (1 + random × jitter)        (jitter defaults to 0)
  *
  * Upstream's variants, as used here:
- *   flowcontrol.Backoff (restarts, pulls)  10 s ×2 ≤ 300 s, reset after 2 × max idle
+ *   flowcontrol.Backoff (restarts, pulls)  10 s ×2 ≤ 300 s, reset after 600 s idle (restarts:
+ *     crash-loop-backoff.ts, max configurable)
  *   exponentialbackoff (plugin operations,  500 ms ×2 ≤ 2 min 2 s, no reset
  *     volume set-up)
  *   node lease ensure (read or create)      200 ms ×2 ≤ 7 s, from the start each time

@@ -22,6 +22,7 @@ import {
   parseList,
   parseLogFormat,
   parseLogLevel,
+  parseMaxContainerRestartPeriod,
   parsePath,
   parsePort,
   parsePositiveDuration,
@@ -685,6 +686,17 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Log level: trace, debug, info, warn, error (overrides --v)',
     apply: (s, r) => {
       s.logLevel = parseLogLevel(r);
+    },
+  },
+  {
+    name: 'max-container-restart-period',
+    type: 'duration',
+    default: '5m0s',
+    upstream: false,
+    config: 'crashLoopBackOff.maxContainerRestartPeriod',
+    help: 'Longest back-off between restarts of a crashing container (CrashLoopBackOff), 1s to 300s; the first back-off is 10s or this if shorter (KubeletCrashLoopBackOffMax; upstream: config file only)',
+    apply: (s, r) => {
+      s.maxContainerRestartPeriodMs = parseMaxContainerRestartPeriod(r);
     },
   },
   {

@@ -85,6 +85,8 @@ export interface NodeletOptions extends DerivedDirs {
   shutdownGracePeriodCriticalPodsMs: number;
   nodeLeaseDurationSeconds: number;
   syncFrequencyMs: number;
+  /** `crashLoopBackOff.maxContainerRestartPeriod`: the cap of the container restart back-off (1 s to 300 s). */
+  maxContainerRestartPeriodMs: number;
   /** `--file-check-frequency`: how often the static pod manifests are re-read (besides the file watch). */
   fileCheckFrequencyMs: number;
   /** `--volume-stats-agg-period`: how long a volume's usage is cached (negative: volume stats off). */

@@ -76,6 +76,19 @@ export function parsePositiveDuration(text: string): number {
   return ms;
 }
 
+/**
+ * Parses `crashLoopBackOff.maxContainerRestartPeriod`: a duration of 1s to 300s
+ * (upstream's validation: whole milliseconds in [1000, 300000]), with upstream's wording.
+ */
+export function parseMaxContainerRestartPeriod(text: string): number {
+  const ms = parseGoDuration(text);
+  const whole = Math.trunc(ms);
+  if (whole < 1000 || whole > 300_000) {
+    throw nodeletError('NDL_CONFIG_INVALID_VALUE', `CrashLoopBackOff.MaxContainerRestartPeriod (got: ${ms / 1000} seconds) must be set between 1s and 300s`);
+  }
+  return ms;
+}
+
 /** Parses a non-negative Go duration (0 allowed, e.g. a cache TTL) into milliseconds. */
 export function parseDuration(text: string): number {
   const ms = parseGoDuration(text);

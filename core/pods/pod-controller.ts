@@ -24,7 +24,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider, type Logger, type PodContext } from '@nodelet/plugin-api/v1';
 import { admitContext, runAdmitHandlers, type AdmitNode, type AdmitResult, type PodAdmitHandler } from './admit-handler.ts';
-import { Backoff } from '../backoff/index.ts';
+import { Backoff, crashLoopBackoff } from '../backoff/index.ts';
 import type { PodSetup } from './pod-setup.ts';
 import type { PodStatusContributor } from './pod-status-contributor.ts';
 import type { PodNetwork } from './pod-network.ts';
@@ -76,6 +76,12 @@ export interface PodControllerOptions {
   concurrency?: number;
   /** Restart and image-pull back-off (default 10 s doubling to 300 s); tests shorten it. */
   backoff?: { initialMs: number; maxMs: number };
+  /**
+   * The cap of the container restart back-off (`crashLoopBackOff.maxContainerRestartPeriod`,
+   * KubeletCrashLoopBackOffMax); the first delay is lowered to it when it is shorter. Image pulls
+   * keep their own back-off. Default: `backoff.maxMs`, else 300 s.
+   */
+  restartBackoffMaxMs?: number;
   /** The node's prober: probes and lifecycle hooks of container runs (absent: not run). */
   probes?: ProbeManager;
   /** Applied in order to every status before it is compared and posted (device plugins, DRA: allocatedResourcesStatus). */
@@ -154,7 +160,12 @@ export class PodController implements PodReader {
     this.desired = this.store.desired;
     this.entries = this.store.entries;
     this.admitHandlers = [...(o.admitHandlers ?? [])];
-    this.restartBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
+    // Tests' shortened back-off keeps its reset after 2 × max idle.
+    this.restartBackoff = crashLoopBackoff({
+      maxMs: o.restartBackoffMaxMs ?? o.backoff?.maxMs,
+      initialMs: o.backoff?.initialMs,
+      resetAfterMs: o.backoff && 2 * o.backoff.maxMs,
+    });
     this.pullBackoff = new Backoff(o.backoff?.initialMs, o.backoff?.maxMs);
     this.volumeBackoff = new Backoff(500, 122_000);
     // No limit by default: a pod waiting for a slot behind others' token requests and mounts was most

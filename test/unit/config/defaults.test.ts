@@ -47,6 +47,7 @@ const REQUIRED: Record<RequiredKeys<NodeletOptions>, true> = {
   shutdownGracePeriodCriticalPodsMs: true,
   nodeLeaseDurationSeconds: true,
   syncFrequencyMs: true,
+  maxContainerRestartPeriodMs: true,
   fileCheckFrequencyMs: true,
   volumeStatsAggPeriodMs: true,
   registerNode: true,

@@ -56,6 +56,8 @@ imageGCHighThresholdPercent: 70
 imageGCLowThresholdPercent: 60
 containerLogMaxSize: 1Mi
 containerLogMaxFiles: 2
+crashLoopBackOff:
+  maxContainerRestartPeriod: 30s
 rotateCertificates: true
 logging:
   verbosity: 2
@@ -105,6 +107,7 @@ describe('KubeletConfiguration file', () => {
       imageGCLowThresholdPercent: 60,
       containerLogMaxSize: '1Mi',
       containerLogMaxFiles: 2,
+      maxContainerRestartPeriodMs: 30_000,
       logLevel: 'debug',
       loggingFormat: 'text',
       rotateCertificates: true,
@@ -179,6 +182,10 @@ describe('KubeletConfiguration file', () => {
     [`${HEAD}authorization:\n  mode: Node\n`, /authorization\.mode: "Node" must be Webhook or AlwaysAllow/],
     [`${HEAD}containerLogMaxFiles: 1\n`, /containerLogMaxFiles: 1 must be at least 2/],
     [`${HEAD}imageGCHighThresholdPercent: 150\n`, /imageGCHighThresholdPercent: 150 must be between 0 and 100/],
+    [
+      `${HEAD}crashLoopBackOff:\n  maxContainerRestartPeriod: 10m\n`,
+      /crashLoopBackOff\.maxContainerRestartPeriod: "10m" CrashLoopBackOff\.MaxContainerRestartPeriod \(got: 600 seconds\) must be set between 1s and 300s/,
+    ],
   ])('rejects %j', (body, msg) => {
     const file = writeConfig(body);
     let err: unknown;
