@@ -11,9 +11,14 @@
  *                                       ─▶ blob (one download per digest, verified) ─▶ record
  *   compat image (OCI config + tar layers): config ─▶ entrypoint ─▶ extract from the layers
  *                                       ─▶ module stored under its own digest ─▶ record
+ *
+ *   pullVolume(image): the same policies and credentials, for an image volume: the whole
+ *   image unpacked into a read-only tree shared by its pods (volume-pull.ts, tree-store.ts);
+ *   a tree held by a pod's volume is never collected (holders, see `releaseVolumes`).
  */
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
 import { credentialsFor, credentialsKey } from './credentials.ts';
@@ -27,6 +32,8 @@ import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
 import { RegistryError } from './registry-error.ts';
 import { SingleFlight } from './single-flight.ts';
 import { ImageStore, type ImageEntry } from './store.ts';
+import { TreeStore, type TreeEntry } from './tree-store.ts';
+import { fetchImageVolume, type ImageVolumeRequest, type ImageVolumeService, type PulledImageVolume } from './volume-pull.ts';
 
 /** Options of {@link OciImageService.open}. */
 export interface OciImageServiceOptions {
@@ -89,21 +96,47 @@ interface Fetched {
   readonly cached: boolean;
 }
 
+/** How a GC pass names an image volume tree among the module blobs. */
+const TREE_ID = 'tree:';
+
+/** Image names, image IDs and digests as store keys: digests as they are, references formatted (the rest dropped). */
+function wantedNames(names: Iterable<string>): Set<string> {
+  const wanted = new Set<string>();
+  for (const name of names) {
+    if (/^sha256:[0-9a-f]{64}$/.test(name)) {
+      wanted.add(name);
+      continue;
+    }
+    try {
+      wanted.add(formatReference(parseReference(name)));
+    } catch {
+      /* not a reference: nothing to keep */
+    }
+  }
+  return wanted;
+}
+
 /** The OCI distribution client and image store behind `ImageService`. */
-export class OciImageService implements ImageService {
+export class OciImageService implements ImageService, ImageVolumeService {
   private readonly pulls = new SingleFlight<Fetched & { credential?: RegistryCredential }>();
+  private readonly volumePulls = new SingleFlight<{ entry: TreeEntry; cached: boolean; credential?: RegistryCredential }>();
+  private readonly unpacks = new SingleFlight<void>();
   private readonly access = new PullAccess();
+  /** Image volume trees by holder (`<pod uid>/<volume>`): never collected while held. */
+  private readonly holds = new Map<string, Set<string>>();
 
   private constructor(
     private readonly store: ImageStore,
+    private readonly trees: TreeStore,
     private readonly client: RegistryClient,
     private readonly onProgress?: (p: BlobProgress) => void,
   ) {}
 
-  /** Opens the store (reading its index once) and returns the service. */
+  /** Opens the store (reading its indexes once) and returns the service. */
   static async open(opts: OciImageServiceOptions): Promise<OciImageService> {
     const store = await ImageStore.open(opts.rootDir);
-    return new OciImageService(store, new RegistryClient(opts), opts.onProgress);
+    const trees = await TreeStore.open(join(opts.rootDir, 'images'));
+    return new OciImageService(store, trees, new RegistryClient(opts), opts.onProgress);
   }
 
   /** Pulls `image` per `req.pullPolicy`, or answers from the store. Failures are branded `ImagePull` errors. */
@@ -133,6 +166,58 @@ export class OciImageService implements ImageService {
     }
   }
 
+  /**
+   * Pulls `image` as an image volume per `req.pullPolicy`, or answers from the unpacked trees;
+   * `req.holder` then holds the tree against image GC. Failures are branded `ImagePull` errors.
+   */
+  async pullVolume(image: string, req: ImageVolumeRequest): Promise<PulledImageVolume> {
+    let ref: ImageReference;
+    try {
+      ref = parseReference(image);
+    } catch (e) {
+      throw invalidNameFailure(image, e);
+    }
+    const key = formatReference(ref);
+    const candidates = credentialsFor(ref, req.credentials);
+    const hit = this.trees.lookup(key);
+    if (hit && req.pullPolicy !== 'Always' && this.access.allows(`${hit.repository}@${hit.digest}`, candidates)) {
+      return this.volumeResult(image, hit, true, req.holder);
+    }
+    if (req.pullPolicy === 'Never') throw neverPullFailure(image);
+    const flightKey = `${key}\0${credentialsKey(candidates)}`;
+    try {
+      const got = await this.volumePulls.do(flightKey, (signal) => this.fetchVolumeAs(ref, key, candidates, signal), req.signal);
+      this.access.record(`${got.entry.repository}@${got.entry.digest}`, got.credential);
+      return this.volumeResult(image, got.entry, got.cached, req.holder);
+    } catch (e) {
+      throw pullFailure(image, e);
+    }
+  }
+
+  /** Drops the holds of `holder` on image volume trees. */
+  releaseVolumes(holder: string): void {
+    this.holds.delete(holder);
+  }
+
+  private volumeResult(image: string, entry: TreeEntry, cached: boolean, holder: string | undefined): PulledImageVolume {
+    this.trees.touch(entry.digest);
+    if (holder !== undefined) this.holds.set(holder, new Set([...(this.holds.get(holder) ?? []), entry.digest]));
+    return { image, imageID: `${entry.repository}@${entry.digest}`, digest: entry.digest, path: this.trees.path(entry.digest), size: entry.size, cached };
+  }
+
+  /** Tries each candidate credential in turn; moves on only when one is refused. */
+  private async fetchVolumeAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], signal: AbortSignal) {
+    const deps = { client: this.client, trees: this.trees, unpacks: this.unpacks };
+    for (let i = 0; ; i++) {
+      const target: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: candidates[i], signal };
+      try {
+        return { ...(await fetchImageVolume(deps, ref, key, target)), credential: candidates[i] };
+      } catch (e) {
+        if (!(e instanceof RegistryError && e.unauthorized) || i === candidates.length - 1) throw e;
+      }
+    }
+  }
+
   /** The images in the store, one per manifest digest, for `status.images`. */
   list(): ImageSummary[] {
     const byDigest = new Map<string, { names: Set<string>; sizeBytes: number }>();
@@ -142,19 +227,27 @@ export class OciImageService implements ImageService {
       item.names.add(key);
       byDigest.set(id, item);
     }
+    for (const { entry, keys } of this.trees.list()) {
+      const id = `${entry.repository}@${entry.digest}`;
+      const item = byDigest.get(id) ?? { names: new Set([id]), sizeBytes: 0 };
+      for (const k of keys) item.names.add(k);
+      item.sizeBytes += entry.size;
+      byDigest.set(id, item);
+    }
     return [...byDigest.values()].map((i) => ({ names: [...i.names], sizeBytes: i.sizeBytes }));
   }
 
   /**
    * One image GC pass (see image-gc.ts). `inUse` names the images running
    * containers use: references as written in pod specs, `repo@digest` image IDs,
-   * or manifest / module digests. Deleted modules leave {@link list} at once.
+   * or manifest / module digests. Image volume trees are collected with the
+   * modules (named `tree:<digest>` in the result), except those a pod's volume
+   * holds. Deleted images leave {@link list} at once.
    */
   async garbageCollect(policy: ImageGcPolicy, inUse: Iterable<string>, diskUsage: DiskUsageFn = statfsUsage, now = Date.now()): Promise<ImageGcResult> {
-    const used = this.blobsInUse(inUse);
-    for (const d of used) this.store.touch(d, now);
+    const gc = this.gcContent(inUse, now);
     const usage = await diskUsage(this.store.dir);
-    return collect(usage, policy, this.store.blobUsage(), used, (d) => this.store.removeBlob(d), now);
+    return collect(usage, policy, gc.candidates, gc.used, gc.remove, now);
   }
 
   /**
@@ -163,28 +256,40 @@ export class OciImageService implements ImageService {
    * within `minAgeMs` are kept. Resolves to the bytes freed.
    */
   async deleteUnused(bytes: number, inUse: Iterable<string>, minAgeMs: number, now = Date.now()): Promise<number> {
-    const used = this.blobsInUse(inUse);
-    for (const d of used) this.store.touch(d, now);
+    const gc = this.gcContent(inUse, now);
     // A pass at 100 % usage of a `bytes`-sized disk with a 0 % low threshold frees exactly `bytes`.
     const policy = { highThresholdPercent: 0, lowThresholdPercent: 0, minAgeMs };
-    const r = await collect({ capacityBytes: bytes, availableBytes: 0 }, policy, this.store.blobUsage(), used, (d) => this.store.removeBlob(d), now);
+    const r = await collect({ capacityBytes: bytes, availableBytes: 0 }, policy, gc.candidates, gc.used, gc.remove, now);
     return r.freedBytes;
   }
 
-  /** Module digests behind image names, image IDs and digests. */
-  private blobsInUse(names: Iterable<string>): Set<string> {
-    const wanted = new Set<string>();
-    for (const name of names) {
-      if (/^sha256:[0-9a-f]{64}$/.test(name)) {
-        wanted.add(name);
-        continue;
-      }
-      try {
-        wanted.add(formatReference(parseReference(name)));
-      } catch {
-        /* not a reference: nothing to keep */
-      }
+  /**
+   * What a GC pass may delete (module blobs by digest, image volume trees as `tree:<digest>`),
+   * what it must keep (those in use, touched now), and how to delete one.
+   */
+  private gcContent(inUse: Iterable<string>, now: number) {
+    const wanted = wantedNames(inUse);
+    const used = this.blobsInUse(wanted);
+    for (const d of used) this.store.touch(d, now);
+    for (const d of this.treesInUse(wanted)) {
+      this.trees.touch(d, now);
+      used.add(`${TREE_ID}${d}`);
     }
+    const candidates = [...this.store.blobUsage(), ...this.trees.usage().map((t) => ({ digest: `${TREE_ID}${t.digest}`, lastUsed: t.lastUsed }))];
+    const remove = (id: string) => (id.startsWith(TREE_ID) ? this.trees.remove(id.slice(TREE_ID.length)) : this.store.removeBlob(id));
+    return { candidates, used, remove };
+  }
+
+  /** Image volume trees behind image names, image IDs and digests, and every tree a pod's volume holds. */
+  private treesInUse(wanted: ReadonlySet<string>): Set<string> {
+    const used = new Set<string>();
+    for (const { entry, keys } of this.trees.list()) if (wanted.has(entry.digest) || keys.some((k) => wanted.has(k))) used.add(entry.digest);
+    for (const held of this.holds.values()) for (const d of held) used.add(d);
+    return used;
+  }
+
+  /** Module digests behind image names, image IDs and digests. */
+  private blobsInUse(wanted: ReadonlySet<string>): Set<string> {
     const used = new Set<string>();
     for (const [key, entry] of this.store.entries()) {
       if (wanted.has(key) || wanted.has(entry.digest) || wanted.has(entry.layerDigest)) used.add(entry.layerDigest);

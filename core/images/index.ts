@@ -10,4 +10,5 @@ export { credentialsFor } from './credentials.ts';
 export { dockerConfigCredentials } from './docker-config.ts';
 export { type NodeImageService, openImageService, podImages } from './local-images.ts';
 export { pullSecretCredentials } from './pull-secrets.ts';
+export { defaultPullPolicy, type ImageVolumeRequest, type ImageVolumeService, type PulledImageVolume } from './volume-pull.ts';
 export { DEFAULT_CHUNK_BYTES, type PushProgress, pushWasmModule } from './registry-push.ts';

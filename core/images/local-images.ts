@@ -16,9 +16,10 @@ import { isNodeletError } from '../errors/index.ts';
 import { openRegularFile } from '../paths/index.ts';
 import { startPeriodicGc, type DiskUsageFn, type ImageGcResult } from './image-gc.ts';
 import { OciImageService } from './image-service.ts';
+import type { ImageVolumeService } from './volume-pull.ts';
 
-/** The image service with `status.images` support and image GC. */
-export interface NodeImageService extends ImageService {
+/** The image service with `status.images` support, image GC and image volumes. */
+export interface NodeImageService extends ImageService, ImageVolumeService {
   nodeImages(): V1ContainerImage[];
   /**
    * Starts periodic image GC with the options' thresholds (`--image-gc-high-threshold` 100
@@ -34,9 +35,14 @@ export interface NodeImageService extends ImageService {
   garbageCollect(inUse: Iterable<string>, diskUsage?: DiskUsageFn): Promise<ImageGcResult>;
 }
 
-/** The images of pods: every container's and init container's `image`. */
+/** The images of pods: every container's and init container's `image`, and every image volume's `reference`. */
 export function podImages(pods: readonly V1Pod[]): string[] {
-  return pods.flatMap((p) => [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => c.image ?? '')).filter(Boolean);
+  return pods
+    .flatMap((p) => [
+      ...[...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => c.image ?? ''),
+      ...(p.spec?.volumes ?? []).map((v) => v.image?.reference ?? ''),
+    ])
+    .filter(Boolean);
 }
 
 /**
@@ -93,6 +99,17 @@ export async function openImageService(o: NodeletOptions, log: Logger): Promise<
         throw e;
       }
     },
+    async pullVolume(image, req) {
+      try {
+        const pulled = await oci.pullVolume(image, req);
+        imagePulls.inc({ result: 'success' });
+        return pulled;
+      } catch (e) {
+        imagePulls.inc({ result: 'failure' });
+        throw e;
+      }
+    },
+    releaseVolumes: (holder) => oci.releaseVolumes(holder),
     nodeImages: () => oci.list().map((i) => ({ names: i.names, sizeBytes: i.sizeBytes })),
     reclaim: (bytes, inUse) => oci.deleteUnused(bytes, inUse, policy.minAgeMs),
     storeDir: join(o.rootDir, 'images'),

@@ -32,6 +32,8 @@ export interface Descriptor {
   readonly digest: string;
   readonly size: number;
   readonly platform?: { readonly os?: string; readonly architecture?: string; readonly variant?: string };
+  /** e.g. `org.opencontainers.image.title`, which names an artifact layer's file. */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** A parsed manifest: either an image manifest (`layers`) or an index (`manifests`). */
