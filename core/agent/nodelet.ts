@@ -3,7 +3,7 @@
  * each explicitly. The extension points are lists built here (see
  * docs/architecture.md):
  *
- *   volume plugins        probeVolumePlugins({ csi })         → pod set-up
+ *   volume plugins        probeVolumePlugins({ csi, image })  → pod set-up
  *   admit handlers        [node shutdown, eviction, devices, predicates] → PodController.addAdmitHandlers
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
@@ -57,7 +57,7 @@ import { startClientCertificates } from './client-certificates.ts';
 import { probeVolumePlugins } from './volume-plugins.ts';
 import { watchManifests } from './static-pods.ts';
 import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDevicePlugins } from '../devices/index.ts';
-import { createTmpfsMounter, startCsi } from '../volumes/index.ts';
+import { createTmpfsMounter, imageVolumePlugin, startCsi } from '../volumes/index.ts';
 import { dirMaker, fileWriter, helperShell, mountSyscalls } from '../exec/index.ts';
 import { startDra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
@@ -211,7 +211,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   if (podCertificates) reportPodCertificateStates(() => podCertificates.metricReport());
   const setup = createPodSetup(o, clients, nodeIP, log, {
     dirs,
-    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs }),
+    volumePlugins: probeVolumePlugins({ csi: csi.volumePlugin, tmpfs, image: imageVolumePlugin({ images, events }) }),
     containerOptions: [deviceContainerOptions(devices.manager), ...(dra ? [dra.containerOptions] : [])],
     podResources: dra ? [dra.preparer] : [],
     events,

@@ -26,6 +26,8 @@ import {
 export interface ProbedVolumePlugins {
   /** The `kubernetes.io/csi` plugin (from `startCsi`). */
   readonly csi?: VolumePlugin;
+  /** The `kubernetes.io/image` plugin (`imageVolumePlugin`, built on the node's image service). */
+  readonly image?: VolumePlugin;
   /**
    * Mounts memory-backed volumes (`emptyDir` `medium: Memory`, `secret`, `projected`) as tmpfs,
    * as upstream does; without it they are plain directories.
@@ -59,6 +61,7 @@ export function probeVolumePlugins(running: ProbedVolumePlugins = {}): VolumePlu
     downwardApiPlugin,
     m.projected,
     hostPathPlugin,
+    ...(running.image ? [running.image] : []),
     ...(running.csi ? [running.csi] : []),
   ]);
 }

@@ -3,6 +3,7 @@ export { prepareVolumes, teardownVolumes, volumeFailures, failedMountMessage } f
 export { VolumePluginRegistry, escapePluginName, volumeDirFor } from './plugin-registry.ts';
 export { configMapPlugin, downwardApiPlugin, emptyDirPlugin, hostPathPlugin, projectedPlugin, secretPlugin } from './plugins/index.ts';
 export { podTokenRequests, type PodTokenRequest } from './plugins/projected.ts';
+export { imageVolumePlugin, type ImageVolumePluginDeps } from './plugins/image.ts';
 export type { PreparedVolume, VolumeContext, VolumePlugin, TearDownContext } from './types.ts';
 export type { ObjectSource, TokenRequestOptions, IssuedToken } from './object-source.ts';
 export type { PodCertificateBundle, PodCertificateSource, PodCertificates } from './pod-certificate-source.ts';

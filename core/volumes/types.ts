@@ -22,6 +22,13 @@ export interface PreparedVolume {
   readonly notes?: readonly string[];
   /** When the volume must be re-synced at the latest (projected service-account tokens). */
   readonly refreshAt?: Date;
+  /**
+   * Set when the volume could not be made ready but the pod still starts the containers that
+   * do not mount it (an image volume whose pull failed, as upstream): a container that mounts
+   * it fails to start with `reason` (`ErrImagePull`, `ImagePullBackOff`, ...) and `message`.
+   * `retryAt` (ms since the epoch): when to set it up again, before the periodic re-sync.
+   */
+  readonly unavailable?: { readonly reason: string; readonly message: string; readonly retryAt?: number };
 }
 
 /** Everything a plugin may use while setting a volume up. */

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { probeVolumePlugins } from '../../../core/agent/volume-plugins.ts';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { startCsi, type Csi } from '../../../core/volumes/csi/index.ts';
-import { prepareVolumes } from '../../../core/volumes/index.ts';
+import { imageVolumePlugin, prepareVolumes } from '../../../core/volumes/index.ts';
 import { memoryLogger } from '../pods/fakes.ts';
 
 describe('probeVolumePlugins', () => {
@@ -47,6 +47,21 @@ describe('probeVolumePlugins', () => {
       'kubernetes.io/projected',
       'kubernetes.io/host-path',
     ]);
+  });
+
+  it('lists the image plugin the root builds on its image service, before CSI', async () => {
+    const { csi } = await root();
+    const images = { pullVolume: () => Promise.reject(new Error('unused')), releaseVolumes: () => undefined };
+    const image = imageVolumePlugin({ images, events: { emit: () => undefined } });
+    const registry = probeVolumePlugins({ csi: csi.volumePlugin, image });
+    expect(
+      registry
+        .list()
+        .map((p) => p.pluginName)
+        .slice(-2),
+    ).toEqual(['kubernetes.io/image', 'kubernetes.io/csi']);
+    expect(registry.find({ name: 'v', image: { reference: 'r' } })).toBe(image);
+    expect(() => probeVolumePlugins().find({ name: 'v', image: { reference: 'r' } })).toThrow('volume "v": type "image" is not supported on this node');
   });
 
   it('gives two roots in one process their own registries and CSI plugins', async () => {
