@@ -274,7 +274,8 @@ export class ContainerDriver implements PodDriver {
       const env = await this.d.setup.env(pod, spec);
       config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.d.volumes.prepared, env) };
     } catch (e) {
-      return this.startFailed(pod, rec, 'CreateContainerConfigError', (e as Error).message);
+      // A mount's own reason wins: an image volume not pulled (ErrImagePull, ImagePullBackOff), its subPath missing (CreateContainerError).
+      return this.startFailed(pod, rec, isProviderError(e) ? e.reason : 'CreateContainerConfigError', (e as Error).message);
     }
     const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
     const logPath = this.d.setup.logPath(pod, rec.name, restartCount);

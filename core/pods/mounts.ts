@@ -16,6 +16,12 @@
  * A subPath may name a file (upstream allows it); the mount's `hostPath` is
  * then that file.
  *
+ * An image volume is read-only content shared by its pods: its subPath must
+ * exist (never created; missing: `CreateContainerError`, as the runtime fails
+ * upstream), and a volume whose image could not be pulled fails the containers
+ * mounting it with the pull's reason (`ErrImagePull`, `ImagePullBackOff`: a
+ * provider error carrying that reason).
+ *
  * A whole volume whose dir nodelet made itself (emptyDir, configMap, secret,
  * downwardAPI, projected) under its pods dir has no symlink below that dir: its
  * real path is the pods dir's real path and the rest, with no call. A `realpath`
@@ -26,7 +32,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { V1Container, V1Pod, V1VolumeMount } from '@kubernetes/client-node';
-import type { Mount } from '@nodelet/plugin-api/v1';
+import { providerError, type Mount } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 import { resolveInRoot, validateRelativePath } from '../paths/index.ts';
 import type { PreparedVolume } from '../volumes/index.ts';
@@ -56,6 +62,15 @@ export function expandSubPathExpr(expr: string, env: Readonly<Record<string, str
 async function subPathHost(vol: PreparedVolume, m: V1VolumeMount, subPath: string): Promise<string> {
   const owner = vol.name;
   validateRelativePath(owner, subPath, { what: 'subPath', allowRoot: true });
+  if (vol.kind === 'image') {
+    return resolveInRoot(vol.hostPath, owner, subPath, { what: 'subPath', allowRoot: true }).catch((e: unknown) => {
+      if (isNodeletError(e)) throw e;
+      const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist in the image' : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
+      throw providerError('InvalidArgument', `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)}: ${JSON.stringify(subPath)} ${why}`, {
+        reason: 'CreateContainerError',
+      });
+    });
+  }
   const rootMode = (await stat(vol.hostPath)).mode & 0o7777;
   try {
     return await resolveInRoot(vol.hostPath, owner, subPath, { what: 'subPath', allowRoot: true, createMode: rootMode });
@@ -93,6 +108,7 @@ export async function resolveMounts(
   for (const m of container.volumeMounts ?? []) {
     const vol = prepared.get(m.name);
     if (!vol) throw nodeletError('NDL_POD_INVALID', `cannot find volume ${JSON.stringify(m.name)} to mount into container ${JSON.stringify(container.name)}`);
+    if (vol.unavailable) throw providerError('ImagePull', vol.unavailable.message, { reason: vol.unavailable.reason });
     if (!path.posix.isAbsolute(m.mountPath ?? '')) {
       throw nodeletError('NDL_POD_INVALID', `container ${JSON.stringify(container.name)}: mountPath ${JSON.stringify(m.mountPath)} must be an absolute path`);
     }

@@ -195,7 +195,7 @@ export class PodProviderDriver implements PodDriver {
       return { name, image: spec.image ?? '', argv, env, mounts, limits: containerLimits(spec), workingDir: spec.workingDir };
     } catch (e) {
       this.d.event('Warning', 'Failed', `Error: ${msg(e)}`, `spec.${init ? 'initContainers' : 'containers'}{${name}}`);
-      throw providerError('InvalidArgument', msg(e), { reason: 'CreateContainerConfigError', cause: e });
+      throw providerError('InvalidArgument', msg(e), { reason: isProviderError(e) ? e.reason : 'CreateContainerConfigError', cause: e });
     }
   }
 

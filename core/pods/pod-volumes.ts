@@ -17,6 +17,10 @@
  *    │  ▲                   │
  *    │  └─ back-off ◄───────┴── prepare fails: FailedMount (or the preparer's reason) events, re-queue (≤ 30 s)
  *    └── prepare fails ──┘      (a failed re-sync keeps the old contents; the pod starts nothing until one succeeds)
+ *
+ * A volume prepared as unavailable (an image volume whose pull failed: the pod runs, the
+ * containers mounting it wait) names when to try again (`unavailable.retryAt`): the pod is
+ * re-queued then, and that sync prepares the volumes again without waiting for the minute.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Backoff } from '../backoff/index.ts';
@@ -56,6 +60,16 @@ export class PodVolumes {
     return this.value ?? NO_VOLUMES;
   }
 
+  /** The earliest `retryAt` of a volume prepared as unavailable, if any. */
+  private retryAt(): number | undefined {
+    let at: number | undefined;
+    for (const v of this.value?.values() ?? []) {
+      const r = v.unavailable?.retryAt;
+      if (r !== undefined && (at === undefined || r < at)) at = r;
+    }
+    return at;
+  }
+
   /** True once the volumes were set up (the sandbox is ready). */
   get isReady(): boolean {
     return this.ready;
@@ -65,13 +79,17 @@ export class PodVolumes {
   async sync(pod: V1Pod): Promise<boolean> {
     const now = this.d.now ?? Date.now;
     const t0 = now();
-    if (this.ready && t0 - this.startedAt < VOLUME_RESYNC_MS && !this.d.setup.objectsChangedSince?.(pod, this.startedAt)) return true;
+    const retryAt = this.retryAt();
+    const due = retryAt !== undefined && retryAt <= t0;
+    if (this.ready && !due && t0 - this.startedAt < VOLUME_RESYNC_MS && !this.d.setup.objectsChangedSince?.(pod, this.startedAt)) return true;
     const key = `${pod.metadata!.uid}/volumes`;
     try {
       this.value = await this.d.setup.prepare(pod);
       this.ready = true;
       this.startedAt = t0;
       this.d.backoff.reset(key);
+      const next = this.retryAt();
+      if (next !== undefined) this.d.requeue(Math.max(0, next - now()));
       return true;
     } catch (e) {
       const notes = (e as { messages?: string[] }).messages ?? [e instanceof Error ? e.message : String(e)];

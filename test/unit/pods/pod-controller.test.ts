@@ -574,6 +574,22 @@ describe('PodController', () => {
     expect(provider.started).toEqual([]);
   });
 
+  it("waits with an image volume's pull reason in the containers mounting it, and runs the others", async () => {
+    const { provider, setup, sink, ctrl } = setupController();
+    const p = pod('imgvol', { containers: ['uses', 'other'] });
+    p.spec!.containers[0]!.volumeMounts = [{ name: 'data', mountPath: '/data' }];
+    setup.mounts = async (_pod, c) => {
+      if (c.volumeMounts?.length) throw providerError('ImagePull', 'failed to pull image "reg.io/data:v1": manifest unknown', { reason: 'ErrImagePull' });
+      return [];
+    };
+    ctrl.upsert(p);
+    await until(() => waitingReason(sink.last('default/imgvol')) === 'ErrImagePull');
+    const uses = sink.last('default/imgvol')!.containerStatuses!.find((c) => c.name === 'uses')!;
+    expect(uses.state!.waiting).toEqual({ reason: 'ErrImagePull', message: 'failed to pull image "reg.io/data:v1": manifest unknown' });
+    await until(() => provider.started.some((c) => c.spec.name === 'other'));
+    expect(provider.started.map((c) => c.spec.name)).toEqual(['other']);
+  });
+
   it('defaults imagePullPolicy like upstream: Always for :latest or no tag, IfNotPresent otherwise', async () => {
     const { provider, ctrl } = setupController();
     const p = pod('policy', { containers: ['a', 'b', 'c', 'd'] });

@@ -78,6 +78,33 @@ describe('PodVolumes', () => {
     expect(await v.sync(pod())).toBe(true);
     expect(backoff.delay('uid-p/volumes')).toBe(0);
   });
+
+  it('a volume prepared as unavailable re-queues the pod for its retryAt, and that sync prepares again before the minute', async () => {
+    let now = 1_000_000;
+    const setup = fakeSetup();
+    const requeues: number[] = [];
+    let retryAt: number | undefined = now + 10_000;
+    setup.prepare = async () => {
+      setup.prepares++;
+      const unavailable = retryAt === undefined ? undefined : { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"', retryAt };
+      return new Map([['data', { name: 'data', hostPath: '/nonexistent', readOnly: true, kind: 'image', unavailable }]]);
+    };
+    const v = new PodVolumes({ setup, backoff: new Backoff(500, 2000), requeue: (ms) => requeues.push(ms), event: () => undefined, now: () => now });
+    expect(await v.sync(pod())).toBe(true);
+    expect(v.isReady).toBe(true);
+    expect(requeues).toEqual([10_000]);
+    now += 9_999;
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(1);
+    now += 1;
+    retryAt = undefined; // pulled this time
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(2);
+    expect(requeues).toEqual([10_000]);
+    now += 1000;
+    expect(await v.sync(pod())).toBe(true);
+    expect(setup.prepares).toBe(2);
+  });
 });
 
 /** A pod provider that accepts every pod and reports it running. */

@@ -359,6 +359,17 @@ describe('PodWorker with a PodProvider', () => {
     expect(events).toEqual(['Failed: Error: configmap "cfg" not found @spec.containers{main}']);
   });
 
+  it("a mount's own reason (an image volume not pulled) wins over CreateContainerConfigError", async () => {
+    const setup = fakeSetup();
+    setup.mounts = async () => {
+      throw providerError('ImagePull', 'failed to pull image "registry.test/data:v1": manifest unknown', { reason: 'ErrImagePull' });
+    };
+    const { provider, worker } = harness({ setup });
+    await worker.reconcile(pod());
+    const err = await provider.ctx!.resolveContainer('main').catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'InvalidArgument', reason: 'ErrImagePull', message: 'failed to pull image "registry.test/data:v1": manifest unknown' });
+  });
+
   it('calls updatePod only when a mutable field changed; NotSupported is accepted, other errors re-tried', async () => {
     const { provider, worker, events } = harness();
     await worker.reconcile(pod());
