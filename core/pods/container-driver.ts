@@ -20,7 +20,7 @@
  *                                                Succeeded ◄─┘ all exit 0
  */
 import type { V1Container, V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { isProviderError, type Mount, type PodContext, type Provider, type RunningContainer } from '@nodelet/plugin-api/v1';
+import { isImagePull, isProviderError, type Mount, type PodContext, type Provider, type RunningContainer } from '@nodelet/plugin-api/v1';
 import { isStarted, newRecord, type ContainerRecord } from './container-record.ts';
 import { targetHost, type ProbeTarget } from '../probes/index.ts';
 import { anyAppStarted, computePodStatus, podPhase, specOf } from './pod-status.ts';
@@ -274,8 +274,10 @@ export class ContainerDriver implements PodDriver {
       const env = await this.d.setup.env(pod, spec);
       config = { env, argv: this.d.setup.argv(spec, env), mounts: await this.d.setup.mounts(pod, spec, this.d.volumes.prepared, env) };
     } catch (e) {
-      // A mount's own reason wins: an image volume not pulled (ErrImagePull, ImagePullBackOff), its subPath missing (CreateContainerError).
-      return this.startFailed(pod, rec, isProviderError(e) ? e.reason : 'CreateContainerConfigError', (e as Error).message);
+      // A mount's own reason wins: an image volume not pulled (ErrImagePull, ImagePullBackOff; the event
+      // says the reason, as upstream's), its subPath missing (CreateContainerError).
+      const reason = isProviderError(e) ? e.reason : 'CreateContainerConfigError';
+      return this.startFailed(pod, rec, reason, (e as Error).message, isImagePull(e) ? reason : undefined);
     }
     const id = `${pod.metadata!.uid!.slice(0, 8)}-${rec.name}-${restartCount}-${Date.now().toString(36)}`;
     const logPath = this.d.setup.logPath(pod, rec.name, restartCount);
@@ -442,9 +444,9 @@ export class ContainerDriver implements PodDriver {
     await rec.recorded;
   }
 
-  private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string): void {
+  private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string, note = message): void {
     rec.waiting = { reason, message };
-    this.d.event('Warning', 'Failed', `Error: ${message}`, fieldPath(rec));
+    this.d.event('Warning', 'Failed', `Error: ${note}`, fieldPath(rec));
     this.d.requeue(this.d.backoff.restart.next(`${this.key(rec, pod)}/create`));
   }
 

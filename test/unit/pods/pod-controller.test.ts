@@ -575,7 +575,7 @@ describe('PodController', () => {
   });
 
   it("waits with an image volume's pull reason in the containers mounting it, and runs the others", async () => {
-    const { provider, setup, sink, ctrl } = setupController();
+    const { provider, setup, sink, ctrl, events } = setupController();
     const p = pod('imgvol', { containers: ['uses', 'other'] });
     p.spec!.containers[0]!.volumeMounts = [{ name: 'data', mountPath: '/data' }];
     setup.mounts = async (_pod, c) => {
@@ -588,6 +588,8 @@ describe('PodController', () => {
     expect(uses.state!.waiting).toEqual({ reason: 'ErrImagePull', message: 'failed to pull image "reg.io/data:v1": manifest unknown' });
     await until(() => provider.started.some((c) => c.spec.name === 'other'));
     expect(provider.started.map((c) => c.spec.name)).toEqual(['other']);
+    // As upstream's: the container's event says the reason.
+    expect(events.list.find((e) => e.regarding.fieldPath === 'spec.containers{uses}' && e.reason === 'Failed')?.note).toBe('Error: ErrImagePull');
   });
 
   it('defaults imagePullPolicy like upstream: Always for :latest or no tag, IfNotPresent otherwise', async () => {
