@@ -4,6 +4,8 @@
  * unknown media types, bad JSON, stalled and truncated bodies, error statuses,
  * and compat tar layers with `..`, absolute paths, links out of the root, PAX
  * and GNU long-name headers that rename entries out, and lying entry sizes.
+ * Some inputs mount the hostile image as an image volume of a pod whose own
+ * image is sound (the whole image is then unpacked, not one file extracted).
  * Every pull must end in a precise pull error (or a harmless run); nothing may
  * be written outside the root dir.
  */
@@ -271,19 +273,38 @@ const SCENARIOS: Array<{ name: string; make: Scenario }> = [
   },
 ];
 
+/** A sound Wasm artifact at `fz/sound:t`: the container image of the pods that mount a hostile image as a volume. */
+function soundImage(reg: LyingRegistry): string {
+  put(reg, 'fz/sound/manifests/t', {
+    body: image(reg, 'fz/sound', [{ mediaType: WASM_LAYER, bytes: OK_MODULE }], { mediaType: WASM_CONFIG, bytes: Buffer.from('{}') }),
+    contentType: MANIFEST,
+  });
+  return `${reg.host}/fz/sound:t`;
+}
+
 /** `count` OCI inputs, stored in `reg`. */
 export function ociInputs(reg: LyingRegistry, rng: Rng, count: number): PodInput[] {
   const out: PodInput[] = [];
+  const sound = soundImage(reg);
   for (let i = 0; i < count; i++) {
     const id = `oc${rng.seed % 1000}-${i}`;
     const repo = `fz/${id}`;
     const k = rng.int(0, SCENARIOS.length - 1);
     const what = SCENARIOS[k]!.make(reg, repo, rng, id);
+    const hostile = `${reg.host}/${repo}:t`;
+    // As an image volume: the container runs the sound module with the hostile image mounted.
+    const volume = rng.chance(0.4);
+    const spec = volume
+      ? {
+          containers: [{ name: 'm', image: sound, volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
+          volumes: [{ name: 'v', image: { reference: hostile, pullPolicy: 'Always' } }],
+        }
+      : { containers: [{ name: 'm', image: hostile, imagePullPolicy: 'Always' }] };
     out.push({
-      input: `${what} (#${k}, ${id})`,
+      input: `${what}${volume ? ' as an image volume' : ''} (#${k}, ${id})`,
       file: `${id}.yaml`,
       podName: id,
-      manifest: `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "${id}"}, "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1, "containers": [{"name": "m", "image": "${reg.host}/${repo}:t", "imagePullPolicy": "Always"}]}}\n`,
+      manifest: `${JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: id }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, ...spec } })}\n`,
     });
   }
   return out;

@@ -255,6 +255,18 @@ describe('TreeUnpacker', () => {
     expect(m.message).toContain('more than the 2 entries');
   });
 
+  it("writes an artifact's layer at its title, refusing a title that leaves the volume or a duplicate", async () => {
+    const r = root();
+    const u = new TreeUnpacker(r);
+    await u.addFile(Readable.from([Buffer.from('plugin')]), '/plugins/a.wasm', 6, 'sha256:a');
+    expect(readFileSync(join(r, 'plugins/a.wasm'), 'utf8')).toBe('plugin');
+    const out = await failure(u.addFile(Readable.from([Buffer.from('x')]), '../../etc/x', 1, 'sha256:b'));
+    expect(out.code).toBe('NDL_PATH_ESCAPE');
+    expect(out.message).toBe('path escapes its root: the file name "../../etc/x" of layer sha256:b leaves the volume root');
+    const dup = await failure(u.addFile(Readable.from([Buffer.from('x')]), 'plugins/a.wasm', 1, 'sha256:c'));
+    expect(dup.message).toBe('unsupported image format: two layers are named "plugins/a.wasm"');
+  });
+
   it('removes a finished, read-only tree', async () => {
     const r = root();
     const u = await apply(r, [{ name: 'd/e/f', body: 'f' }]);
