@@ -13,8 +13,8 @@
  *                                       ─▶ module stored under its own digest ─▶ record
  *
  *   pullVolume(image): the same policies and credentials, for an image volume: the whole
- *   image unpacked into a read-only tree shared by its pods (volume-pull.ts, tree-store.ts);
- *   a tree held by a pod's volume is never collected (holders, see `releaseVolumes`).
+ *   image unpacked into a read-only tree shared by its pods (image-volumes.ts); image GC
+ *   collects trees with the modules, never one a pod's volume holds.
  */
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -32,8 +32,9 @@ import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
 import { RegistryError } from './registry-error.ts';
 import { SingleFlight } from './single-flight.ts';
 import { ImageStore, type ImageEntry } from './store.ts';
-import { TreeStore, type TreeEntry } from './tree-store.ts';
-import { fetchImageVolume, type ImageVolumeRequest, type ImageVolumeService, type PulledImageVolume } from './volume-pull.ts';
+import { ImageVolumes } from './image-volumes.ts';
+import { TreeStore } from './tree-store.ts';
+import type { ImageVolumeRequest, ImageVolumeService, PulledImageVolume } from './volume-pull.ts';
 
 /** Options of {@link OciImageService.open}. */
 export interface OciImageServiceOptions {
@@ -119,18 +120,17 @@ function wantedNames(names: Iterable<string>): Set<string> {
 /** The OCI distribution client and image store behind `ImageService`. */
 export class OciImageService implements ImageService, ImageVolumeService {
   private readonly pulls = new SingleFlight<Fetched & { credential?: RegistryCredential }>();
-  private readonly volumePulls = new SingleFlight<{ entry: TreeEntry; cached: boolean; credential?: RegistryCredential }>();
-  private readonly unpacks = new SingleFlight<void>();
   private readonly access = new PullAccess();
-  /** Image volume trees by holder (`<pod uid>/<volume>`): never collected while held. */
-  private readonly holds = new Map<string, Set<string>>();
+  private readonly volumes: ImageVolumes;
 
   private constructor(
     private readonly store: ImageStore,
     private readonly trees: TreeStore,
     private readonly client: RegistryClient,
     private readonly onProgress?: (p: BlobProgress) => void,
-  ) {}
+  ) {
+    this.volumes = new ImageVolumes(trees, client, this.access);
+  }
 
   /** Opens the store (reading its indexes once) and returns the service. */
   static async open(opts: OciImageServiceOptions): Promise<OciImageService> {
@@ -166,56 +166,14 @@ export class OciImageService implements ImageService, ImageVolumeService {
     }
   }
 
-  /**
-   * Pulls `image` as an image volume per `req.pullPolicy`, or answers from the unpacked trees;
-   * `req.holder` then holds the tree against image GC. Failures are branded `ImagePull` errors.
-   */
-  async pullVolume(image: string, req: ImageVolumeRequest): Promise<PulledImageVolume> {
-    let ref: ImageReference;
-    try {
-      ref = parseReference(image);
-    } catch (e) {
-      throw invalidNameFailure(image, e);
-    }
-    const key = formatReference(ref);
-    const candidates = credentialsFor(ref, req.credentials);
-    const hit = this.trees.lookup(key);
-    if (hit && req.pullPolicy !== 'Always' && this.access.allows(`${hit.repository}@${hit.digest}`, candidates)) {
-      return this.volumeResult(image, hit, true, req.holder);
-    }
-    if (req.pullPolicy === 'Never') throw neverPullFailure(image);
-    const flightKey = `${key}\0${credentialsKey(candidates)}`;
-    try {
-      const got = await this.volumePulls.do(flightKey, (signal) => this.fetchVolumeAs(ref, key, candidates, signal), req.signal);
-      this.access.record(`${got.entry.repository}@${got.entry.digest}`, got.credential);
-      return this.volumeResult(image, got.entry, got.cached, req.holder);
-    } catch (e) {
-      throw pullFailure(image, e);
-    }
+  /** Pulls `image` as an image volume (see image-volumes.ts); `req.holder` then holds its tree against image GC. */
+  pullVolume(image: string, req: ImageVolumeRequest): Promise<PulledImageVolume> {
+    return this.volumes.pull(image, req);
   }
 
   /** Drops the holds of `holder` on image volume trees. */
   releaseVolumes(holder: string): void {
-    this.holds.delete(holder);
-  }
-
-  private volumeResult(image: string, entry: TreeEntry, cached: boolean, holder: string | undefined): PulledImageVolume {
-    this.trees.touch(entry.digest);
-    if (holder !== undefined) this.holds.set(holder, new Set([...(this.holds.get(holder) ?? []), entry.digest]));
-    return { image, imageID: `${entry.repository}@${entry.digest}`, digest: entry.digest, path: this.trees.path(entry.digest), size: entry.size, cached };
-  }
-
-  /** Tries each candidate credential in turn; moves on only when one is refused. */
-  private async fetchVolumeAs(ref: ImageReference, key: string, candidates: (RegistryCredential | undefined)[], signal: AbortSignal) {
-    const deps = { client: this.client, trees: this.trees, unpacks: this.unpacks };
-    for (let i = 0; ; i++) {
-      const target: RepositoryTarget = { host: registryHostOf(ref), repository: ref.path, credential: candidates[i], signal };
-      try {
-        return { ...(await fetchImageVolume(deps, ref, key, target)), credential: candidates[i] };
-      } catch (e) {
-        if (!(e instanceof RegistryError && e.unauthorized) || i === candidates.length - 1) throw e;
-      }
-    }
+    this.volumes.release(holder);
   }
 
   /** The images in the store, one per manifest digest, for `status.images`. */
@@ -271,21 +229,13 @@ export class OciImageService implements ImageService, ImageVolumeService {
     const wanted = wantedNames(inUse);
     const used = this.blobsInUse(wanted);
     for (const d of used) this.store.touch(d, now);
-    for (const d of this.treesInUse(wanted)) {
+    for (const d of this.volumes.inUse(wanted)) {
       this.trees.touch(d, now);
       used.add(`${TREE_ID}${d}`);
     }
     const candidates = [...this.store.blobUsage(), ...this.trees.usage().map((t) => ({ digest: `${TREE_ID}${t.digest}`, lastUsed: t.lastUsed }))];
     const remove = (id: string) => (id.startsWith(TREE_ID) ? this.trees.remove(id.slice(TREE_ID.length)) : this.store.removeBlob(id));
     return { candidates, used, remove };
-  }
-
-  /** Image volume trees behind image names, image IDs and digests, and every tree a pod's volume holds. */
-  private treesInUse(wanted: ReadonlySet<string>): Set<string> {
-    const used = new Set<string>();
-    for (const { entry, keys } of this.trees.list()) if (wanted.has(entry.digest) || keys.some((k) => wanted.has(k))) used.add(entry.digest);
-    for (const held of this.holds.values()) for (const d of held) used.add(d);
-    return used;
   }
 
   /** Module digests behind image names, image IDs and digests. */

@@ -7,7 +7,8 @@ import { Readable } from 'node:stream';
 import { pack, type Header } from 'tar-stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
-import { TreeUnpacker, cleanEntryName, confinedLinkTarget } from '../../../core/images/tree-unpacker.ts';
+import { cleanEntryName, confinedLinkTarget } from '../../../core/images/tree-paths.ts';
+import { TreeUnpacker } from '../../../core/images/tree-unpacker.ts';
 import { removeUnpackedTree } from '../../../core/images/tree-store.ts';
 
 type Entry = Partial<Header> & { name: string; body?: string };
