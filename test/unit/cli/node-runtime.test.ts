@@ -69,19 +69,20 @@ describe('V8 flags (re-executed in place on Node 24)', () => {
     return { pid: r.pid, out: JSON.parse(r.stdout.trim()) as { pid: number; execArgv: string[]; args: string[]; maxNewSpace: number } };
   };
 
-  it('adds --max-semi-space-size in the same process (same pid), keeping node arguments and the command line', () => {
+  it('adds --max-semi-space-size and --heap-growing-percent in the same process (same pid), keeping node arguments and the command line', () => {
     const { pid, out } = run(['--port=1', 'x']);
     expect(out.pid).toBe(pid);
-    expect(out.execArgv).toEqual(['--max-semi-space-size=4', '--no-warnings']);
+    expect(out.execArgv).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=50', '--no-warnings']);
     expect(out.args).toEqual(['--port=1', 'x']);
     expect(out.maxNewSpace).toBeLessThanOrEqual(8 << 20);
   });
 
   it("keeps the operator's value, from NODE_OPTIONS or node arguments (either spelling)", async () => {
-    expect(run([], { NODE_OPTIONS: '--max-semi-space-size=8' }).out.execArgv).toEqual(['--no-warnings']);
+    // (V8 takes --heap-growing-percent on the command line only, not from NODE_OPTIONS)
+    expect(run([], { NODE_OPTIONS: '--max-semi-space-size=8' }).out.execArgv).toEqual(['--heap-growing-percent=50', '--no-warnings']);
     const { missingV8Flags } = (await import(RUNTIME)) as { missingV8Flags: (a: string[], o: string) => string[] };
-    expect(missingV8Flags(['--max_semi_space_size=16'], '')).toEqual([]);
-    expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=4']);
+    expect(missingV8Flags(['--max_semi_space_size=16', '--heap_growing_percent=20'], '')).toEqual([]);
+    expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=50']);
   });
 
   it('does not start twice for --help or --version', () => {
