@@ -4,6 +4,8 @@
  * that lacks one is answered with "not supported" by the kubelet API.
  */
 
+import type { ContainerLimits } from './containers.ts';
+
 /** Identity of a pod, as core hands it to a provider. */
 export interface PodRef {
   /** The pod's namespace (`metadata.namespace`). */
@@ -93,6 +95,37 @@ export interface OptionalCapabilities {
   threads?(): readonly ThreadLoad[];
   /** The requests its containers served themselves (e.g. HTTP components), per container (`/metrics`). */
   requestMetrics?(): readonly ContainerRequestMetrics[];
+  /**
+   * Changes the limits of running container `containerId` in place, without restarting it
+   * (in-place pod resize, for a container whose `resizePolicy` for the resource is
+   * `NotRequired`, the default). `limits` are the container's limits in full, as at its start
+   * (a limit left out means none). Raising the memory limit takes effect at once (the
+   * container may use more memory as soon as this resolves); lowering it takes effect only
+   * when the container uses less memory than the new limit now — otherwise change nothing and
+   * resolve `{ applied: false, memoryUsageBytes }`: core then reports the resize as upstream's
+   * kubelet reports a limit below current usage (`PodResizeInProgress`, reason `Error`) and
+   * asks again at the pod's next sync. A CPU limit: apply what the runtime can enforce (core
+   * records and reports the value either way).
+   *
+   * Core calls it only for a running container, one call at a time per container, and
+   * resolves the resize only once this resolves (until then the pod shows
+   * `PodResizeInProgress`). Throw a branded `NotFound` for an unknown or ended container, and
+   * `NotSupported` when this container cannot be resized in place (core reports the message
+   * as the resize's error). Without this capability, core reports a `NotRequired` resize as
+   * `Infeasible` and restarts containers whose policy is `RestartContainer`.
+   */
+  resizeContainer?(containerId: string, limits: ContainerLimits): Promise<ContainerResizeOutcome>;
+}
+
+/** What {@link OptionalCapabilities.resizeContainer} did. */
+export interface ContainerResizeOutcome {
+  /**
+   * True when the new limits are in force. False when the memory limit was lowered to or
+   * below what the container uses now: nothing was changed.
+   */
+  readonly applied: boolean;
+  /** The container's memory in use, in bytes, when the provider checked (set when `applied` is false). */
+  readonly memoryUsageBytes?: number;
 }
 
 /**
@@ -147,6 +180,8 @@ export interface CapabilitySet {
   readonly portForward: boolean;
   /** The provider reports container usage (`stats`: `/stats/summary`, `kubectl top`). */
   readonly stats: boolean;
+  /** The provider changes a running container's limits in place (`resizeContainer`: in-place pod resize). */
+  readonly resizeContainer: boolean;
   /** The provider owns whole pods (`pods`), see `PodProvider`. */
   readonly pods: boolean;
 }
@@ -155,5 +190,12 @@ export interface CapabilitySet {
 export function capabilitiesOf(p: object): CapabilitySet {
   const has = (k: string) => typeof (p as Record<string, unknown>)[k] === 'function';
   const pods = (p as { pods?: unknown }).pods;
-  return { exec: has('exec'), attach: has('attach'), portForward: has('portForward'), stats: has('stats'), pods: typeof pods === 'object' && pods !== null };
+  return {
+    exec: has('exec'),
+    attach: has('attach'),
+    portForward: has('portForward'),
+    stats: has('stats'),
+    resizeContainer: has('resizeContainer'),
+    pods: typeof pods === 'object' && pods !== null,
+  };
 }
