@@ -143,6 +143,16 @@ function capLimits(l: Limits, capPages: number | undefined, what: string): Limit
   return { ...l, max: Math.min(l.max ?? capPages, capPages) };
 }
 
+/**
+ * Throws {@link MemoryCapError} (`too-small`) when a memory's minimum is above `capBytes`, with
+ * the message {@link capModuleMemory} gives: for a module whose maximum is not capped because its
+ * limit is enforced otherwise (grow-limit.ts).
+ */
+export function checkMemoryFits(memories: readonly MemoryDecl[], capBytes: number | undefined): void {
+  const capPages = capBytes === undefined ? undefined : Math.floor(capBytes / WASM_PAGE);
+  for (const m of memories) capLimits(m, capPages, m.import ? `imported memory ${m.import.module}.${m.import.name}` : "the module's memory");
+}
+
 function writeLimits(l: Limits): number[] {
   const flags = (l.max !== undefined ? 1 : 0) | (l.shared ? 2 : 0);
   return [flags, ...leb(l.min), ...(l.max !== undefined ? leb(l.max) : [])];

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
-import { capModuleMemory, MemoryCapError, type MemoryDecl } from './memory-cap.ts';
+import { capModuleMemory, checkMemoryFits, MemoryCapError, type CappedModule, type MemoryDecl } from './memory-cap.ts';
 import { addPreemption } from './preemption.ts';
+import { limitGrow, limitPages } from './grow-limit.ts';
 
 /** The WASI preview1 functions node:wasi provides (module `wasi_snapshot_preview1`). */
 export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
@@ -63,6 +64,11 @@ export interface LoadedModule {
   readonly importedMemories: readonly MemoryDecl[];
   /** The memory cap applied, in bytes. */
   readonly capBytes?: number;
+  /**
+   * Why its memory limit cannot change while it runs; undefined when its `memory.grow` asks a
+   * limit the worker can change (grow-limit.ts: `resizeContainer`).
+   */
+  readonly notResizable?: string;
   /** How long reading + compiling took (0 when it came from the cache). */
   readonly compileMs: number;
   /** It imports `sock_accept`: its container ports are pre-opened as listening sockets (worker/wasi-sockets.mjs). */
@@ -82,7 +88,7 @@ export interface LoadedModule {
 export const EXPERIMENTAL_HTTP_FUNCTIONS: ReadonlySet<string> = new Set(['req', 'close', 'header_get', 'headers_get_all', 'body_read']);
 
 /**
- * Compiled modules by image digest and memory cap, least recently used
+ * Compiled modules by image digest, memory cap and resizability, least recently used
  * dropped beyond `maxEntries`. Concurrent loads of the same key share one
  * compile; failures are not cached (a fixed image is picked up on restart).
  */
@@ -99,19 +105,22 @@ export class ModuleCache {
 
   /**
    * Returns the compiled module of `image`, capped to `capBytes` of linear
-   * memory. Rejects with a branded `InvalidImage` error for a file that is not a
+   * memory. With `resizable`, the cap is not its memory's maximum but a limit its
+   * `memory.grow` asks (grow-limit.ts), which can change while it runs; a module
+   * that cannot be rewritten so is capped as without it (`notResizable` says why).
+   * Rejects with a branded `InvalidImage` error for a file that is not a
    * runnable WASI preview1 command, and `InvalidArgument` (reason `OOMKilled`)
    * when the module's minimum memory exceeds the cap.
    */
-  async load(image: PulledImage, capBytes?: number): Promise<LoadedModule> {
-    const key = `${image.digest}|${capBytes ?? ''}`;
+  async load(image: PulledImage, capBytes?: number, resizable = false): Promise<LoadedModule> {
+    const key = `${image.digest}|${capBytes ?? ''}|${resizable ? 'resizable' : ''}`;
     const hit = this.entries.get(key);
     if (hit) {
       this.entries.delete(key);
       this.entries.set(key, hit);
       return { ...(await hit), compileMs: 0 };
     }
-    const p = compile(image, capBytes);
+    const p = compile(image, capBytes, resizable);
     this.entries.set(key, p);
     p.catch(() => {
       if (this.entries.get(key) === p) this.entries.delete(key);
@@ -126,7 +135,17 @@ export class ModuleCache {
   }
 }
 
-async function compile(image: PulledImage, capBytes: number | undefined): Promise<LoadedModule> {
+/** The module's bytes with its memory bounded: by a limit it asks (`resizable`, grow-limit.ts) when that works, else by a capped maximum. */
+function bound(bytes: Uint8Array, capBytes: number | undefined, resizable: boolean): CappedModule & { notResizable?: string } {
+  if (!resizable) return { ...capModuleMemory(bytes, capBytes), notResizable: 'its pod is BestEffort: it has no limit to change' };
+  const parsed = capModuleMemory(bytes);
+  checkMemoryFits(parsed.memories, capBytes);
+  const limited = limitGrow(bytes, limitPages(capBytes));
+  if ('bytes' in limited) return { ...parsed, bytes: limited.bytes };
+  return { ...capModuleMemory(bytes, capBytes), notResizable: `its module's memory.grow could not be bounded by a changeable limit (${limited.refused})` };
+}
+
+async function compile(image: PulledImage, capBytes: number | undefined, resizable: boolean): Promise<LoadedModule> {
   const t0 = performance.now();
   let bytes: Uint8Array;
   try {
@@ -136,7 +155,7 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   }
   let capped;
   try {
-    capped = capModuleMemory(bytes, capBytes);
+    capped = bound(bytes, capBytes, resizable);
   } catch (e) {
     if (e instanceof MemoryCapError && e.kind === 'too-small') {
       throw providerError('InvalidArgument', `image ${image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
@@ -157,10 +176,11 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
   let preemptible: Promise<WebAssembly.Module> | undefined;
   return {
     module,
-    preemptible: () => (preemptible ??= compilePreemptible(image, capBytes, module)),
+    preemptible: () => (preemptible ??= compilePreemptible(image, capBytes, resizable, module)),
     memories: capped.memories,
     importedMemories,
     capBytes,
+    notResizable: capped.notResizable,
     compileMs: performance.now() - t0,
     acceptsSockets,
     experimentalHttp,
@@ -172,9 +192,10 @@ async function compile(image: PulledImage, capBytes: number | undefined): Promis
  * `image`'s module compiled with preemption points, or `module` when the rewrite does not apply.
  * The file is read again rather than its bytes kept with every cache entry.
  */
-async function compilePreemptible(image: PulledImage, capBytes: number | undefined, module: WebAssembly.Module): Promise<WebAssembly.Module> {
+async function compilePreemptible(image: PulledImage, capBytes: number | undefined, resizable: boolean, module: WebAssembly.Module): Promise<WebAssembly.Module> {
   try {
-    const pre = addPreemption(capModuleMemory(await readFile(image.path), capBytes).bytes);
+    // Bounded as `module` is (its memory limit changeable or not), then given preemption points.
+    const pre = addPreemption(bound(await readFile(image.path), capBytes, resizable).bytes);
     return pre.preemptible ? await WebAssembly.compile(pre.bytes as Uint8Array<ArrayBuffer>) : module;
   } catch {
     return module;

@@ -21,11 +21,20 @@
  * already ended before it.
  */
 import { channel } from 'node:diagnostics_channel';
-import { providerError, type ContainerExit, type ContainerSpec, type EventRecorder, type Logger } from '@nodelet/plugin-api/v1';
+import {
+  providerError,
+  type ContainerExit,
+  type ContainerLimits,
+  type ContainerResizeOutcome,
+  type ContainerSpec,
+  type EventRecorder,
+  type Logger,
+} from '@nodelet/plugin-api/v1';
 import type { ModuleHost } from './module-host.ts';
 import type { StdinPipe } from './stdin-pipe.ts';
 import { codeExit, KILLED_EXIT_CODE, trapExit, type WasiContainer } from './wasi-container.ts';
 import type { ModuleMessage, RunMessage } from './worker-protocol.ts';
+import { RESIZE_LIMIT, RESIZE_SEQ, wake } from './worker/memory-limit.mjs';
 
 /**
  * How long a stopped module gets to unwind by itself before its worker is
@@ -78,8 +87,13 @@ export interface ModuleRunParts {
   readonly stdin?: StdinPipe;
   readonly log: Logger;
   readonly events?: EventRecorder;
-  /** The memory cap (bytes): a trap near it is an OOM kill. */
+  /** The memory cap (bytes) the module starts with: a trap near it is an OOM kill. */
   readonly capBytes: number | undefined;
+  /**
+   * Why the module's memory limit cannot change while it runs (its `memory.grow` was not
+   * rewritten, grow-limit.ts); undefined when it can ({@link WasiContainer.resize}).
+   */
+  readonly notResizable: string | undefined;
   readonly startTimeoutMs: number;
   /** When the runner asked for a thread (performance.now()), and how long it waited for one. */
   readonly t0: number;
@@ -108,8 +122,14 @@ export class ModuleRun {
       false,
     );
   private readonly container: WasiContainer;
+  /** The memory cap now (bytes; a resize changes it): a trap near it is an OOM kill. */
+  private capBytes: number | undefined;
+  /** The memory-limit requests waiting for the worker's answer, by sequence number. */
+  private readonly resizing = new Map<number, { bytes: number | undefined; done: (o: ContainerResizeOutcome) => void; failed: (e: Error) => void }>();
+  private resizeSeq = 0;
 
   constructor(private readonly p: ModuleRunParts) {
+    this.capBytes = p.capBytes;
     this.exit = new Promise<ContainerExit>((r) => {
       this.resolveExit = r;
     });
@@ -123,7 +143,49 @@ export class ModuleRun {
       exit: this.exit,
       stdin: p.stdin,
       stop: () => this.stop(),
+      resize: (limits) => this.resize(limits),
     };
+  }
+
+  /**
+   * Asks the worker for memory limit `limits.memoryBytes` (none when absent): it applies it at
+   * the module's next WASI call, or at once when the module sleeps (worker/memory-limit.mjs).
+   * Resolves with the worker's answer; rejects `NotSupported` for a module whose limit cannot
+   * change, `NotFound` once the container ended. The CPU limit has nothing to apply it to
+   * (README.md, *CPU limit*): only the memory limit is sent.
+   */
+  private resize(limits: ContainerLimits): Promise<ContainerResizeOutcome> {
+    const { spec, notResizable } = this.p;
+    if (notResizable !== undefined) return Promise.reject(providerError('NotSupported', `container ${spec.name} cannot be resized in place: ${notResizable}`));
+    if (this.stopping || this.startedAt === undefined) return Promise.reject(providerError('NotFound', `container ${spec.name} is not running`));
+    const seq = ++this.resizeSeq;
+    const bytes = limits.memoryBytes;
+    const outcome = new Promise<ContainerResizeOutcome>((done, failed) => this.resizing.set(seq, { bytes, done, failed }));
+    new Float64Array(this.p.control)[RESIZE_LIMIT] = bytes ?? Infinity;
+    const flag = new Int32Array(this.p.control);
+    Atomics.store(flag, RESIZE_SEQ, seq);
+    wake(flag); // a sleeping module wakes, applies it and sleeps on
+    return outcome;
+  }
+
+  /** The worker's answer to request `seq` (and to any older one still waiting: the newer request replaced it). */
+  private resized(m: Extract<ModuleMessage, { type: 'resized' }>): void {
+    for (const [seq, r] of this.resizing) {
+      if (seq > m.seq) continue;
+      this.resizing.delete(seq);
+      if (m.outcome === 'unsupported') {
+        r.failed(
+          providerError(
+            'NotSupported',
+            `container ${this.p.spec.name} cannot be resized in place: its module's memory.grow is not bounded by a changeable limit`,
+          ),
+        );
+        continue;
+      }
+      const applied = m.outcome === 'applied';
+      if (applied && seq === m.seq) this.capBytes = r.bytes;
+      r.done(applied ? { applied } : { applied, memoryUsageBytes: m.memoryBytes });
+    }
   }
 
   /**
@@ -209,7 +271,10 @@ export class ModuleRun {
         this.outcome ??= codeExit(m.code);
         break;
       case 'trap':
-        this.outcome ??= trapExit(m.message, m.memoryBytes, this.p.capBytes);
+        this.outcome ??= trapExit(m.message, m.memoryBytes, this.capBytes);
+        break;
+      case 'resized':
+        this.resized(m);
         break;
     }
   }
@@ -240,6 +305,8 @@ export class ModuleRun {
       finishedAt: new Date(),
     };
     this.p.stdin?.close();
+    for (const r of this.resizing.values()) r.failed(providerError('NotFound', `container ${spec.name} ended before its new memory limit took effect`));
+    this.resizing.clear();
     this.resolveExit(result);
     if (endChannel.hasSubscribers) {
       const runMs = this.startedMs === undefined ? undefined : performance.now() - this.startedMs;
@@ -296,6 +363,7 @@ export class ModuleRun {
     const flag = new Int32Array(this.p.control);
     Atomics.store(flag, 0, 1);
     Atomics.notify(flag, 0);
+    wake(flag);
   }
 
   /** Terminates the thread if the module has not ended within `ms` (the reason names the container). */

@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import type { ContainerStats } from '@nodelet/plugin-api/v1';
+import { RESIZE_CONTROL_BYTES } from './worker/memory-limit.mjs';
 
 /** Byte offset of the memory size in the control buffer (see worker/wasi-imports.mjs). */
 export const MEMORY_SLOT_OFFSET = 8;
@@ -24,9 +25,10 @@ export const MEMORY_SLOT_OFFSET = 8;
 export const CPU_SLOT_OFFSET = 16;
 /**
  * Size of the control buffer: stop flag (Int32) + padding + memory size (Float64) + on a
- * shared thread, CPU ns of ended slices and the epoch ms the current slice began (2 Float64).
+ * shared thread, CPU ns of ended slices and the epoch ms the current slice began (2 Float64),
+ * then a memory-limit request (worker/memory-limit.mjs: its sequence number, its bytes).
  */
-export const CONTROL_BYTES = 32;
+export const CONTROL_BYTES = RESIZE_CONTROL_BYTES;
 
 const TICK_NS = 1e9 / 100; // USER_HZ is 100 on Linux
 

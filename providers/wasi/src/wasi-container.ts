@@ -3,7 +3,7 @@
  * component), and how a worker's outcome becomes the container's exit: the
  * exit codes and the rule that makes a trap near the memory cap an OOM kill.
  */
-import type { ContainerExit, ContainerStats, PodRef, RunningContainer } from '@nodelet/plugin-api/v1';
+import type { ContainerExit, ContainerLimits, ContainerResizeOutcome, ContainerStats, PodRef, RunningContainer } from '@nodelet/plugin-api/v1';
 import type { StdinPipe } from './stdin-pipe.ts';
 
 /** Exit code of a module that trapped: 128 + SIGABRT, what wasmtime's CLI returns on a trap. */
@@ -27,6 +27,8 @@ export interface WasiContainer extends RunningContainer {
   stats(): ContainerStats;
   /** Its stdin, when the spec has `stdin: true` (kubectl attach writes there). */
   readonly stdin?: StdinPipe;
+  /** Changes its limits while it runs (a preview1 module: module-run.ts); absent when it cannot (components). */
+  resize?(limits: ContainerLimits): Promise<ContainerResizeOutcome>;
 }
 
 /**

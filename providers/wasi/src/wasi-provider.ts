@@ -3,7 +3,9 @@ import { isAbsolute, join } from 'node:path';
 import {
   API_VERSION,
   providerError,
+  type ContainerLimits,
   type ContainerRequestMetrics,
+  type ContainerResizeOutcome,
   type ContainerSpec,
   type ContainerStats,
   type ImagePullOptions,
@@ -182,7 +184,9 @@ export class WasiProvider implements Provider {
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.running);
     if ((await this.kindOf(spec.image)) === 'component') return this.startComponent(spec, ctx);
-    const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes);
+    // A pod that is not BestEffort may have its memory limit changed while it runs (resizeContainer):
+    // its module's memory.grow asks a limit the worker can change (grow-limit.ts).
+    const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes, spec.qosClass !== 'BestEffort');
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
     const running = await runContainer(spec, loaded, ctx.log, pool, { ...this.opts, sharedThreads: this.sharedThreads() }, ctx.signal, ctx.event);
@@ -255,6 +259,21 @@ export class WasiProvider implements Provider {
     const running = this.running.get(containerId);
     if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
     return running.stats();
+  }
+
+  /**
+   * In-place resize (`resizeContainer`): a preview1 module's memory limit changes without a
+   * restart — a higher one at once (at the module's next WASI call, or at once when it sleeps),
+   * a lower one only while the module's memory is below it (else `applied: false` with the
+   * memory it holds: Wasm memories never shrink). The CPU limit is not enforced (README.md, *CPU
+   * limit*): nothing to change. NotFound for an unknown or ended container; NotSupported for a
+   * component, or a module that could not be prepared for it (grow-limit.ts).
+   */
+  async resizeContainer(containerId: string, limits: ContainerLimits): Promise<ContainerResizeOutcome> {
+    const running = this.running.get(containerId);
+    if (!running) throw providerError('NotFound', `no running container with id ${containerId}`);
+    if (!running.resize) throw providerError('NotSupported', 'WASI components cannot be resized in place: their memories are capped when they start');
+    return running.resize(limits);
   }
 
   /**

@@ -16,6 +16,7 @@
  *        pool/thread ──'ping'──► worker ──'ready'──► (idle)
  *        runner ──'run'──► worker ──'instantiating'──► 'started' ──► 'exit' | 'trap'
  *                                   └──'failed' (before 'started')
+ *        (control buffer: a memory-limit request) ──► 'resized' (while it runs)
  *        'warning' at any time; on a shared thread 'done' once the module was cleaned up
  *
  *  - worker/component-worker.mjs runs one WASI 0.2 component: started with
@@ -92,8 +93,13 @@ export interface RunMessage extends ContainerRunInput {
   readonly type: 'run';
   readonly module: WebAssembly.Module;
   readonly importedMemories: readonly MemoryDecl[];
-  /** CONTROL_BYTES (thread-stats.ts): Int32 [0] = stop requested; Float64 at byte 8 = linear memory size; shared threads: slice clock after it. */
+  /**
+   * CONTROL_BYTES (thread-stats.ts): Int32 [0] = stop requested; Float64 at byte 8 = linear memory size; shared threads: slice
+   * clock after it; then a memory-limit request (worker/memory-limit.mjs: Int32 [8] its sequence number, Float64 at byte 48 its bytes).
+   */
   readonly control: SharedArrayBuffer;
+  /** The memory limit the module starts with, in bytes (none when absent): a lower limit asked for later must be above what it holds. */
+  readonly memoryLimitBytes?: number;
   /** No budget when absent. */
   readonly fdBudget?: FdBudget;
   /** TCP listeners to pre-open, in order, as descriptors after the preopened directories; the module then runs with JSPI. */
@@ -124,6 +130,11 @@ export type ModuleMessage =
   | { readonly type: 'exit'; readonly code: number }
   /** The module trapped or threw; `memoryBytes` its linear memory then (an OOM kill when near the cap). */
   | { readonly type: 'trap'; readonly message: string; readonly memoryBytes: number }
+  /**
+   * Answer to memory-limit request `seq` (worker/memory-limit.mjs): `applied`, `below-usage` (a lower limit than the
+   * `memoryBytes` the module holds: unchanged) or `unsupported` (the module was not rewritten for it).
+   */
+  | { readonly type: 'resized'; readonly seq: number; readonly outcome: 'applied' | 'below-usage' | 'unsupported'; readonly memoryBytes: number }
   /** Could not start (before `started`). */
   | { readonly type: 'failed'; readonly message: string; readonly reason?: FailedReason }
   /** Worth a log line; with a reason also a Warning event on the pod (e.g. `VolumeReplaced`). */

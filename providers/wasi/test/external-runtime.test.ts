@@ -122,6 +122,21 @@ describe('the external wasi runtime', () => {
     });
   });
 
+  it('resizes a container in place through the runtime (protocol 1.2), also one re-adopted by a new provider', async () => {
+    const MiB = 1 << 20;
+    const s = spec(await pulledFixture('grow-on-demand'), tmp.dir, ['12'], { limits: { memoryBytes: 8 * MiB }, qosClass: 'Burstable' });
+    await provider.startContainer(s, podContext());
+    await until('waiting for memory', () => existsSync(s.logPath) && logText(s.logPath).includes('waiting for memory at'));
+    await provider.shutdown();
+    provider = await fresh();
+    const adopted = await provider.adoptContainer(s.id, podContext());
+    expect(await provider.resizeContainer(s.id, { memoryBytes: 16 * MiB })).toEqual({ applied: true });
+    await until('grown', () => logText(s.logPath).includes('grown 12 MiB\n'));
+    expect(await provider.resizeContainer(s.id, { memoryBytes: MiB })).toMatchObject({ applied: false, memoryUsageBytes: expect.any(Number) });
+    expect(await provider.resizeContainer('no-such-id', { memoryBytes: MiB }).catch((e: unknown) => e)).toMatchObject({ code: 'NotFound' });
+    await adopted!.stop(0);
+  });
+
   it('forwards kubectl attach stdin through the runtime (protocol 1.1), also to a container re-adopted by a new provider', async () => {
     const s: ContainerSpec = { ...spec(await pulledFixture('stdin-echo'), tmp.dir, [], { stdin: true }), restartCount: 3 };
     const c = await provider.startContainer(s, podContext());

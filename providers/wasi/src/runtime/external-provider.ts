@@ -17,6 +17,8 @@ import {
   providerError,
   type AdoptableContainer,
   type ContainerExit,
+  type ContainerLimits,
+  type ContainerResizeOutcome,
   type ContainerSpec,
   type ContainerStats,
   type ImagePullOptions,
@@ -322,6 +324,22 @@ export class ExternalWasiProvider implements Provider {
     } finally {
       void it.return?.();
     }
+  }
+
+  /**
+   * In-place resize through the runtime (`resize`, protocol 1.2), which holds the module: see
+   * `WasiProvider.resizeContainer`. A 1.0 or 1.1 runtime (started by an older nodelet and
+   * re-adopted) cannot: NotSupported, naming how to restart it.
+   */
+  async resizeContainer(containerId: string, limits: ContainerLimits): Promise<ContainerResizeOutcome> {
+    if (!this.tracked.has(containerId)) throw providerError('NotFound', `no running container with id ${containerId}`);
+    const c = await this.runtime();
+    if ((c.hello?.minor ?? 0) < 2)
+      throw providerError(
+        'NotSupported',
+        `the running wasi runtime (pid ${c.hello?.pid}) speaks protocol ${c.hello?.version}.${c.hello?.minor ?? 0}, which cannot resize containers in place: restart it on purpose (kill $(cat ${join(this.ctx!.rootDir, PID_FILE_NAME)})) to get the current one`,
+      );
+    return c.request('resize', { containerId, limits });
   }
 
   async stats(containerId: string): Promise<ContainerStats> {

@@ -17,8 +17,9 @@
  *     │◄── {id,ok:true,result}      │
  *     │◄── {note:'exit',containerId,exit}   (when it ends)
  *     │ {id,op:'stream',kind:'stdin',data} ─►│ (1.1: kubectl attach -i)
+ *     │ {id,op:'resize',containerId,limits} ─►│ (1.2: in-place resize)
  */
-import type { ContainerExit, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
+import type { ContainerExit, ContainerLimits, ContainerResizeOutcome, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
 
 /** The protocol version; the runtime refuses a client of another major version. */
 export const PROTOCOL_VERSION = 1;
@@ -30,8 +31,9 @@ export const PROTOCOL_VERSION = 1;
  *  - 1.1: `stream` with kind `stdin-open`/`stdin` forwards an attach session's stdin;
  *    `list` carries each run's `restartCount`; `warm` boots threads ahead of a start; `cancel`
  *    gives up a start in flight.
+ *  - 1.2: `resize` changes a running container's limits in place (`resizeContainer`).
  */
-export const PROTOCOL_MINOR = 1;
+export const PROTOCOL_MINOR = 2;
 
 /** The socket file under the provider's root dir. */
 export const SOCKET_NAME = 'runtime.sock';
@@ -85,6 +87,11 @@ export interface Requests {
    * then: that is the flow control). Other kinds, and any kind on a 1.0 runtime: NotSupported.
    */
   stream: { args: { containerId: string; kind: string; data?: string }; result: null };
+  /**
+   * 1.2: the provider's `resizeContainer`: answers once the container's new limits are in force
+   * (or were refused: `applied` false), which may wait for the module's next WASI call.
+   */
+  resize: { args: { containerId: string; limits: ContainerLimits }; result: ContainerResizeOutcome };
 }
 
 /** An operation name. */

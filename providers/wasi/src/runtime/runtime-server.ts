@@ -157,6 +157,11 @@ export class RuntimeServer {
         return null;
       case 'stream':
         return this.stream(req.containerId, req.kind, req.data);
+      case 'resize': {
+        const e = this.table.get(req.containerId);
+        if (!e || e.exit) throw providerError('NotFound', `no running container with id ${req.containerId}`);
+        return this.provider.resizeContainer(req.containerId, req.limits);
+      }
       default:
         throw providerError('InvalidArgument', `unknown operation ${(req as { op: string }).op}`);
     }

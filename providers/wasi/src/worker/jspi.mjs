@@ -8,6 +8,7 @@
 // Used only for modules that need it (pre-opened sockets, wasi_experimental_http);
 // every other module runs synchronously as before.
 import { StoppedError } from './wasi-imports.mjs';
+import { WAKE } from './memory-limit.mjs';
 /** @import { Preview1 } from './preview1.ts' */
 
 /** proc_exit of a module run with {@link startPromising}: unwinds the suspended stack with the code. */
@@ -23,24 +24,32 @@ export class ProcExit extends Error {
 /**
  * A promise that rejects with StoppedError once `control[0]` is set (stop()
  * stores 1 there and notifies), so a suspended module unwinds at once.
- * `cancel()` ends the wait (call it when the module is done).
+ * `cancel()` ends the wait (call it when the module is done). With the control buffer's wake
+ * word (memory-limit.mjs) it waits on that word, which the stop and every memory-limit request
+ * change, and calls `onWake` — from the event loop, so while the module is suspended or between
+ * its slices, never while it runs.
  * @param {Int32Array} control
+ * @param {() => void} [onWake]
  */
-export function stopSignal(control) {
+export function stopSignal(control, onWake) {
   let cancel = () => {};
   /** @type {Promise<never>} */
   const promise = new Promise((_, reject) => {
     let done = false;
+    // With the wake word (memory-limit.mjs), wait on it: the stop and every request change it.
+    const word = control.length > WAKE ? WAKE : 0;
     const check = () => {
       if (done) return;
+      const seen = word === WAKE ? Atomics.load(control, WAKE) : 0;
       if (Atomics.load(control, 0) !== 0) return reject(new StoppedError());
-      const r = Atomics.waitAsync(control, 0, 0);
+      onWake?.();
+      const r = Atomics.waitAsync(control, word, seen);
       if (!r.async) return check();
       r.value.then(check);
     };
     cancel = () => {
       done = true;
-      Atomics.notify(control, 0); // ends the pending waitAsync (it would keep the thread alive)
+      Atomics.notify(control, word); // ends the pending waitAsync (it would keep the thread alive)
     };
     check();
   });

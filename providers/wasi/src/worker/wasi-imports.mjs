@@ -13,6 +13,7 @@
 //    interrupted by worker.terminate()).
 
 /** @import { Preview1, WasiArg } from './preview1.ts' */
+import { WAKE } from './memory-limit.mjs';
 
 /** WASI preview1 errno values used here. */
 export const ERRNO = /** @type {const} */ ({ SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOTCAPABLE: 76, ROFS: 69 });
@@ -600,12 +601,15 @@ export class StoppedError extends Error {
  * Replaces clock-only poll_oneoff (what sleep()/nanosleep use) with a wait on
  * `control[0]`: stop() stores 1 there and notifies, which ends the wait and
  * unwinds the module with {@link StoppedError}. Subscriptions on descriptors
- * still go to node:wasi.
+ * still go to node:wasi. With the control buffer's wake word (memory-limit.mjs) it waits on
+ * that word, which the stop and every memory-limit request change: `onWake` runs, then the
+ * sleep goes on.
  * @param {Preview1} w the wasi_snapshot_preview1 import object (edited in place)
  * @param {() => WebAssembly.Memory} mem
  * @param {Int32Array} control shared with the main thread
+ * @param {() => void} [onWake] called each time the wait ends before a deadline
  */
-export function interruptibleSleep(w, mem, control) {
+export function interruptibleSleep(w, mem, control, onWake) {
   const pollOneoff = w.poll_oneoff;
   w.poll_oneoff = (inPtr, outPtr, nsubs, neventsPtr) => {
     if (nsubs === 0) return ERRNO.INVAL;
@@ -621,15 +625,19 @@ export function interruptibleSleep(w, mem, control) {
       deadlines.push({ userdata: dv.getBigUint64(base, true), clock, at: abs ? timeout : clockNow(clock) + timeout });
     }
     let due = [];
+    // With the wake word (memory-limit.mjs), wait on it: the stop and every request change it.
+    const word = control.length > WAKE ? WAKE : 0;
     for (;;) {
+      const seen = word === WAKE ? Atomics.load(control, WAKE) : 0;
       if (Atomics.load(control, 0) !== 0) throw new StoppedError();
+      onWake?.();
       due = deadlines.filter((d) => d.at <= clockNow(d.clock));
       if (due.length > 0) break;
       const waitNs = deadlines.reduce((m, d) => {
         const r = d.at - clockNow(d.clock);
         return r < m ? r : m;
       }, 2n ** 63n);
-      Atomics.wait(control, 0, 0, Math.max(1, Math.ceil(Number(waitNs) / 1e6)));
+      Atomics.wait(control, word, seen, Math.max(1, Math.ceil(Number(waitNs) / 1e6)));
     }
     const out = new DataView(mem().buffer);
     due.forEach((d, k) => {

@@ -27,6 +27,7 @@
 //   { type: 'exit', code }                       _start returned or proc_exit(code)
 //   { type: 'trap', message, memoryBytes }       the module trapped / threw
 //   { type: 'instantiating' }                    about to instantiate (the module's start function runs)
+//   { type: 'resized', seq, outcome, memoryBytes } answer to a memory-limit request (memory-limit.mjs)
 //   { type: 'failed', message, reason? }         could not instantiate (before 'started'); reason
 //                                                'mount' when a mount's directory is not the one named,
 //                                                'port' when a container port cannot be listened on
@@ -65,6 +66,7 @@ import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
 import { describeTrap } from './trap-report.mjs';
+import { memoryLimiter, RESIZE_CONTROL_BYTES } from './memory-limit.mjs';
 /** @import { DoneMessage, ModuleMessage, RunMessage, ToWasiWorker, WasiWorkerData } from '../worker-protocol.ts' */
 /** @import { Preview1 } from './preview1.ts' */
 /** @typedef {(msg: ModuleMessage) => void} Post where a module's messages go */
@@ -167,6 +169,11 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
   /** @type {WebAssembly.Memory | undefined} */
   let memory;
   const mem = () => /** @type {WebAssembly.Memory} */ (memory);
+  /** @type {WebAssembly.Instance | undefined} */
+  let instance;
+  // Memory-limit requests (resizeContainer) are applied where the module is not running:
+  // at its WASI calls (report, below), when a sleep wakes, and on a JSPI thread's event loop.
+  const applyLimit = memoryLimiter(d.control, mem, () => instance?.exports, d.memoryLimitBytes, post);
   let closeDescriptors = () => {};
   const jspi = onDone !== undefined || listeners !== undefined || d.http !== undefined;
   const clock = onDone !== undefined ? sliceClock(d.control) : undefined;
@@ -215,7 +222,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
     const preopenFds = d.mounts.map((_, i) => 3 + i);
     const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
     // With JSPI, what a suspended import waits on besides its own I/O: the stop.
-    const stop = jspi ? stopSignal(control) : undefined;
+    const stop = jspi ? stopSignal(control, applyLimit) : undefined;
     if (stop) {
       cleanups.push(stop.cancel);
       procExitUnwinds(w);
@@ -246,14 +253,18 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
         }),
     );
     if (clock && stop) suspendingSleep(w, mem, stop.promise);
-    else interruptibleSleep(w, mem, control);
+    else interruptibleSleep(w, mem, control, applyLimit);
     const publish = publishMemory(d.control, mem);
     const report = clock
       ? () => {
           publish();
           clock.publish();
+          applyLimit();
         }
-      : publish;
+      : () => {
+          publish();
+          applyLimit();
+        };
     stopOnRequest(w, control, report);
     // On a shared thread every import may suspend: the ones that wait, and any call made once the
     // module has run its slice (it yields the thread to the other modules).
@@ -264,7 +275,6 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
       memory = new WebAssembly.Memory({ initial: m.min, maximum: m.max, shared: m.shared });
       (imports[m.import.module] ??= {})[m.import.name] = memory;
     }
-    let instance;
     // Given up on before this thread got to it (a shared thread busy with other modules past the
     // start timeout, or the pod deleted): not started at all.
     if (stopRequested(control)) return;
@@ -433,7 +443,7 @@ function warmUpShared() {
       mounts: [],
       logPath: os.devNull,
       logOptions: {},
-      control: new SharedArrayBuffer(32), // CONTROL_BYTES of ../thread-stats.ts
+      control: new SharedArrayBuffer(RESIZE_CONTROL_BYTES), // CONTROL_BYTES of ../thread-stats.ts
       listen: [],
     };
     const nowhere = () => {};
