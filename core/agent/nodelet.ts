@@ -8,7 +8,10 @@
  *   admission allocatable [node, devices]                     → PodController
  *   container options     [devices, dra]                      → pod set-up
  *   pod resources         [dra]                               → pod set-up (before the volumes)
- *   pod status            [devices, dra] (allocatedResourcesStatus) → PodController
+ *   pod status            [observed generation, resize, devices, dra] (observedGeneration; containerStatuses[].resources,
+ *                         PodResizePending/InProgress; allocatedResourcesStatus) → PodController
+ *   allocation            AllocationManager (in-place pod resize: allocations, checkpoints, decisions) → PodController
+ *   resize admit handlers [node shutdown, eviction, predicates] → AllocationManager.addAdmitHandlers
  *   standalone admission  + DRA refusal (pods with resourceClaims: UnsupportedPodSpec) → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
@@ -20,7 +23,7 @@
  * node shutdown, eviction and device plugins → the node controller).
  *
  *   startNodelet ──► images ──► providers ──► events ──► pod store ──► DRA ──► devices ──► CSI
- *                ──► (kubeconfig? pod certificates) ──► pod set-up + pod network ──► pod controller ──► node shutdown, eviction (their admit handlers)
+ *                ──► (kubeconfig? pod certificates) ──► pod set-up + pod network ──► allocation ──► pod controller ──► node shutdown, eviction (their admit handlers)
  *                ──► kubelet API ──► (kubeconfig? node + lease) ──► plugin registration
  *                ──► (kubeconfig? informer + orphans) ──► static pods
  */
@@ -37,6 +40,7 @@ import {
   PodStore,
   predicateAdmitHandler,
   fixedAllocatable,
+  observedGenerationContributor,
   startApiPodSource,
   apiStatusSink,
   readStaticPods,
@@ -69,6 +73,7 @@ import { CSI_PLUGIN, DEVICE_PLUGIN, DRA_PLUGIN } from '../../sockets/pluginregis
 import { standaloneDraAdmitHandler } from '../dra/index.ts';
 import { apiPodCertificates, PodCertificateManager } from '../certificates/index.ts';
 import { reportPodCertificateStates } from '../metrics/index.ts';
+import { AllocationManager } from '../allocation/index.ts';
 
 /** A running nodelet. */
 export interface Nodelet {
@@ -227,6 +232,20 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     files: fileWriter(syscallHelper, 'NDL_NETWORK_STATE'),
   });
   const probes = new ProbeManager();
+  const admitNode = { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] };
+  // In-place pod resize: what each pod's containers are allocated (checkpointed under the root dir) and each resize's decision.
+  const allocation = new AllocationManager({
+    dir: o.rootDir,
+    log: log.child({ component: 'allocation' }),
+    events,
+    pods: store,
+    admitNode,
+    providerOf: (pod) => {
+      const routed = providers.route(pod);
+      return 'provider' in routed ? routed.provider : undefined;
+    },
+    sourcesReady: () => sources.ready,
+  });
   const pods = new PodController({
     store,
     starts,
@@ -240,11 +259,13 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     resyncMs: o.syncFrequencyMs,
     restartBackoffMaxMs: o.maxContainerRestartPeriodMs,
     sink: clients ? mirrorAwareSink(clients, apiStatusSink(clients)) : memoryStatusSink(log.child({ component: 'pods' })),
-    admitNode: { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] },
+    admitNode,
     probes,
     // Device plugins before DRA, as upstream's container manager.
-    statusContributors: [devices.statusContributor, ...(dra ? [dra.statusContributor] : [])],
+    statusContributors: [observedGenerationContributor, allocation.statusContributor, devices.statusContributor, ...(dra ? [dra.statusContributor] : [])],
+    allocation,
   });
+  allocation.onResync((uids) => pods.resyncPods(uids));
   setup.onObjectsChanged((uids) => pods.resyncPods(uids));
   devices.onHealthChange((uids) => pods.resyncPods(uids));
   dra?.onHealthChange((uids) => pods.resyncPods(uids));
@@ -290,6 +311,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     deviceAdmitHandler(devices.manager),
     predicateAdmitHandler,
   ]);
+  // A resize passes the same checks but the device allocation (its devices do not change).
+  allocation.addAdmitHandlers([shutdown.admitHandler(), eviction.admitHandler(), predicateAdmitHandler]);
   const api = await startKubeletApi(o, log, pods, nodeIP, clients, async () =>
     (await csi.volumePlugin.volumeStats()).map(({ volume: v, ...usage }) => ({
       ...usage,
@@ -320,12 +343,14 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const nodeRef = clients && cluster?.node.uid ? { name: o.nodeName, uid: cluster.node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
   await network.releaseExcept([...livePods, ...staticPods]);
+  allocation.removeOrphans(new Set([...livePods, ...staticPods].map((p) => p.metadata!.uid!)));
   // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
   await releaseUnclaimedContainers(providers.providers, livePods, log.child({ component: 'pods' }), staticPods);
   // Pods a pod provider kept across the restart that are no longer bound here are deleted.
   await deleteDanglingPods(providers.providers, [...livePods, ...staticPods], o.podsDir, log.child({ component: 'pods' }));
   for (const p of staticPods) pods.upsert(p);
   pods.start();
+  allocation.start();
   // Manifests added, changed or removed while nodelet runs (upstream's file source: watch + --file-check-frequency).
   const stopManifestWatch = o.podManifestPath
     ? watchManifests({
@@ -364,6 +389,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopImageGc();
       stopEviction();
       eviction.stop();
+      allocation.stop();
       await pods.shutdown();
       setup.stop();
       podCertificates?.stop();

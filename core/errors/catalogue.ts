@@ -82,6 +82,8 @@ export const CATALOGUE = {
   NDL_DRA_UNPREPARE: 'failed to unprepare dynamic resources',
   NDL_DRA_CHECKPOINT: 'DRA manager checkpoint unusable',
   NDL_DRA_DRIVER_RPC: 'DRA driver call failed',
+  // in-place pod resize
+  NDL_ALLOCATION_CHECKPOINT: 'pod resource allocation checkpoint unusable',
   // API server and shared helpers
   NDL_API_CLIENT: 'API client misconfigured',
   NDL_API_REQUEST: 'API server request failed',

@@ -31,6 +31,7 @@ import { terminationMessage } from './termination-message.ts';
 import { goDuration, lostRun, resume } from './container-resume.ts';
 import type { DriverEnv, PodDriver } from './pod-driver.ts';
 import { imagePullPolicy, prefetchPulls, type PrefetchedPull, type PrefetchedPulls } from './image-prefetch.ts';
+import { ContainerResizer } from './container-resize.ts';
 
 const fieldPath = (c: ContainerRecord) => `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
 const podRef = (p: V1Pod) => `${p.metadata!.name}_${p.metadata!.namespace}(${p.metadata!.uid})`;
@@ -56,6 +57,8 @@ export class ContainerDriver implements PodDriver {
   readonly app: ContainerRecord[];
   /** The latest pod seen (probes read its IP when they run). */
   private pod: V1Pod;
+  /** Resizes running containers whose allocated resources changed (in-place pod resize). */
+  private readonly resizer?: ContainerResizer;
 
   constructor(
     pod: V1Pod,
@@ -67,6 +70,7 @@ export class ContainerDriver implements PodDriver {
     const adoptable = typeof provider.adoptContainer === 'function';
     this.init = (pod.spec?.initContainers ?? []).map((c) => resume(newRecord(c.name, true), st?.initContainerStatuses, adoptable));
     this.app = pod.spec!.containers.map((c) => resume(newRecord(c.name, false), st?.containerStatuses, adoptable));
+    if (d.resize) this.resizer = new ContainerResizer(provider, d.resize, d);
   }
 
   /** A container provider sees the pod context as it is. */
@@ -136,6 +140,7 @@ export class ContainerDriver implements PodDriver {
   async sync(pod: V1Pod, prefetched?: PrefetchedPulls): Promise<void> {
     this.pod = pod;
     await this.adopt(pod);
+    this.resizer?.sync(pod, [...this.init, ...this.app], (rec, spec, why) => this.restartForResize(pod, spec, rec, why));
     const initialized = anyAppStarted(this.app);
     if (initialized && this.appDone(pod)) return this.stopSidecars(pod);
     const starts: Promise<void>[] = [];
@@ -169,6 +174,7 @@ export class ContainerDriver implements PodDriver {
   }
 
   private shouldRestart(pod: V1Pod, rec: ContainerRecord): boolean {
+    if (rec.resizeRestart) return true;
     return containerShouldRestart(specOf(pod, rec), pod.spec, rec.terminated!.exitCode);
   }
 
@@ -300,6 +306,7 @@ export class ContainerDriver implements PodDriver {
         },
         this.d.ctx(),
       );
+      this.resizer?.started(pod, spec);
       this.d.event('Normal', 'Created', `Created container: ${rec.name}`, fieldPath(rec));
       this.d.event('Normal', 'Started', `Started container ${rec.name}`, fieldPath(rec));
       this.onStarted(pod, rec, running, restartCount, { spec, mounts: config.mounts, logPath });
@@ -444,6 +451,12 @@ export class ContainerDriver implements PodDriver {
     await rec.recorded;
   }
 
+  /** A resize of `rec` needs a restart (`RestartContainer`): killed now, started again with the new resources by the sync its exit queues. */
+  private restartForResize(pod: V1Pod, spec: V1Container, rec: ContainerRecord, message: string): void {
+    rec.resizeRestart = true;
+    void this.kill(pod, spec, rec, podGraceMs(pod), message);
+  }
+
   private startFailed(pod: V1Pod, rec: ContainerRecord, reason: string, message: string, note = message): void {
     rec.waiting = { reason, message };
     this.d.event('Warning', 'Failed', `Error: ${note}`, fieldPath(rec));
@@ -460,6 +473,7 @@ export class ContainerDriver implements PodDriver {
     if (rec.terminated) rec.last = rec.terminated;
     rec.terminated = undefined;
     rec.waiting = undefined;
+    rec.resizeRestart = undefined;
     rec.running = running;
     rec.restartCount = restartCount;
     rec.startedAt = running.startedAt;
@@ -480,6 +494,7 @@ export class ContainerDriver implements PodDriver {
 
   /** Stops every running container within `graceMs` (emitting `Killing`), sidecars after the app containers. */
   async stop(pod: V1Pod, graceMs: number): Promise<void> {
+    for (const r of [...this.init, ...this.app]) r.resizeRestart = undefined; // stopped for good: no restart for a resize
     await this.stopInOrder(pod.spec?.containers?.length ? pod : this.pod, graceMs);
     const m = this.pod.metadata!;
     this.d.probes?.forgetPod(

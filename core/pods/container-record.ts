@@ -56,6 +56,12 @@ export interface ContainerRecord {
    * `wasi://…` containerID and start time) at the pod's first sync.
    */
   adopt?: { containerID: string; startedAt: Date };
+  /**
+   * Set while the run is killed for a resize whose `resizePolicy` is `RestartContainer`
+   * (container-resize.ts): it starts again at once whatever the pod's restart policy, and
+   * until then it counts as running for the pod's phase (upstream kills and starts it in one sync).
+   */
+  resizeRestart?: boolean;
 }
 
 /** Upstream's `started`: running, and its Startup probe (if any) succeeded. */

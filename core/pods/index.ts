@@ -4,7 +4,20 @@
  */
 export type { ProviderRouter } from './pod-controller.ts';
 export { podRequest, predicateAdmitHandler } from './admission.ts';
-export { type AdmitResult, type AllocatableContributor, fixedAllocatable, type PodAdmitHandler } from './admit-handler.ts';
+export {
+  admitContext,
+  type AdmitContext,
+  type AdmitNode,
+  type AdmitResult,
+  type AllocatableContributor,
+  fixedAllocatable,
+  type PodAdmitHandler,
+  runAdmitHandlers,
+} from './admit-handler.ts';
+export type { PodAllocation, ResizeActuation } from './pod-allocation.ts';
+export { isResizable } from './container-resize.ts';
+export { podQosClass } from './container-limits.ts';
+export { observedGenerationContributor } from './observed-generation.ts';
 export type { ContainerOptionsContributor, ContainerWarning } from './container-options.ts';
 export type { PodResourcePreparer } from './pod-resources.ts';
 export type { PodStatusContributor } from './pod-status-contributor.ts';

@@ -32,11 +32,16 @@ export function mutableFingerprint(pod: V1Pod): string {
   ]);
 }
 
-/** True when `next` differs from `prev` in anything but status and bookkeeping metadata. */
+/**
+ * True when `next` differs from `prev` in anything but status and bookkeeping metadata. A new
+ * `metadata.generation` (any change of the spec, a resize among them) is synced, so that the
+ * status reports the generation acted on (`status.observedGeneration`).
+ */
 export function needsSync(prev: V1Pod, next: V1Pod): boolean {
   const m = (p: V1Pod) => p.metadata ?? {};
   return (
     m(prev).uid !== m(next).uid ||
+    (m(prev).generation ?? 0) !== (m(next).generation ?? 0) ||
     String(m(prev).deletionTimestamp ?? '') !== String(m(next).deletionTimestamp ?? '') ||
     m(prev).deletionGracePeriodSeconds !== m(next).deletionGracePeriodSeconds ||
     mutableFingerprint(prev) !== mutableFingerprint(next)

@@ -39,6 +39,7 @@ import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
 import { StatusCoalescer } from './status-coalescer.ts';
+import type { PodAllocation } from './pod-allocation.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
 export interface StatusSink {
@@ -92,6 +93,11 @@ export interface PodControllerOptions {
   interimYieldMs?: number;
   /** How often posted statuses are compared with the server's copies (default {@link STATUS_RECONCILE_MS}); tests shorten it. */
   statusReconcileMs?: number;
+  /**
+   * In-place pod resize (pod-allocation.ts): pods run with their allocated resources, a change of
+   * container resources is a resize request; without it pods run with their spec's resources.
+   */
+  allocation?: PodAllocation;
 }
 
 export type { AbnormalTermination };
@@ -216,6 +222,7 @@ export class PodController implements PodReader {
     const key = keyOf(pod);
     const prev = this.desired.get(key);
     this.desired.set(key, pod);
+    if (prev && prev.metadata?.uid === pod.metadata?.uid) this.o.allocation?.updated(prev, pod);
     // A deletion aborts the pod's in-flight pulls and starts now, not after the sync running them.
     if (pod.metadata?.deletionTimestamp) this.cancel(key, pod.metadata.uid);
     if (!prev || needsSync(prev, pod)) this.queue.add(key);
@@ -230,7 +237,9 @@ export class PodController implements PodReader {
 
   /** A pod is gone from the source. */
   remove(key: string): void {
+    const uid = this.desired.get(key)?.metadata?.uid;
     this.desired.delete(key);
+    if (uid) this.o.allocation?.removed(uid);
     this.cancel(key);
     this.queue.add(key);
   }
@@ -305,6 +314,8 @@ export class PodController implements PodReader {
   private async syncActive(key: string, pod: V1Pod, entry: PodEntry, worker: PodWorker): Promise<void> {
     // A pod's first sync lasts until its status after it was posted (the events recorder yields meanwhile).
     const firstSyncEnded = this.move(entry, 'first-sync') ? this.o.starts?.begin() : undefined;
+    // What runs is what is allocated: a pending resize waits (pod-allocation.ts).
+    pod = this.o.allocation?.allocatedPod(pod) ?? pod;
     try {
       if (!worker.finished(pod)) {
         const interim = setTimeout(() => this.interim.add(key), INTERIM_STATUS_MS);
@@ -318,7 +329,10 @@ export class PodController implements PodReader {
         }
       }
       // Upstream unprepares a finished pod's claims after its containers stopped and before its terminal status is posted.
-      if (worker.finished(pod) && this.move(entry, 'containers-stopped')) await this.o.setup.releaseResources?.(pod);
+      if (worker.finished(pod) && this.move(entry, 'containers-stopped')) {
+        await this.o.setup.releaseResources?.(pod);
+        this.o.allocation?.finished(entry.uid);
+      }
       await this.post(pod, entry, worker.status(pod));
     } finally {
       firstSyncEnded?.();
@@ -354,7 +368,9 @@ export class PodController implements PodReader {
 
   /** Admits one pod at a time, like upstream's HandlePodAdditions, so two pods never share the same free resources. */
   private admitSerially(key: string, pod: V1Pod): Promise<PodEntry | undefined> {
-    const run = this.admitting.then(() => this.admit(key, pod));
+    // With allocation, admissions and resize decisions take turns (upstream's allocation mutex).
+    const admit = () => (this.o.allocation ? this.o.allocation.serially(() => this.admit(key, pod)) : this.admit(key, pod));
+    const run = this.admitting.then(admit);
     this.admitting = run.then(
       () => undefined,
       () => undefined,
@@ -370,7 +386,10 @@ export class PodController implements PodReader {
     // the allocatable is read again for each handler (device allocation raises it). A pass over every pod per handler
     // was most of admission's time in a burst.
     let admitted: V1Pod[] | undefined;
-    return { routed, verdict: await runAdmitHandlers(this.admitHandlers, pod, () => admitContext(this.o.admitNode, (admitted ??= this.activePods()))) };
+    // The pods already admitted count with what is allocated to them, not what their specs ask now.
+    const allocated = (p: V1Pod) => this.o.allocation?.allocatedPod(p) ?? p;
+    const others = () => (admitted ??= this.activePods().map(allocated));
+    return { routed, verdict: await runAdmitHandlers(this.admitHandlers, allocated(pod), () => admitContext(this.o.admitNode, others())) };
   }
 
   /** Gives a pod seen for the first time its first state; undefined when it cannot be routed yet (retried later). */
@@ -409,9 +428,11 @@ export class PodController implements PodReader {
       event: (type: 'Normal' | 'Warning', reason: string, note: string, fieldPath?: string) => this.event(pod, type, reason, note, fieldPath),
       probes: this.o.probes,
       backoff: { restart: this.restartBackoff, pull: this.pullBackoff, volume: this.volumeBackoff },
+      resize: this.o.allocation?.actuation,
     });
     const entry: PodEntry = { uid, seenAt, state: INITIAL.admitted, worker };
     this.entries.set(key, entry);
+    this.o.allocation?.admitted(pod);
     return entry;
   }
 
@@ -513,6 +534,7 @@ export class PodController implements PodReader {
   /** A pod gone from the source (or replaced by one with another uid): stops it and, unless its deletion did, releases what it held. */
   private async forget(key: string, entry: PodEntry, replacement?: V1Pod): Promise<void> {
     this.entries.delete(key);
+    this.o.allocation?.removed(entry.uid);
     this.statusBackoff.reset(entry.uid);
     this.o.events.forget?.(entry.uid);
     const old = entry.worker;
@@ -548,7 +570,10 @@ export class PodController implements PodReader {
     worker.cancel();
     await worker.terminate(current, t.graceMs);
     // A finished pod's resources were released when it finished.
-    if (!wasFinished) await this.o.setup.releaseResources?.(current);
+    if (!wasFinished) {
+      await this.o.setup.releaseResources?.(current);
+      this.o.allocation?.finished(entry.uid);
+    }
     await this.post(current, entry, worker.status(current));
   }
 

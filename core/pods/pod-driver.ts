@@ -17,6 +17,7 @@ import type { PodVolumes } from './pod-volumes.ts';
 import type { RunnerContainer } from './container-view.ts';
 import type { ProbeManager } from '../probes/index.ts';
 import type { PrefetchedPulls } from './image-prefetch.ts';
+import type { ResizeActuation } from './pod-allocation.ts';
 
 /**
  * The back-offs of a pod's work, shared by all workers; every key starts with
@@ -54,6 +55,8 @@ export interface DriverEnv {
   statusChanged(): void;
   /** The node's prober (probes and lifecycle hooks of container runs); without it they are not run (unit tests). */
   probes?: ProbeManager;
+  /** In-place pod resize (container-resize.ts); without it running containers keep the resources they started with. */
+  resize?: ResizeActuation;
 }
 
 /** The provider-specific steps of one pod's path. */

@@ -57,7 +57,7 @@ export function podPhase(pod: V1Pod, init: ContainerRecord[], app: ContainerReco
     }
   }
   for (const c of app) {
-    if (c.running) running++;
+    if (c.running || c.resizeRestart) running++;
     else if (c.terminated && !c.waiting) {
       stopped++;
       if (!restarts(c, c.terminated.exitCode)) stoppedForGood++;

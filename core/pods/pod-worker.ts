@@ -52,6 +52,7 @@ import { ContainerDriver } from './container-driver.ts';
 import { PodProviderDriver } from './pod-provider-driver.ts';
 import { volumesShowPodIPs, withPodIPs, type PodNetwork } from './pod-network.ts';
 import type { ProbeManager } from '../probes/index.ts';
+import type { ResizeActuation } from './pod-allocation.ts';
 
 /** Shared services of all pod workers. */
 export interface PodWorkerDeps {
@@ -72,6 +73,8 @@ export interface PodWorkerDeps {
   killSlackMs?: number;
   /** The node's prober (container providers' probes and lifecycle hooks). */
   probes?: ProbeManager;
+  /** In-place pod resize of container providers' running containers (pod-allocation.ts). */
+  resize?: ResizeActuation;
 }
 
 /** The state and behaviour of one admitted pod, whatever runs it. */
@@ -103,6 +106,7 @@ export class PodWorker {
       abort: () => this.abort.abort(),
       statusChanged: () => this.statusChanged(),
       probes: d.probes,
+      resize: d.resize,
     };
     this.driver = isPodProvider(d.provider) ? new PodProviderDriver(pod, d.provider, env, d.killSlackMs) : new ContainerDriver(pod, d.provider, env);
   }

@@ -23,4 +23,15 @@ describe('needsSync', () => {
     expect(needsSync(b, { ...b, spec: { containers: [{ name: 'c', image: 'img:2' }] } })).toBe(true);
     expect(needsSync(b, { ...b, spec: { ...b.spec!, activeDeadlineSeconds: 5 } })).toBe(true);
   });
+
+  it('syncs on a new generation (a resize among other spec changes): the status then reports it as observedGeneration', () => {
+    const b = { ...base(), metadata: { ...base().metadata, generation: 1 } };
+    const resized = {
+      ...b,
+      metadata: { ...b.metadata, generation: 2 },
+      spec: { containers: [{ name: 'c', image: 'img:1', resources: { limits: { memory: '64Mi' } } }] },
+    };
+    expect(needsSync(b, resized)).toBe(true);
+    expect(needsSync(b, { ...b, metadata: { ...b.metadata, resourceVersion: '9' } })).toBe(false);
+  });
 });
