@@ -8,16 +8,19 @@
  *   - a change of a container's limits (cpu or memory) whose `resizePolicy` is `NotRequired`
  *     (the default) on a provider without the `resizeContainer` capability. With
  *     `RestartContainer` the container is restarted with the new resources, which every
- *     provider can do.
+ *     provider can do;
+ *   - requests above the node's allocatable, which no freed room can ever hold: the check of
+ *     the apiserver's PodResizeValidator admission plugin (with its message), which a cluster
+ *     with WASI nodes runs without (docs/resize.md).
  *
  * Other handlers (resources, node shutdown, eviction) follow; their rejections make the
  * resize `Deferred`.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { isPodProvider, type AnyProvider } from '@nodelet/plugin-api/v1';
-import type { AdmitResult, PodAdmitHandler } from '../pods/index.ts';
+import type { AdmitContext, AdmitResult, PodAdmitHandler } from '../pods/index.ts';
 import { milliCpu, quantityUnits } from '../kube/index.ts';
-import { containersOf } from './resources.ts';
+import { containersOf, podRequests } from './resources.ts';
 
 /** What the handler needs: the provider a pod runs on, and the pod as allocated now. */
 export interface ResizeAdmitDeps {
@@ -32,7 +35,9 @@ const INFEASIBLE = 'Infeasible';
 export function resizeAdmitHandler(d: ResizeAdmitDeps): PodAdmitHandler {
   return {
     name: 'resize',
-    admit(pod: V1Pod): AdmitResult {
+    admit(pod: V1Pod, ctx: AdmitContext): AdmitResult {
+      const beyond = beyondAllocatable(pod, ctx.allocatable);
+      if (beyond) return { admit: false, reason: INFEASIBLE, message: beyond };
       const provider = d.providerOf(pod);
       if (!provider) return { admit: true };
       if (isPodProvider(provider)) {
@@ -58,4 +63,15 @@ export function resizeAdmitHandler(d: ResizeAdmitDeps): PodAdmitHandler {
       return { admit: true };
     },
   };
+}
+
+/** The apiserver's `validateRequestsWithinAllocatable` (plugin/pkg/admission/podresize): its message, or undefined when the requests fit. */
+function beyondAllocatable(pod: V1Pod, allocatable: Readonly<Record<string, string>>): string | undefined {
+  const want = podRequests(pod);
+  const cpu = milliCpu(allocatable.cpu ?? '0');
+  const memory = quantityUnits(allocatable.memory ?? '0');
+  const msg: string[] = [];
+  if (want.cpu > cpu) msg.push(`cpu, requested: ${want.cpu}, allocatable: ${cpu}`);
+  if (want.memory > memory) msg.push(`memory, requested: ${want.memory}, allocatable: ${memory}`);
+  return msg.length ? `node didn't have enough allocatable resources: ${msg.join('; ')}` : undefined;
 }

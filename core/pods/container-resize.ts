@@ -12,8 +12,8 @@
  *     otherwise ──► provider.resizeContainer(limits) in the background (one at a time per run):
  *       applied ──► recorded, sync again ──► completed
  *       refused (memory in use ≥ the new limit) ──► Error "cannot decrease memory limits: …
- *         memory limit (N) below current usage (M)", tried again after RESIZE_RETRY_MS
- *       failed / no such capability ──► Error with the message, tried again likewise
+ *         memory limit (N) below current usage (M)", posted at once, tried again after RESIZE_RETRY_MS
+ *       failed / no such capability ──► Error with the message, likewise
  *
  * Which containers: app containers and restartable (sidecar) init containers; others are
  * never resized while they run (upstream `IsResizableContainer`). A container that does not
@@ -78,6 +78,8 @@ export interface ResizerEnv {
 export class ContainerResizer {
   /** Runs with a `resizeContainer` call in flight. */
   private readonly inFlight = new Set<RunningContainer>();
+  /** Runs whose last in-place resize failed: the resources asked, and when (`Date.now()`) the same may be asked again. */
+  private readonly retryAt = new Map<RunningContainer, { at: number; want: string }>();
 
   constructor(
     private readonly provider: Provider,
@@ -113,7 +115,8 @@ export class ContainerResizer {
       const now = amounts(had);
       const resources = changed(want, now);
       if (resources.length === 0) continue;
-      if (this.inFlight.has(run)) {
+      const retry = this.retryAt.get(run);
+      if (this.inFlight.has(run) || (retry && retry.want === JSON.stringify(want) && retry.at > Date.now())) {
         inProgress = true;
         continue;
       }
@@ -140,17 +143,19 @@ export class ContainerResizer {
     const provider = this.provider;
     if (!provider.resizeContainer) {
       this.a.failed(pod, `provider "${provider.name}" cannot resize containers in place`);
+      this.retryAt.set(run, { at: Date.now() + RESIZE_RETRY_MS, want: JSON.stringify(want) });
       this.env.requeue(RESIZE_RETRY_MS);
       return;
     }
     this.inFlight.add(run);
-    let retryMs = 0;
+    this.retryAt.delete(run);
+    let failed = false;
     provider
       .resizeContainer(run.id, containerLimits(spec))
       .then(
         (o) => {
           if (o.applied) return this.a.setActuated(uid, rec.name, spec.resources ?? {});
-          retryMs = RESIZE_RETRY_MS;
+          failed = true;
           // Upstream's message (kuberuntime validateMemoryResizeAction).
           this.a.failed(
             pod,
@@ -158,13 +163,18 @@ export class ContainerResizer {
           );
         },
         (e: unknown) => {
-          retryMs = RESIZE_RETRY_MS;
+          failed = true;
           if (rec.running === run) this.a.failed(pod, `failed to resize container "${rec.name}": ${(e as Error)?.message ?? String(e)}`);
         },
       )
       .finally(() => {
         this.inFlight.delete(run);
-        this.env.requeue(retryMs);
+        // Synced now (the new resources, or the error, are posted); a failed one is tried again after the back-off.
+        if (failed && rec.running === run) {
+          this.retryAt.set(run, { at: Date.now() + RESIZE_RETRY_MS, want: JSON.stringify(want) });
+          this.env.requeue(RESIZE_RETRY_MS);
+        } else this.retryAt.delete(run);
+        this.env.requeue(0);
       });
   }
 }

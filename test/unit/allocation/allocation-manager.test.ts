@@ -155,6 +155,21 @@ describe('deciding a resize', () => {
     expect(restart.cpuOf(restart.list[0]!)).toBe('1');
   });
 
+  it("is Infeasible above the node's allocatable (the apiserver's PodResizeValidator check, with its message)", async () => {
+    const t = setup();
+    const a = pod('a', '500m');
+    t.add(a);
+    await t.update(resized(a, '3'));
+    expect(conds(t.m, a)).toEqual([
+      {
+        type: 'PodResizePending',
+        reason: 'Infeasible',
+        message: "node didn't have enough allocatable resources: cpu, requested: 3000, allocatable: 2000",
+        gen: 2,
+      },
+    ]);
+  });
+
   it('is Infeasible for a pod of a provider that owns whole pods', async () => {
     const t = setup({ provider: { ...VM_PROVIDER, pods: {} } as unknown as AnyProvider });
     const a = pod('a', '500m');

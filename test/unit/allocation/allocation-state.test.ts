@@ -2,7 +2,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ALLOCATED_STATE_FILE, AllocationState, decodeState, encodeState, stateChecksum, type PodResourceInfo } from '../../../core/allocation/allocation-state.ts';
+import {
+  ALLOCATED_STATE_FILE,
+  AllocationState,
+  decodeState,
+  encodeState,
+  stateChecksum,
+  type PodResourceInfo,
+} from '../../../core/allocation/allocation-state.ts';
 import { memoryLogger } from '../pods/fakes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'nodelet-allocation-'));

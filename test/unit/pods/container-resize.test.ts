@@ -77,12 +77,20 @@ describe('resizing running containers', () => {
     const t = setup([{ name: 'c1', image: 'x', resources: MEM('10Ki') }], async () => ({ applied: false, memoryUsageBytes: 2_000_000 }));
     t.a.had.set('c1', MEM('40Mi'));
     t.sync();
-    await vi.waitFor(() => expect(t.requeues).toEqual([RESIZE_RETRY_MS]));
+    // Synced at once (the error is posted), and again after the back-off (to retry).
+    await vi.waitFor(() => expect(t.requeues.sort()).toEqual([0, RESIZE_RETRY_MS]));
     const failed = t.a.log.find((l) => l.startsWith('failed '))!;
     expect(failed).toBe('failed cannot decrease memory limits: attempting to set container "c1" memory limit (10240) below current usage (2000000)');
     // The e2e test's pattern (upstream pod_resize.go "decrease memory limit below usage").
     expect(failed).toMatch(/memory limit \(\d+\) below current usage/);
     expect(t.a.had.get('c1')).toEqual(MEM('40Mi'));
+    // The sync right after does not ask again before the back-off; a different request is asked at once.
+    t.sync();
+    expect(t.provider.resizeContainer).toHaveBeenCalledTimes(1);
+    expect(t.a.log.at(-1)).toBe('in progress');
+    t.pod.spec!.containers[0]!.resources = MEM('36Mi');
+    t.sync();
+    expect(t.provider.resizeContainer).toHaveBeenCalledTimes(2);
   });
 
   it('restarts a container whose changed resource has resizePolicy RestartContainer, and only that one', () => {
