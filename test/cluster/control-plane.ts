@@ -86,6 +86,9 @@ function apiserverArgs(pkiDir: string, etcdUrl: string, port: number, verifyKube
     '--enable-admission-plugins=NodeRestriction',
     `--feature-gates=${FEATURE_GATES}`,
     '--runtime-config=certificates.k8s.io/v1beta1=true',
+    // PodResizeValidator (on by default since 1.35) refuses every resize on a node whose kubernetes.io/os is not linux,
+    // as nodelet's WASI nodes are (wasi): docs/resize.md, "The apiserver's PodResizeValidator".
+    '--disable-admission-plugins=PodResizeValidator',
     '--enable-bootstrap-token-auth=true',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
