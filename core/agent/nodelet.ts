@@ -389,8 +389,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       stopImageGc();
       stopEviction();
       eviction.stop();
-      allocation.stop();
       await pods.shutdown();
+      await allocation.stop();
       setup.stop();
       podCertificates?.stop();
       await probes.close();

@@ -110,10 +110,11 @@ export class AllocationManager implements PodAllocation, ResizeActuation {
     this.schedule(this.o.retryMs?.initial ?? INITIAL_RETRY_MS);
   }
 
-  /** Stops it. */
-  stop(): void {
+  /** Stops it; resolves once the checkpoints are written. */
+  async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await Promise.all([this.allocated.flush(), this.actuatedState.flush()]);
   }
 
   /** Forgets the allocations of pods not in `keep` (upstream `RemoveOrphanedPods`, at start once the sources listed the pods). */

@@ -17,7 +17,9 @@ import { FakeEvents, FakeProvider, memoryLogger, VM_PROVIDER } from '../pods/fak
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const managers: AllocationManager[] = [];
-afterEach(() => managers.splice(0).forEach((m) => m.stop()));
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((m) => m.stop()));
+});
 
 function pod(name: string, cpu: string, o: { generation?: number; policy?: string; memory?: string; priority?: number } = {}): V1Pod {
   const c: V1Container = {
@@ -215,7 +217,7 @@ describe('across a restart', () => {
     first.add(a);
     first.add(pod('b', '1200m'));
     await first.update(resized(a, '1')); // deferred
-    first.m.stop();
+    await first.m.stop();
     const second = setup({ dir: first.dir });
     second.list.push(pod('b', '1200m'));
     const desired = {
@@ -253,9 +255,10 @@ describe('actuation', () => {
     expect(t.events.list[1]!.note).toMatch(/^Pod resize completed: \{"containers":\[.*\],"generation":3\}$/);
   });
 
-  it('records the actuated resources in their own checkpoint', () => {
+  it('records the actuated resources in their own checkpoint', async () => {
     const t = setup();
     t.m.setActuated('uid-a', 'c1', { requests: { cpu: '1' }, limits: { cpu: '1' } });
+    await t.m.stop();
     const again = setup({ dir: t.dir });
     expect(again.m.actuated('uid-a', 'c1')).toEqual({ limits: { cpu: '1' }, requests: { cpu: '1' } });
   });

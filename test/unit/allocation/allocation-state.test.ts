@@ -43,17 +43,22 @@ describe('the allocation checkpoint', () => {
     expect(() => decodeState('nope')).toThrow(/not JSON/);
   });
 
-  it('survives a restart; writes only on change; an unusable file is reported and nodelet starts from an empty state', () => {
+  it('survives a restart; writes only on change, the changes of one turn in one write; an unusable file is reported and nodelet starts from an empty state', async () => {
     const lines: string[] = [];
     const a = AllocationState.open(dir, ALLOCATED_STATE_FILE, memoryLogger(lines));
-    a.setContainer('u1', 'c1', { limits: { memory: '50Mi' } });
     const path = join(dir, ALLOCATED_STATE_FILE);
-    const first = readFileSync(path, 'utf8');
+    a.setContainer('u1', 'c1', { limits: { memory: '40Mi' } });
     a.setContainer('u1', 'c1', { limits: { memory: '50Mi' } });
+    await a.flush();
+    const first = readFileSync(path, 'utf8');
+    expect(decodeState(first).get('u1')!.ContainerResources.c1).toEqual({ limits: { memory: '50Mi' } });
+    a.setContainer('u1', 'c1', { limits: { memory: '50Mi' } });
+    await a.flush();
     expect(readFileSync(path, 'utf8')).toBe(first);
     const b = AllocationState.open(dir, ALLOCATED_STATE_FILE, memoryLogger(lines));
     expect(b.container('u1', 'c1')).toEqual({ limits: { memory: '50Mi' } });
     b.remove('u1');
+    await b.flush();
     expect(readFileSync(path, 'utf8')).toBe(first); // a removal is written with the next change, as upstream
     writeFileSync(path, first.replace('50Mi', '60Mi'));
     const c = AllocationState.open(dir, ALLOCATED_STATE_FILE, memoryLogger(lines));

@@ -68,8 +68,8 @@ function setup() {
   allocation.onResync((uids) => ctrl.resyncPods(uids));
   allocation.start();
   stops.push(async () => {
-    allocation.stop();
     await ctrl.shutdown();
+    await allocation.stop();
   });
   return { provider, sink, events, ctrl };
 }
