@@ -334,7 +334,10 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const source = clients ? await startApiPodSource(clients, o.nodeName, pods, log.child({ component: 'pod-source' })) : undefined;
   if (source) {
     sources.ready = true;
-    await setup.cleanupOrphans(source.pods).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
+    // Pods created since the first list arrive through the watch meanwhile and start at once: the store knows them.
+    const listed = new Set(source.pods.map((p) => p.metadata?.uid));
+    const known = (uid: string) => listed.has(uid) || store.pods().some((p) => p.metadata?.uid === uid);
+    await setup.cleanupOrphans(known).catch((e) => log.warn({ err: String(e) }, 'orphan cleanup failed'));
   }
   const livePods: V1Pod[] = source?.pods ?? [];
   const manifests = o.podManifestPath ? await readStaticPods(o.podManifestPath, o.nodeName, log) : { pods: [], refused: [] };
@@ -342,8 +345,8 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   reportRefusedManifests(events, o.nodeName, manifests.refused);
   const nodeRef = clients && cluster?.node.uid ? { name: o.nodeName, uid: cluster.node.uid } : undefined;
   if (clients && nodeRef) await Promise.all(staticPods.map((p) => ensureMirrorPod(clients, p, nodeRef, log)));
-  await network.releaseExcept([...livePods, ...staticPods]);
-  allocation.removeOrphans(new Set([...livePods, ...staticPods].map((p) => p.metadata!.uid!)));
+  await network.releaseExcept([...livePods, ...staticPods, ...store.pods()]);
+  allocation.removeOrphans(new Set([...livePods, ...staticPods, ...store.pods()].map((p) => p.metadata!.uid!)));
   // Containers kept by a provider across the restart: pods re-adopt theirs, the rest are released.
   await releaseUnclaimedContainers(providers.providers, livePods, log.child({ component: 'pods' }), staticPods);
   // Pods a pod provider kept across the restart that are no longer bound here are deleted.

@@ -79,7 +79,7 @@ export function createPodSetup(
   hostIP: string,
   log: Logger,
   ext: PodSetupExtensions,
-): PodSetup & { cleanupOrphans(pods: V1Pod[]): Promise<void>; onObjectsChanged(fn: (podUids: string[]) => void): void; stop(): void } {
+): PodSetup & { cleanupOrphans(known: (uid: string) => boolean): Promise<void>; onObjectsChanged(fn: (podUids: string[]) => void): void; stop(): void } {
   const plugins = ext.volumePlugins;
   // ConfigMaps/Secrets: one watch per referenced object, ref-counted by pods (upstream's default Watch strategy).
   const watching = clients
@@ -185,10 +185,11 @@ export function createPodSetup(
     async unmountVolumes(pod) {
       await teardownVolumes(podDir(pod), { log, plugins });
     },
-    async cleanupOrphans(pods) {
-      const known = new Set(pods.map((p) => p.metadata?.uid));
+    // `known` is asked for each directory when it is reached: a pod the watch delivered after the
+    // first list (its sync already making its directory) is not an orphan.
+    async cleanupOrphans(known) {
       for (const uid of await readdir(o.podsDir).catch(() => [] as string[])) {
-        if (known.has(uid) || !UID.test(uid)) continue;
+        if (known(uid) || !UID.test(uid)) continue;
         log.info({ uid }, 'removing the directory of a pod deleted while nodelet was down');
         const dir = join(o.podsDir, uid);
         try {
