@@ -192,7 +192,12 @@ async function compile(image: PulledImage, capBytes: number | undefined, resizab
  * `image`'s module compiled with preemption points, or `module` when the rewrite does not apply.
  * The file is read again rather than its bytes kept with every cache entry.
  */
-async function compilePreemptible(image: PulledImage, capBytes: number | undefined, resizable: boolean, module: WebAssembly.Module): Promise<WebAssembly.Module> {
+async function compilePreemptible(
+  image: PulledImage,
+  capBytes: number | undefined,
+  resizable: boolean,
+  module: WebAssembly.Module,
+): Promise<WebAssembly.Module> {
   try {
     // Bounded as `module` is (its memory limit changeable or not), then given preemption points.
     const pre = addPreemption(bound(await readFile(image.path), capBytes, resizable).bytes);
