@@ -233,8 +233,8 @@ describe('in-place pod resize and observedGeneration', () => {
   });
 
   it('converges observedGeneration to metadata.generation after many spec updates', async () => {
-    // Ported from test/e2e/node/pods.go, ConformanceIt("issue 500 podspec updates and verify generation and observedGeneration
-    // eventually converge"), with 30 activeDeadlineSeconds updates instead of 499.
+    // Ported from test/e2e/node/pods.go, the ConformanceIt whose Testname is "Pods Generation, 500 updates" (499 podspec updates,
+    // then generation and observedGeneration converge to 500), with 30 activeDeadlineSeconds updates instead of 499.
     await create('many', { name: 'c1', image: img.sleep, args: ['3600'] }, { restartPolicy: 'Always', activeDeadlineSeconds: 5000 });
     for (let i = 1; i <= 30; i++) {
       const out = kubectl(info, ['patch', 'pod', 'many', '-n', ns, '--type', 'merge', '-p', JSON.stringify({ spec: { activeDeadlineSeconds: 5000 - i } })]);

@@ -19,6 +19,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, string>> = {
   '--allocate-node-cidrs': 'kube-controller-manager',
   '--node-cidr-mask-size': 'kube-controller-manager',
   '--kubelet-certificate-authority': 'kube-apiserver',
+  '--disable-admission-plugins': 'kube-apiserver',
   '--streaming-connection-idle-timeout': "upstream kubelet's, not nodelet's",
   '--max-semi-space-size': 'node (V8)',
   '--privileged': 'docker run',
