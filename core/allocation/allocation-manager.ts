@@ -26,6 +26,7 @@ import type { V1Pod, V1PodStatus, V1ResourceRequirements } from '@kubernetes/cli
 import type { AnyProvider, Logger } from '@nodelet/plugin-api/v1';
 import {
   admitContext,
+  isResizable,
   podQosClass,
   runAdmitHandlers,
   type AdmitNode,
@@ -368,7 +369,7 @@ export function resourcesChanged(prev: V1Pod, pod: V1Pod): boolean {
   for (const { c, init } of containersOf(pod)) {
     const old = before.find((x) => x.c.name === c.name && x.init === init)?.c;
     if (!old) continue;
-    if (init && c.restartPolicy !== 'Always') continue;
+    if (!isResizable(c, init)) continue;
     if (!sameResources(pick(old.resources), pick(c.resources))) return true;
   }
   return false;

@@ -24,6 +24,7 @@ import type { Provider, RunningContainer } from '@nodelet/plugin-api/v1';
 import type { ResizeActuation } from './pod-allocation.ts';
 import type { ContainerRecord } from './container-record.ts';
 import { containerLimits } from './container-limits.ts';
+import { isSidecar } from './restart-rules.ts';
 import { milliCpu, quantityUnits } from '../kube/index.ts';
 
 /**
@@ -65,7 +66,7 @@ function policy(c: V1Container, resource: 'cpu' | 'memory'): string {
 
 /** Upstream `IsResizableContainer` (InPlacePodVerticalScalingInitContainers off): app containers and sidecars. */
 export function isResizable(c: V1Container, init: boolean): boolean {
-  return !init || c.restartPolicy === 'Always';
+  return !init || isSidecar(c);
 }
 
 /** What the resizer needs of its container driver. */
