@@ -22,6 +22,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, string>> = {
   '--disable-admission-plugins': 'kube-apiserver',
   '--streaming-connection-idle-timeout': "upstream kubelet's, not nodelet's",
   '--max-semi-space-size': 'node (V8)',
+  '--heap-growing-percent': 'node (V8)',
   '--privileged': 'docker run',
   '--fail': 'the test CSI driver',
   '--quick': 'the bench',
