@@ -16,13 +16,14 @@
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
+ *   Service resolver      startServices (Services, EndpointSlices) → providers (`ProviderContext.services`)
  *
  * Each part is built after what it uses, so none is handed a reference to
  * fill in later. Parts that must tell a later one something subscribe it when
  * that one is built (device and DRA health, changed ConfigMaps → the pod controller;
  * node shutdown, eviction and device plugins → the node controller).
  *
- *   startNodelet ──► images ──► providers ──► events ──► pod store ──► DRA ──► devices ──► CSI
+ *   startNodelet ──► images ──► pod store ──► (kubeconfig? Services) ──► providers ──► events ──► DRA ──► devices ──► CSI
  *                ──► (kubeconfig? pod certificates) ──► pod set-up + pod network ──► allocation ──► pod controller ──► node shutdown, eviction (their admit handlers)
  *                ──► kubelet API ──► (kubeconfig? node + lease) ──► plugin registration
  *                ──► (kubeconfig? informer + orphans) ──► static pods
@@ -65,6 +66,7 @@ import { createTmpfsMounter, imageVolumePlugin, startCsi } from '../volumes/inde
 import { dirMaker, fileWriter, helperShell, mountSyscalls } from '../exec/index.ts';
 import { startDra } from '../dra/index.ts';
 import { PodNetworkManager } from '../network/index.ts';
+import { startServices } from '../services/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { diskUsage, EvictionManager, startEmptyDirLimits, type PodUsageStats } from '../eviction/index.ts';
 import { StatsCollector } from './stats-collector.ts';
@@ -163,7 +165,21 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const certs = await startClientCertificates(o, log, abort.signal);
   const clients: KubeClients | undefined = o.kubeconfig ? createKubeClients(o.kubeconfig, certs?.credentials) : undefined;
   certs?.start(() => clients!.transport);
-  const providers = await startProviders(o, log, images, abort.signal, clients);
+  // The node's pods and their states (upstream's pod manager): the pod controller writes it; device plugins
+  // and DRA, built before the controller because pod set-up uses them, read it; so does the Service resolver.
+  const store = new PodStore();
+  // Services for Wasm pods' own outbound paths (no kube-proxy): one informer pair for the node, handed to providers.
+  const services = clients
+    ? await startServices({
+        clients,
+        nodeName: o.nodeName,
+        clusterDomain: o.clusterDomain ?? '',
+        zone: o.nodeLabels['topology.kubernetes.io/zone'],
+        pod: (ref) => store.lookup(`${ref.namespace}/${ref.name}`)?.pod,
+        log: log.child({ component: 'services' }),
+      })
+    : undefined;
+  const providers = await startProviders(o, log, images, abort.signal, clients, services?.resolver);
   const provider = providers.primary;
   const shape = shapeFor(o, provider, nodeIP, o.port, providers.contribution);
   // Pods in their first sync, counted by the pod controller; events wait for them (core/pods/pod-starts.ts).
@@ -173,9 +189,6 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   const host = readHostInfo(o.rootDir);
   const labels = nodeLabels(shape);
   const { allocatable } = nodeResources(shape, host);
-  // The node's pods and their states (upstream's pod manager): the pod controller writes it; device plugins
-  // and DRA, built before the controller because pod set-up uses them, read it.
-  const store = new PodStore();
   // Device plugins and DRA free what gone pods held only once the pod sources listed every pod here.
   const sources = { ready: !clients };
   // DRA needs the API (claims, ResourceSlices): cluster mode only.
@@ -405,6 +418,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       dra?.stop();
       await devices.stop();
       await providers.stop();
+      services?.stop();
       await api.close();
       await certs?.stop();
     },

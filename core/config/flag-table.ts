@@ -8,7 +8,7 @@
 import { nodeletError } from '../errors/index.ts';
 import { parseTaints } from './taints.ts';
 import { parseGoDuration } from './duration.ts';
-import { parseNodeLabels } from './labels.ts';
+import { dnsSubdomainError, parseNodeLabels } from './labels.ts';
 import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
 import type { AuthorizationMode, Settings } from './options.ts';
 import { filePath, scalar, scalarMap, taintList, type FieldApply } from './config-values.ts';
@@ -59,6 +59,14 @@ const AUTHZ_MODES: readonly AuthorizationMode[] = ['Webhook', 'AlwaysAllow'];
 function parseAuthorizationMode(raw: string): AuthorizationMode {
   if (!AUTHZ_MODES.includes(raw as AuthorizationMode)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `must be one of ${AUTHZ_MODES.join(', ')}`);
   return raw as AuthorizationMode;
+}
+
+/** Parses `--cluster-domain`: empty, or a DNS-1123 subdomain (a trailing dot is dropped). */
+export function parseClusterDomain(raw: string): string {
+  const domain = raw.replace(/\.$/, '').toLowerCase();
+  const err = domain === '' ? undefined : dnsSubdomainError(domain);
+  if (err) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `not a DNS domain: ${err}`);
+  return domain;
 }
 
 /** Parses a whole-number percentage 0-100. */
@@ -188,6 +196,17 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'CA bundle that verifies client certificates on the kubelet API',
     apply: (s, r) => {
       s.clientCAFile = parsePath(r);
+    },
+  },
+  {
+    name: 'cluster-domain',
+    type: 'string',
+    default: '',
+    upstream: true,
+    config: 'clusterDomain',
+    help: "Domain of the cluster (e.g. cluster.local): Wasm pods reach Services by <service>.<namespace>.svc.<domain> and its short forms through nodelet's Service resolver",
+    apply: (s, r) => {
+      s.clusterDomain = parseClusterDomain(r);
     },
   },
   {

@@ -59,6 +59,8 @@ export interface NodeletOptions extends DerivedDirs {
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
   clientCAFile?: string;
+  /** `--cluster-domain`: the cluster's DNS domain (e.g. `cluster.local`); unset or '': Service names are not resolved. */
+  clusterDomain?: string;
   /** The KubeletConfiguration file the settings were read from, if any. */
   config?: string;
   providersDir: string[];

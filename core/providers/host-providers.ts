@@ -4,7 +4,7 @@
  * build the pod router; report failed packages as Node events.
  */
 import { join } from 'node:path';
-import { isPodProvider, type AnyProvider, type Logger, type NodeContribution, type Provider } from '@nodelet/plugin-api/v1';
+import { isPodProvider, type AnyProvider, type Logger, type NodeContribution, type Provider, type ServiceResolver } from '@nodelet/plugin-api/v1';
 import type { NodeletOptions } from '../config/index.ts';
 import { nodeletError } from '../errors/index.ts';
 import type { Events } from '../events/index.ts';
@@ -37,6 +37,7 @@ export async function startProviders(
   images: NodeImageService,
   signal: AbortSignal,
   clients?: KubeClients,
+  services?: ServiceResolver,
 ): Promise<HostedProviders> {
   const plog = log.child({ component: 'providers' });
   const set = await loadProviders({
@@ -46,6 +47,7 @@ export async function startProviders(
     signal,
     log: plog,
     configs: o.providerConfig,
+    services,
   });
   const providers = set.providers.map((p) => p.provider);
   const runners = providers.filter((p): p is ServedProvider & Provider => !isPodProvider(p));

@@ -23,7 +23,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ImageService, Logger } from '@nodelet/plugin-api/v1';
+import type { ImageService, Logger, ServiceResolver } from '@nodelet/plugin-api/v1';
 import { isNodeletError, nodeletError, type ErrorCode, type NodeletError } from '../errors/index.ts';
 import { API_ADAPTERS, adapterFor, type ApiAdapter } from './api-adapters.ts';
 import { resolveEntry } from './entry-path.ts';
@@ -49,6 +49,8 @@ export interface ProviderLoadOptions {
   readonly adapters?: ReadonlyMap<string, ApiAdapter>;
   /** Configuration files by provider name (`--provider-config`). */
   readonly configs?: Readonly<Record<string, string>>;
+  /** The node's Service resolver, handed to providers as `services` (cluster mode). */
+  readonly services?: ServiceResolver;
 }
 
 /** A provider that loaded and initialised. */
@@ -184,7 +186,10 @@ async function initialise(c: Candidate, o: ProviderLoadOptions): Promise<void> {
     timer = setTimeout(() => reject(nodeletError('NDL_PROVIDER_INIT', `${p.name}: init did not finish within ${ms} ms`)), ms);
   });
   try {
-    await Promise.race([p.init({ log: o.log.child({ provider: p.name }), rootDir, images: o.images, signal: abort.signal, config }), timeout]);
+    await Promise.race([
+      p.init({ log: o.log.child({ provider: p.name }), rootDir, images: o.images, signal: abort.signal, config, services: o.services }),
+      timeout,
+    ]);
   } catch (e) {
     abort.abort();
     o.signal.removeEventListener('abort', stopWithNodelet);

@@ -13,3 +13,4 @@ export * from './logger.ts';
 export * from './errors.ts';
 export * from './capabilities.ts';
 export * from './pod-lifecycle.ts';
+export * from './services.ts';

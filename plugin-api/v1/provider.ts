@@ -4,6 +4,7 @@ import type { AdoptableContainer, ContainerSpec, RunningContainer } from './cont
 import type { NodeContribution } from './node.ts';
 import type { OptionalCapabilities } from './capabilities.ts';
 import type { PodLifecycle } from './pod-lifecycle.ts';
+import type { ServiceResolver } from './services.ts';
 
 /** The API version string a v1 provider declares. */
 export const API_VERSION = 'nodelet.dev/v1' as const;
@@ -37,6 +38,13 @@ export interface ProviderContext<Config = unknown> {
    * when the provider has none); undefined when no file is named.
    */
   readonly config?: Config;
+  /**
+   * Kubernetes Services for the connections the provider's workloads make through its own code
+   * (nodelet runs no kube-proxy): where a connection to a ClusterIP or a Service name goes.
+   * Present when nodelet runs with an API server; absent in standalone mode (and from a core
+   * older than this member).
+   */
+  readonly services?: ServiceResolver;
 }
 
 /** What core hands a provider for one pod. */

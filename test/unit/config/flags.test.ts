@@ -37,6 +37,7 @@ const SAMPLES: Record<string, [raw: string, check: (o: NodeletOptions) => unknow
   'authorization-webhook-cache-unauthorized-ttl': ['0s', (o) => o.authorizationWebhookCacheUnauthorizedTtlMs, 0],
   'cert-dir': ['/etc/nodelet/pki', (o) => o.certDir, '/etc/nodelet/pki'],
   'client-ca-file': ['/etc/ca.crt', (o) => o.clientCAFile, '/etc/ca.crt'],
+  'cluster-domain': ['Cluster.Local.', (o) => o.clusterDomain, 'cluster.local'],
   config: ['', () => 0, 0], // covered by kubelet-config.test.ts (needs a file)
   'container-log-max-files': ['3', (o) => o.containerLogMaxFiles, 3],
   'container-log-max-size': ['20Mi', (o) => o.containerLogMaxSize, '20Mi'],
@@ -278,6 +279,7 @@ describe('parseCommandLine: errors name the flag on one line', () => {
     [['--port=65536'], 'NDL_CONFIG_INVALID_VALUE', '"65536" for --port: must be between 0 and 65535'],
     [['--port=-1'], 'NDL_CONFIG_INVALID_VALUE', '"-1" for --port'],
     [['--healthz-port=x'], 'NDL_CONFIG_INVALID_VALUE', '"x" for --healthz-port: must be an integer'],
+    [['--cluster-domain=cluster_local'], 'NDL_CONFIG_INVALID_VALUE', '"cluster_local" for --cluster-domain: not a DNS domain'],
     [['--address=localhost'], 'NDL_CONFIG_INVALID_VALUE', '"localhost" for --address: must be an IPv4 or IPv6 address'],
     [['--node-ip', '1.2.3.256'], 'NDL_CONFIG_INVALID_VALUE', '"1.2.3.256" for --node-ip'],
     [['--healthz-bind-address=::g'], 'NDL_CONFIG_INVALID_VALUE', 'for --healthz-bind-address'],
