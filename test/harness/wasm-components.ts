@@ -25,6 +25,7 @@ export const COMPONENTS = {
   'http-state': 'http_state.wasm',
   'cli-read': 'cli-read.wasm',
   'unsupported-import': 'unsupported-import.wasm',
+  'http-get': 'http-get.wasm',
 } as const;
 
 /** A test component's name. */

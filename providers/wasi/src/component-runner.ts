@@ -46,6 +46,7 @@ import { httpServing } from './http-serving-config.ts';
 import { planPerRequest } from './worker/http/instance-pool.mjs';
 import { newRequestMetrics } from './worker/http/request-metrics.mjs';
 import type { RequestsServed } from './wasi-container.ts';
+import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 const HTTP_WORKER_URL = new URL('./worker/http-worker.mjs', import.meta.url);
@@ -57,6 +58,8 @@ export interface ComponentRunOptions {
   readonly startTimeoutMs?: number;
   /** Passed to `new Worker`. */
   readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
+  /** Where the component's outgoing requests connect (Services: services-channel.ts); as given without it. */
+  readonly router?: OutboundRouter;
 }
 
 /**
@@ -106,6 +109,9 @@ export async function startComponent(
   // instance through jco's bindings serves every request.
   const planned = listen ? planPerRequest(modules) : undefined;
   let requests: RequestsServed | undefined;
+  // Outgoing requests ask where to connect (ClusterIPs, Service names) on a port of their own.
+  const routes = opts.router ? openRouteChannel(opts.router, { pod: spec.pod, ip: spec.network?.podIPs[0] }) : undefined;
+  const transferList = routes ? [routes.port] : [];
   let worker: Worker;
   if (listen && planned && 'plan' in planned) {
     const main = Object.values(compiled).find((c) => c.module === planned.plan.module);
@@ -120,16 +126,17 @@ export async function startComponent(
       metrics: requests.metrics,
       ...serving,
       oomAboveBytes: capBytes === undefined ? undefined : capBytes - oomHeadroom(capBytes),
+      routes: routes?.port,
     };
     log.debug(
       { container: spec.name, ...serving.bounds, requestTimeoutMs: serving.requestTimeoutMs, stackTracked: main?.stackTracked },
       'serving with an instance per request',
     );
-    worker = new Worker(HTTP_WORKER_URL, { ...plainWorker(), workerData: data, resourceLimits: opts.resourceLimits });
+    worker = new Worker(HTTP_WORKER_URL, { ...plainWorker(), workerData: data, transferList, resourceLimits: opts.resourceLimits });
   } else {
     if (planned && 'why' in planned) log.warn({ container: spec.name }, `the component is served with one instance for every request: ${planned.why}`);
-    const data: ComponentWorkerData = { ...run, dir: loaded.dir, modules, world: loaded.world, criLogUrl: CRI_LOG_MODULE_URL, listen };
-    worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: data, resourceLimits: opts.resourceLimits });
+    const data: ComponentWorkerData = { ...run, dir: loaded.dir, modules, world: loaded.world, criLogUrl: CRI_LOG_MODULE_URL, listen, routes: routes?.port };
+    worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: data, transferList, resourceLimits: opts.resourceLimits });
   }
   // The worker sends the component's output to its log; anything else written is dropped.
   worker.stdout.resume();
@@ -230,6 +237,7 @@ export async function startComponent(
     });
     worker.on('exit', (code) => {
       cleanup();
+      routes?.close();
       if (startedAt === undefined) fail(providerError('Internal', `the worker of container ${spec.name} exited before the component started (code ${code})`));
       const result: ContainerExit = {
         ...(stopping && outcome === undefined ? { exitCode: KILLED_EXIT_CODE, reason: 'Error' } : (outcome ?? codeExit(code))),

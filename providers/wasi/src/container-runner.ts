@@ -19,6 +19,7 @@ import { dedicatedHost, sharedHost, type ModuleHost } from './module-host.ts';
 import { ModuleRun } from './module-run.ts';
 import type { WasiContainer } from './wasi-container.ts';
 import type { FdBudget, ListenAddress, LogRotation, RunMessage } from './worker-protocol.ts';
+import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
 
 /**
  * How long a module may take to instantiate (default): its `(start)` function
@@ -56,6 +57,8 @@ export interface RunnerOptions {
   readonly fdBudget?: FdBudget;
   /** Modules on a shared thread run with preemption points (preemption.ts); default false. */
   readonly preemption?: boolean;
+  /** Where `wasi_experimental_http` requests connect (Services: services-channel.ts); as given without it. */
+  readonly router?: OutboundRouter;
   /**
    * Threads shared by BestEffort pods' modules: when set, a container whose
    * pod is BestEffort ({@link placement}) runs on one of them instead of a
@@ -135,7 +138,16 @@ export async function runContainer(
   });
   // On a shared thread the module runs with preemption points: a busy loop yields the thread.
   const module = shared && opts.preemption ? await loaded.preemptible() : loaded.module;
-  return run.start(runMessage(spec, { ...loaded, module }, opts, control, stdin, http), signal);
+  // Outbound HTTP asks where to connect (ClusterIPs, Service names) on a port of its own (dedicated threads only).
+  const routes = http && opts.router ? openRouteChannel(opts.router, { pod: spec.pod, ip: spec.network?.podIPs[0] }) : undefined;
+  try {
+    const running = await run.start(runMessage(spec, { ...loaded, module }, opts, control, stdin, http, routes?.port), signal, routes ? [routes.port] : []);
+    if (routes) void running.exit.then(() => routes.close());
+    return running;
+  } catch (e) {
+    routes?.close();
+    throw e;
+  }
 }
 
 /** The run message of `spec`'s module (worker-protocol.ts). */
@@ -146,6 +158,7 @@ function runMessage(
   control: SharedArrayBuffer,
   stdin: StdinPipe | undefined,
   http: ExperimentalHttpConfig | undefined,
+  routes: RunMessage['routes'],
 ): RunMessage {
   return {
     type: 'run',
@@ -161,6 +174,7 @@ function runMessage(
     fdBudget: opts.fdBudget,
     listen: listenAddresses(spec, loaded),
     http,
+    routes,
     stdinPath: stdin?.path,
   };
 }

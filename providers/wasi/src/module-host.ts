@@ -5,7 +5,7 @@
  * its id (shared-threads.ts). One interface for both, so the run
  * (module-run.ts) does not care where its module runs.
  */
-import type { Worker } from 'node:worker_threads';
+import type { TransferListItem, Worker } from 'node:worker_threads';
 import type { ContainerStats } from '@nodelet/plugin-api/v1';
 import type { SharedThread } from './shared-threads.ts';
 import { moduleStats, sharedModuleStats } from './thread-stats.ts';
@@ -20,7 +20,8 @@ export interface ModuleHost {
   onError(fn: (e: Error) => void): void;
   /** Once: the module is gone (its thread ended, or its 'done' on a shared thread); `why` if its shared thread was ended for another reason. */
   onGone(fn: (code: number, why?: string) => void): void;
-  post(input: RunMessage): void;
+  /** Posts the run message, moving `transfer` (a dedicated thread's route port) with it. */
+  post(input: RunMessage, transfer?: readonly TransferListItem[]): void;
   terminate(why: string): void;
   /** The module's stats. */
   stats(tid: number | undefined, control: SharedArrayBuffer): ContainerStats;
@@ -34,7 +35,7 @@ export function dedicatedHost(worker: Worker): ModuleHost {
     onMessage: (fn) => worker.on('message', fn),
     onError: (fn) => worker.on('error', fn),
     onGone: (fn) => worker.on('exit', (code) => fn(code)),
-    post: (input) => worker.postMessage(input),
+    post: (input, transfer = []) => worker.postMessage(input, transfer),
     terminate: () => void worker.terminate(),
     stats: (tid, control) => moduleStats(worker, tid, control),
   };
@@ -71,7 +72,7 @@ export function sharedHost(thread: SharedThread): ModuleHost {
     onGone: (fn) => {
       gone = fn;
     },
-    post: (input) => thread.worker.postMessage({ ...input, moduleId: id } satisfies RunMessage),
+    post: (input, transfer = []) => thread.worker.postMessage({ ...input, moduleId: id } satisfies RunMessage, transfer),
     terminate: (why) => thread.terminate(why),
     stats: (_tid, control) => sharedModuleStats(control),
   };

@@ -21,6 +21,7 @@
  * already ended before it.
  */
 import { channel } from 'node:diagnostics_channel';
+import type { TransferListItem } from 'node:worker_threads';
 import {
   providerError,
   type ContainerExit,
@@ -189,11 +190,11 @@ export class ModuleRun {
   }
 
   /**
-   * Posts the run message. Resolves once the module is instantiated and about to
+   * Posts the run message (moving `transfer` with it). Resolves once the module is instantiated and about to
    * run; rejects (branded error) if it could not be instantiated, did not
    * instantiate within the start timeout, or `signal` was aborted first.
    */
-  start(input: RunMessage, signal?: AbortSignal): Promise<WasiContainer> {
+  start(input: RunMessage, signal?: AbortSignal, transfer: readonly TransferListItem[] = []): Promise<WasiContainer> {
     const started = new Promise<WasiContainer>((resolve, reject) => {
       this.resolveStart = resolve;
       this.rejectStart = reject;
@@ -206,7 +207,7 @@ export class ModuleRun {
     this.p.host.onMessage((m) => this.onMessage(m));
     this.p.host.onError((e) => this.onError(e));
     this.p.host.onGone((code, why) => this.onGone(code, why));
-    this.p.host.post(input);
+    this.p.host.post(input, transfer);
     return started;
   }
 

@@ -28,6 +28,7 @@ import { wasmKindOfFile, type WasmKind } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 import { readRequestMetrics } from './worker/http/request-metrics.mjs';
+import { resolverRouter, type OutboundRouter } from './services-channel.ts';
 
 /** Resolves when `signal` aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -58,7 +59,7 @@ export const DEFAULT_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGen
 export const JSPI_WORKER_MIN_OLD_GENERATION_MB = 16;
 
 /** Options of {@link WasiProvider}. */
-export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 'sharedThreads'> {
+export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 'sharedThreads' | 'router'> {
   /** Descriptors one container may hold (default 1024, at most 8192: see fd-budget.ts); EMFILE beyond. */
   readonly maxOpenFiles?: number;
   /** Descriptors all containers may hold together (default: see `defaultNodeMaxFds`); ENFILE beyond. */
@@ -89,6 +90,11 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 's
    * thread with its neighbours).
    */
   readonly sharedPreemption?: boolean;
+  /**
+   * Where containers' outgoing requests connect when `init`'s context has no Service resolver:
+   * the external runtime asks nodelet through its socket. `ProviderContext.services` wins.
+   */
+  readonly router?: OutboundRouter;
 }
 
 /**
@@ -119,6 +125,8 @@ export class WasiProvider implements Provider {
   private components?: ComponentCache;
   private readonly sharedSize: number;
   private shared?: SharedThreads;
+  /** Where outgoing requests connect (Services), set at init; none in standalone mode. */
+  private router?: OutboundRouter;
 
   constructor(opts: WasiProviderOptions = {}) {
     this.cache = new ModuleCache(opts.cacheEntries);
@@ -139,10 +147,12 @@ export class WasiProvider implements Provider {
       resourceLimits: { ...limits, maxOldGenerationSizeMb: Math.max(limits.maxOldGenerationSizeMb ?? 0, JSPI_WORKER_MIN_OLD_GENERATION_MB) },
     };
     this.socketPool = new WorkerPool(this.socketPoolOpts);
+    this.router = opts.router;
   }
 
   async init(ctx: ProviderContext): Promise<void> {
     this.ctx = ctx;
+    if (ctx.services) this.router = resolverRouter(ctx.services);
     this.components = new ComponentCache(join(ctx.rootDir, 'components'));
   }
 
@@ -189,7 +199,15 @@ export class WasiProvider implements Provider {
     const loaded = await this.cache.load(spec.image, spec.limits.memoryBytes, spec.qosClass !== 'BestEffort');
     if (spec.workingDir !== undefined) ctx.log.debug({ container: spec.name }, 'workingDir is ignored: WASI preview1 has no working directory');
     const pool = listenAddresses(spec, loaded).length > 0 || loaded.experimentalHttp ? this.socketPool : this.pool;
-    const running = await runContainer(spec, loaded, ctx.log, pool, { ...this.opts, sharedThreads: this.sharedThreads() }, ctx.signal, ctx.event);
+    const running = await runContainer(
+      spec,
+      loaded,
+      ctx.log,
+      pool,
+      { ...this.opts, sharedThreads: this.sharedThreads(), router: this.router },
+      ctx.signal,
+      ctx.event,
+    );
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -207,7 +225,7 @@ export class WasiProvider implements Provider {
       spec,
       loaded,
       ctx.log,
-      { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs },
+      { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs, router: this.router },
       ctx.signal,
       ctx.event,
     );

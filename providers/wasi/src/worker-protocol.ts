@@ -28,7 +28,8 @@
  *  - worker/transpile-worker.mjs transpiles one component with jco: started
  *    with {@link TranspileWorkerData}, answers once with a {@link TranspileReply}.
  */
-import type { WorkerOptions } from 'node:worker_threads';
+import type { MessagePort, WorkerOptions } from 'node:worker_threads';
+import type { ServiceRoute } from '@nodelet/plugin-api/v1';
 import type { ExperimentalHttpConfig } from './experimental-http-config.ts';
 import type { MemoryDecl } from './memory-cap.ts';
 
@@ -71,6 +72,29 @@ export interface ContainerRunInput {
   readonly logOptions: LogRotation;
 }
 
+// ---- outbound routes (worker/service-route.mjs ↔ services-channel.ts) ----
+
+/**
+ * A worker's question on its container's route port: where a TCP connection to `host:port`
+ * goes. With `reply`, the asker blocks: the answer is written there (worker/service-route.mjs
+ * `answerSync`) instead of sent back as a {@link RouteReply}.
+ */
+export interface RouteAsk {
+  readonly id: number;
+  readonly host: string;
+  readonly port: number;
+  readonly reply?: SharedArrayBuffer;
+}
+
+/** The Service resolver's route, or why there is none (`error`: the request fails with the message). */
+export type WorkerRoute = ServiceRoute | { readonly kind: 'error'; readonly message: string };
+
+/** The answer to a {@link RouteAsk} without `reply`. */
+export interface RouteReply {
+  readonly id: number;
+  readonly route: WorkerRoute;
+}
+
 // ---- preview1 worker (worker/wasi-worker.mjs) ----
 
 /** `workerData` of a preview1 worker. */
@@ -106,6 +130,8 @@ export interface RunMessage extends ContainerRunInput {
   readonly listen?: readonly ListenAddress[];
   /** Set for a module importing `wasi_experimental_http` (then run with JSPI). */
   readonly http?: ExperimentalHttpConfig;
+  /** With `http`, in cluster mode: where its requests connect (Services; worker/service-route.mjs). Transferred. */
+  readonly routes?: MessagePort;
   /** The container's stdin FIFO (`stdin: true`, see stdin-pipe.ts); /dev/null when absent. */
   readonly stdinPath?: string;
   /** On a shared thread: the module's id there; its messages come back as {@link SharedThreadMessage}. */
@@ -160,6 +186,8 @@ export interface ComponentWorkerData extends ContainerRunInput {
   readonly criLogUrl: string;
   /** http world: where to serve. */
   readonly listen?: ListenAddress;
+  /** In cluster mode: where outgoing requests connect (Services; worker/service-route.mjs). Transferred. */
+  readonly routes?: MessagePort;
 }
 
 /** What a component worker reports. */
@@ -193,6 +221,8 @@ export interface HttpWorkerData extends ContainerRunInput {
   readonly requestTimeoutMs?: number;
   /** With a memory limit: a request that traps with its instance's memory above this ran out of memory. */
   readonly oomAboveBytes?: number;
+  /** In cluster mode: where outgoing requests connect (Services; worker/service-route.mjs). Transferred. */
+  readonly routes?: MessagePort;
 }
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----

@@ -9,12 +9,15 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ContainerSpec } from '@nodelet/plugin-api/v1';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ContainerSpec, ServiceClient, ServiceResolver } from '@nodelet/plugin-api/v1';
 import { isProviderError } from '@nodelet/plugin-api/v1';
 import { ExternalWasiProvider, runtimeMode, runtimePid, SOCKET_NAME, WasiProvider } from '../src/index.ts';
 import createProvider from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
 import { buildStartLoopModule } from '../../../test/harness/wasm-modules.ts';
+import { buildComponent } from '../../../test/harness/wasm-components.ts';
 import { until } from '../../../test/harness/until.ts';
 
 const tmp = scratch();
@@ -221,6 +224,48 @@ describe('the external wasi runtime', () => {
     await until('the shared thread reported', () => provider.threads().some((t) => t.containers >= 1));
     await c.stop(0);
   });
+
+  it('asks nodelet where containers connect (protocol 1.3: Services): a component in the runtime reaches a Service by name; no ready endpoint is refused', async () => {
+    const component = pulledFile(await buildComponent('http-get'), 'fixture:http-get');
+    const upstream = createHttpServer((req, res) => res.end(`upstream saw ${req.url} as ${req.headers.host}`));
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamPort = (upstream.address() as AddressInfo).port;
+    const asked: { host: string; port: number; client: ServiceClient }[] = [];
+    const ref = { namespace: 'ns', name: 'web', port: '' };
+    const services: ServiceResolver = {
+      resolve: () => ({ kind: 'direct' }),
+      lookup: () => ({ kind: 'forward' }),
+      route: (host, port, client) => {
+        asked.push({ host, port, client });
+        if (host === 'web.ns.svc.cluster.local') return { kind: 'connect', host: '127.0.0.1', port: upstreamPort, service: ref };
+        if (host === '10.0.0.11') return { kind: 'refused', service: ref, message: 'Service ns/web port 80/TCP has no ready endpoints' };
+        return { kind: 'connect', host, port };
+      },
+    };
+    const p = new ExternalWasiProvider('nodelet-wasi://test');
+    await p.init({ ...providerContext(images, tmp.dir), services });
+    const pod = { namespace: 'ns', name: 'client', uid: 'uid-client' };
+    try {
+      const s = spec(component, tmp.dir, ['http://web.ns.svc.cluster.local/a', 'http://10.0.0.11/b'], {
+        pod,
+        network: { podIPs: ['127.0.0.1'], hostNetwork: false },
+      });
+      const c = await p.startContainer(s, podContext());
+      expect((await c.exit).exitCode).toBe(0);
+      expect(logText(s.logPath).split('\n')).toEqual([
+        `http://web.ns.svc.cluster.local/a -> 200 upstream saw /a as 127.0.0.1:${upstreamPort}`,
+        'http://10.0.0.11/b -> error ErrorCode::ConnectionRefused',
+        '',
+      ]);
+      expect(asked).toEqual([
+        { host: 'web.ns.svc.cluster.local', port: 80, client: { pod, ip: '127.0.0.1' } },
+        { host: '10.0.0.11', port: 80, client: { pod, ip: '127.0.0.1' } },
+      ]);
+    } finally {
+      await p.shutdown();
+      upstream.close();
+    }
+  }, 600_000);
 
   it('refuses a runtime that answers with another protocol version instead of starting a second one', async () => {
     const other = scratch();

@@ -118,11 +118,14 @@ export class ExternalWasiProvider implements Provider {
   }
 
   private async connect(spawn: boolean): Promise<RuntimeConnection | undefined> {
+    const services = this.ctx!.services;
     const open = () =>
       RuntimeConnection.open(
         this.socketPath,
         (n) => this.onNote(n),
         () => this.onLost(),
+        // Containers' outgoing connections: the runtime asks where they go (Services).
+        services ? (ask) => services.route(ask.host, ask.port, ask.client, ask.protocol) : undefined,
       );
     const dropDeadline = Date.now() + SPAWN_WAIT_MS;
     for (;;) {

@@ -18,8 +18,21 @@
  *     │◄── {note:'exit',containerId,exit}   (when it ends)
  *     │ {id,op:'stream',kind:'stdin',data} ─►│ (1.1: kubectl attach -i)
  *     │ {id,op:'resize',containerId,limits} ─►│ (1.2: in-place resize)
+ *     │◄── {ask,op:'route',host,port,…}     │ (1.3: a container connects out; to a client
+ *     │ {answer,ok:true,result}  ──►│        that said `routes` in its hello)
  */
-import type { ContainerExit, ContainerLimits, ContainerResizeOutcome, ContainerSpec, ContainerStats, EventType, ThreadLoad } from '@nodelet/plugin-api/v1';
+import type {
+  ContainerExit,
+  ContainerLimits,
+  ContainerResizeOutcome,
+  ContainerSpec,
+  ContainerStats,
+  EventType,
+  ServiceClient,
+  ServiceProtocol,
+  ServiceRoute,
+  ThreadLoad,
+} from '@nodelet/plugin-api/v1';
 
 /** The protocol version; the runtime refuses a client of another major version. */
 export const PROTOCOL_VERSION = 1;
@@ -32,8 +45,11 @@ export const PROTOCOL_VERSION = 1;
  *    `list` carries each run's `restartCount`; `warm` boots threads ahead of a start; `cancel`
  *    gives up a start in flight.
  *  - 1.2: `resize` changes a running container's limits in place (`resizeContainer`).
+ *  - 1.3: a client whose `hello` says `routes: true` is asked (`ask` lines) where containers'
+ *    outgoing connections go (the node's Service resolver: nodelet runs no kube-proxy) and
+ *    answers with `answer` lines; the runtime asks the last such client that connected.
  */
-export const PROTOCOL_MINOR = 2;
+export const PROTOCOL_MINOR = 3;
 
 /** The socket file under the provider's root dir. */
 export const SOCKET_NAME = 'runtime.sock';
@@ -65,7 +81,8 @@ export interface WireExit {
 
 /** The requests and what each one answers. */
 export interface Requests {
-  hello: { args: { version: number }; result: { version: number; minor?: number; pid: number; runtimeVersion: string } };
+  /** `routes` (1.3): the client answers `route` asks (an older runtime ignores it). */
+  hello: { args: { version: number; routes?: boolean }; result: { version: number; minor?: number; pid: number; runtimeVersion: string } };
   start: { args: { spec: ContainerSpec }; result: WireContainer };
   stop: { args: { containerId: string; graceMs: number }; result: null };
   list: { args: Record<string, never>; result: WireContainer[] };
@@ -106,6 +123,19 @@ export type ResponseLine = { id: number; ok: true; result: unknown } | { id: num
 /** One notification line. */
 export type NoteLine =
   { note: 'exit'; containerId: string; exit: WireExit } | { note: 'event'; containerId: string; type: EventType; reason: string; message: string };
+
+/** A question of the runtime to a client (1.3): where a connection of a container of `client`'s pod goes. */
+export interface AskLine {
+  readonly ask: number;
+  readonly op: 'route';
+  readonly host: string;
+  readonly port: number;
+  readonly protocol: ServiceProtocol;
+  readonly client: ServiceClient;
+}
+
+/** A client's answer to an {@link AskLine}. */
+export type AnswerLine = { answer: number; ok: true; result: ServiceRoute } | { answer: number; ok: false; error: { code: string; message: string } };
 
 /** A container exit for the wire. */
 export function toWireExit(x: ContainerExit): WireExit {

@@ -1,11 +1,16 @@
 /**
  * The provider's side of one connection to the WASI runtime process: sends
- * requests (protocol.ts), matches their responses, and hands notifications and
- * the connection's end to the provider.
+ * requests (protocol.ts), matches their responses, hands notifications and
+ * the connection's end to the provider, and answers the runtime's questions
+ * (`ask` lines, protocol 1.3: where a container's connection goes) with `onAsk`.
  */
 import { connect, type Socket } from 'node:net';
 import { providerError } from '@nodelet/plugin-api/v1';
-import { PROTOCOL_VERSION, lineReader, type NoteLine, type Op, type Requests, type ResponseLine } from './protocol.ts';
+import type { ServiceRoute } from '@nodelet/plugin-api/v1';
+import { PROTOCOL_VERSION, lineReader, type AnswerLine, type AskLine, type NoteLine, type Op, type Requests, type ResponseLine } from './protocol.ts';
+
+/** Answers a runtime's question (a route); a throw answers an error. */
+export type AskHandler = (ask: AskLine) => ServiceRoute;
 
 /** An open, greeted connection to the runtime. */
 export class RuntimeConnection {
@@ -19,11 +24,12 @@ export class RuntimeConnection {
     private readonly sock: Socket,
     private readonly onNote: (n: NoteLine) => void,
     private readonly onLost: () => void,
+    private readonly onAsk?: AskHandler,
   ) {
     sock.on(
       'data',
       lineReader(
-        (v) => this.receive(v as ResponseLine | NoteLine),
+        (v) => this.receive(v as ResponseLine | NoteLine | AskLine),
         () => undefined,
       ),
     );
@@ -40,7 +46,7 @@ export class RuntimeConnection {
    * runtime answers there (ENOENT, ECONNREFUSED; ECONNRESET when the connection
    * closed before the answer) or it speaks another version.
    */
-  static async open(socketPath: string, onNote: (n: NoteLine) => void, onLost: () => void): Promise<RuntimeConnection> {
+  static async open(socketPath: string, onNote: (n: NoteLine) => void, onLost: () => void, onAsk?: AskHandler): Promise<RuntimeConnection> {
     const sock = await new Promise<Socket>((resolve, reject) => {
       const s = connect(socketPath);
       s.once('connect', () => {
@@ -50,11 +56,16 @@ export class RuntimeConnection {
       s.once('error', reject);
     });
     let greeted = false;
-    const conn = new RuntimeConnection(sock, onNote, () => {
-      if (greeted) onLost();
-    });
+    const conn = new RuntimeConnection(
+      sock,
+      onNote,
+      () => {
+        if (greeted) onLost();
+      },
+      onAsk,
+    );
     try {
-      conn.hello = await conn.request('hello', { version: PROTOCOL_VERSION });
+      conn.hello = await conn.request('hello', { version: PROTOCOL_VERSION, ...(onAsk ? { routes: true } : {}) });
     } catch (e) {
       const unanswered = sock.destroyed && !conn.closedOnPurpose;
       conn.close();
@@ -77,15 +88,30 @@ export class RuntimeConnection {
     });
   }
 
+  private answer(ask: AskLine): void {
+    let line: AnswerLine;
+    try {
+      if (!this.onAsk || ask.op !== 'route') throw new Error(`this client answers no ${String(ask.op)} questions`);
+      line = { answer: ask.ask, ok: true, result: this.onAsk(ask) };
+    } catch (e) {
+      line = { answer: ask.ask, ok: false, error: { code: String((e as { code?: unknown }).code ?? 'Internal'), message: (e as Error).message } };
+    }
+    if (!this.sock.destroyed) this.sock.write(`${JSON.stringify(line)}\n`);
+  }
+
   /** Closes the connection without telling the provider the runtime was lost. */
   close(): void {
     this.closedOnPurpose = true;
     this.sock.destroy();
   }
 
-  private receive(line: ResponseLine | NoteLine): void {
+  private receive(line: ResponseLine | NoteLine | AskLine): void {
     if ('note' in line) {
       this.onNote(line);
+      return;
+    }
+    if ('ask' in line) {
+      this.answer(line);
       return;
     }
     const p = this.pending.get(line.id);

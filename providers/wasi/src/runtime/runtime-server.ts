@@ -12,13 +12,25 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
-import { providerError, isProviderError, type ContainerSpec, type Logger, type PodContext, type ProviderContext } from '@nodelet/plugin-api/v1';
+import {
+  providerError,
+  isProviderError,
+  type ContainerSpec,
+  type Logger,
+  type PodContext,
+  type ProviderContext,
+  type ServiceClient,
+  type ServiceProtocol,
+  type ServiceRoute,
+} from '@nodelet/plugin-api/v1';
 import { WasiProvider, type WasiProviderOptions } from '../wasi-provider.ts';
 import {
   PROTOCOL_MINOR,
   PROTOCOL_VERSION,
   lineReader,
   toWireExit,
+  type AnswerLine,
+  type AskLine,
   type NoteLine,
   type RequestLine,
   type ResponseLine,
@@ -31,6 +43,9 @@ interface Entry {
   stop?: (graceMs: number) => Promise<void>;
   exit?: ReturnType<typeof toWireExit>;
 }
+
+/** How long the runtime waits for nodelet to answer where a connection goes. */
+export const ROUTE_ASK_TIMEOUT_MS = 4000;
 
 /** Options of {@link RuntimeServer}. */
 export interface RuntimeServerOptions {
@@ -52,9 +67,15 @@ export class RuntimeServer {
   private readonly clients = new Set<Socket>();
   private server?: Server;
   private readonly abort = new AbortController();
+  /** Clients that answer `route` asks, the last one asked. */
+  private readonly routers: Socket[] = [];
+  private nextAsk = 1;
+  /** Asks in flight: their client, and what ends them (an answer; undefined: none came). */
+  private readonly asks = new Map<number, { sock: Socket; done: (answer: AnswerLine | undefined) => void }>();
+  private askProblem = '';
 
   constructor(private readonly o: RuntimeServerOptions) {
-    this.provider = new WasiProvider(o.provider ?? {});
+    this.provider = new WasiProvider({ ...o.provider, router: (host, port, client, protocol) => this.route(host, port, client, protocol) });
   }
 
   /** Initialises the provider and listens on the socket. */
@@ -98,12 +119,16 @@ export class RuntimeServer {
       'data',
       lineReader(
         (v) => {
+          if (typeof v === 'object' && v !== null && 'answer' in v) return this.answered(v as AnswerLine);
           const req = v as RequestLine;
           if (!greeted && req.op !== 'hello') {
             send({ id: req.id, ok: false, error: { code: 'InvalidArgument', message: 'say hello first' } });
             return;
           }
-          if (req.op === 'hello') greeted = true;
+          if (req.op === 'hello') {
+            greeted = true;
+            if (req.routes === true && !this.routers.includes(sock)) this.routers.push(sock);
+          }
           this.handle(req, sock).then(
             (result) => send({ id: req.id, ok: true, result: result ?? null }),
             (e: unknown) => send({ id: req.id, ok: false, error: { code: isProviderError(e) ? String(e.code) : 'Internal', message: (e as Error).message } }),
@@ -113,7 +138,52 @@ export class RuntimeServer {
       ),
     );
     sock.on('error', () => undefined);
-    sock.on('close', () => this.clients.delete(sock));
+    sock.on('close', () => {
+      this.clients.delete(sock);
+      const i = this.routers.indexOf(sock);
+      if (i >= 0) this.routers.splice(i, 1);
+      for (const a of [...this.asks.values()]) if (a.sock === sock) a.done(undefined);
+    });
+  }
+
+  /**
+   * Where a container's connection goes: asked of the last client that answers routes (nodelet);
+   * as aimed when none is connected or it does not answer in time (logged once per problem).
+   * Rejects with nodelet's error when it answers one.
+   */
+  private route(host: string, port: number, client: ServiceClient, protocol: ServiceProtocol): Promise<ServiceRoute> {
+    const asGiven: ServiceRoute = { kind: 'connect', host, port };
+    const sock = [...this.routers].reverse().find((c) => !c.destroyed);
+    if (!sock) {
+      this.noRoute('no nodelet is connected to answer where connections go: they go where they were aimed');
+      return Promise.resolve(asGiven);
+    }
+    const id = this.nextAsk++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => done(undefined), ROUTE_ASK_TIMEOUT_MS);
+      const done = (answer: AnswerLine | undefined) => {
+        clearTimeout(timer);
+        this.asks.delete(id);
+        if (answer === undefined) {
+          this.noRoute(`nodelet did not answer where a connection goes within ${ROUTE_ASK_TIMEOUT_MS} ms: it went where it was aimed`);
+          return resolve(asGiven);
+        }
+        this.askProblem = '';
+        if (answer.ok) resolve(answer.result);
+        else reject(providerError(answer.error.code as 'Internal', answer.error.message));
+      };
+      this.asks.set(id, { sock, done });
+      sock.write(`${JSON.stringify({ ask: id, op: 'route', host, port, protocol, client } satisfies AskLine)}\n`);
+    });
+  }
+
+  private answered(line: AnswerLine): void {
+    this.asks.get(line.answer)?.done(line);
+  }
+
+  private noRoute(problem: string): void {
+    if (problem !== this.askProblem) this.o.log.warn({}, problem);
+    this.askProblem = problem;
   }
 
   private broadcast(line: NoteLine): void {

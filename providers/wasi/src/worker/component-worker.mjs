@@ -5,7 +5,7 @@
 // so a thread holds exactly one component's view of the world.
 //
 // workerData (ComponentWorkerData in ../worker-protocol.ts):
-//   { dir, modules, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen? }
+//   { dir, modules, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen?, routes? }
 // Messages to the parent (ComponentMessage there):
 //   { type: 'started' }                   instantiated; cli: run() about to be called,
 //                                         http: listening on listen.host:listen.port
@@ -26,6 +26,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { droppingLogWriter, identifyMounts, MountError } from './wasi-imports.mjs';
 import { preview2Imports } from './preview2-imports.mjs';
 import { describeTrap } from './trap-report.mjs';
+import { RouteClient } from './service-route.mjs';
+import { routedOutgoingHandler } from './shim-outgoing.mjs';
+/** @import { ShimOutgoingHandler } from './shim-outgoing.mjs' */
 /** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
 /**
  * The part of preview2-shim's Node.js http module used here (its package's `types`
@@ -82,6 +85,9 @@ process.on('exit', () => log.close());
 const shim = await preview2Imports();
 const { cli, filesystem, imports } = shim;
 const http = /** @type {typeof shim.http & HttpShim} */ (shim.http);
+// Outgoing requests connect where the node's Service resolver says (ClusterIPs, Service names).
+if (d.routes)
+  imports['wasi:http/outgoing-handler'] = routedOutgoingHandler(/** @type {ShimOutgoingHandler} */ (shim.http.outgoingHandler), new RouteClient(d.routes));
 
 cli._setArgs([...d.argv]);
 cli._setEnv(d.env);

@@ -10,6 +10,7 @@
 // container's metrics; it does not end the container.
 import { parentPort, workerData } from 'node:worker_threads';
 import { serve } from './http/serve.mjs';
+import { RouteClient } from './service-route.mjs';
 /** @import { ComponentMessage, HttpWorkerData } from '../worker-protocol.ts' */
 
 if (!parentPort) throw new Error('http-worker.mjs runs as a worker thread');
@@ -35,7 +36,7 @@ try {
   await serve({
     plan: { module: d.module, handleExport: d.handleExport },
     listen: d.listen,
-    cli: { env: Object.entries(d.env), args: [...d.argv], stdout: sink('stdout'), stderr },
+    cli: { env: Object.entries(d.env), args: [...d.argv], stdout: sink('stdout'), stderr, route: d.routes ? new RouteClient(d.routes) : undefined },
     metrics: d.metrics,
     bounds: d.bounds,
     timeoutMs: d.requestTimeoutMs,

@@ -25,6 +25,14 @@
 // "insecure:allow-all" allows every host; no annotation allows none. A refused
 // request fails with DESTINATION_NOT_ALLOWED before anything is sent.
 // Redirects are not followed (the module sees the 3xx response).
+//
+// Where a request connects: with the container's route port (cluster mode), the node's Service
+// resolver answers first (service-route.mjs): a ClusterIP or a Service name goes to a ready
+// endpoint, keeping the URL's host as `Host`; no ready endpoint fails the request at once with
+// REQUEST_ERROR (the crate's only code for a failed connection). The allow-list is checked on
+// the URL's host as written, before that.
+
+/** @import { RouteClient } from './service-route.mjs' */
 
 /** The crate's error codes (wasi_experimental_http.witx). */
 export const HTTP_ERROR = {
@@ -107,9 +115,10 @@ export function isAllowed(url, allowed) {
  * @param {() => WebAssembly.Memory} mem
  * @param {{ readonly allowedHosts: readonly string[] | null, readonly maxConcurrentRequests?: number }} config
  * @param {Promise<never>} stopped rejects (StoppedError) when the container is being stopped
+ * @param {RouteClient} [route] where requests connect (the node's Services); as given without it
  * @returns {Record<string, (...args: number[]) => number | Promise<number>>}
  */
-export function experimentalHttpImports(mem, config, stopped) {
+export function experimentalHttpImports(mem, config, stopped, route) {
   /** @type {Map<number, { headers: Array<[string, string]>, body: Buffer, pos: number }>} handle -> the response and how far its body was read */
   const responses = new Map();
   let current = 0;
@@ -172,7 +181,7 @@ export function experimentalHttpImports(mem, config, stopped) {
         const headers = parseHeaders(text(headersPtr, headersLen));
         const target = new URL(url);
         if (target.protocol !== 'http:' && target.protocol !== 'https:') fail(HTTP_ERROR.INVALID_URL);
-        return Promise.race([stopped, send(target, method, headers, body)]).then((/** @type {HttpResponse} */ res) => {
+        return Promise.race([stopped, send(target, method, headers, body, route)]).then((/** @type {HttpResponse} */ res) => {
           const view = new DataView(mem().buffer);
           if (statusPtr + 2 > view.byteLength) fail(HTTP_ERROR.MEMORY_ACCESS_ERROR);
           view.setUint16(statusPtr, res.status, true);
@@ -240,15 +249,25 @@ function parseHeaders(s) {
 }
 
 /**
- * One request with node:http(s) (loaded on first use: a worker's heap is small).
+ * One request with node:http(s) (loaded on first use: a worker's heap is small), connecting where
+ * `route` says (see the module comment).
  * @param {URL} url
  * @param {string} method
  * @param {Array<[string, string]>} headers
  * @param {Buffer} body
+ * @param {RouteClient} [route]
  * @returns {Promise<HttpResponse>}
  */
-async function send(url, method, headers, body) {
-  const lib = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+async function send(url, method, headers, body, route) {
+  const https = url.protocol === 'https:';
+  const lib = https ? await import('node:https') : await import('node:http');
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  let target = { host: hostname, port: Number(url.port || (https ? 443 : 80)) };
+  if (route) {
+    const r = await route.route(target.host, target.port);
+    if (r.kind !== 'connect') throw new HttpFailure(HTTP_ERROR.REQUEST_ERROR);
+    target = r;
+  }
   return new Promise((resolve, reject) => {
     /** @type {Record<string, string | string[]>} */
     const h = {};
@@ -257,7 +276,10 @@ async function send(url, method, headers, body) {
       h[k] = had === undefined ? v : [...(Array.isArray(had) ? had : [had]), v];
     }
     if (body.length > 0 || !['GET', 'HEAD'].includes(method)) h['content-length'] = String(body.length);
-    const req = lib.request(url, { method, headers: h, agent: false }, (res) => {
+    if (!Object.keys(h).some((k) => k.toLowerCase() === 'host')) h.host = url.host;
+    const tls = https && target.host !== hostname && !/^[\d.]+$|:/.test(hostname) ? { servername: hostname } : {};
+    const at = { protocol: url.protocol, host: target.host, port: target.port, path: `${url.pathname}${url.search}`, ...tls };
+    const req = lib.request({ ...at, method, headers: h, agent: false }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       let size = 0;

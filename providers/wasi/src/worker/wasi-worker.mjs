@@ -65,6 +65,7 @@ import { fillPreemptSlot } from './preempt.mjs';
 import { listenAll, ListenError } from './wasi-listen.mjs';
 import { preopenSockets, SOCKET_ASYNC_IMPORTS } from './wasi-sockets.mjs';
 import { EXPERIMENTAL_HTTP_ASYNC, experimentalHttpImports } from './wasi-experimental-http.mjs';
+import { RouteClient } from './service-route.mjs';
 import { describeTrap } from './trap-report.mjs';
 import { memoryLimiter, RESIZE_CONTROL_BYTES } from './memory-limit.mjs';
 /** @import { DoneMessage, ModuleMessage, RunMessage, ToWasiWorker, WasiWorkerData } from '../worker-protocol.ts' */
@@ -229,7 +230,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
     }
     if (listeners && stop) cleanups.push(preopenSockets(w, mem, listeners, sockFds, stop.promise));
     if (d.http && stop) {
-      const h = experimentalHttpImports(mem, d.http, stop.promise);
+      const h = experimentalHttpImports(mem, d.http, stop.promise, d.routes ? new RouteClient(d.routes) : undefined);
       makeSuspending(h, EXPERIMENTAL_HTTP_ASYNC);
       imports.wasi_experimental_http = h;
     }

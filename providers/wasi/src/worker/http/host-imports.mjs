@@ -30,5 +30,5 @@ export const SUSPENDING = new Set([
  * @returns {Record<string, CoreFunction>}
  */
 export function hostFunctions(g, cli) {
-  return { ...ioImports(g), ...systemImports(g, cli), ...httpImports(g) };
+  return { ...ioImports(g), ...systemImports(g, cli), ...httpImports(g, cli.route) };
 }

@@ -4,8 +4,11 @@
 // request is sent with node:http / node:https. Plain JavaScript, typed with JSDoc.
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { isIP } from 'node:net';
 import { BodyOutput, IoError, Pollable, ReadableInput } from './streams.mjs';
 /** @import { IncomingMessage } from 'node:http' */
+/** @import { RouteClient } from '../service-route.mjs' */
+/** @import { WorkerRoute } from '../../worker-protocol.ts' */
 
 /** wasi:http's `header-error` cases. */
 export const HEADER_ERROR = /** @type {const} */ ({ invalidSyntax: 0, forbidden: 1, immutable: 2 });
@@ -221,9 +224,9 @@ export class FutureIncomingResponse {
   taken = false;
   /** @type {Promise<void>} */
   done;
-  /** @param {OutgoingRequest} req @param {RequestOptions | undefined} opts */
-  constructor(req, opts) {
-    this.done = send(req, opts).then((outcome) => {
+  /** @param {OutgoingRequest} req @param {RequestOptions | undefined} opts @param {RouteClient} [route] */
+  constructor(req, opts, route) {
+    this.done = send(req, opts, route).then((outcome) => {
       this.outcome = outcome;
     });
   }
@@ -236,32 +239,47 @@ export class FutureIncomingResponse {
 }
 
 /**
- * Sends `req` with node:http(s); the guest's body (written before or after) streams to it.
+ * Sends `req` with node:http(s); the guest's body (written before or after) streams to it. With
+ * `route`, the node's Service resolver says where to connect first (a ClusterIP or a Service name
+ * to an endpoint; no endpoint: connection-refused at once, as kube-proxy rejects); the request
+ * keeps its authority as `Host` (and as the TLS server name), as through kube-proxy.
  * @param {OutgoingRequest} req
  * @param {RequestOptions | undefined} opts
+ * @param {RouteClient} [route]
  * @returns {Promise<{ response: IncomingResponse } | { error: ErrorCode }>}
  */
-function send(req, opts) {
-  return new Promise((resolve) => {
-    const https_ = req.scheme?.tag === 1;
-    if (req.scheme !== undefined && req.scheme.tag > 1)
-      return resolve({ error: { tag: ERROR_CODE.httpProtocolError, message: `unsupported scheme ${req.scheme.other}` } });
-    if (!req.authority) return resolve({ error: { tag: ERROR_CODE.httpRequestUriInvalid } });
-    let url;
-    try {
-      url = new URL(`${https_ ? 'https' : 'http'}://${req.authority}`);
-    } catch {
-      return resolve({ error: { tag: ERROR_CODE.httpRequestUriInvalid } });
+async function send(req, opts, route) {
+  const https_ = req.scheme?.tag === 1;
+  if (req.scheme !== undefined && req.scheme.tag > 1)
+    return { error: { tag: ERROR_CODE.httpProtocolError, message: `unsupported scheme ${req.scheme.other}` } };
+  if (!req.authority) return { error: { tag: ERROR_CODE.httpRequestUriInvalid } };
+  let url;
+  try {
+    url = new URL(`${https_ ? 'https' : 'http'}://${req.authority}`);
+  } catch {
+    return { error: { tag: ERROR_CODE.httpRequestUriInvalid } };
+  }
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  let target = { host: hostname, port: Number(url.port || (https_ ? 443 : 80)) };
+  if (route) {
+    const r = await route.route(target.host, target.port);
+    if (r.kind !== 'connect') {
+      req.body.output.fail(r.message);
+      return { error: routeError(r) };
     }
+    target = { host: r.host, port: r.port };
+  }
+  return new Promise((resolve) => {
     const method = req.method.tag === 9 ? /** @type {string} */ (req.method.other) : /** @type {string} */ (METHODS[req.method.tag]);
     const ms = (/** @type {bigint | undefined} */ ns) => (ns === undefined ? undefined : Math.max(1, Number(ns / 1_000_000n)));
     const out = (https_ ? https : http).request({
-      host: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port || (https_ ? 443 : 80),
+      host: target.host,
+      port: target.port,
       method,
       path: req.pathWithQuery ?? '/',
       headers: { ...req.headers.toNode(), host: req.authority },
       timeout: ms(opts?.connectTimeout ?? opts?.firstByteTimeout),
+      ...(https_ && target.host !== hostname && !isIP(hostname) ? { servername: hostname } : {}),
     });
     out.on('response', (res) => {
       out.setTimeout(0);
@@ -277,6 +295,26 @@ function send(req, opts) {
     });
     req.body.output.attach(out);
   });
+}
+
+/**
+ * The error-code of a route that connects nowhere: no ready endpoint → connection-refused (as
+ * kube-proxy's REJECT), endpoints unknown → destination-unavailable, no such cluster name →
+ * DNS-error, no answer → internal-error.
+ * @param {Exclude<WorkerRoute, { kind: 'connect' }>} r
+ * @returns {ErrorCode}
+ */
+export function routeError(r) {
+  switch (r.kind) {
+    case 'refused':
+      return { tag: ERROR_CODE.connectionRefused };
+    case 'unavailable':
+      return { tag: ERROR_CODE.destinationUnavailable };
+    case 'not-found':
+      return { tag: ERROR_CODE.dnsError, message: 'NXDOMAIN' };
+    default:
+      return { tag: ERROR_CODE.internalError, message: r.message };
+  }
 }
 
 /** The error-code of a failed outgoing request. @param {NodeJS.ErrnoException} e @returns {ErrorCode} */

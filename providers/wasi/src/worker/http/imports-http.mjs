@@ -26,12 +26,14 @@ import { OutputStream, InputStream } from './streams.mjs';
 /** @import { Guest } from './canon.mjs' */
 /** @import { ErrorCode } from './http-types.mjs' */
 /** @import { CoreFunction } from './imports-io.mjs' */
+/** @import { RouteClient } from '../service-route.mjs' */
 
 /**
  * @param {Guest} g
+ * @param {RouteClient} [route] where outgoing requests connect (the node's Services); as given without it
  * @returns {Record<string, CoreFunction>}
  */
-export function httpImports(g) {
+export function httpImports(g, route) {
   const T = g.table;
   const dv = () => g.view();
   /** Stores `result<own<T>>` / `result<own<T>, header-error>` (payload at +4). @param {number} ret @param {number | undefined} handle @param {number} [err] */
@@ -328,7 +330,7 @@ export function httpImports(g) {
       const o = hasOpts ? T.take(opts, RequestOptions) : undefined;
       if (!r.bodyTaken) r.body.output.end();
       dv().setUint8(ret, 0);
-      dv().setUint32(ret + 8, T.add(new FutureIncomingResponse(r, o)), true);
+      dv().setUint32(ret + 8, T.add(new FutureIncomingResponse(r, o, route)), true);
     },
   };
 }

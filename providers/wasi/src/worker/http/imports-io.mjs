@@ -20,8 +20,11 @@ export class GuestExit extends Error {
 
 /**
  * @typedef {(...args: any[]) => unknown} CoreFunction
- * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void }} CliContext
+ * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void, route?: RouteClient }} CliContext
+ *   the instance's world: its environment, arguments and output, and where its outgoing requests
+ *   connect (`route`: the node's Services; absent: as given)
  */
+/** @import { RouteClient } from '../service-route.mjs' */
 
 /** Largest u64 a read may ask for, as a length the host honours. @param {bigint} n */
 const clampLen = (n) => Number(BigInt.asUintN(64, n) > 0x7fffffffn ? 0x7fffffffn : BigInt.asUintN(64, n));
