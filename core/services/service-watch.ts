@@ -30,7 +30,7 @@ const SLICES_PATH = '/apis/discovery.k8s.io/v1/endpointslices';
 
 /** What to do about a 403 on EndpointSlices: the binding nodelet needs. */
 export const SLICES_RBAC_HINT =
-  'grant the node list/watch on endpointslices.discovery.k8s.io, e.g. `kubectl create clusterrolebinding nodelet-node-proxier --clusterrole=system:node-proxier --group=system:nodes` (see docs/services.md)';
+  "grant the nodes list/watch on endpointslices.discovery.k8s.io: `kubectl apply -f deploy/rbac/node-endpointslices.yaml` (or bind kube-proxy's role: `kubectl create clusterrolebinding nodelet-node-proxier --clusterrole=system:node-proxier --group=system:nodes`; see docs/services.md)";
 
 /** The running informers. */
 export interface ServiceWatch {
