@@ -21,6 +21,7 @@ const OTHER_PROGRAMS: Readonly<Record<string, string>> = {
   '--kubelet-certificate-authority': 'kube-apiserver',
   '--disable-admission-plugins': 'kube-apiserver',
   '--streaming-connection-idle-timeout': "upstream kubelet's, not nodelet's",
+  '--cluster-dns': "upstream kubelet's, not nodelet's",
   '--max-semi-space-size': 'node (V8)',
   '--heap-growing-percent': 'node (V8)',
   '--privileged': 'docker run',
