@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, existsSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ImageService, Logger } from '@nodelet/plugin-api/v1';
+import type { ImageService, Logger, ServiceResolver } from '@nodelet/plugin-api/v1';
 import { loadProviders, type ProviderLoadOptions } from '../../../core/providers/index.ts';
 
 const lines: string[] = [];
@@ -55,6 +55,26 @@ const load = (extra: Partial<ProviderLoadOptions> = {}) =>
 const codes = (r: Awaited<ReturnType<typeof load>>) => Object.fromEntries(r.failures.map((f) => [f.packageName ?? f.dir.split('/').pop(), f.code]));
 
 describe('loadProviders', () => {
+  it("hands every provider the node's Service resolver as ctx.services (absent without one)", async () => {
+    pkg('a', 'svc', {
+      code: body(
+        'svc',
+        ['svc'],
+        `init: async (ctx) => { globalThis.__svcRoute = ctx.services?.route('web', 80, { pod: { namespace: 'ns', name: 'p', uid: 'u' } }); }`,
+      ),
+    });
+    const services: ServiceResolver = {
+      resolve: () => ({ kind: 'direct' }),
+      lookup: () => ({ kind: 'forward' }),
+      route: (host, port) => ({ kind: 'connect', host: `${host}-endpoint`, port }),
+    };
+    expect((await load({ services })).failures).toEqual([]);
+    expect((globalThis as Record<string, unknown>).__svcRoute).toEqual({ kind: 'connect', host: 'web-endpoint', port: 80 });
+    rmSync(join(root, 'data'), { recursive: true, force: true });
+    expect((await load()).failures).toEqual([]);
+    expect((globalThis as Record<string, unknown>).__svcRoute).toBeUndefined();
+  });
+
   it('loads good providers (factory, createProvider, provider object) and gives init its own data dir', async () => {
     pkg('a', 'one', { code: body('one', ['one'], `init: async (ctx) => { globalThis.__oneInit = ctx.rootDir; }`) });
     pkg('a', 'two', {
