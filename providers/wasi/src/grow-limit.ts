@@ -23,9 +23,8 @@
  * count (GC rec groups), is refused ({@link GrowLimit} says why): it is then capped as before
  * and cannot be resized in place.
  */
-import { rewriteBody, skipLeb, sleb } from './wasm-code.ts';
-import { concat, leb, MemoryCapError, Reader, sectionsOf, skipImportDesc, WASM_PAGE } from './memory-cap.ts';
-import { skipConstExpr } from './global-exports.ts';
+import { indexSpaces, rewriteBody, sleb } from './wasm-code.ts';
+import { concat, leb, MemoryCapError, Reader, sectionsOf, WASM_PAGE } from './memory-cap.ts';
 import { MEMORY_LIMIT_EXPORT, NO_LIMIT_PAGES } from './worker/memory-limit.mjs';
 
 export { MEMORY_LIMIT_EXPORT, NO_LIMIT_PAGES };
@@ -56,62 +55,11 @@ export function limitGrow(bytes: Uint8Array, pages: number): GrowLimit {
   }
 }
 
-/** Counts the type section's function types; refuses anything else (rec groups and sub types shift the indices). */
-function countFuncTypes(r: Reader): number {
-  const n = r.u32();
-  for (let i = 0; i < n; i++) {
-    const form = r.byte();
-    if (form !== 0x60) throw codeFail(`type ${i} is not a plain function type (0x${form.toString(16)})`);
-    for (let k = 0; k < 2; k++) {
-      for (let m = r.u32(), j = 0; j < m; j++) {
-        const t = r.byte();
-        if (t === 0x63 || t === 0x64) skipLeb(r);
-      }
-    }
-  }
-  return n;
-}
-
 function rewrite(bytes: Uint8Array, pages: number): Uint8Array {
   const sections = sectionsOf(bytes, codeFail);
-  let types = 0;
-  let importedFuncs = 0;
-  let importedGlobals = 0;
-  let importedMemories = 0;
-  let definedFuncs = 0;
-  let definedGlobals = 0;
-  let definedMemories = 0;
-  for (const { id, body, end } of sections) {
-    const r = new Reader(bytes, body, end, codeFail);
-    if (id === 1) types = countFuncTypes(r);
-    else if (id === 2) {
-      for (let n = r.u32(), i = 0; i < n; i++) {
-        r.name();
-        r.name();
-        const kind = r.byte();
-        if (kind === 0) importedFuncs++;
-        if (kind === 3) importedGlobals++;
-        if (kind !== 2) {
-          skipImportDesc(r, kind);
-          continue;
-        }
-        importedMemories++;
-        const flags = r.byte();
-        r.u32();
-        if (flags & 0x01) r.u32();
-      }
-    } else if (id === 3) definedFuncs = r.u32();
-    else if (id === 5) definedMemories = r.u32();
-    else if (id === 6) {
-      definedGlobals = r.u32();
-      for (let i = 0; i < definedGlobals; i++) {
-        const t = r.byte();
-        if (t === 0x63 || t === 0x64) skipLeb(r);
-        r.byte();
-        skipConstExpr(r);
-      }
-    }
-  }
+  const { types, imported, defined } = indexSpaces(bytes, sections, codeFail);
+  const [importedFuncs, importedGlobals, importedMemories] = [imported.funcs, imported.globals, imported.memories];
+  const [definedFuncs, definedGlobals, definedMemories] = [defined.funcs, defined.globals, defined.memories];
   if (importedMemories + definedMemories !== 1) throw codeFail(`the module has ${importedMemories + definedMemories} memories, not one`);
   if (!sections.some((s) => s.id === 3) || !sections.some((s) => s.id === 10)) throw codeFail('the module has no code');
   const grow = importedFuncs + definedFuncs;

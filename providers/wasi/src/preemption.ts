@@ -25,8 +25,8 @@
  * ({@link Preemption} says why): it runs as before, preemptible only at its
  * WASI calls.
  */
-import { concat, leb, Reader, sectionsOf, skipImportDesc } from './memory-cap.ts';
-import { rewriteBody, sleb } from './wasm-code.ts';
+import { concat, leb, Reader, sectionsOf } from './memory-cap.ts';
+import { indexSpaces, rewriteBody, sleb } from './wasm-code.ts';
 
 /** The export of the one-slot table whose function the preemption points call. */
 export const PREEMPT_TABLE_EXPORT = 'nodelet:preempt';
@@ -56,30 +56,13 @@ const rank = (id: number) => ORDER.indexOf(id);
 
 function rewrite(bytes: Uint8Array): Uint8Array {
   const sections = sectionsOf(bytes, fail);
-  let types = 0;
-  let tables = 0;
-  let globals = 0;
-  for (const { id, body, end } of sections) {
-    const sr = new Reader(bytes, body, end, fail);
-    if (id === 1) types = sr.u32();
-    else if (id === 2) {
-      for (let n = sr.u32(), i = 0; i < n; i++) {
-        sr.name();
-        sr.name();
-        const kind = sr.byte();
-        if (kind === 1) tables++;
-        if (kind === 3) globals++;
-        skipImportDesc(sr, kind);
-      }
-    } else if (id === 4) tables += sr.u32();
-    else if (id === 6) globals += sr.u32();
-  }
+  const { types, imported, defined } = indexSpaces(bytes, sections, fail);
   if (!sections.some((s) => s.id === 10)) throw fail('no code section');
   // The slot is filled after instantiation: a start function would call it empty (and runs where nothing may suspend).
   if (sections.some((s) => s.id === 8)) throw fail('a start section');
   const type = types;
-  const table = tables;
-  const fuel = globals;
+  const table = imported.tables + defined.tables;
+  const fuel = imported.globals + defined.globals;
   const get = [0x23, ...leb(fuel)];
   const set = [0x24, ...leb(fuel)];
   const check = [

@@ -6,7 +6,8 @@
  * (binaryen.js, wabt.js) are several MB of Wasm themselves and re-encode the
  * whole module; these rewrites copy it and touch only the instructions they edit.
  */
-import type { Reader } from './memory-cap.ts';
+import { Reader, skipImportDesc, type Section } from './memory-cap.ts';
+import { skipConstExpr } from './global-exports.ts';
 
 export function sleb32(r: Reader): number {
   let result = 0;
@@ -223,4 +224,69 @@ export function sleb(n: number): number[] {
     }
     out.push(b | 0x80);
   }
+}
+
+/** How many functions, tables, memories and globals a module imports and defines, and its function types. */
+export interface IndexSpaces {
+  /** Function types in the type section (only plain ones: see {@link indexSpaces}). */
+  readonly types: number;
+  readonly imported: { readonly funcs: number; readonly tables: number; readonly memories: number; readonly globals: number };
+  readonly defined: { readonly funcs: number; readonly tables: number; readonly memories: number; readonly globals: number };
+}
+
+/**
+ * Counts `bytes`' index spaces from its `sections`, for a rewrite that appends a type, function,
+ * table or global after the module's own (its index is then the count). Throws `fail(...)` on a
+ * type section with anything but plain function types: rec groups and sub types (GC) make the
+ * section's count differ from the number of types.
+ */
+export function indexSpaces(bytes: Uint8Array, sections: readonly Section[], fail: (message: string) => Error): IndexSpaces {
+  let types = 0;
+  const imported = { funcs: 0, tables: 0, memories: 0, globals: 0 };
+  const defined = { funcs: 0, tables: 0, memories: 0, globals: 0 };
+  for (const { id, body, end } of sections) {
+    const r = new Reader(bytes, body, end, fail);
+    if (id === 1) {
+      types = r.u32();
+      for (let i = 0; i < types; i++) {
+        const form = r.byte();
+        if (form !== 0x60) throw fail(`type ${i} is not a plain function type (0x${form.toString(16)})`);
+        for (let k = 0; k < 2; k++) {
+          for (let m = r.u32(), j = 0; j < m; j++) {
+            const t = r.byte();
+            if (t === 0x63 || t === 0x64) skipLeb(r);
+          }
+        }
+      }
+    } else if (id === 2) {
+      for (let n = r.u32(), i = 0; i < n; i++) {
+        r.name();
+        r.name();
+        const kind = r.byte();
+        if (kind === 0) imported.funcs++;
+        else if (kind === 1) imported.tables++;
+        else if (kind === 3) imported.globals++;
+        if (kind !== 2) {
+          skipImportDesc(r, kind);
+          continue;
+        }
+        imported.memories++;
+        const flags = r.byte();
+        r.u32();
+        if (flags & 0x01) r.u32();
+      }
+    } else if (id === 3) defined.funcs = r.u32();
+    else if (id === 4) defined.tables = r.u32();
+    else if (id === 5) defined.memories = r.u32();
+    else if (id === 6) {
+      defined.globals = r.u32();
+      for (let i = 0; i < defined.globals; i++) {
+        const t = r.byte();
+        if (t === 0x63 || t === 0x64) skipLeb(r);
+        r.byte();
+        skipConstExpr(r);
+      }
+    }
+  }
+  return { types, imported, defined };
 }
