@@ -10,12 +10,13 @@
  */
 import { createHash } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
-import { Readable, type Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { createGunzip } from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 import type { Descriptor, ParsedManifest } from './manifest.ts';
 import { TarFileFinder, type TarFind } from './tar-reader.ts';
+import { writable } from './writable.ts';
 
 export const OCI_IMAGE_CONFIG = 'application/vnd.oci.image.config.v1+json';
 export const OCI_LAYER_TAR = 'application/vnd.oci.image.layer.v1.tar';
@@ -70,22 +71,6 @@ export async function readSmall(body: ReadableStream<Uint8Array> | null, max = M
     chunks.push(c as Buffer);
   }
   return Buffer.concat(chunks);
-}
-
-/** Resolves once `s` can take more (`drain`), or has failed or closed — never waits forever. */
-function writable(s: Writable): Promise<void> {
-  if (s.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      s.off('drain', done);
-      s.off('close', done);
-      s.off('error', done);
-      resolve();
-    };
-    s.once('drain', done);
-    s.once('close', done);
-    s.once('error', done);
-  });
 }
 
 /**

@@ -18,11 +18,12 @@
  * (linux/<arch>), else its only entry for a known platform.
  */
 import { createHash } from 'node:crypto';
-import { PassThrough, Readable, type Duplex, type Writable } from 'node:stream';
+import { PassThrough, Readable, type Duplex } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import zlib from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 import type { Descriptor, ParsedManifest } from './manifest.ts';
+import { writable } from './writable.ts';
 
 /** Layer media types an image volume unpacks, with their compression. */
 export const VOLUME_LAYER_TYPES: Readonly<Record<string, 'none' | 'gzip' | 'zstd'>> = {
@@ -94,22 +95,6 @@ function decoderFor(mediaType: string): Duplex {
   if (kind === 'gzip') return zlib.createGunzip();
   if (kind === 'zstd') return zlib.createZstdDecompress();
   return new PassThrough();
-}
-
-/** Resolves once `s` can take more (`drain`), or has failed or closed — never waits forever. */
-function writable(s: Writable): Promise<void> {
-  if (s.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      s.off('drain', done);
-      s.off('close', done);
-      s.off('error', done);
-      resolve();
-    };
-    s.once('drain', done);
-    s.once('close', done);
-    s.once('error', done);
-  });
 }
 
 /**
