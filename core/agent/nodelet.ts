@@ -14,6 +14,7 @@
  *   resize admit handlers [node shutdown, eviction, predicates] → AllocationManager.addAdmitHandlers
  *   standalone admission  + DRA refusal (pods with resourceClaims: UnsupportedPodSpec) → PodController
  *   pod network           PodNetworkManager (pod CIDR, bridge) → PodController
+ *   pod routes            PodRoutes (--pod-routes=host-gw: Nodes → routes; NetworkUnavailable) → NodeController
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *   Service resolver      startServices (Services, EndpointSlices) → providers (`ProviderContext.services`)
@@ -65,7 +66,7 @@ import { deviceAdmitHandler, deviceAllocatable, deviceContainerOptions, startDev
 import { createTmpfsMounter, imageVolumePlugin, startCsi } from '../volumes/index.ts';
 import { dirMaker, fileWriter, helperShell, mountSyscalls } from '../exec/index.ts';
 import { startDra } from '../dra/index.ts';
-import { PodNetworkManager } from '../network/index.ts';
+import { apiNodeSource, PodNetworkManager, PodRoutes } from '../network/index.ts';
 import { startServices } from '../services/index.ts';
 import { NodeShutdownManager } from '../nodeshutdown/index.ts';
 import { diskUsage, EvictionManager, startEmptyDirLimits, type PodUsageStats } from '../eviction/index.ts';
@@ -117,6 +118,7 @@ interface NodeParts {
   readonly shutdown: NodeShutdownManager;
   readonly eviction: EvictionManager;
   readonly network: PodNetworkManager;
+  readonly routes?: PodRoutes;
 }
 
 /**
@@ -138,6 +140,7 @@ async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeP
     images: () => parts.images.nodeImages(),
     extraResources: () => parts.devices.extraResources(),
     pressure: () => parts.eviction.pressure(),
+    conditions: () => parts.routes?.conditions() ?? [],
   });
   parts.shutdown.onShutdownStarting(() => node.syncNow());
   parts.eviction.onConditionsChanged(() => node.poke());
@@ -145,6 +148,8 @@ async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeP
   node.start();
   // kube-controller-manager gives the registered node its pod CIDR: start looking now (never rejects).
   void parts.network.settle();
+  parts.routes?.onChange(() => node.poke());
+  parts.routes?.start();
   parts.devices.onChange(() => node.poke());
   const lease = new LeaseController(heartbeat, {
     nodeName: o.nodeName,
@@ -235,15 +240,24 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
     events,
     podCertificates,
   });
+  const nodeEvent = (type: 'Normal' | 'Warning', reason: string, note: string) =>
+    events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note);
   const network = new PodNetworkManager({
     rootDir: o.rootDir,
     interfaceName: o.podInterface,
     podCIDRs: o.podCIDR,
     nodePodCIDRs: clients ? () => nodePodCIDRs(clients, o.nodeName) : undefined,
     log: log.child({ component: 'network' }),
-    nodeEvent: (type, reason, note) => events.emit({ kind: 'Node', namespace: 'default', name: o.nodeName, uid: o.nodeName }, type, reason, note),
+    nodeEvent,
     files: fileWriter(syscallHelper, 'NDL_NETWORK_STATE'),
   });
+  // Routes to the other nodes' pod CIDRs (cluster mode; started once the node is registered).
+  const routesLog = log.child({ component: 'pod-routes' });
+  const routes =
+    o.podRoutes === 'host-gw' && clients
+      ? new PodRoutes({ nodeName: o.nodeName, podInterface: o.podInterface, nodes: apiNodeSource(clients, routesLog), log: routesLog, nodeEvent })
+      : undefined;
+  if (o.podRoutes === 'host-gw' && !clients) routesLog.warn({}, '--pod-routes=host-gw needs a cluster (--kubeconfig) to learn the other nodes: no routes');
   const probes = new ProbeManager();
   const admitNode = { nodeName: o.nodeName, nodeLabels: labels, allocatable: [fixedAllocatable(allocatable), deviceAllocatable(devices.manager)] };
   // In-place pod resize: what each pod's containers are allocated (checkpointed under the root dir) and each resize's decision.
@@ -338,7 +352,9 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
   );
   shape.kubeletPort = api.port;
   const cluster =
-    clients && o.registerNode ? await joinCluster(o, clients, { shape, host, images, devices, shutdown, eviction, network }, log, abort.signal) : undefined;
+    clients && o.registerNode
+      ? await joinCluster(o, clients, { shape, host, images, devices, shutdown, eviction, network, routes }, log, abort.signal)
+      : undefined;
   const registration = await startPluginRegistration(o, log, {
     [CSI_PLUGIN]: csi.handler,
     [DEVICE_PLUGIN]: devices.handler,
@@ -412,6 +428,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       await probes.close();
       cluster?.lease.stop();
       cluster?.node.stop();
+      await routes?.stop();
       abort.abort();
       await registration.stop();
       csi.stop();

@@ -10,7 +10,7 @@ import { parseTaints } from './taints.ts';
 import { parseGoDuration } from './duration.ts';
 import { dnsSubdomainError, parseNodeLabels } from './labels.ts';
 import { checkThresholdMap, parseGracePeriodMap, parseSignalMap } from './eviction.ts';
-import type { AuthorizationMode, Settings } from './options.ts';
+import type { AuthorizationMode, PodRoutesMode, Settings } from './options.ts';
 import { filePath, scalar, scalarMap, taintList, type FieldApply } from './config-values.ts';
 import {
   parseBool,
@@ -67,6 +67,13 @@ export function parseClusterDomain(raw: string): string {
   const err = domain === '' ? undefined : dnsSubdomainError(domain);
   if (err) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `not a DNS domain: ${err}`);
   return domain;
+}
+
+const POD_ROUTES_MODES: readonly PodRoutesMode[] = ['none', 'host-gw'];
+
+function parsePodRoutes(raw: string): PodRoutesMode {
+  if (!POD_ROUTES_MODES.includes(raw as PodRoutesMode)) throw nodeletError('NDL_CONFIG_INVALID_VALUE', `must be one of ${POD_ROUTES_MODES.join(', ')}`);
+  return raw as PodRoutesMode;
 }
 
 /** Parses a whole-number percentage 0-100. */
@@ -438,6 +445,16 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'The bridge nodelet creates to hold pod IPs (one per nodelet on a machine)',
     apply: (s, r) => {
       s.podInterface = parseInterfaceName(r);
+    },
+  },
+  {
+    name: 'pod-routes',
+    type: 'string',
+    default: 'none',
+    upstream: false,
+    help: "Routes to other nodes' pod CIDRs nodelet installs: host-gw (each via the node's InternalIP, for nodes on one L2 segment) or none",
+    apply: (s, r) => {
+      s.podRoutes = parsePodRoutes(r);
     },
   },
   {

@@ -11,6 +11,9 @@ import { FLAGS } from './flag-table.ts';
 
 export type { LogLevel, Taint };
 
+/** Which routes to other nodes' pod CIDRs nodelet installs (`--pod-routes`): none, or `<CIDR> via <InternalIP>` for nodes on a shared subnet. */
+export type PodRoutesMode = 'none' | 'host-gw';
+
 /** How the kubelet API authorizes authenticated callers (upstream `authorization.mode`). */
 export type AuthorizationMode = 'Webhook' | 'AlwaysAllow';
 
@@ -50,6 +53,8 @@ export interface NodeletOptions extends DerivedDirs {
   podCIDR: string[];
   /** `--pod-interface`: the bridge holding pod IPs. */
   podInterface: string;
+  /** `--pod-routes`: routes to other nodes' pod CIDRs (core/network/pod-routes.ts). */
+  podRoutes: PodRoutesMode;
   rootDir: string;
   port: number;
   address: string;

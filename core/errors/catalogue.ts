@@ -52,6 +52,7 @@ export const CATALOGUE = {
   NDL_NETWORK_STATE: 'pod IP allocation state unusable',
   NDL_NETWORK_INTERFACE: 'pod interface operation failed',
   NDL_SERVICES_WATCH: 'Services or EndpointSlices cannot be listed or watched',
+  NDL_NETWORK_ROUTE: 'pod route operation failed',
   // kubelet API
   NDL_API_UNAUTHORIZED: 'unauthorized',
   NDL_API_NOT_SUPPORTED: 'not supported by provider',

@@ -82,7 +82,7 @@ export class PodInterface {
 }
 
 /** The most useful text of a failed `ip` run: its stderr, else the error. */
-function commandError(e: unknown): string {
+export function commandError(e: unknown): string {
   const stderr = (e as { stderr?: unknown })?.stderr;
   return typeof stderr === 'string' && stderr.trim() ? stderr.trim() : errorDetail(e);
 }

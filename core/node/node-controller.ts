@@ -7,7 +7,7 @@
  * conditions, addresses, capacity and allocatable ({@link statusDrift}) — so a
  * `Ready=Unknown` the node-lifecycle controller wrote during an apiserver outage
  * is overwritten within one tick of the apiserver's return. Providers' node
- * conditions are posted with core's.
+ * conditions, and those other parts of nodelet own (`conditions`), are posted with core's.
  *
  * A {@link NodeController.poke} (device-plugin capacity changed) asks for a
  * computation at once, rate-limited: pokes coalesce into one pending sync that
@@ -24,7 +24,7 @@
  *                          └──(in step)──► nothing to write
  */
 import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
-import type { Logger } from '@nodelet/plugin-api/v1';
+import type { Logger, NodeConditionContribution } from '@nodelet/plugin-api/v1';
 import { apiMessage, isApiConflict, mergePatch, strategicMergePatch, type KubeClients } from '../kube/index.ts';
 import { computeConditions, mergeConditions, withProviderConditions, type PressureFlags } from './conditions.ts';
 import { readHostInfo, samplePressure, type HostInfo } from './host-info.ts';
@@ -50,6 +50,8 @@ export interface NodeControllerOptions {
   minPokeIntervalMs?: number;
   /** The pressure conditions (the eviction manager's); without it, a sample against upstream's default hard thresholds. */
   pressure?: () => PressureFlags;
+  /** Conditions other parts of nodelet own (the pod routes' `NetworkUnavailable`), posted after core's, before the providers'. */
+  conditions?: () => readonly NodeConditionContribution[];
 }
 
 /** Default least time between a status write and a poke-triggered one. */
@@ -190,7 +192,7 @@ export class NodeController {
    */
   async sync(force: boolean, readBack = false): Promise<void> {
     const status = this.desiredStatus();
-    const provided = this.o.shape.contributions.flatMap((c) => c.conditions ?? []);
+    const provided = [...(this.o.conditions?.() ?? []), ...this.o.shape.contributions.flatMap((c) => c.conditions ?? [])];
     const conds = withProviderConditions(computeConditions(this.o.pressure?.() ?? samplePressure(this.o.rootDir), this.o.notReadyReasons?.() ?? []), provided);
     const fingerprint = JSON.stringify([status, conds]);
     const due = Date.now() - this.lastPostAt >= this.o.reportMs;

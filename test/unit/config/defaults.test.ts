@@ -24,6 +24,7 @@ const REQUIRED: Record<RequiredKeys<NodeletOptions>, true> = {
   maxPods: true,
   podCIDR: true,
   podInterface: true,
+  podRoutes: true,
   rootDir: true,
   port: true,
   address: true,

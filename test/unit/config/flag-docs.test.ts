@@ -18,6 +18,8 @@ const END = '<!-- end of flag reference -->';
 const OTHER_PROGRAMS: Readonly<Record<string, string>> = {
   '--allocate-node-cidrs': 'kube-controller-manager',
   '--node-cidr-mask-size': 'kube-controller-manager',
+  '--configure-cloud-routes': 'kube-controller-manager',
+  '--route-reconciliation-period': 'kube-controller-manager',
   '--kubelet-certificate-authority': 'kube-apiserver',
   '--disable-admission-plugins': 'kube-apiserver',
   '--streaming-connection-idle-timeout': "upstream kubelet's, not nodelet's",

@@ -65,6 +65,27 @@ describe('addr-netlink.pl', () => {
     expect(p.stderr()).toBe('');
   });
 
+  it('answers bad route requests as ip does, without the kernel', async () => {
+    const p = lineProgram(PROGRAM);
+    const { answers } = await p.ask([
+      line('route', 'add', '10.9.0.0/24', 'via', '192.0.2.1'),
+      line('route', 'add', '10.9.0.0/33', 'via', '192.0.2.1', 'proto', '213'),
+      line('route', 'add', '10.9.0.0/24', 'via', 'fd00::1', 'proto', '213'),
+      line('route', 'replace', 'fd00:9::/64', 'via', 'gateway', 'proto', '213'),
+      line('route', 'del', '10.9.0.0/24', 'proto', '0'),
+      line('route', 'del', '10.9.0.0/24', 'proto', 'static'),
+    ]);
+    expect(answers).toEqual([
+      { status: 2, output: 'unsupported: ip route add 10.9.0.0/24 via 192.0.2.1' },
+      { status: 1, output: 'Error: inet prefix is expected rather than "10.9.0.0/33".' },
+      { status: 1, output: 'Error: inet address is expected rather than "fd00::1".' },
+      { status: 1, output: 'Error: inet address is expected rather than "gateway".' },
+      { status: 1, output: 'Error: "0" is not a route protocol number.' },
+      { status: 1, output: 'Error: "static" is not a route protocol number.' },
+    ]);
+    expect(p.stderr()).toBe('');
+  });
+
   it.skipIf(!root)('as root: adds and removes addresses on an interface of its own (skipped when not root: needs CAP_NET_ADMIN)', async () => {
     const dev = testInterface();
     const p = lineProgram(PROGRAM);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { helperShell } from '../../../core/exec/helper-shell.ts';
-import { addrNetlink, isAddrChange } from '../../../core/network/addr-netlink.ts';
+import { addrNetlink, isNetlinkCall } from '../../../core/network/addr-netlink.ts';
 import { PodInterface } from '../../../core/network/pod-interface.ts';
 
 const cleanups: (() => void)[] = [];
@@ -39,16 +39,23 @@ const addresses = (dev: string): AddrInfo[] =>
   );
 
 describe('addrNetlink', () => {
-  it('is there only where perl is, and takes only a pod IP\'s "addr replace|del <cidr> dev <if> [nodad]"', () => {
+  it('is there only where perl is, and takes only a pod IP\'s "addr replace|del <cidr> dev <if> [nodad]" and a pod route\'s change', () => {
     expect(addrNetlink()?.argv[0]).toBe('/usr/bin/perl');
     expect(addrNetlink({ perl: '/nonexistent/perl' })).toBeUndefined();
-    expect(isAddrChange(['addr', 'replace', '10.0.0.5/32', 'dev', 'ndl0'])).toBe(true);
-    expect(isAddrChange(['addr', 'del', 'fd00::5/128', 'dev', 'ndl0'])).toBe(true);
-    expect(isAddrChange(['addr', 'replace', 'fd00::5/128', 'dev', 'ndl0', 'nodad'])).toBe(true);
-    expect(isAddrChange(['addr', 'replace', '10.0.0.5/32', 'dev', 'ndl0', 'noprefixroute'])).toBe(false);
-    expect(isAddrChange(['addr', 'add', '10.0.0.5/32', 'dev', 'ndl0'])).toBe(false);
-    expect(isAddrChange(['-j', 'addr', 'show', 'dev', 'ndl0'])).toBe(false);
-    expect(isAddrChange(['link', 'add', 'name', 'ndl0', 'type', 'bridge'])).toBe(false);
+    expect(isNetlinkCall(['addr', 'replace', '10.0.0.5/32', 'dev', 'ndl0'])).toBe(true);
+    expect(isNetlinkCall(['addr', 'del', 'fd00::5/128', 'dev', 'ndl0'])).toBe(true);
+    expect(isNetlinkCall(['addr', 'replace', 'fd00::5/128', 'dev', 'ndl0', 'nodad'])).toBe(true);
+    expect(isNetlinkCall(['addr', 'replace', '10.0.0.5/32', 'dev', 'ndl0', 'noprefixroute'])).toBe(false);
+    expect(isNetlinkCall(['addr', 'add', '10.0.0.5/32', 'dev', 'ndl0'])).toBe(false);
+    expect(isNetlinkCall(['-j', 'addr', 'show', 'dev', 'ndl0'])).toBe(false);
+    expect(isNetlinkCall(['link', 'add', 'name', 'ndl0', 'type', 'bridge'])).toBe(false);
+    expect(isNetlinkCall(['route', 'add', '10.1.0.0/24', 'via', '192.0.2.3', 'proto', '213'])).toBe(true);
+    expect(isNetlinkCall(['route', 'replace', 'fd00:1::/64', 'via', 'fd00::3', 'proto', '213'])).toBe(true);
+    expect(isNetlinkCall(['route', 'del', '10.1.0.0/24', 'proto', '213'])).toBe(true);
+    expect(isNetlinkCall(['route', 'add', '10.1.0.0/24', 'via', '192.0.2.3'])).toBe(false);
+    expect(isNetlinkCall(['route', 'add', '10.1.0.0/24', 'dev', 'eth0', 'proto', '213'])).toBe(false);
+    expect(isNetlinkCall(['route', 'del', '10.1.0.0/24'])).toBe(false);
+    expect(isNetlinkCall(['-j', '-4', 'route', 'show', 'table', 'main', 'proto', '213'])).toBe(false);
   });
 
   it('answers as ip does for bad input, without touching the kernel: refusals, bad prefixes, unknown or path-like devices', async () => {

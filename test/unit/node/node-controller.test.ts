@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { V1ContainerImage, V1Node } from '@kubernetes/client-node';
+import type { NodeConditionContribution } from '@nodelet/plugin-api/v1';
 import { mergePatch, strategicMergePatch, type KubeClients } from '../../../core/kube/client.ts';
 import { NodeController, type NodeControllerOptions } from '../../../core/node/node-controller.ts';
 import type { NodeShape } from '../../../core/node/node-object.ts';
@@ -253,6 +254,20 @@ describe('NodeController status loop', () => {
     const { core, ctrl } = make({ shape: { ...shape, contributions: [{ conditions: [provided] }] } });
     await ctrl.register();
     expect(cond(core.statusPatches[0], 'WasiRuntimeReady')).toMatchObject(provided);
+  });
+
+  it("posts the conditions other parts of nodelet own (pod routes' NetworkUnavailable), a change with the next sync, before a provider's of the same type", async () => {
+    const routed = { type: 'NetworkUnavailable', status: 'False' as const, reason: 'RouteCreated', message: 'RouteController created a route' };
+    let own: NodeConditionContribution[] = [{ ...routed, status: 'True', reason: 'NoRouteCreated', message: 'RouteController failed to create a route' }];
+    const provided = { type: 'NetworkUnavailable', status: 'Unknown' as const, reason: 'Provider', message: 'from a provider' };
+    const { core, ctrl } = make({ conditions: () => own, shape: { ...shape, contributions: [{ conditions: [provided] }] } });
+    await ctrl.register();
+    expect(cond(core.statusPatches[0], 'NetworkUnavailable')).toMatchObject({ status: 'True', reason: 'NoRouteCreated' });
+    own = [routed];
+    await ctrl.syncNow();
+    expect(core.statusPatches).toHaveLength(2);
+    expect(cond(core.statusPatches[1], 'NetworkUnavailable')).toMatchObject(routed);
+    expect(core.statusPatches[1]!.body.status!.conditions!.filter((c) => c.type === 'NetworkUnavailable')).toHaveLength(1);
   });
 
   it('a failing status patch is retried on the next tick', async () => {
