@@ -1,11 +1,13 @@
 /**
- * Every Node of the cluster, from one informer (a `ListWatch` on `/api/v1/nodes`, which the
- * Node authorizer lets a kubelet list and watch), for the pod routes. A failed list or watch
- * is restarted after a second, doubling up to 30 s while it keeps failing.
+ * Every Node of the cluster, from one informer (a `ListWatch` on `/api/v1/nodes`), for the pod
+ * routes. The Node authorizer lets a kubelet read only its own Node (Kubernetes 1.32+,
+ * AuthorizeNodeWithSelectors), so the cluster grants the nodes list and watch on Nodes by RBAC
+ * (deploy/rbac/pod-routes.yaml); a 403 is logged as an error saying so. A failed list or watch is
+ * restarted after a second, doubling up to 30 s while it keeps failing.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { apiMessage, ListWatch, type KubeClients } from '../kube/index.ts';
+import { apiMessage, apiStatus, ListWatch, type KubeClients } from '../kube/index.ts';
 
 /** The Nodes as the pod routes see them (tests fake it). */
 export interface NodeSource {
@@ -52,7 +54,12 @@ export function apiNodeSource(clients: Pick<KubeClients, 'transport' | 'core'>, 
         if (stopped) return;
         const ms = restartMs;
         restartMs = Math.min(MAX_RESTART_MS, restartMs * 2);
-        log.warn({ err: apiMessage(e), retryInMs: ms }, 'Node list/watch failed, restarting');
+        if (apiStatus(e) === 403)
+          log.error(
+            { err: apiMessage(e), retryInMs: ms },
+            'pod routes: this node may not list and watch Nodes; grant it (kubectl apply -f deploy/rbac/pod-routes.yaml), retrying',
+          );
+        else log.warn({ err: apiMessage(e), retryInMs: ms }, 'Node list/watch failed, restarting');
         clearTimeout(timer);
         timer = setTimeout(() => {
           if (!stopped) void start();

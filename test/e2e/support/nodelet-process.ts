@@ -9,6 +9,7 @@ import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-pl
 import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
+import type { TestHost } from '../../harness/test-network.ts';
 import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../../harness/wasi-runtimes.ts';
 import { inject } from 'vitest';
 import { adminClients } from './kube.ts';
@@ -42,8 +43,8 @@ export interface NodeletProcess {
   logFile: string;
   /** Stops with SIGTERM (the exit code is returned). */
   stop(): Promise<number | null>;
-  /** Starts it again with the same root dir and flags. */
-  restart(): Promise<void>;
+  /** Starts it again with the same root dir and flags, and `moreArgs` from then on. */
+  restart(moreArgs?: string[]): Promise<void>;
   /** Stops it and removes its root dir and pod interface. */
   dispose(): Promise<void>;
   /** Sends `signal` and waits until it exited (e.g. `SIGKILL`: a crash), without restarting it. */
@@ -73,6 +74,15 @@ export interface NodeletPlacement {
   rootDir?: string;
   /** nodelet's own log (stdout and stderr); default `<root dir>/nodelet.log`. */
   logFile?: string;
+  /**
+   * A test host (`test/harness/test-network.ts`) to run nodelet in: its own network namespace,
+   * so its pod bridge and pod IPs are there and never in the machine's root namespace. The
+   * control plane's port is forwarded into it, and nodelet's kubelet API and /healthz ports out
+   * to 127.0.0.1 of the root namespace, so the node keeps `--node-ip=127.0.0.1` (unless
+   * `extraArgs` say otherwise) and the apiserver reaches it as any test node. Other ports nodelet
+   * dials on 127.0.0.1 (a registry) the test forwards with `host.forwardOut`.
+   */
+  host?: TestHost;
 }
 
 /**
@@ -122,7 +132,15 @@ export async function startNodelet(
     ...extraArgs,
   ];
   const runtime = credentials === 'defaults' ? {} : { NODELET_WASI_RUNTIME: E2E_WASI_RUNTIME };
-  const launch = () => startPeer(`nodelet-${nodeName}`, nodeBinary(), args, logFile, { env: { ...process.env, ...runtime, ...env } });
+  const host = placement.host;
+  if (host) {
+    await host.forwardOut(Number(new URL(info.server).port));
+    await host.forwardIn(port);
+    await host.forwardIn(healthz);
+  }
+  const [cmd, argv] = host ? ['ip', ['netns', 'exec', host.netns, nodeBinary(), ...args]] : [nodeBinary(), args];
+  const launch = () => startPeer(`nodelet-${nodeName}`, cmd, argv, logFile, { env: { ...process.env, ...runtime, ...env } });
+  const addArgs = (more: string[]) => argv.push(...more);
   const np: NodeletProcess = {
     nodeName,
     rootDir,
@@ -137,8 +155,9 @@ export async function startNodelet(
       await np.peer.stop('SIGTERM', 60_000);
       return proc.exitCode;
     },
-    async restart() {
+    async restart(moreArgs = []) {
       await np.stop();
+      addArgs(moreArgs);
       np.peer = launch();
     },
     async kill(signal) {
@@ -158,8 +177,9 @@ export async function startNodelet(
       // nodelet keeps its tmpfs volume mounts when it stops (as upstream does); the test machine does not.
       unmountUnder(rootDir);
       rmSync(rootDir, { recursive: true, force: true });
-      // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not.
-      await new Promise((done) => execFile('ip', ['link', 'del', podInterface], () => done(undefined)));
+      // nodelet keeps its pod bridge across restarts (as upstream keeps cni0); the test machine does not
+      // (a test host's goes with its namespace).
+      if (!host) await new Promise((done) => execFile('ip', ['link', 'del', podInterface], () => done(undefined)));
       // A stopped node looks Ready until the node-lifecycle grace period ends; remove it so
       // the scheduler cannot bind later test files' pods to it.
       await adminClients(info)
