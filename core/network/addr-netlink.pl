@@ -4,7 +4,7 @@
 # described in addr-netlink.ts, which starts this program as `perl addr-netlink.pl`.
 use strict;
 use warnings;
-use Socket qw(inet_pton AF_INET AF_INET6);
+use Socket qw(inet_pton AF_INET AF_INET6 SOCK_DGRAM);
 $| = 1;
 my ($AF_NETLINK, $SOCK_RAW, $NETLINK_ROUTE) = (16, 3, 0);
 my ($nl, $seq) = (undef, 0);
@@ -21,6 +21,16 @@ sub prefix {
   ($family, $bin, $max) = (AF_INET6, inet_pton(AF_INET6, $addr), 128) unless defined $bin;
   return () unless defined $bin && $plen <= $max;
   return ($family, $bin, $plen);
+}
+# The index of interface $dev in this process's network namespace (SIOCGIFINDEX on a datagram
+# socket, as if_nametoindex(3) does; /sys/class/net shows the namespace /sys was mounted in), or 0.
+sub ifindex {
+  my ($dev) = @_;
+  socket(my $s, AF_INET, SOCK_DGRAM, 0) or return 0;
+  my $ifr = pack('a16 x24', $dev);
+  my $ok = ioctl($s, 0x8933, $ifr);
+  close($s);
+  return $ok ? unpack('x16 i', $ifr) : 0;
 }
 # Sends one request and waits for its acknowledgement: (0, '') or (2, 'RTNETLINK answers: <strerror>').
 sub request {
@@ -55,11 +65,7 @@ sub addr {
   my ($family, $bin, $plen) = prefix($cidr) or return (1, qq{Error: inet prefix is expected rather than "$cidr".});
   my $nodev = qq{Cannot find device "$dev"};
   return (1, $nodev) unless $dev =~ m{^[^/\s]{1,15}$} && $dev ne '.' && $dev ne '..';
-  open(my $f, '<', "/sys/class/net/$dev/ifindex") or return (1, $nodev);
-  my $index = <$f>;
-  close($f);
-  return (1, $nodev) unless defined $index && $index =~ /^(\d+)\s*$/;
-  $index = $1;
+  my $index = ifindex($dev) or return (1, $nodev);
   my $new = $op eq 'replace';
   my $body = pack('CCCCL', $family, $plen, (@w == 6 ? 0x02 : 0), 0, $index) . rta(2, $bin) . rta(1, $bin);
   return request($new ? 20 : 21, $new ? 0x400 | 0x100 : 0, $body);

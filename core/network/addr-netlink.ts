@@ -16,7 +16,8 @@
  *
  * The message is what iproute2 sends for these arguments: the ifaddrmsg (family, prefix, flags
  * `IFA_F_NODAD` for `nodad`, scope universe, the interface's index from
- * `/sys/class/net/<if>/ifindex`) with `IFA_LOCAL` and `IFA_ADDRESS` both the address, and an
+ * `SIOCGIFINDEX`, as if_nametoindex(3): that of nodelet's own network namespace, whichever one
+ * `/sys` shows) with `IFA_LOCAL` and `IFA_ADDRESS` both the address, and an
  * acknowledgement asked for. Answers as `ip` answers (exit status, text): 0 and nothing;
  * 1 `Cannot find device "<if>"`; 1 `Error: inet prefix is expected rather than "<arg>".`;
  * 2 `RTNETLINK answers: <strerror>` for the kernel's error (e.g. `Cannot assign requested

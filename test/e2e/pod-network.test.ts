@@ -3,22 +3,29 @@
  * pod CIDR (`--allocate-node-cidrs`), nodelet gives each pod an address from it
  * on its own bridge, and the real EndpointSlice controller lists the pods
  * behind a Service. (nodelet runs no kube-proxy: no ClusterIP traffic here.)
+ *
+ * nodelet runs in a network namespace of the test's own (test/harness/test-network.ts),
+ * so its bridge and the pod IPs exist only there, and the test's traffic to a pod IP
+ * is made from inside that namespace, never from the machine's root namespace.
  */
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { createServer, connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import * as k8s from '@kubernetes/client-node';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { nodeBinary } from '../harness/node-binary.ts';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
+import { createTestNetwork, netnsUnavailable, type TestHost, type TestNetwork } from '../harness/test-network.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
 import { podInterfaceFor, startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
-describe('pod IPs and Services', () => {
+const unavailable = netnsUnavailable();
+
+describe.skipIf(unavailable !== undefined)(`pod IPs and Services (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
   const info = inject('cluster');
   const k = adminClients(info);
   const discovery = k.kc.makeApiClient(k8s.DiscoveryV1Api);
@@ -26,6 +33,8 @@ describe('pod IPs and Services', () => {
   const iface = podInterfaceFor(nodeName);
   const app = 'sleepers';
   let nodelet: NodeletProcess;
+  let net: TestNetwork;
+  let host: TestHost;
   let reg: TestRegistry;
   let ns: string;
   let podCIDR: string;
@@ -34,13 +43,17 @@ describe('pod IPs and Services', () => {
   beforeAll(async () => {
     reg = await startRegistry();
     for (const m of ['sleep', 'hello']) img[m] = await pushModule(reg, m);
-    nodelet = await startNodelet(info, nodeName);
+    net = createTestNetwork();
+    host = await net.addHost('n1');
+    await host.forwardOut(Number(reg.host.split(':')[1]));
+    nodelet = await startNodelet(info, nodeName, [], 'issued', {}, { host });
     ns = await podNamespace(k.core, 'podnet');
     await waitNodeReady(k.core, nodeName);
     podCIDR = await eventually('the node pod CIDR', async () => (await k.core.readNode({ name: nodeName })).spec?.podCIDR);
   });
   afterAll(async () => {
     await nodelet?.dispose();
+    await net?.dispose();
     await reg?.stop();
   });
 
@@ -49,9 +62,9 @@ describe('pod IPs and Services', () => {
     const [net, bits] = ipaddr.parseCIDR(podCIDR);
     return ipaddr.parse(ip).match(net, bits);
   };
-  /** The /32 addresses on the node's pod interface. */
+  /** The /32 addresses on the node's pod interface (in the node's namespace). */
   const onInterface = (): string[] => {
-    const links = JSON.parse(execFileSync('ip', ['-j', 'addr', 'show', 'dev', iface], { encoding: 'utf8' })) as {
+    const links = JSON.parse(host.ip('-j', 'addr', 'show', 'dev', iface)) as {
       addr_info: { local: string; prefixlen: number }[];
     }[];
     return links.flatMap((l) => l.addr_info.filter((a) => a.prefixlen === 32).map((a) => a.local));
@@ -111,21 +124,23 @@ describe('pod IPs and Services', () => {
     expect(eps).toEqual(ips);
   });
 
-  it('a server bound on a pod IP is reachable from the host', async () => {
-    const server = createServer((c) => c.end('hello from the pod IP'));
-    await new Promise<void>((ok, fail) => server.once('error', fail).listen(0, ips[0], ok));
+  it('a server bound on a pod IP is reachable from the node (a process in its network namespace)', async () => {
+    const script = `require('net').createServer((c) => c.end('hello from the pod IP')).listen(0, ${JSON.stringify(ips[0])}, function () { console.log(this.address().port); })`;
+    const server = spawn(host.enter[0]!, [...host.enter.slice(1), nodeBinary(), '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
-      const { port } = server.address() as AddressInfo;
+      const port = Number(await new Promise<string>((ok) => server.stdout!.once('data', (d) => ok(String(d).trim()))));
+      const sock = await host.dial({ host: ips[0]!, port });
       const got = await new Promise<string>((ok, fail) => {
         let text = '';
-        connect(port, ips[0]!)
+        sock
           .on('data', (d) => (text += String(d)))
           .on('end', () => ok(text))
           .on('error', fail);
+        sock.resume();
       });
       expect(got).toBe('hello from the pod IP');
     } finally {
-      server.close();
+      server.kill();
     }
   });
 

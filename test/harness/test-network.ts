@@ -101,6 +101,12 @@ export interface TestHost {
   readonly name: string;
   /** The namespace's name (`ip netns exec <netns> …`). */
   readonly netns: string;
+  /**
+   * The command prefix that runs a program in the namespace's network and nothing else
+   * (`nsenter --net=/run/netns/<netns>`): unlike `ip netns exec`, the program keeps the test's
+   * mount namespace (its mounts are the test's to see) and the root namespace's /sys.
+   */
+  readonly enter: readonly string[];
   /** Its address on the test LAN (with `{ lan: true }`). */
   readonly lanIP?: string;
   /** `ip -n <netns> <args>`: its output. */
@@ -227,6 +233,7 @@ export function createTestNetwork(): TestNetwork {
       const host: TestHost = {
         name,
         netns,
+        enter: ['nsenter', `--net=/run/netns/${netns}`],
         lanIP,
         ip: (...args) => ip('-n', netns, ...args),
         async forwardOut(port) {

@@ -75,8 +75,9 @@ export interface NodeletPlacement {
   /** nodelet's own log (stdout and stderr); default `<root dir>/nodelet.log`. */
   logFile?: string;
   /**
-   * A test host (`test/harness/test-network.ts`) to run nodelet in: its own network namespace,
-   * so its pod bridge and pod IPs are there and never in the machine's root namespace. The
+   * A test host (`test/harness/test-network.ts`) to run nodelet in (`nsenter --net`: only the
+   * network is the host's, the mounts are the test's): its own network namespace, so its pod
+   * bridge and pod IPs are there and never in the machine's root namespace. The
    * control plane's port is forwarded into it, and nodelet's kubelet API and /healthz ports out
    * to 127.0.0.1 of the root namespace, so the node keeps `--node-ip=127.0.0.1` (unless
    * `extraArgs` say otherwise) and the apiserver reaches it as any test node. Other ports nodelet
@@ -138,7 +139,7 @@ export async function startNodelet(
     await host.forwardIn(port);
     await host.forwardIn(healthz);
   }
-  const [cmd, argv] = host ? ['ip', ['netns', 'exec', host.netns, nodeBinary(), ...args]] : [nodeBinary(), args];
+  const [cmd, argv] = host ? [host.enter[0]!, [...host.enter.slice(1), nodeBinary(), ...args]] : [nodeBinary(), args];
   const launch = () => startPeer(`nodelet-${nodeName}`, cmd, argv, logFile, { env: { ...process.env, ...runtime, ...env } });
   const addArgs = (more: string[]) => argv.push(...more);
   const np: NodeletProcess = {

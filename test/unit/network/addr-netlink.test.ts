@@ -118,3 +118,29 @@ describe('addrNetlink', () => {
     },
   );
 });
+
+describe('addrNetlink in a network namespace', () => {
+  // Needs CAP_NET_ADMIN and CAP_SYS_ADMIN for a namespace (the suite runs as root in CI).
+  it.skipIf(process.getuid?.() !== 0)(
+    "as root: entered with nsenter --net (so /sys still shows the root namespace), it finds the namespace's own interface (skipped when not root: needs CAP_NET_ADMIN)",
+    async () => {
+      const ns = `ndlu-${process.pid}-addr`;
+      const inNs = (...args: string[]) => execFileSync('ip', ['-n', ns, ...args], { encoding: 'utf8' });
+      execFileSync('ip', ['netns', 'add', ns]);
+      cleanups.push(() => execFileSync('ip', ['netns', 'del', ns]));
+      inNs('link', 'add', 'podbr0', 'type', 'bridge');
+      inNs('link', 'set', 'podbr0', 'up');
+      const program = addrNetlink()!;
+      const sh = helperShell({
+        errorCode: 'NDL_NETWORK_INTERFACE',
+        program: { ...program, argv: ['nsenter', `--net=/run/netns/${ns}`, ...program.argv] },
+        size: 1,
+      });
+      cleanups.push(sh.close);
+      expect(await sh('ip', ['addr', 'replace', '10.79.0.5/32', 'dev', 'podbr0'])).toBe('');
+      expect(inNs('-o', '-4', 'addr', 'show', 'dev', 'podbr0')).toContain('inet 10.79.0.5/32');
+      // The root namespace's interfaces are not this process's.
+      expect((await failure(sh('ip', ['addr', 'replace', '10.79.0.6/32', 'dev', 'eth0'])))?.stderr).toBe('Cannot find device "eth0"');
+    },
+  );
+});
