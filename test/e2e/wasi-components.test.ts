@@ -6,6 +6,8 @@
  * network) with the pod's name; 3 replicas of it behind a Service get distinct pod IPs and ready
  * endpoints, each answering with its own name; a component importing an interface nodelet does
  * not provide stays waiting with the interface named, and an event says it.
+ * nodelet runs in a network namespace of the test's own: the pod IPs exist only there, and
+ * the test's requests to them are made from inside (test/harness/test-network.ts).
  */
 import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import * as k8s from '@kubernetes/client-node';
@@ -14,14 +16,17 @@ import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushComponent, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
-import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 import { freePort } from '../harness/ports.ts';
+import { netnsUnavailable, type TestHost } from '../harness/test-network.ts';
 
-describe('WASI 0.2 components', () => {
+const unavailable = netnsUnavailable();
+
+describe.skipIf(unavailable !== undefined)(`WASI 0.2 components (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
   const info = inject('cluster');
   const k = adminClients(info);
   const nodeName = 'components-n1';
-  let nodelet: NodeletProcess;
+  let nodelet: NodeletProcess & { host: TestHost };
   let reg: TestRegistry;
   let ns: string;
   const img: Record<string, string> = {};
@@ -31,7 +36,7 @@ describe('WASI 0.2 components', () => {
     img.cli = await pushComponent(reg, 'cli-read');
     img.http = await pushComponent(reg, 'hello-http', 'wkg');
     img.unsupported = await pushComponent(reg, 'unsupported-import');
-    nodelet = await startNodelet(info, nodeName);
+    nodelet = await startIsolatedNodelet(info, nodeName, { forward: [Number(new URL(reg.url).port)] });
     ns = await podNamespace(k.core, 'components');
     await waitNodeReady(k.core, nodeName);
   }, 600_000);
@@ -46,6 +51,8 @@ describe('WASI 0.2 components', () => {
       body: { metadata: { name }, spec: { nodeName, tolerations: [WASM_TOLERATION], restartPolicy: 'Never', containers: [], ...spec } as V1PodSpec },
     });
   const logs = (name: string) => kubectl(info, ['logs', '-n', ns, name]).stdout;
+  /** GET from inside the node's network namespace. */
+  const get = (ip: string, port: number, path = '/') => nodelet.host.httpGet(ip, port, path);
 
   it('a wasi:cli component reads a configMap volume and an env var, writes to stdout and exits 3 → Failed, exit code 3', async () => {
     await k.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cli-config' }, data: { message: 'from the configMap' } } });
@@ -87,9 +94,7 @@ describe('WASI 0.2 components', () => {
     const pod = await podUntil(k.core, ns, 'web', 'Ready', (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True', 120_000);
     // No pod network on this node unless it has a pod CIDR: the component listens on 127.0.0.1 then.
     const host = pod.status?.podIP && pod.status.podIP !== '127.0.0.1' ? pod.status.podIP : '127.0.0.1';
-    const res = await fetch(`http://${host}:${port}/hello`);
-    expect(res.status).toBe(200);
-    expect(await res.text()).toBe('hello from web\n');
+    expect(await get(host, port, '/hello')).toEqual({ status: 200, body: 'hello from web\n' });
     await k.core.deleteNamespacedPod({ name: 'web', namespace: ns, gracePeriodSeconds: 0 });
     await eventually('web gone', async () => {
       try {
@@ -99,7 +104,7 @@ describe('WASI 0.2 components', () => {
         return true;
       }
     });
-    await expect(fetch(`http://${host}:${port}/hello`)).rejects.toThrow();
+    await expect(get(host, port, '/hello')).rejects.toThrow();
   });
 
   it('a Deployment of 3 wasi:http replicas: distinct pod IPs, a Service with 3 ready endpoints, each answering with its pod name; a deleted pod leaves the endpoints', async () => {
@@ -156,8 +161,7 @@ describe('WASI 0.2 components', () => {
     await eventually('3 ready endpoints', async () => JSON.stringify(await readyEndpoints()) === JSON.stringify(ips));
     // Each endpoint answers with the name of the pod holding that IP.
     for (const p of pods) {
-      const res = await fetch(`http://${p.status!.podIP}:8080/`);
-      expect(await res.text()).toBe(`hello from ${p.metadata!.name}\n`);
+      expect((await get(p.status!.podIP!, 8080)).body).toBe(`hello from ${p.metadata!.name}\n`);
     }
     const victim = pods[0]!;
     await k.core.deleteNamespacedPod({ name: victim.metadata!.name!, namespace: ns });
@@ -171,9 +175,9 @@ describe('WASI 0.2 components', () => {
     });
     const nowIPs = now.map((p) => p.status!.podIP!).sort();
     await eventually('the endpoints are the pods now there', async () => JSON.stringify(await readyEndpoints()) === JSON.stringify(nowIPs));
-    for (const p of now) expect(await (await fetch(`http://${p.status!.podIP}:8080/`)).text()).toBe(`hello from ${p.metadata!.name}\n`);
+    for (const p of now) expect((await get(p.status!.podIP!, 8080)).body).toBe(`hello from ${p.metadata!.name}\n`);
     // Unless its IP was given to the replacement, nothing answers on the deleted pod's IP any more.
-    if (!nowIPs.includes(victim.status!.podIP!)) await expect(fetch(`http://${victim.status!.podIP}:8080/`)).rejects.toThrow();
+    if (!nowIPs.includes(victim.status!.podIP!)) await expect(get(victim.status!.podIP!, 8080)).rejects.toThrow();
     await k.apps.deleteNamespacedDeployment({ name: app, namespace: ns });
   });
 

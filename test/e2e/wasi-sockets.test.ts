@@ -4,6 +4,8 @@
  * (wasmtime's --tcplisten convention) on its pod IP, and a Rust module using
  * Krustlet's wasi_experimental_http to fetch from a server on the node, allowed
  * or refused by the pod's `alpha.wasi.krustlet.dev/allowed-domains` annotation.
+ * nodelet runs in a network namespace of the test's own: the pod IP exists only there, and
+ * the test's requests to it are made from inside (test/harness/test-network.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -16,14 +18,16 @@ import { buildRustModule } from '../harness/rust-modules.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl } from './support/kubectl.ts';
-import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
-import { httpGet } from '../harness/http-get.ts';
+import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { netnsUnavailable, type TestHost } from '../harness/test-network.ts';
 
-describe('WASI preview1 networking', () => {
+const unavailable = netnsUnavailable();
+
+describe.skipIf(unavailable !== undefined)(`WASI preview1 networking (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
   const info = inject('cluster');
   const k = adminClients(info);
   const nodeName = 'sockets-n1';
-  let nodelet: NodeletProcess;
+  let nodelet: NodeletProcess & { host: TestHost };
   let reg: TestRegistry;
   let ns: string;
   let server: Server;
@@ -43,7 +47,8 @@ describe('WASI preview1 networking', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    nodelet = await startNodelet(info, nodeName);
+    // The registry and the server on the node, which nodelet dials on 127.0.0.1.
+    nodelet = await startIsolatedNodelet(info, nodeName, { forward: [Number(new URL(reg.url).port), Number(new URL(serverUrl).port)] });
     ns = await podNamespace(k.core, 'sockets');
     await waitNodeReady(k.core, nodeName);
   }, 600_000);
@@ -69,7 +74,7 @@ describe('WASI preview1 networking', () => {
     const pod = await podUntil(k.core, ns, 'server', 'Running with an IP', (p) => p.status?.phase === 'Running' && !!p.status.podIP);
     const ip = pod.status!.podIP!;
     expect(ip).not.toBe('127.0.0.1'); // an address from the node's pod CIDR
-    for (let n = 1; n <= 3; n++) expect(await httpGet(ip, 8080)).toEqual({ status: 200, body: `hello from wasm ${n}\n` });
+    for (let n = 1; n <= 3; n++) expect(await nodelet.host.httpGet(ip, 8080)).toEqual({ status: 200, body: `hello from wasm ${n}\n` });
     // The socket comes after the preopened directories (here the service account token's volume).
     const out = logs('server');
     const fd = Number(/listening on fd (\d+)/.exec(out)?.[1]);

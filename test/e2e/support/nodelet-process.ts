@@ -9,7 +9,7 @@ import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-pl
 import { nodeBinary } from '../../harness/node-binary.ts';
 import { freePort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
-import type { TestHost } from '../../harness/test-network.ts';
+import { createTestNetwork, type TestHost } from '../../harness/test-network.ts';
 import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../../harness/wasi-runtimes.ts';
 import { inject } from 'vitest';
 import { adminClients } from './kube.ts';
@@ -189,4 +189,39 @@ export async function startNodelet(
     },
   };
   return np;
+}
+
+/** Options of {@link startIsolatedNodelet}. */
+export interface IsolatedNodeletOptions {
+  extraArgs?: string[];
+  credentials?: NodeCredentials;
+  env?: NodeJS.ProcessEnv;
+  /** Ports of the root namespace's 127.0.0.1 nodelet dials besides the apiserver's (a registry's, a test server's). */
+  forward?: number[];
+}
+
+/**
+ * Starts nodelet as {@link startNodelet} does, on a test host of its own (a fresh
+ * `test/harness/test-network.ts` network with one namespace): its pod IPs exist only there, and
+ * the test reaches them through `host` (`host.httpGet`, `host.dial`), from inside the namespace.
+ * `dispose` also removes the namespace. The caller skips where `netnsUnavailable()` says why.
+ */
+export async function startIsolatedNodelet(info: ClusterInfo, nodeName: string, o: IsolatedNodeletOptions = {}): Promise<NodeletProcess & { host: TestHost }> {
+  const net = createTestNetwork();
+  try {
+    const host = await net.addHost(nodeName);
+    for (const port of o.forward ?? []) await host.forwardOut(port);
+    const np = await startNodelet(info, nodeName, o.extraArgs, o.credentials, o.env, { host });
+    const dispose = np.dispose;
+    return Object.assign(np, {
+      host,
+      async dispose() {
+        await dispose();
+        await net.dispose();
+      },
+    });
+  } catch (e) {
+    await net.dispose();
+    throw e;
+  }
 }
