@@ -4,16 +4,20 @@
  * readiness probe against that IP is Running but not Ready, and listed as a not-ready
  * endpoint by the real EndpointSlice controller, until its first probe succeeds; then
  * it is Ready and its endpoint is ready (with a pod that is not
- * hostNetwork).
+ * hostNetwork). nodelet runs in a network namespace of the test's own, so the pod IP and the
+ * probes' traffic to it stay inside that namespace.
  */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
-import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { netnsUnavailable } from '../harness/test-network.ts';
 
-describe('readiness probes and Service endpoints', () => {
+const unavailable = netnsUnavailable();
+
+describe.skipIf(unavailable !== undefined)(`readiness probes and Service endpoints (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
   const info = inject('cluster');
   const k = adminClients(info);
   const discovery = k.kc.makeApiClient(k8s.DiscoveryV1Api);
@@ -27,7 +31,7 @@ describe('readiness probes and Service endpoints', () => {
   beforeAll(async () => {
     reg = await startRegistry();
     image = await pushModule(reg, 'http-server');
-    nodelet = await startNodelet(info, nodeName);
+    nodelet = await startIsolatedNodelet(info, nodeName, { forward: [Number(new URL(reg.url).port)] });
     ns = await podNamespace(k.core, 'probe-eps');
     await waitNodeReady(k.core, nodeName);
     await eventually('the node pod CIDR', async () => (await k.core.readNode({ name: nodeName })).spec?.podCIDR);

@@ -1,16 +1,20 @@
 /**
  * kubectl port-forward and attach through the real apiserver, end to end
  * kubectl 1.36 speaks WebSocket to the apiserver, which tunnels
- * port-forward and translates attach to SPDY/3.1 towards nodelet.
+ * port-forward and translates attach to SPDY/3.1 towards nodelet. nodelet runs in a network
+ * namespace of the test's own, so the pod IP it forwards to exists only there.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRegistry, type TestRegistry } from '../harness/registry.ts';
 import { pushModule, WASM_TOLERATION } from './support/images.ts';
 import { adminClients, eventually, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { kubectl, kubectlStream } from './support/kubectl.ts';
-import { startNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+import { netnsUnavailable } from '../harness/test-network.ts';
 
-describe('kubectl port-forward and attach', () => {
+const unavailable = netnsUnavailable();
+
+describe.skipIf(unavailable !== undefined)(`kubectl port-forward and attach (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
   const info = inject('cluster');
   const k = adminClients(info);
   const nodeName = 'streaming-n1';
@@ -24,7 +28,7 @@ describe('kubectl port-forward and attach', () => {
     reg = await startRegistry();
     for (const m of ['http-server', 'stdin-echo', 'sleep']) img[m] = await pushModule(reg, m);
     // nodelet's default WASI runtime (external): attach's stdin is forwarded through it.
-    nodelet = await startNodelet(info, nodeName, [], 'issued', { NODELET_WASI_RUNTIME: 'external' });
+    nodelet = await startIsolatedNodelet(info, nodeName, { env: { NODELET_WASI_RUNTIME: 'external' }, forward: [Number(new URL(reg.url).port)] });
     ns = await podNamespace(k.core, 'streaming');
     await waitNodeReady(k.core, nodeName);
     await eventually('the node pod CIDR', async () => (await k.core.readNode({ name: nodeName })).spec?.podCIDR);
