@@ -50,8 +50,9 @@ export function sharedHost(thread: SharedThread): ModuleHost {
   // No MessageChannel per module: making one and moving its port to the thread was ~5 % of the
   // main thread's time in a 100-pod burst (bench/results/, "Where a burst's tail goes").
   const id = thread.attach((m: ModuleMessage | DoneMessage) => {
-    if (m.type === 'done') end(0);
-    else onMessage(m);
+    if (m.type !== 'done') return onMessage(m);
+    end(0);
+    thread.ended(m.memoryBytes ?? 0);
   });
   const end = (code: number, why?: string) => {
     if (ended) return;

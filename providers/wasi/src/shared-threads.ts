@@ -40,6 +40,9 @@ export const DEFAULT_SHARED_THREADS = 2;
  */
 export const DEFAULT_SHARED_RESOURCE_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 4, stackSizeMb: 1 } as const;
 
+/** A module that ends holding this much memory, the last on its shared thread, ends the thread (see {@link SharedThread.ended}). */
+export const RELEASE_MEMORY_BYTES = 64 * 2 ** 20;
+
 /** Heartbeat period of a shared thread in ms (worker/wasi-worker.mjs BEAT_MS). */
 export const BEAT_MS = 100;
 
@@ -126,6 +129,20 @@ export class SharedThread {
     }
     this.goneListeners.add(fn);
     return () => this.goneListeners.delete(fn);
+  }
+
+  /**
+   * A module of this thread ended holding `memoryBytes` of linear memory. The memory of a module
+   * that ended on a thread that goes on is not given back to the system (not even by a full GC
+   * of the thread), so when it was big ({@link RELEASE_MEMORY_BYTES}) and no other module is left
+   * on the thread, the thread is ended: its memory goes with it, no module is harmed, and the next
+   * BestEffort start boots a replacement. (A big module that ends beside neighbours leaves its
+   * memory with the thread until the thread ends.)
+   */
+  ended(memoryBytes: number): void {
+    if (this.modules === 0 && memoryBytes >= RELEASE_MEMORY_BYTES && !this.gone) {
+      this.terminate(`its last module held ${Math.round(memoryBytes / 2 ** 20)} MiB of memory, given back by ending the thread`);
+    }
   }
 
   /** Ends the thread and every module on it, recording why (their exit message). */

@@ -169,6 +169,8 @@ export type ModuleMessage =
 /** On a shared thread: the module ended and its descriptors and log are closed. */
 export interface DoneMessage {
   readonly type: 'done';
+  /** The size of the module's linear memory when it ended (bytes). */
+  readonly memoryBytes?: number;
 }
 
 /** What a shared thread posts: its own `ready`/`warning`, or one module's message tagged with its id. */

@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec, RunningContainer } from '@nodelet/plugin-api/v1';
 import { CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, placement, type ContainerStartEvent } from '../src/index.ts';
@@ -12,6 +12,7 @@ const sleep = await pulledFixture('sleep');
 const loop = await pulledFixture('loop');
 const exitCode = await pulledFixture('exit-code');
 const spew = await pulledFixture('spew');
+const grow = await pulledFixture('grow');
 
 async function provider(sharedThreads = 1, sharedPreemption = true): Promise<WasiProvider> {
   const p = new WasiProvider({ sharedThreads, workerPool: 0, sharedPreemption });
@@ -128,6 +129,24 @@ describe('modules sharing a thread', () => {
       const ended = await Promise.race([other.running[0]!.exit.then(() => 'ended'), new Promise((r) => setTimeout(() => r('running'), 500))]);
       expect(ended).toBe('running');
       await other.running[0]!.stop(0);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it("gives a big module's memory back when it was the last on its shared thread (the thread ends; the next start gets a new one)", async () => {
+    const p = await provider(1);
+    try {
+      const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
+      const big = bestEffort(spec(grow, tmp.dir, ['384']));
+      const { running } = await startAll(p, [big]);
+      await logged(big.logPath, 'grown 384 MiB');
+      const held = rss();
+      await running[0]!.stop(0);
+      expect((await running[0]!.exit).exitCode).toBe(KILLED_EXIT_CODE);
+      await expect.poll(rss, { timeout: 5000 }).toBeLessThan(held - 300 * 2 ** 20);
+      const next = await p.startContainer(bestEffort(spec(exitCode, tmp.dir, ['0'])), podContext());
+      expect((await next.exit).exitCode).toBe(0);
     } finally {
       await p.shutdown();
     }

@@ -134,10 +134,10 @@ port.on(
       /** @param {ModuleMessage | DoneMessage} message */
       const send = (message) => port.postMessage({ moduleId: id, message });
       let done = false;
-      const onDone = () => {
+      const onDone = (memoryBytes = 0) => {
         if (done) return;
         done = true;
-        send({ type: 'done' });
+        send({ type: 'done', memoryBytes });
       };
       try {
         return runContainer(m, undefined, send, onDone);
@@ -162,7 +162,7 @@ port.on(
  * @param {RunMessage} d
  * @param {Awaited<ReturnType<typeof listenAll>>} [listeners] pre-opened sockets: the module runs with JSPI
  * @param {Post} [post] where this module's messages go
- * @param {() => void} [onDone] on a shared thread: called once the module ended and was cleaned up
+ * @param {(memoryBytes?: number) => void} [onDone] on a shared thread: called once the module ended and was cleaned up, with its memory's size
  */
 function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDone) {
   const control = new Int32Array(d.control);
@@ -298,7 +298,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
       closeDescriptors();
       for (const c of cleanups.reverse()) c();
       log.close();
-      onDone?.();
+      onDone?.(memory?.buffer.byteLength ?? 0);
     };
     if (finished) finished.finally(cleanup);
     else cleanup();
