@@ -16,7 +16,7 @@
 import { WAKE } from './memory-limit.mjs';
 
 /** WASI preview1 errno values used here. */
-export const ERRNO = /** @type {const} */ ({ SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOTCAPABLE: 76, ROFS: 69 });
+export const ERRNO = /** @type {const} */ ({ SUCCESS: 0, BADF: 8, FAULT: 21, INVAL: 28, LOOP: 32, MFILE: 33, NFILE: 41, NOENT: 44, NOTCAPABLE: 76, ROFS: 69 });
 
 /**
  * A mount as confinePaths sees it: its preopen descriptor, its host directory and that
@@ -232,6 +232,7 @@ export function guardReadOnly(w, mem, readOnlyFds) {
  * @param {typeof import('node:fs')} fs
  * @param {(mount: ConfinedMount) => void} [onReplaced] called once per
  *   mount the first time its directory is found replaced
+ * @returns {HostPaths} the same resolution, for the calls answered without node:wasi (wasi-semantics.mjs)
  */
 export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
   /**
@@ -281,8 +282,10 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
   };
 
   /**
-   * errno, or the lexical components (below the root) uvwasi will use.
-   * @typedef {{ errno: number, root?: undefined, rel?: undefined, id?: undefined, mount?: undefined } | { errno: 0, root: string, rel: string[], id: Dir['id'], mount: Dir['mount'] }} Resolved
+   * errno, or the lexical components (below the root) uvwasi will use and the host path they
+   * lead to (every symlink on the way resolved, the last one only when followed).
+   * @typedef {{ errno: number, root?: undefined, rel?: undefined, id?: undefined, mount?: undefined, host?: undefined }
+   *   | { errno: 0, root: string, rel: string[], id: Dir['id'], mount: Dir['mount'], host: string }} Resolved
    */
   /**
    * @param {number} fd
@@ -338,7 +341,7 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
       todo.push(...target.split('/').reverse());
     }
     const inside = cur === d.root || cur.startsWith(d.root === '/' ? '/' : `${d.root}/`);
-    return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id, mount: d.mount } : { errno: ERRNO.NOTCAPABLE };
+    return inside ? { errno: ERRNO.SUCCESS, root: d.root, rel: lexical, id: d.id, mount: d.mount, host: cur } : { errno: ERRNO.NOTCAPABLE };
   };
   /**
    * @param {number} fd
@@ -355,6 +358,10 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     } catch {
       return { errno: ERRNO.FAULT };
     }
+    // As wasmtime: a NUL byte cannot be in a host path (uvwasi would cut the path there), and
+    // an empty path names nothing.
+    if (rel.includes('\0')) return { errno: ERRNO.INVAL };
+    if (rel === '') return { errno: ERRNO.NOENT };
     return resolve(fd, rel, followLast);
   };
   const FOLLOW = 1;
@@ -418,7 +425,30 @@ export function confinePaths(w, mem, preopens, fs, onReplaced = () => {}) {
     }
     return rc;
   };
+  return {
+    resolve: (fd, ptr, len, follow) => {
+      const r = resolveArg(fd, ptr, len, follow);
+      return r.errno !== ERRNO.SUCCESS || r.host !== undefined ? r : undefined;
+    },
+    hostOf: (fd) => {
+      if (!dirs.has(fd)) return undefined;
+      const r = resolve(fd, '', true);
+      return r.errno !== ERRNO.SUCCESS || r.host !== undefined ? r : undefined;
+    },
+  };
 }
+
+/**
+ * Where the paths of a module's calls lead on the host, as {@link confinePaths} checks them:
+ * `resolve` for a path argument below a directory descriptor, `hostOf` for a descriptor opened
+ * through a path. Both answer an errno (the access is refused: outside the mount, a replaced
+ * mount, a NUL byte) or the host path (`host`, and `root`, its mount's); undefined for a
+ * descriptor not opened through a path (stdio, sockets), which node:wasi answers for.
+ * @typedef {{
+ *   resolve(fd: number, ptr: number, len: number, follow: boolean): { errno: number, host?: string, root?: string } | undefined,
+ *   hostOf(fd: number): { errno: number, host?: string, root?: string } | undefined,
+ * }} HostPaths
+ */
 
 /**
  * Identifies every mount's host directory before the module starts: opens it

@@ -59,6 +59,7 @@ import {
   StoppedError,
   trackDescriptors,
 } from './wasi-imports.mjs';
+import { wasiSemantics } from './wasi-semantics.mjs';
 import { makeSuspending, procExitUnwinds, startPromising, stopSignal } from './jspi.mjs';
 import { makeSuspendingTimed, sliceClock, suspendingSleep } from './suspending-poll.mjs';
 import { fillPreemptSlot } from './preempt.mjs';
@@ -219,6 +220,10 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
     }
     const imports = wasiImports(wasi);
     const w = imports.wasi_snapshot_preview1;
+    /** @type {import('./wasi-imports.mjs').HostPaths | undefined} */
+    let hostPaths;
+    // Closest to node:wasi: every other wrapper forwards to these corrections.
+    wasiSemantics(w, mem, () => hostPaths, fs);
     // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
     const preopenFds = d.mounts.map((_, i) => 3 + i);
     const budget = d.fdBudget ? { max: d.fdBudget.max, nodeMax: d.fdBudget.nodeMax, node: new Int32Array(d.fdBudget.node) } : undefined;
@@ -241,7 +246,7 @@ function runContainer(d, listeners, post = (msg) => port.postMessage(msg), onDon
       mem,
       preopenFds.filter((_, i) => d.mounts[i].readOnly),
     );
-    confinePaths(
+    hostPaths = confinePaths(
       w,
       mem,
       d.mounts.map((m, i) => ({ fd: preopenFds[i], hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i] })),
@@ -414,6 +419,7 @@ function warmUp() {
   /** @type {WebAssembly.Memory | undefined} */
   let memory;
   const mem = () => /** @type {WebAssembly.Memory} */ (memory);
+  wasiSemantics(w, mem, () => undefined, fs);
   trackDescriptors(w, mem, []);
   captureStdio(w, mem, { write() {} }, () => {});
   guardReadOnly(w, mem, [0]);
