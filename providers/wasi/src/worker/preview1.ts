@@ -33,6 +33,17 @@ export interface Preview1 {
     fdPtr: number,
   ): Answer;
   poll_oneoff(inPtr: number, outPtr: number, nsubs: number, neventsPtr: number): Answer;
+  fd_fdstat_get(fd: number, statPtr: number): Answer;
+  fd_fdstat_set_flags(fd: number, flags: number): Answer;
+  fd_filestat_get(fd: number, statPtr: number): Answer;
+  fd_filestat_set_times(fd: number, atim: bigint, mtim: bigint, fstflags: number): Answer;
+  fd_prestat_get(fd: number, prestatPtr: number): Answer;
+  fd_prestat_dir_name(fd: number, path: number, pathLen: number): Answer;
+  fd_tell(fd: number, offsetPtr: number): Answer;
+  path_filestat_set_times(fd: number, lookupflags: number, path: number, pathLen: number, atim: bigint, mtim: bigint, fstflags: number): Answer;
+  path_readlink(fd: number, path: number, pathLen: number, buf: number, bufLen: number, bufusedPtr: number): Answer;
+  path_symlink(oldPath: number, oldPathLen: number, fd: number, newPath: number, newPathLen: number): Answer;
+  sock_shutdown(fd: number, how: number): Answer;
   proc_exit(code: number): void;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- the other preview1 functions, reached by name
   [name: string]: Function;

@@ -39,7 +39,7 @@
 // wasmtime's answers (measured on edge cases) showed wrong.
 import { spawnSync } from 'node:child_process';
 import { clockNow, ERRNO } from './wasi-imports.mjs';
-/** @import { Preview1, WasiArg } from './preview1.ts' */
+/** @import { Answer, Preview1, WasiArg } from './preview1.ts' */
 /** @import { HostPaths } from './wasi-imports.mjs' */
 
 /** preview1 errno values used here. */
@@ -102,7 +102,7 @@ export function wasiSemantics(w, mem, paths, fs) {
   // A call of node:wasi that writes `size` bytes of answer, made on the first bytes of the
   // module's memory and put back after (the calls answered here have no buffer to lend).
   /**
-   * @param {(ptr: number) => number} call
+   * @param {(ptr: number) => Answer} call one of node:wasi's own (synchronous) functions
    * @param {number} size
    * @returns {{ rc: number, view: DataView }}
    */
@@ -110,7 +110,7 @@ export function wasiSemantics(w, mem, paths, fs) {
     const u8 = new Uint8Array(mem().buffer);
     const saved = u8.slice(0, size);
     try {
-      const rc = call(0);
+      const rc = /** @type {number} */ (call(0));
       return { rc, view: new DataView(new Uint8Array(mem().buffer).slice(0, size).buffer) };
     } finally {
       new Uint8Array(mem().buffer).set(saved, 0);
@@ -181,15 +181,17 @@ export function wasiSemantics(w, mem, paths, fs) {
 
   w.path_open = (dirfd, dirflags, path, pathLen, oflags, rightsBase, rightsInh, flags, fdPtr) => {
     const r = paths()?.resolve(dirfd, path, pathLen, (dirflags & LOOKUP_FOLLOW) !== 0);
-    if (r?.host !== undefined) {
+    const host = r?.host;
+    if (host !== undefined) {
       const trailingSlash = text(path, pathLen).endsWith('/');
       if (trailingSlash) {
         // The kernel follows a last symlink before a slash; what is there must be a directory.
         const t = paths()?.resolve(dirfd, path, pathLen, true);
-        if (t?.host === undefined) return t?.errno ?? E.NOTCAPABLE;
-        const st = quietly(() => fs.statSync(t.host));
+        const followed = t?.host;
+        if (followed === undefined) return t?.errno ?? E.NOTCAPABLE;
+        const st = quietly(() => fs.statSync(followed));
         if (st && !st.isDirectory()) return E.NOTDIR;
-      } else if ((dirflags & LOOKUP_FOLLOW) === 0 && quietly(() => fs.lstatSync(r.host))?.isSymbolicLink()) {
+      } else if ((dirflags & LOOKUP_FOLLOW) === 0 && quietly(() => fs.lstatSync(host))?.isSymbolicLink()) {
         return oflags & OFLAGS_CREAT && oflags & OFLAGS_EXCL ? E.EXIST : E.LOOP;
       }
     } else if (r !== undefined) {
