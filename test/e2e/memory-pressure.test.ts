@@ -172,6 +172,7 @@ describe('memory pressure and eviction', () => {
       30_000,
       500,
     );
-    expect(running(await read('guaranteed'))).toBe(true);
+    const guaranteed = await read('guaranteed');
+    expect(running(guaranteed), `the Guaranteed pod ran on: ${JSON.stringify(guaranteed.status)}`).toBe(true);
   });
 });

@@ -49,16 +49,29 @@ export function sharedHost(thread: SharedThread): ModuleHost {
   let unsubscribe = () => {};
   // No MessageChannel per module: making one and moving its port to the thread was ~5 % of the
   // main thread's time in a 100-pod burst (bench/results/, "Where a burst's tail goes").
+  let counted = true;
+  const uncount = () => {
+    if (counted) thread.modules--;
+    counted = false;
+  };
   const id = thread.attach((m: ModuleMessage | DoneMessage) => {
     if (m.type !== 'done') return onMessage(m);
-    end(0);
-    thread.ended(m.memoryBytes ?? 0);
+    uncount();
+    // A big module, the last on its thread, ends the thread to give its memory back; it is gone
+    // once the thread exited (not before: the memory is still held until then).
+    const exit = thread.ended(m.memoryBytes ?? 0);
+    if (!exit) return end(0);
+    unsubscribe();
+    void exit.then(
+      () => end(0),
+      () => end(0),
+    );
   });
   const end = (code: number, why?: string) => {
     if (ended) return;
     ended = true;
     unsubscribe();
-    thread.modules--;
+    uncount();
     thread.detach(id);
     gone?.(code, why);
   };
@@ -74,7 +87,7 @@ export function sharedHost(thread: SharedThread): ModuleHost {
       gone = fn;
     },
     post: (input, transfer = []) => thread.worker.postMessage({ ...input, moduleId: id } satisfies RunMessage, transfer),
-    terminate: (why) => thread.terminate(why),
+    terminate: (why) => void thread.terminate(why),
     stats: (_tid, control) => sharedModuleStats(control),
   };
 }

@@ -73,8 +73,10 @@ export class SharedThread {
   private readonly inbox = new Map<number, (message: ModuleMessage | DoneMessage) => void>();
   private nextModule = 1;
   private readonly beat = new SharedArrayBuffer(16);
+  private readonly forget: (t: SharedThread) => void;
 
   constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
+    this.forget = onGone;
     this.worker = new Worker(WORKER_URL, {
       workerData: { criLogUrl: CRI_LOG_MODULE_URL, shared: true, heartbeat: this.beat } satisfies WasiWorkerData,
       execArgv: [],
@@ -137,18 +139,25 @@ export class SharedThread {
    * of the thread), so when it was big ({@link RELEASE_MEMORY_BYTES}) and no other module is left
    * on the thread, the thread is ended: its memory goes with it, no module is harmed, and the next
    * BestEffort start boots a replacement. (A big module that ends beside neighbours leaves its
-   * memory with the thread until the thread ends.)
+   * memory with the thread until the thread ends.) Resolves once the thread exited when it ends
+   * it: the module's container is stopped only then, so whoever waits on the stop (an eviction
+   * that then observes memory again) sees the memory given back.
    */
-  ended(memoryBytes: number): void {
+  ended(memoryBytes: number): Promise<void> | undefined {
     if (this.modules === 0 && memoryBytes >= RELEASE_MEMORY_BYTES && !this.gone) {
-      this.terminate(`its last module held ${Math.round(memoryBytes / 2 ** 20)} MiB of memory, given back by ending the thread`);
+      return this.terminate(`its last module held ${Math.round(memoryBytes / 2 ** 20)} MiB of memory, given back by ending the thread`);
     }
+    return undefined;
   }
 
-  /** Ends the thread and every module on it, recording why (their exit message). */
-  terminate(why: string): void {
+  /**
+   * Ends the thread and every module on it, recording why (their exit message); resolves once it
+   * exited. No new module is placed on it from now on.
+   */
+  async terminate(why: string): Promise<void> {
     this.goneBecause ??= why;
-    void this.worker.terminate();
+    this.forget(this);
+    await this.worker.terminate();
   }
 
   /** How late its current heartbeat is, in ms (0 on time, or before its first beat). */
