@@ -5,6 +5,7 @@
 import type { Provider } from '@nodelet/plugin-api/v1';
 import { WasiProvider, type WasiProviderOptions } from './wasi-provider.ts';
 import { ExternalWasiProvider } from './runtime/external-provider.ts';
+import { optionsFromEnv } from './env-options.ts';
 
 export { WasiProvider, WASM_LAYER_TYPES, DEFAULT_RESOURCE_LIMITS, type WasiProviderOptions } from './wasi-provider.ts';
 export { capModuleMemory, WASM_PAGE, type MemoryDecl } from './memory-cap.ts';
@@ -20,6 +21,7 @@ export type { FdBudget } from './worker-protocol.ts';
 export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOptions } from './worker-pool.ts';
 export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
 export { placement } from './container-runner.ts';
+export { optionsFromEnv } from './env-options.ts';
 
 /**
  * Creates the `wasi` provider. nodelet calls this without options; these
@@ -45,31 +47,6 @@ export function runtimeMode(env: NodeJS.ProcessEnv): 'in-process' | 'external' {
   if (raw === 'in-process') return 'in-process';
   if (raw === '' || raw === 'external') return 'external';
   throw new RangeError(`NODELET_WASI_RUNTIME must be in-process or external, not ${JSON.stringify(raw)}`);
-}
-
-/** The options set by the NODELET_WASI_* environment variables (see {@link createProvider}). */
-export function optionsFromEnv(env: NodeJS.ProcessEnv): WasiProviderOptions {
-  const int = (name: string): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return undefined;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, not ${JSON.stringify(raw)}`);
-    return n;
-  };
-  const out: { -readonly [K in keyof WasiProviderOptions]: WasiProviderOptions[K] } = {};
-  const maxOpenFiles = int('NODELET_WASI_MAX_OPEN_FILES');
-  const nodeMaxOpenFiles = int('NODELET_WASI_NODE_MAX_OPEN_FILES');
-  const startTimeoutMs = int('NODELET_WASI_START_TIMEOUT_MS');
-  const shared = env.NODELET_WASI_SHARED_THREADS;
-  if (shared !== undefined && shared !== '') {
-    const n = Number(shared);
-    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`NODELET_WASI_SHARED_THREADS must be a non-negative integer, not ${JSON.stringify(shared)}`);
-    out.sharedThreads = n;
-  }
-  if (maxOpenFiles !== undefined) out.maxOpenFiles = maxOpenFiles;
-  if (nodeMaxOpenFiles !== undefined) out.nodeMaxOpenFiles = nodeMaxOpenFiles;
-  if (startTimeoutMs !== undefined) out.startTimeoutMs = startTimeoutMs;
-  return out;
 }
 
 export default createProvider;

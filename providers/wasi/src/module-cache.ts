@@ -1,58 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
-import { capModuleMemory, checkMemoryFits, MemoryCapError, type CappedModule, type MemoryDecl } from './memory-cap.ts';
+import { capModuleMemory, checkMemoryFits, type CappedModule, type MemoryDecl } from './memory-cap.ts';
 import { addPreemption } from './preemption.ts';
 import { limitGrow, limitPages } from './grow-limit.ts';
+import { compileCommandModule, ModuleRefused } from './module-check.ts';
 
-/** The WASI preview1 functions node:wasi provides (module `wasi_snapshot_preview1`). */
-export const WASI_PREVIEW1_FUNCTIONS: ReadonlySet<string> = new Set([
-  'args_get',
-  'args_sizes_get',
-  'environ_get',
-  'environ_sizes_get',
-  'clock_res_get',
-  'clock_time_get',
-  'fd_advise',
-  'fd_allocate',
-  'fd_close',
-  'fd_datasync',
-  'fd_fdstat_get',
-  'fd_fdstat_set_flags',
-  'fd_fdstat_set_rights',
-  'fd_filestat_get',
-  'fd_filestat_set_size',
-  'fd_filestat_set_times',
-  'fd_pread',
-  'fd_prestat_get',
-  'fd_prestat_dir_name',
-  'fd_pwrite',
-  'fd_read',
-  'fd_readdir',
-  'fd_renumber',
-  'fd_seek',
-  'fd_sync',
-  'fd_tell',
-  'fd_write',
-  'path_create_directory',
-  'path_filestat_get',
-  'path_filestat_set_times',
-  'path_link',
-  'path_open',
-  'path_readlink',
-  'path_remove_directory',
-  'path_rename',
-  'path_symlink',
-  'path_unlink_file',
-  'poll_oneoff',
-  'proc_exit',
-  'proc_raise',
-  'sched_yield',
-  'random_get',
-  'sock_accept',
-  'sock_recv',
-  'sock_send',
-  'sock_shutdown',
-]);
+export { EXPERIMENTAL_HTTP_FUNCTIONS, WASI_PREVIEW1_FUNCTIONS } from './module-check.ts';
 
 /** A compiled, validated module ready to be sent to a worker. */
 export interface LoadedModule {
@@ -83,9 +36,6 @@ export interface LoadedModule {
    */
   readonly preemptible: () => Promise<WebAssembly.Module>;
 }
-
-/** Krustlet's outbound HTTP functions for preview1 modules (module `wasi_experimental_http`). */
-export const EXPERIMENTAL_HTTP_FUNCTIONS: ReadonlySet<string> = new Set(['req', 'close', 'header_get', 'headers_get_all', 'body_read']);
 
 /**
  * Compiled modules by image digest, memory cap and resizability, least recently used
@@ -153,22 +103,13 @@ async function compile(image: PulledImage, capBytes: number | undefined, resizab
   } catch (e) {
     throw providerError('InvalidImage', `cannot read module of image ${image.image} at ${image.path}: ${(e as Error).message}`, { cause: e });
   }
-  let capped;
+  let compiled;
   try {
-    capped = bound(bytes, capBytes, resizable);
+    compiled = await compileCommandModule(bytes, image.image, (b) => bound(b, capBytes, resizable));
   } catch (e) {
-    if (e instanceof MemoryCapError && e.kind === 'too-small') {
-      throw providerError('InvalidArgument', `image ${image.image}: ${e.message}`, { reason: 'OOMKilled', cause: e });
-    }
-    throw providerError('InvalidImage', `image ${image.image} is not a valid WebAssembly module: ${(e as Error).message}`, { cause: e });
+    throw e instanceof ModuleRefused ? providerError(e.code, e.message, { reason: e.reason, cause: e.cause }) : e;
   }
-  let module: WebAssembly.Module;
-  try {
-    module = await WebAssembly.compile(capped.bytes as Uint8Array<ArrayBuffer>);
-  } catch (e) {
-    throw providerError('InvalidImage', `image ${image.image} is not a valid WebAssembly module: ${(e as Error).message}`, { cause: e });
-  }
-  validate(module, capped.memories, image.image);
+  const { module, capped } = compiled;
   const importedMemories = capped.memories.filter((m) => m.import !== undefined);
   const imports = WebAssembly.Module.imports(module);
   const acceptsSockets = imports.some((i) => i.module === 'wasi_snapshot_preview1' && i.name === 'sock_accept');
@@ -205,20 +146,4 @@ async function compilePreemptible(
   } catch {
     return module;
   }
-}
-
-function validate(module: WebAssembly.Module, memories: readonly MemoryDecl[], image: string): void {
-  const bad = (why: string) => providerError('InvalidImage', `image ${image} is not a WASI preview1 command module: ${why}`);
-  const exports = WebAssembly.Module.exports(module);
-  if (!exports.some((e) => e.name === '_start' && e.kind === 'function')) throw bad('it exports no _start function (a reactor or library module?)');
-  for (const imp of WebAssembly.Module.imports(module)) {
-    if (imp.kind === 'memory') continue;
-    if (imp.kind === 'function' && imp.module === 'wasi_experimental_http' && EXPERIMENTAL_HTTP_FUNCTIONS.has(imp.name)) continue;
-    if (imp.module !== 'wasi_snapshot_preview1' || imp.kind !== 'function' || !WASI_PREVIEW1_FUNCTIONS.has(imp.name)) {
-      throw bad(`it imports ${imp.kind} ${imp.module}.${imp.name}, which nodelet does not provide`);
-    }
-  }
-  if (memories.length !== 1) throw bad(`it has ${memories.length} memories, WASI needs exactly one`);
-  const exported = exports.some((e) => e.name === 'memory' && e.kind === 'memory');
-  if (!exported && memories[0]!.import === undefined) throw bad('it does not export its memory as "memory"');
 }
