@@ -3,19 +3,30 @@
 // with plain node — no TypeScript loader. On a Node older than 24 it first
 // re-runs itself with the bundled Node 24, and on Node 24 it re-executes itself
 // (same pid) with nodelet's V8 flags when they are missing (see node-runtime.mjs).
+// `nodelet run` takes a shorter way: no V8 flags (they size the long-running
+// agent's heap; a re-execution is a second Node start), only the subcommand's own
+// modules (dist/core/cli/run-main.js, not the agent's command-line parsing), and
+// Node's compile cache for them in the user's cache directory (off with
+// NODE_DISABLE_COMPILE_CACHE), so that running a module costs about what plain
+// node:wasi costs (bench/README.md, "nodelet run").
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { reexecWithV8Flags, relaunchOnSupportedNode } from './node-runtime.mjs';
 
-const relaunched = await relaunchOnSupportedNode(fileURLToPath(import.meta.url), process.argv.slice(2));
-const entry = new URL('../dist/core/cli/main.js', import.meta.url);
+const argv = process.argv.slice(2);
+const supported = Number(process.versions.node.split('.')[0]) >= 24;
+const lean = supported && argv[0] === 'run';
+const entry = new URL(lean ? '../dist/core/cli/run-main.js' : '../dist/core/cli/main.js', import.meta.url);
+/** @type {typeof import('./node-runtime.mjs') | undefined} */
+const runtime = lean ? undefined : await import('./node-runtime.mjs');
+const relaunched = runtime ? await runtime.relaunchOnSupportedNode(fileURLToPath(import.meta.url), argv) : undefined;
 if (relaunched !== undefined) {
   process.exitCode = relaunched;
 } else if (!existsSync(entry)) {
   process.stderr.write(`nodelet: ${fileURLToPath(entry)} is missing: run "npm run build" first\n`);
   process.exitCode = 1;
 } else {
-  reexecWithV8Flags(fileURLToPath(import.meta.url), process.argv.slice(2)); // returns when nothing is missing
+  runtime?.reexecWithV8Flags(fileURLToPath(import.meta.url), argv); // returns when nothing is missing
+  if (lean) enableCompileCache();
   process.removeAllListeners('warning');
   process.on('warning', (w) => {
     // node:wasi prints an ExperimentalWarning on every load; everything else is shown.
@@ -23,5 +34,13 @@ if (relaunched !== undefined) {
     console.error(`${w.name}: ${w.message}`);
   });
   const { main } = await import(entry.href);
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(lean ? argv.slice(1) : argv);
+}
+
+/** Node's compile cache for the modules loaded next, under $XDG_CACHE_HOME/nodelet (~/.cache/nodelet). */
+function enableCompileCache() {
+  const { homedir } = process.getBuiltinModule('node:os');
+  const xdg = process.env.XDG_CACHE_HOME;
+  const cacheHome = xdg && xdg.startsWith('/') ? xdg : `${homedir()}/.cache`;
+  process.getBuiltinModule('node:module').enableCompileCache?.(`${cacheHome}/nodelet/js-code`);
 }

@@ -4,8 +4,13 @@
  * `-h`/`--help` on every subcommand). Both print errors as
  * `nodelet <cmd>: <message>` and return exit code 1 (2 for bad usage).
  */
-import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
+
+// node:util's ES module namespace reads every export of the module, and its lazy ones load
+// their own modules: ~2 ms of every `nodelet run` (bench/README.md, "nodelet run"). parseArgs
+// alone is taken from the module itself, which Node has loaded already.
+const { parseArgs } = process.getBuiltinModule('node:util');
 
 /** The subcommands `nodelet` knows. */
 export type SubcommandName = 'push' | 'pull' | 'run';
@@ -50,11 +55,16 @@ export async function runSubcommand(name: SubcommandName, args: string[]): Promi
     if (name === 'run') return await (await import('./run-module.ts')).runModule(args);
     return await (await import('./pull.ts')).runPull(args);
   } catch (e) {
-    const usage = isNodeletError(e, 'NDL_CONFIG_UNEXPECTED_ARG');
-    process.stderr.write(`nodelet ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
-    if (usage) process.stderr.write(`Run "nodelet ${name} --help" for usage.\n`);
-    return usage ? 2 : 1;
+    return subcommandFailed(name, e);
   }
+}
+
+/** Prints `e` as `nodelet <name>: <message>` (with a pointer to --help for bad usage); returns the exit code, 2 for bad usage, else 1. */
+export function subcommandFailed(name: SubcommandName, e: unknown): number {
+  const usage = isNodeletError(e, 'NDL_CONFIG_UNEXPECTED_ARG');
+  process.stderr.write(`nodelet ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
+  if (usage) process.stderr.write(`Run "nodelet ${name} --help" for usage.\n`);
+  return usage ? 2 : 1;
 }
 
 const human = (n: number) => (n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`);
