@@ -1,15 +1,17 @@
 /**
  * What an idle node does not use is loaded on first use, not at start (bench/README.md, idle
  * footprint): `nodelet --help` loads no API client, and the agent's module graph loads neither
- * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only). Checked on dist/ (what `nodelet` runs)
- * with a module hook that records every file loaded.
+ * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only); `nodelet run` loads only
+ * its own modules and the WASI layer, in the process the command started (no re-execution with V8 flags).
+ * Checked on dist/ (what `nodelet` runs) with a module hook that records every file loaded.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildWasmModule } from '../../harness/wasm-modules.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'lazy-modules-'));
@@ -19,22 +21,32 @@ writeFileSync(
   hook,
   `import { registerHooks } from 'node:module';\n` +
     `import { appendFileSync } from 'node:fs';\n` +
-    `registerHooks({ load(url, ctx, next) { appendFileSync(process.env.LOADED_FILE, url + '\\n'); return next(url, ctx); } });\n`,
+    `registerHooks({ load(url, ctx, next) { appendFileSync(process.env.LOADED_FILE, url + '\\n'); return next(url, ctx); } });\n` +
+    `appendFileSync(process.env.LOADED_FILE, 'execArgv ' + JSON.stringify(process.execArgv) + '\\n');\n`,
 );
 
-/** The package names (node_modules/<name>/) among the files `args` loads. */
-function packagesLoaded(args: string[]): Set<string> {
+/** The URLs of the files `args` loads. */
+function urlsLoaded(args: string[], env: NodeJS.ProcessEnv = { NODE_OPTIONS: '--max-semi-space-size=2' }): string[] {
   const out = join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(out, '');
   const r = spawnSync(process.execPath, ['--no-warnings', `--import=${pathToFileURL(hook).href}`, ...args], {
     encoding: 'utf8',
     timeout: 30_000,
     cwd: ROOT,
-    env: { ...process.env, LOADED_FILE: out, NODE_OPTIONS: '--max-semi-space-size=2' },
+    env: { ...process.env, LOADED_FILE: out, ...env },
   });
   expect(r.status, r.stderr).toBe(0);
-  const urls = spawnSync('cat', [out], { encoding: 'utf8' }).stdout.split('\n');
+  return spawnSync('cat', [out], { encoding: 'utf8' }).stdout.split('\n');
+}
+
+/** The package names (node_modules/<name>/) among `urls`. */
+function packagesOf(urls: string[]): Set<string> {
   return new Set(urls.map((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p): p is string => p !== undefined));
+}
+
+/** The package names (node_modules/<name>/) among the files `args` loads. */
+function packagesLoaded(args: string[]): Set<string> {
+  return packagesOf(urlsLoaded(args));
 }
 
 describe('modules loaded on first use', () => {
@@ -49,5 +61,18 @@ describe('modules loaded on first use', () => {
     expect(pkgs.has('undici')).toBe(true); // the check sees node_modules at all
     // client-node is used for its types only (core/kube has its own thin client: bench/README.md).
     expect([...pkgs].filter((p) => ['@peculiar/x509', 'reflect-metadata', 'tsyringe', 'yaml', '@kubernetes/client-node'].includes(p))).toEqual([]);
+  });
+
+  it('nodelet run loads only its own modules and the WASI layer, in the process the command started', async () => {
+    const hello = await buildWasmModule('hello');
+    const urls = urlsLoaded([join(ROOT, 'bin', 'nodelet.mjs'), 'run', hello], { XDG_CACHE_HOME: dir });
+    // One process: bin/nodelet.mjs re-executes the agent with V8 flags, not `run`.
+    expect(urls.filter((u) => u.startsWith('execArgv '))).toHaveLength(1);
+    expect(packagesOf(urls)).toEqual(new Set()); // no npm package: no API client, gRPC, logger, plugin API
+    const ours = urls.filter((u) => u.startsWith('file://')).map((u) => relative(ROOT, fileURLToPath(u)));
+    expect(ours.filter((f) => !/^(bin\/nodelet\.mjs|dist\/core\/(cli|errors)\/|providers\/wasi\/dist\/)/.test(f))).toEqual([]);
+    // From the provider, the in-thread run and the WASI layer: not the provider itself, its workers or the runtime process.
+    expect(ours.filter((f) => /providers\/wasi\/dist\/(index|wasi-provider|worker-pool|container-runner|runtime\/)/.test(f))).toEqual([]);
+    expect(ours).toEqual(expect.arrayContaining(['providers/wasi/dist/run-once.js', 'providers/wasi/dist/worker/wasi-imports.mjs']));
   });
 });

@@ -1,0 +1,87 @@
+// run-once.ts: a preview1 module run to its end on the calling thread (what `nodelet run`
+// uses), with the provider's checks and outcomes; its output written to the descriptors given.
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_START_TIMEOUT_MS } from '../src/index.ts';
+import { loadCommandModule, ModuleRefused, RUN_START_TIMEOUT_MS, runCommandModule, type RunRequest } from '../src/run-once.ts';
+import { buildWasmModule, START_LOOP_MODULE } from '../../../test/harness/wasm-modules.ts';
+import { scratch } from './helpers.ts';
+
+const tmp = scratch();
+afterAll(() => tmp.cleanup());
+
+/** Runs `name` (a test fixture) with its output in two files; returns the outcome and the output. */
+async function runFixture(name: string, req: Partial<RunRequest> = {}) {
+  const bytes = readFileSync(await buildWasmModule(name));
+  const out = join(tmp.dir, `${name}-${Math.random().toString(36).slice(2)}`);
+  const stdoutFd = openSync(`${out}.out`, 'w');
+  const stderrFd = openSync(`${out}.err`, 'w');
+  try {
+    const loaded = await loadCommandModule(bytes, `${name}.wasm`);
+    const outcome = runCommandModule(loaded, { image: `${name}.wasm`, name: 'run', argv: [name], env: {}, mounts: [], stdoutFd, stderrFd, ...req });
+    return { outcome, stdout: readFileSync(`${out}.out`, 'utf8'), stderr: readFileSync(`${out}.err`, 'utf8') };
+  } finally {
+    closeSync(stdoutFd);
+    closeSync(stderrFd);
+  }
+}
+
+describe('runCommandModule', () => {
+  it("bounds a start section by the provider's start timeout", () => {
+    expect(RUN_START_TIMEOUT_MS).toBe(DEFAULT_START_TIMEOUT_MS);
+  });
+
+  it("writes the module's stdout and stderr to the descriptors given and ends with its exit code", async () => {
+    const r = await runFixture('hello', { argv: ['hello', 'one'], env: { GREETING: 'hi' } });
+    expect(r.outcome.exit).toEqual({ exitCode: 0, reason: 'Completed' });
+    expect(r.outcome.instance).toBeInstanceOf(WebAssembly.Instance);
+    expect(r.stdout.split('\n')).toEqual(expect.arrayContaining(['arg 0 hello', 'arg 1 one', 'env GREETING=hi']));
+    expect(r.stderr).toBe('to stderr\n');
+    const exit = await runFixture('exit-code', { argv: ['exit-code', '42'] });
+    expect(exit.outcome.exit).toEqual({ exitCode: 42, reason: 'Error' });
+  });
+
+  it('a trap ends the run with 134 and its report, written to stderr as the worker writes it to the log', async () => {
+    const r = await runFixture('trap');
+    expect(r.outcome.exit).toMatchObject({ exitCode: 134, reason: 'Error', message: expect.stringMatching(/^RuntimeError: unreachable\nwasm backtrace:/) });
+    expect(r.stdout).toBe('about to trap\n');
+    expect(r.stderr).toBe(`nodelet: the module trapped: ${r.outcome.exit.message}\n`);
+  });
+
+  it("refuses what the provider refuses, with the provider's messages", async () => {
+    const err = (p: Promise<unknown>) =>
+      p.then(
+        () => expect.fail('not refused'),
+        (e: unknown) => e,
+      );
+    const dup = await err(runFixture('hello', { mounts: [0, 1].map((i) => ({ name: `dir-${i}`, hostPath: tmp.dir, containerPath: '/a', readOnly: false })) }));
+    expect(dup).toBeInstanceOf(ModuleRefused);
+    expect(dup).toMatchObject({ code: 'InvalidArgument', message: 'container run: mountPath /a is used twice' });
+    const notWasm = await err(loadCommandModule(Buffer.from('\0asm\x01\0\0\0garbage'), 'bad.wasm'));
+    expect(notWasm).toMatchObject({ code: 'InvalidImage', message: expect.stringMatching(/^image bad\.wasm is not a valid WebAssembly module: /) });
+    // (module (memory (export "memory") 1)): no _start.
+    const reactor = Uint8Array.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 5, 3, 1, 0, 1, 7, 10, 1, 6, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 2, 0]);
+    expect(await err(loadCommandModule(reactor, 'reactor.wasm'))).toMatchObject({
+      code: 'InvalidImage',
+      message: 'image reactor.wasm is not a WASI preview1 command module: it exports no _start function (a reactor or library module?)',
+    });
+  });
+
+  it('stops a start section that does not return within NODELET_WASI_START_TIMEOUT_MS', async () => {
+    const path = join(tmp.dir, 'start-loop.wasm');
+    writeFileSync(path, START_LOOP_MODULE);
+    const loaded = await loadCommandModule(readFileSync(path), 'start-loop.wasm');
+    expect(loaded.startFunction).toBe(true);
+    expect(() =>
+      runCommandModule(loaded, {
+        image: 'start-loop.wasm',
+        name: 'run',
+        argv: ['m'],
+        env: {},
+        mounts: [],
+        processEnv: { NODELET_WASI_START_TIMEOUT_MS: '200' },
+      }),
+    ).toThrow(/^the module of image start-loop\.wasm did not finish instantiating within 0\.2s: its start function \(run before _start\) does not return/);
+  });
+});
