@@ -9,7 +9,9 @@
  *   --perf-map       run nodelet with --perf-basic-prof (JS frames for Linux `perf record -g -p <nodelet pid>`,
  *                    an on-CPU profile of every thread; bench/README.md)
  *   --density-steps=100,500,1000  sizes of the density Deployment (default 100,250,500; quick 100)
- *   --only=a,b       only these figures (latency,kwok,hollow,scale,density,footprint,modules,logs,plugins,dra,cpu,http,probes);
+ *   --only=a,b       only these figures (latency,kwok,hollow,scale,density,footprint,modules,logs,plugins,dra,cpu,http,probes,cli-run);
+ *                    `cli-run` (`nodelet run` against plain node:wasi) needs no cluster: alone, it runs without one and
+ *                    writes bench/results/cli-run.json;
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod;
  *                    `scale` scales a Deployment 0 → 500 (quick: 100) on nodelet and on the hollow node
  *   --scale-pods=N   the replicas of the scale figure (default 500, quick 100)
@@ -56,6 +58,7 @@ import { measureHttpComponent, type HttpComponentResult } from './figures/http-c
 import { measureInstantiation, type InstantiationResult } from './figures/component-instantiation.ts';
 import { measureProbes, type ProbesResult } from './figures/probes.ts';
 import { measureScale, type ScaleResult } from './figures/scale.ts';
+import { measureCliRun, type CliRunResult } from './figures/cli-run.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -100,6 +103,27 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T | { error
 }
 const ok = <T extends object>(r: T | { error: string } | undefined): T | undefined => (r && !('error' in r) ? r : undefined);
 
+// Figure 10 needs no cluster: `--only=cli-run` runs it alone (no control plane, registry or peers).
+if (only && only.every((f) => f === 'cli-run')) {
+  ensureBuilt();
+  const big = await buildBigGo().catch((e: unknown) => {
+    console.log(`  the big Go module is not built (${String(e)}): hello.wasm only`);
+    return undefined;
+  });
+  const r = await phase('nodelet run vs plain node:wasi', () => cliRunFigure(big));
+  const rows: Row[] = [];
+  const targets: TargetCheck[] = [];
+  if (!('error' in r)) cliRunRows(r, (figure, value, t) => (rows.push({ figure, value, target: t?.target, met: t?.met ?? undefined }), t && targets.push(t)));
+  printTable(rows);
+  const file = join(ROOT, 'bench', 'results', 'cli-run.json');
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), figures: { cliRun: r }, targets }, null, 2)}\n`,
+  );
+  console.log(`\nwrote ${file}`);
+  process.exit(0);
+}
+
 // Build everything first (cached after the first run).
 console.log(`[bench] ${quick ? 'quick' : 'full'} run on ${JSON.stringify(machine())}, nodes' data under ${benchDataBase()}`);
 const paths = {
@@ -126,6 +150,9 @@ if (withWasmtime) {
     console.log(`  wasmtime: ${b.error}`);
   }
 } else console.log(`  figures 7 and 8 (wasmtime) skipped: ${wasmtimeSkip}`);
+
+// Figure 10 before the cluster starts: two cores shared with a control plane make one-shot processes noisy.
+const cliRun = want('cli-run') ? await phase('nodelet run vs plain node:wasi', () => cliRunFigure(paths.big)) : undefined;
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 const cleanup = async () => {
@@ -304,7 +331,7 @@ try {
     ? await phase('wasi:http component instantiation', () => measureInstantiation(paths['hello-http'], quick ? 1000 : 3000))
     : undefined;
 
-  Object.assign(results, { idle, lat, latK, latH, apiCalls, scale, dens, mods, logs, plugins, dra, cpu, http, instantiation, probes });
+  Object.assign(results, { idle, lat, latK, latH, apiCalls, scale, dens, mods, logs, plugins, dra, cpu, http, instantiation, probes, cliRun });
   report({
     idle: ok(idle),
     lat: ok(lat),
@@ -321,10 +348,51 @@ try {
     http: ok(http),
     instantiation: ok(instantiation),
     probes: ok(probes),
+    cliRun: ok(cliRun),
   });
 } finally {
   await cleanup();
   if (profile) console.log(summarizeProfiles(profDir));
+}
+
+/** Figure 10 on hello.wasm and, when built, the big Go module (bench/figures/cli-run.ts). */
+function cliRunFigure(big: string | undefined): Promise<CliRunResult> {
+  return buildWasmModule('hello').then((hello) =>
+    measureCliRun(
+      nodeBinary(),
+      join(ROOT, 'bin', 'nodelet.mjs'),
+      [{ name: 'hello.wasm', path: hello, args: ['one', 'two'] }, ...(big ? [{ name: 'big Go module', path: big, args: ['0'] }] : [])],
+      quick ? 11 : 21,
+    ),
+  );
+}
+
+/** Figure 10's rows; the targets apply to hello.wasm (nodelet run over plain node:wasi: wall ≤ 1.5×, CPU ≤ 2×, peak RSS ≤ 1.3×). */
+function cliRunRows(r: CliRunResult, add: (figure: string, value: string, t?: TargetCheck) => void): void {
+  const cost = (c: { wallMs: number; cpuMs: number; maxRssMiB: number }) => `${c.wallMs} ms wall, ${c.cpuMs} ms CPU, ${c.maxRssMiB} MiB`;
+  for (const c of r.cases) {
+    const hello = c.module === 'hello.wasm';
+    const kib = Math.round(c.bytes / 1024);
+    add(`10 nodelet run ${c.module} (${kib} KiB), median of ${c.runs}`, cost(c.nodelet));
+    add(`10 plain node:wasi, same module`, cost(c.plain));
+    add(`10 nodelet run without caches (NODE_DISABLE_COMPILE_CACHE)`, cost(c.nodeletNoCache));
+    add(
+      `10 nodelet run/plain: wall`,
+      `${c.ratios.wall}x (without caches ${c.ratiosNoCache.wall}x)`,
+      hello ? atMost('nodelet run wall vs node:wasi', c.ratios.wall, 1.5, 'x') : undefined,
+    );
+    add(
+      `10 nodelet run/plain: CPU`,
+      `${c.ratios.cpu}x (without caches ${c.ratiosNoCache.cpu}x)`,
+      hello ? atMost('nodelet run CPU vs node:wasi', c.ratios.cpu, 2, 'x') : undefined,
+    );
+    add(
+      `10 nodelet run/plain: peak RSS`,
+      `${c.ratios.rss}x (without caches ${c.ratiosNoCache.rss}x)`,
+      hello ? atMost('nodelet run peak RSS vs node:wasi', c.ratios.rss, 1.3, 'x') : undefined,
+    );
+    if (!c.sameOutput) add(`10 ${c.module}: nodelet run and node:wasi printed different output or exited differently`, 'MISMATCH');
+  }
 }
 
 /** `nodelet --help` wall time (spawn to exit) on Node 24, 7 runs after one warm-up; the median is the figure. */
@@ -356,6 +424,7 @@ function report(r: {
   http?: HttpComponentResult;
   instantiation?: InstantiationResult;
   probes?: ProbesResult;
+  cliRun?: CliRunResult;
 }): void {
   const rows: Row[] = [];
   const targets: TargetCheck[] = [];
@@ -562,6 +631,7 @@ function report(r: {
         'cores',
       ),
     );
+  if (r.cliRun) cliRunRows(r.cliRun, add);
   const totalS = Math.round((Date.now() - t0) / 1000);
   console.log(`\nnodelet bench (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${totalS} s\n`);
   printTable(rows);
@@ -601,6 +671,7 @@ function report(r: {
     httpComponent: r.http,
     componentInstantiation: r.instantiation,
     probes: r.probes,
+    cliRun: r.cliRun,
     help,
   };
   const json = `${JSON.stringify({ date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: machine(), dataDir: benchDataBase(), runSeconds: totalS, phaseSeconds: phases, figures, targets }, null, 2)}\n`;
