@@ -37,10 +37,39 @@ if (relaunched !== undefined) {
   process.exitCode = await main(lean ? argv.slice(1) : argv);
 }
 
-/** Node's compile cache for the modules loaded next, under $XDG_CACHE_HOME/nodelet (~/.cache/nodelet). */
+/**
+ * Node's compile cache for the modules loaded next, in $XDG_CACHE_HOME/nodelet/js-code
+ * (~/.cache/nodelet/js-code), unless NODE_DISABLE_COMPILE_CACHE is set. Makes the directories
+ * (0700) itself: the compile cache of Wasm modules (dist/core/cli/compile-cache.js) makes
+ * only its own beside js-code.
+ */
 function enableCompileCache() {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return;
   const { homedir } = process.getBuiltinModule('node:os');
   const xdg = process.env.XDG_CACHE_HOME;
-  const cacheHome = xdg && xdg.startsWith('/') ? xdg : `${homedir()}/.cache`;
-  process.getBuiltinModule('node:module').enableCompileCache?.(`${cacheHome}/nodelet/js-code`);
+  const dir = `${xdg && xdg.startsWith('/') ? xdg : `${homedir()}/.cache`}/nodelet/js-code`;
+  if (makeDirs(dir)) process.getBuiltinModule('node:module').enableCompileCache?.(dir);
+}
+
+/**
+ * Makes the absolute path `dir` and its missing parents, one mkdir(2) each; false when one
+ * fails. (fs.mkdirSync's recursive mode loops for ever where mkdir(2) answers ENOENT under a
+ * parent that exists, as in /proc.)
+ * @param {string} dir
+ */
+function makeDirs(dir) {
+  const { mkdirSync } = process.getBuiltinModule('node:fs');
+  const missing = [];
+  for (let d = dir; !existsSync(d); d = d.slice(0, d.lastIndexOf('/')) || '/') {
+    if (d === '/') return false;
+    missing.push(d);
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (e) {
+      if (/** @type {NodeJS.ErrnoException} */ (e).code !== 'EEXIST') return false;
+    }
+  }
+  return true;
 }

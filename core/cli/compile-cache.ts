@@ -97,7 +97,7 @@ export function entryName(wire: Uint8Array): string {
 
 /** Options of {@link openCompileCache}. */
 export interface CompileCacheOptions {
-  /** The directory of the entries (made 0700 when missing). */
+  /** The directory of the entries (made 0700 when missing; its parent must exist). */
   readonly dir: string;
   /** Default {@link COMPILE_CACHE_MAX_BYTES}. */
   readonly maxBytes?: number;
@@ -111,10 +111,18 @@ export function openCompileCache(opts: CompileCacheOptions): CompileCache | unde
   return new DiskCompileCache(opts.dir, opts.maxBytes ?? COMPILE_CACHE_MAX_BYTES, code);
 }
 
-/** Makes `dir` if missing; true when it is a directory (not a link) of this user that only this user can write. */
+/**
+ * Makes `dir` (0700) if missing, not its parent (bin/nodelet.mjs makes the cache's root with
+ * its js-code directory); true when it is a directory (not a link) of this user that only
+ * this user can write.
+ */
 function ownPrivateDir(dir: string): boolean {
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
+    }
     const st = fs.lstatSync(dir);
     const uid = process.getuid?.();
     return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o022) === 0;

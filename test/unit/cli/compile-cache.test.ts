@@ -12,6 +12,7 @@ import { buildWasmModule } from '../../harness/wasm-modules.ts';
 import { withPadding } from './wasm-padding.ts';
 
 const root = join(tmpdir(), `compile-cache-${process.pid}`);
+mkdirSync(root, { recursive: true });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let seq = 0;
 const freshDir = () => join(root, `c${++seq}`);
@@ -101,7 +102,7 @@ describe('compile cache', () => {
     expect(readdirSync(dir).sort()).toEqual([entryName(modules[0]!), entryName(modules[2]!)].sort());
   });
 
-  it('is off in a directory others can write, or that is not a directory', () => {
+  it('is off in a directory others can write, that is not a directory, or whose parent is missing', () => {
     const open = freshDir();
     mkdirSync(open, { recursive: true });
     chmodSync(open, 0o777);
@@ -109,5 +110,6 @@ describe('compile cache', () => {
     const file = join(root, 'a-file');
     writeFileSync(file, '');
     expect(openCompileCache({ dir: file })).toBeUndefined();
+    expect(openCompileCache({ dir: join(root, 'missing', 'wasm-code') })).toBeUndefined();
   });
 });
