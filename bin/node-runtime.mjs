@@ -45,25 +45,27 @@ export function missingV8Flags(execArgv = process.execArgv, nodeOptions = proces
 }
 
 /**
- * True for a command line that only prints (help, version): not worth a second start.
+ * True for a command line that does not run the agent: one that only prints (help,
+ * version), not worth a second start, and `nodelet run` (one module, once: the flags
+ * size the long-running agent's heap).
  * @param {readonly string[]} argv
  */
-function printsOnly(argv) {
-  return argv.some((a) => a === '--help' || a === '-h' || a === '--version');
+function withoutAgent(argv) {
+  return argv[0] === 'run' || argv.some((a) => a === '--help' || a === '-h' || a === '--version');
 }
 
 /**
  * On Node >= 24, when a flag of {@link V8_FLAGS} is missing, replaces this
  * process with `node <flags> <execArgv> script argv` (process.execve: same pid,
  * so systemd, signals and the parent see no difference; it returns only if it
- * fails). Does nothing for `--help`/`--version`, in a worker, or where
+ * fails). Does nothing for `--help`/`--version` or `run`, in a worker, or where
  * process.execve does not exist. Costs one Node start (~40 ms) before nodelet's own.
  * @param {string} script
  * @param {readonly string[]} argv
  */
 export function reexecWithV8Flags(script, argv) {
   const missing = missingV8Flags();
-  if (missing.length === 0 || printsOnly(argv) || typeof process.execve !== 'function') return;
+  if (missing.length === 0 || withoutAgent(argv) || typeof process.execve !== 'function') return;
   process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, script, ...argv], process.env);
 }
 
@@ -96,7 +98,7 @@ export async function relaunchOnSupportedNode(script, argv) {
     );
     return 1;
   }
-  const v8Flags = printsOnly(argv) ? [] : missingV8Flags();
+  const v8Flags = withoutAgent(argv) ? [] : missingV8Flags();
   const child = spawn(node, [...v8Flags, ...process.execArgv, script, ...argv], { stdio: 'inherit' });
   const forward = (/** @type {NodeJS.Signals} */ sig) => {
     child.kill(sig);
