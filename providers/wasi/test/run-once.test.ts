@@ -1,15 +1,24 @@
 // run-once.ts: a preview1 module run to its end on the calling thread (what `nodelet run`
 // uses), with the provider's checks and outcomes; its output written to the descriptors given.
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_START_TIMEOUT_MS } from '../src/index.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Mount } from '@nodelet/plugin-api/v1';
+import { DEFAULT_START_TIMEOUT_MS, WasiProvider } from '../src/index.ts';
 import { loadCommandModule, ModuleRefused, RUN_START_TIMEOUT_MS, runCommandModule, type RunRequest } from '../src/run-once.ts';
 import { buildWasmModule, START_LOOP_MODULE } from '../../../test/harness/wasm-modules.ts';
-import { scratch } from './helpers.ts';
+import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
-afterAll(() => tmp.cleanup());
+let provider: WasiProvider;
+beforeAll(async () => {
+  provider = new WasiProvider();
+  await provider.init(providerContext(new FakeImages()));
+});
+afterAll(async () => {
+  await provider.shutdown();
+  tmp.cleanup();
+});
 
 /** Runs `name` (a test fixture) with its output in two files; returns the outcome and the output. */
 async function runFixture(name: string, req: Partial<RunRequest> = {}) {
@@ -83,5 +92,43 @@ describe('runCommandModule', () => {
         processEnv: { NODELET_WASI_START_TIMEOUT_MS: '200' },
       }),
     ).toThrow(/^the module of image start-loop\.wasm did not finish instantiating within 0\.2s: its start function \(run before _start\) does not return/);
+  });
+});
+
+// The in-thread run and a container's worker apply the same WASI layer: the same module with the
+// same mounts gives the same output and exit code both ways (trap offsets aside: the provider
+// rewrites memory.grow of a module whose limit may change, which moves the code).
+describe('the same as a container', () => {
+  /** A read-only and a read-write volume, fresh for each run. */
+  const volumes = (): Mount[] => {
+    const base = join(tmp.dir, `vols-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(join(base, 'ro', 'sub'), { recursive: true });
+    mkdirSync(join(base, 'rw'), { recursive: true });
+    writeFileSync(join(base, 'ro', 'existing'), 'original');
+    return [
+      { name: 'config', hostPath: join(base, 'ro'), containerPath: '/ro', readOnly: true },
+      { name: 'data', hostPath: join(base, 'rw'), containerPath: '/rw', readOnly: false },
+    ];
+  };
+  const offsets = (s: string) => s.replace(/:0x[0-9a-f]+/g, ':0x…');
+
+  it.each([
+    ['hello', ['one', '--ls=/ro', '--ls=/rw']],
+    ['read-file', ['/ro/existing', '/ro/absent']],
+    ['write-file', ['/rw/new.txt', 'text']],
+    ['fs-ops', ['open-write', '/ro/existing']],
+    ['fs-ops', ['mkdir', '/ro/made']],
+    ['fs-ops', ['rename', '/ro/existing', '/rw/moved']],
+    ['escape', ['/rw/out/hostname', '/etc', '/rw/out']],
+    ['stdin-echo', []],
+    ['exit-code', ['7']],
+    ['trap', []],
+  ])('%s %j', async (fixture, args) => {
+    const s = spec(await pulledFixture(fixture), tmp.dir, args, { mounts: volumes(), env: { GREETING: 'hi' } });
+    const container = await provider.startContainer(s, podContext());
+    const exit = await container.exit;
+    const asContainer = { exitCode: exit.exitCode, stdout: logText(s.logPath), stderr: offsets(logText(s.logPath, 'stderr')) };
+    const here = await runFixture(fixture, { argv: s.argv, env: s.env, mounts: volumes() });
+    expect({ exitCode: here.outcome.exit.exitCode, stdout: here.stdout, stderr: offsets(here.stderr) }).toEqual(asContainer);
   });
 });
