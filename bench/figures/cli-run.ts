@@ -1,9 +1,10 @@
 /**
  * Figure 10: `nodelet run <module>` against the same module run with plain node:wasi
  * (bench/lib/plain-wasi-run.mjs) on the same Node, one process each. Alternating runs —
- * `nodelet run`, then the plain script, then `nodelet run` with NODE_DISABLE_COMPILE_CACHE
- * (neither Node's compile cache nor the module code cache) — after two warm-up runs of
- * each, which fill nodelet's caches (in a fresh $XDG_CACHE_HOME). Each run is measured by
+ * `nodelet run`, the plain script, and `nodelet run` with NODE_DISABLE_COMPILE_CACHE
+ * (neither Node's compile cache nor the module code cache), the order turned each round
+ * (so that no side always follows the same one) — after two warm-up runs of each, which
+ * fill nodelet's caches (in a fresh $XDG_CACHE_HOME). Each run is measured by
  * bench/lib/rusage.pl from wait4(2): wall time from fork to reaping, CPU (user + system) and
  * peak RSS of that child alone; the medians are the figure, with the ratios
  * nodelet/plain. Output goes to /dev/null; one more run of each, captured, checks that both
@@ -87,7 +88,7 @@ export function measureCliRun(node: string, bin: string, modules: ReadonlyArray<
       for (let i = 0; i < 2; i++) for (const s of order) measured(sides[s].cmd, sides[s].env);
       const samples = { nodelet: [] as RunCost[], plain: [] as RunCost[], nodeletNoCache: [] as RunCost[] };
       for (let i = 0; i < runs; i++)
-        for (const s of order) {
+        for (const s of [...order.slice(i % order.length), ...order.slice(0, i % order.length)]) {
           const { status, ...cost } = measured(sides[s].cmd, sides[s].env);
           if (status !== 0) throw new Error(`${sides[s].cmd.join(' ')} exited ${status}`);
           samples[s].push(cost);

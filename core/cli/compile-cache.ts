@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import v8 from 'node:v8';
 import { crc32 } from 'node:zlib';
 
-/** Bound of the cache's entries together (bytes): a module's entry is its hot code, KBs to a few MBs. */
+/** Bound of the cache's entries together (bytes): an entry is its module's bytes (512 KiB and more) and their hot code. */
 export const COMPILE_CACHE_MAX_BYTES = 128 * 1024 * 1024;
 
 /** The entry format's magic; a change of layout changes it. */

@@ -29,15 +29,16 @@ export { parseRunArgs, RUN, type RunRequest } from './run-args.ts';
 const WASM_MAGIC = Buffer.from([0x00, 0x61, 0x73, 0x6d]);
 
 /** Where the compile cache lives: `$XDG_CACHE_HOME/nodelet/wasm-code` (`~/.cache/nodelet/wasm-code`). */
-export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(userCacheDir(env), 'nodelet', 'wasm-code');
 }
 
 /**
  * The smallest module kept in the compile cache. V8 compiles a small module lazily in
- * about the time the cache takes to load (node:v8 and node:zlib, ~2-3 ms, then the
- * entry): hello.wasm, 187 KiB, compiles in ~2 ms, its entry loads in ~3 ms in all; a
- * 5 MiB Go module compiles in ~30 ms and loads in ~10 ms (bench/README.md, "nodelet run").
+ * less time than the cache takes to load (node:v8 and node:zlib, ~2-3 ms, then the
+ * entry): hello.wasm, 187 KiB, compiles in ~2 ms, its entry loads in ~3 ms in all. A
+ * 5 MiB Go module loads from its entry in about the time it compiles (~10 ms), then runs
+ * ~4 ms shorter on the TurboFan code of its hot functions (bench/README.md, "nodelet run").
  */
 export const COMPILE_CACHE_MIN_BYTES = 512 * 1024;
 
