@@ -4,8 +4,8 @@
  * module (the code cache browsers keep for Wasm): its machine code for the functions
  * TurboFan compiled and its tiering state; functions not in it compile lazily, as usual.
  * Node has no public API for it, so V8's test functions `%SerializeWasmModule`,
- * `%DeserializeWasmModule` and `%WasmTierUpFunction` are compiled once with
- * `--allow-natives-syntax` set for that moment; where that fails the cache is off.
+ * `%DeserializeWasmModule`, `%WasmTierUpFunction` and `%IsTurboFanFunction` are compiled
+ * once with `--allow-natives-syntax` set for that moment; where that fails the cache is off.
  *
  *   <dir>/<CRC-32 of the module, hex>-<its length>.wasm-code   one entry per module:
  *     "NDLWCODE" | u32 LE header length | header JSON | the module's bytes | V8's code
@@ -57,6 +57,7 @@ interface V8WasmCode {
   serialize(module: WebAssembly.Module): ArrayBuffer;
   deserialize(code: ArrayBuffer, wire: Uint8Array): WebAssembly.Module | undefined;
   tierUp(fn: unknown): void;
+  isTurboFan(fn: unknown): boolean;
 }
 
 /** The functions of {@link V8WasmCode}, or undefined where V8 refuses natives syntax. */
@@ -69,7 +70,8 @@ function v8WasmCode(): V8WasmCode | undefined {
       const serialize = new Function('m', 'return %SerializeWasmModule(m);') as V8WasmCode['serialize'];
       const deserialize = new Function('c', 'w', 'return %DeserializeWasmModule(c, w);') as V8WasmCode['deserialize'];
       const tierUp = new Function('f', '%WasmTierUpFunction(f);') as V8WasmCode['tierUp'];
-      return { serialize, deserialize, tierUp };
+      const isTurboFan = new Function('f', 'return %IsTurboFanFunction(f);') as V8WasmCode['isTurboFan'];
+      return { serialize, deserialize, tierUp, isTurboFan };
     } finally {
       v8.setFlagsFromString('--no-allow-natives-syntax');
     }
@@ -179,6 +181,7 @@ class DiskCompileCache implements CompileCache {
     try {
       // V8 serializes only TurboFan code and refuses (aborting the process) a module with none.
       this.code.tierUp(start);
+      if (!this.code.isTurboFan(start)) return false;
       const serialized = new Uint8Array(this.code.serialize(module));
       const header: EntryHeader = {
         format: FORMAT,
