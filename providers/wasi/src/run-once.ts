@@ -1,7 +1,8 @@
 /**
  * One WASI preview1 command run to its end on the calling thread, for `nodelet run`
  * (package export `@nodelet/provider-wasi/run-once`): the WASI layer of a container's
- * worker (worker/wasi-imports.mjs, applied as worker/wasi-worker.mjs applies it to a
+ * worker (worker/wasi-semantics.mjs, wasmtime's preview1 semantics over node:wasi, and
+ * worker/wasi-imports.mjs, applied in the order worker/wasi-worker.mjs applies them to a
  * module on a thread of its own) without a worker thread, a CRI log, a worker pool or
  * the rest of the provider, so that running one module costs about what plain
  * node:wasi costs. The module's stdout and stderr are written to this process's
@@ -9,7 +10,7 @@
  * container's without `stdin: true`.
  *
  *   compileCommandModule (module-check.ts: the provider's checks and errors)
- *     ─► runCommandModule: identify mounts ─► node:wasi + wrappers ─► instantiate ─► _start
+ *     ─► runCommandModule: identify mounts ─► node:wasi + semantics + wrappers ─► instantiate ─► _start
  *                                                        ─► exit | trap | stopped
  *
  * Outcomes are the provider's (wasi-container.ts): the module's exit code; 134 with the
@@ -49,6 +50,8 @@ import {
   StoppedError,
   trackDescriptors,
 } from './worker/wasi-imports.mjs';
+import type { HostPaths } from './worker/wasi-imports.mjs';
+import { wasiSemantics } from './worker/wasi-semantics.mjs';
 import { describeTrap } from './worker/trap-report.mjs';
 import type { Preview1 } from './worker/preview1.ts';
 
@@ -165,6 +168,9 @@ export function runCommandModule(loaded: CommandModule, req: RunRequest): RunOut
   const w = imports.wasi_snapshot_preview1;
   let memory: WebAssembly.Memory | undefined;
   const mem = () => memory as WebAssembly.Memory;
+  let hostPaths: HostPaths | undefined;
+  // Closest to node:wasi, as in the worker: every other wrapper forwards to these corrections.
+  wasiSemantics(w, mem, () => hostPaths, fs);
   // Preopens get descriptors 3, 4, ... in the order given (uvwasi).
   const preopenFds = req.mounts.map((_, i) => 3 + i);
   const closeDescriptors = trackDescriptors(w, mem, preopenFds, { max: budget.max, nodeMax: budget.nodeMax, node: new Int32Array(budget.node) });
@@ -175,7 +181,7 @@ export function runCommandModule(loaded: CommandModule, req: RunRequest): RunOut
       mem,
       preopenFds.filter((_, i) => req.mounts[i]!.readOnly),
     );
-    confinePaths(
+    hostPaths = confinePaths(
       w,
       mem,
       req.mounts.map((m, i) => ({ fd: preopenFds[i]!, hostPath: m.hostPath, name: m.name, containerPath: m.containerPath, ...ids[i]! })),

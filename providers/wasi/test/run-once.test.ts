@@ -1,13 +1,14 @@
 // run-once.ts: a preview1 module run to its end on the calling thread (what `nodelet run`
 // uses), with the provider's checks and outcomes; its output written to the descriptors given.
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mount } from '@nodelet/plugin-api/v1';
 import { DEFAULT_START_TIMEOUT_MS, WasiProvider } from '../src/index.ts';
 import { loadCommandModule, ModuleRefused, RUN_START_TIMEOUT_MS, runCommandModule, type RunRequest } from '../src/run-once.ts';
 import { buildWasmModule, START_LOOP_MODULE } from '../../../test/harness/wasm-modules.ts';
-import { FakeImages, logText, podContext, providerContext, pulledFixture, scratch, spec } from './helpers.ts';
+import { copyRoot, loadWasiTestsuite, outcomeOf } from '../../../test/harness/wasi-testsuite.ts';
+import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
 let provider: WasiProvider;
@@ -22,7 +23,12 @@ afterAll(async () => {
 
 /** Runs `name` (a test fixture) with its output in two files; returns the outcome and the output. */
 async function runFixture(name: string, req: Partial<RunRequest> = {}) {
-  const bytes = readFileSync(await buildWasmModule(name));
+  return runFile(await buildWasmModule(name), name, req);
+}
+
+/** Runs the module at `path` with its output in two files; returns the outcome and the output. */
+async function runFile(path: string, name: string, req: Partial<RunRequest> = {}) {
+  const bytes = readFileSync(path);
   const out = join(tmp.dir, `${name}-${Math.random().toString(36).slice(2)}`);
   const stdoutFd = openSync(`${out}.out`, 'w');
   const stderrFd = openSync(`${out}.err`, 'w');
@@ -130,5 +136,46 @@ describe('the same as a container', () => {
     const asContainer = { exitCode: exit.exitCode, stdout: logText(s.logPath), stderr: offsets(logText(s.logPath, 'stderr')) };
     const here = await runFixture(fixture, { argv: s.argv, env: s.env, mounts: volumes() });
     expect({ exitCode: here.outcome.exit.exitCode, stdout: here.stdout, stderr: offsets(here.stderr) }).toEqual(asContainer);
+  });
+});
+
+// Where node:wasi departs from wasmtime (worker/wasi-semantics.mjs), the in-thread run answers as a
+// container's worker does: tests of WebAssembly/wasi-testsuite that plain node:wasi fails pass both
+// ways, with the same output and exit code (its directory a fresh copy preopened as "/", as the
+// suite's runner does).
+describe('wasmtime semantics, as in a container', () => {
+  const suite = loadWasiTestsuite();
+  // Rust's HashMap iterates in an order chosen at random each run (poll_oneoff_stdio prints one).
+  const unordered = (s: string) => s.replace(/\{([^{}]*)\}/g, (_, items: string) => `{${items.split(', ').sort().join(', ')}}`);
+  it.each([
+    'assemblyscript/fd_write-to-invalid-fd',
+    'c/sock_shutdown-invalid_fd',
+    'c/sock_shutdown-not_sock',
+    'rust/fd_readdir',
+    'rust/nofollow_errors',
+    'rust/readlink',
+    'rust/fd_filestat_set',
+    'rust/truncation_rights',
+    'rust/poll_oneoff_stdio',
+    'rust/dangling_symlink',
+  ])('%s', async (id) => {
+    const t = suite.find((x) => x.id === id)!;
+    const mounts = (dir: string | undefined): Mount[] =>
+      dir === undefined ? [] : [{ name: 'root', hostPath: realpathSync(dir), containerPath: '/', readOnly: false }];
+    const forContainer = copyRoot(t);
+    const forRun = copyRoot(t);
+    try {
+      const s = spec(pulledFile(t.wasm, `${t.name}.wasm`), tmp.dir, [...t.args], { mounts: mounts(forContainer.dir), env: { ...t.env } });
+      const exit = await (await provider.startContainer(s, podContext())).exit;
+      const asContainer = outcomeOf(t, exit.exitCode, logText(s.logPath), logText(s.logPath, 'stderr'));
+      const r = await runFile(t.wasm, t.name, { argv: s.argv, env: s.env, mounts: mounts(forRun.dir) });
+      const here = outcomeOf(t, r.outcome.exit.exitCode, r.stdout, r.stderr);
+      expect(asContainer.failures).toEqual([]);
+      expect(here.failures).toEqual([]);
+      expect({ stdout: unordered(here.stdout), stderr: here.stderr }).toEqual({ stdout: unordered(asContainer.stdout), stderr: asContainer.stderr });
+    } finally {
+      forContainer.dispose();
+      forRun.dispose();
+    }
   });
 });
