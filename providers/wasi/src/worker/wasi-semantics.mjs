@@ -37,7 +37,6 @@
 // file systems), @wasmer/wasi (its own virtual file system, in Wasm). node:wasi stays underneath for
 // the descriptor table, reads, writes and the rest; the corrections above are what the suite and
 // wasmtime's answers (measured on edge cases) showed wrong.
-import { spawnSync } from 'node:child_process';
 import { clockNow, ERRNO } from './wasi-imports.mjs';
 /** @import { Answer, Preview1, WasiArg } from './preview1.ts' */
 /** @import { HostPaths } from './wasi-imports.mjs' */
@@ -428,7 +427,11 @@ function setTimes(fs, host, atime, mtime) {
   const st = fs.lstatSync(host, { bigint: true });
   if ((st.atimeNs === atime && st.mtimeNs === mtime) || UTIMENSAT === undefined || !perlAvailable(fs)) return;
   const split = (/** @type {bigint} */ ns) => [String(ns / 1_000_000_000n), String(ns % 1_000_000_000n)];
-  spawnSync(PERL, ['-e', PERL_UTIMENSAT, String(UTIMENSAT), host, ...split(atime), ...split(mtime)], { stdio: 'ignore', timeout: 10_000 });
+  // Loaded here, when first needed: importing node:child_process (17 internal modules) made every
+  // `nodelet run` ~2 ms and ~1 MiB dearer, though only this call uses it (bench/README.md, "nodelet run").
+  process
+    .getBuiltinModule('node:child_process')
+    .spawnSync(PERL, ['-e', PERL_UTIMENSAT, String(UTIMENSAT), host, ...split(atime), ...split(mtime)], { stdio: 'ignore', timeout: 10_000 });
 }
 
 /** @type {boolean | undefined} */
