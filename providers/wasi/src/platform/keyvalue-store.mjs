@@ -1,0 +1,138 @@
+// What a component's `wasi:keyvalue` buckets are backed by: a store per label (the identifier
+// given to `store.open`), each either SQLite on the node (sqlite-store.mjs, the default store
+// `default`) or a Redis server (redis-store.mjs) shared by the app's pods on every node.
+//
+// A backend answers at once (SQLite, synchronous) or with a promise (Redis): each operation returns
+// `T | Promise<T>`, so the host that calls it suspends the component only when it must wait
+// (worker/platform/). Values are bytes; a counter kept by `increment` is its decimal text (as
+// Redis' INCRBY keeps it), so `get` of a counter reads e.g. `42` on either backend. List cursors are
+// decimal numbers (an offset in SQLite, Redis' SCAN cursor), which also fit the u64 cursor of the
+// 0.2.0-draft interface. Plain JavaScript, typed with JSDoc (it runs in the worker threads).
+import { SqliteStore } from './sqlite-store.mjs';
+import { RedisStore } from './redis-store.mjs';
+
+/**
+ * A value or the promise of it.
+ * @template T
+ * @typedef {T | Promise<T>} Maybe
+ */
+
+/**
+ * One key-value store.
+ * @typedef {object} KeyValueBackend
+ * @property {(key: string) => Maybe<Uint8Array | undefined>} get
+ * @property {(key: string, value: Uint8Array) => Maybe<void>} set
+ * @property {(key: string) => Maybe<void>} delete
+ * @property {(key: string) => Maybe<boolean>} exists
+ * @property {(cursor: string | undefined) => Maybe<{ keys: string[], cursor: string | undefined }>} listKeys
+ *   a page of keys, and the cursor of the next page (undefined after the last)
+ * @property {(key: string, delta: bigint) => Maybe<bigint>} increment adds `delta` (a signed 64-bit
+ *   integer) to the key's counter (0 when absent), returns the new value
+ * @property {(keys: readonly string[]) => Maybe<Array<Uint8Array | undefined>>} getMany values in the order of `keys`
+ * @property {(pairs: ReadonlyArray<readonly [string, Uint8Array]>) => Maybe<void>} setMany
+ * @property {(keys: readonly string[]) => Maybe<void>} deleteMany
+ * @property {(key: string, expected: Uint8Array | undefined, value: Uint8Array) => Maybe<boolean>} swap
+ *   sets `value` if the key still holds `expected` (undefined: is still absent); false when it did not
+ * @property {() => void} close
+ */
+
+/**
+ * Where a store's data is.
+ * @typedef {{ type: 'sqlite', path: string } | { type: 'redis', url: string }} StoreConfig
+ */
+
+/** The label of the store every app has. */
+export const DEFAULT_STORE = 'default';
+
+/** A failure of a key-value operation, as `wasi:keyvalue/store.error` names it. */
+export class KeyValueError extends Error {
+  /**
+   * @param {'no-such-store' | 'access-denied' | 'other'} kind
+   * @param {string} message
+   */
+  constructor(kind, message) {
+    super(message);
+    this.name = 'KeyValueError';
+    this.kind = kind;
+  }
+}
+
+/** The stores of one container, by label, each opened (its file or connection) on first use. */
+export class KeyValueStores {
+  /** @type {Map<string, KeyValueBackend>} */
+  #open = new Map();
+
+  /** @param {Readonly<Record<string, StoreConfig>>} config */
+  constructor(config) {
+    this.config = config;
+  }
+
+  /**
+   * The store labelled `label`; throws `no-such-store` for a label the pod does not configure.
+   * @param {string} label
+   * @returns {KeyValueBackend}
+   */
+  open(label) {
+    const known = this.#open.get(label);
+    if (known) return known;
+    const c = Object.hasOwn(this.config, label) ? this.config[label] : undefined;
+    if (!c) throw new KeyValueError('no-such-store', `no key-value store is labelled ${JSON.stringify(label)}`);
+    /** @type {KeyValueBackend} */
+    let store;
+    try {
+      store = c.type === 'sqlite' ? new SqliteStore(c.path, label) : new RedisStore(c.url);
+    } catch (e) {
+      throw new KeyValueError('other', `store ${label}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    this.#open.set(label, store);
+    return store;
+  }
+
+  /** Closes every store opened. */
+  close() {
+    for (const s of this.#open.values()) s.close();
+    this.#open.clear();
+  }
+}
+
+/**
+ * Runs `f` on the value of `v`, now or when it resolves; a backend's failure becomes an `other`
+ * KeyValueError (a KeyValueError passes as it is).
+ * @template T, U
+ * @param {() => Maybe<T>} op
+ * @param {(v: T) => U} f
+ * @returns {Maybe<U>}
+ */
+export function then(op, f) {
+  let v;
+  try {
+    v = op();
+  } catch (e) {
+    throw asKeyValueError(e);
+  }
+  if (v instanceof Promise)
+    return v.then(f, (e) => {
+      throw asKeyValueError(e);
+    });
+  return f(v);
+}
+
+/** @param {unknown} e @returns {KeyValueError} */
+export function asKeyValueError(e) {
+  if (e instanceof KeyValueError) return e;
+  return new KeyValueError('other', e instanceof Error ? e.message : String(e));
+}
+
+/** A counter's value as stored: its decimal text. @param {bigint} n */
+export const counterBytes = (n) => new TextEncoder().encode(n.toString());
+
+/**
+ * The counter held in `value` (absent: 0). Throws when the value is not a decimal integer.
+ * @param {string} key @param {Uint8Array | undefined} value @returns {bigint}
+ */
+export function counterOf(key, value) {
+  if (value === undefined) return 0n;
+  const text = new TextDecoder().decode(value);
+  if (!/^-?\d{1,19}$/.test(text)) throw new KeyValueError('other', `the value of ${JSON.stringify(key)} is not an integer`);
+  return BigInt(text);
+}
