@@ -26,6 +26,7 @@ export const COMPONENTS = {
   'cli-read': 'cli-read.wasm',
   'unsupported-import': 'unsupported-import.wasm',
   'http-get': 'http-get.wasm',
+  'platform-app': 'platform_app.wasm',
 } as const;
 
 /** A test component's name. */

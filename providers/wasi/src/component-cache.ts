@@ -19,6 +19,9 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
 import { plainWorker, type Transpiled, type TranspileReply, type TranspileWorkerData } from './worker-protocol.ts';
+import { CONFIG_VERSIONS } from './worker/platform/imports-config.mjs';
+import { KEYVALUE_VERSIONS } from './worker/platform/imports-keyvalue.mjs';
+import { LOGGING_VERSIONS } from './worker/platform/imports-logging.mjs';
 
 const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.meta.url);
 
@@ -53,6 +56,18 @@ export const PROVIDED_INTERFACES: ReadonlySet<string> = new Set([
   'wasi:http/outgoing-handler',
 ]);
 
+/**
+ * The platform interfaces nodelet provides (worker/platform/), by the versions provided: their
+ * drafts differ, so a component naming another version fails at start naming it.
+ */
+export const PLATFORM_INTERFACES: ReadonlyMap<string, readonly string[]> = new Map([
+  ['wasi:config/store', CONFIG_VERSIONS],
+  ['wasi:keyvalue/store', KEYVALUE_VERSIONS],
+  ['wasi:keyvalue/atomics', KEYVALUE_VERSIONS],
+  ['wasi:keyvalue/batch', KEYVALUE_VERSIONS],
+  ['wasi:logging/logging', LOGGING_VERSIONS],
+]);
+
 /** Which world a component is run as, from its exports. */
 export type ComponentWorld = 'cli' | 'http';
 
@@ -61,7 +76,7 @@ export interface LoadedComponent {
   /** Directory holding component.js and its core modules. */
   readonly dir: string;
   readonly world: ComponentWorld;
-  /** Interfaces it imports (unversioned, e.g. `wasi:cli/stdout`). */
+  /** Interfaces it imports, with their versions as the component names them (e.g. `wasi:cli/stdout@0.2.0`). */
   readonly imports: readonly string[];
   /** How long the transpile took (0 when it came from the cache). */
   readonly transpileMs: number;
@@ -77,17 +92,29 @@ export function unversioned(name: string): string {
   return name.replace(/@[^/]*$/, '');
 }
 
+/** Why nodelet cannot give `name` (a versioned interface), or undefined when it can. */
+function unprovided(name: string): string | undefined {
+  const base = unversioned(name);
+  if (PROVIDED_INTERFACES.has(base)) return undefined;
+  const versions = PLATFORM_INTERFACES.get(base);
+  if (!versions) return name;
+  // Unversioned: jco names an interface so when the component calls nothing of it (transpile-worker.mjs).
+  if (base === name) return undefined;
+  const version = name.slice(base.length + 1);
+  return versions.includes(version) ? undefined : `${name} (nodelet provides ${versions.map((v) => `@${v}`).join(', ')})`;
+}
+
 /**
  * Checks a component's imports and exports; returns its world. Throws a
- * branded `InvalidImage` error (reason `UnsupportedInterface`) naming the
- * first interface nodelet does not provide, or one saying which export is missing.
+ * branded `InvalidImage` error (reason `UnsupportedInterface`) naming every
+ * interface (with its version) nodelet does not provide, or one saying which export is missing.
  */
 export function checkComponent(image: string, imports: readonly string[], exports: readonly string[]): ComponentWorld {
-  const missing = imports.map(unversioned).filter((i) => !PROVIDED_INTERFACES.has(i));
+  const missing = imports.flatMap((i) => unprovided(i) ?? []);
   if (missing.length > 0) {
     throw providerError(
       'InvalidImage',
-      `the component of image ${image} imports ${missing.join(', ')}, which nodelet does not provide (it provides wasi:cli, wasi:io, wasi:clocks, wasi:random, wasi:filesystem and wasi:http)`,
+      `the component of image ${image} imports ${missing.join(', ')}, which nodelet does not provide (it provides wasi:cli, wasi:io, wasi:clocks, wasi:random, wasi:filesystem and wasi:http 0.2, wasi:config/store, wasi:keyvalue/{store,atomics,batch} and wasi:logging/logging)`,
       { reason: 'UnsupportedInterface' },
     );
   }
@@ -138,7 +165,7 @@ export class ComponentCache {
     }
     const result = await runTranspileWorker(bytes, image.image);
     const world = checkComponent(image.image, result.imports, result.exports);
-    const imports = result.imports.map(unversioned);
+    const imports = [...result.imports];
     await mkdir(this.dir, { recursive: true });
     const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
     await mkdir(tmp, { recursive: true });

@@ -47,6 +47,7 @@ import { planPerRequest } from './worker/http/instance-pool.mjs';
 import { newRequestMetrics } from './worker/http/request-metrics.mjs';
 import type { RequestsServed } from './wasi-container.ts';
 import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
+import { platformConfig } from './platform/platform-config.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 const HTTP_WORKER_URL = new URL('./worker/http-worker.mjs', import.meta.url);
@@ -60,6 +61,8 @@ export interface ComponentRunOptions {
   readonly resourceLimits?: import('node:worker_threads').ResourceLimits;
   /** Where the component's outgoing requests connect (Services: services-channel.ts); as given without it. */
   readonly router?: OutboundRouter;
+  /** The pod's directory, where its SQLite key-value stores are (platform/platform-config.ts). */
+  readonly dataDir: string;
 }
 
 /**
@@ -89,11 +92,12 @@ export async function startComponent(
   spec: ContainerSpec,
   loaded: LoadedComponent,
   log: Logger,
-  opts: ComponentRunOptions = {},
+  opts: ComponentRunOptions,
   signal?: AbortSignal,
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
+  const platform = platformConfig(spec, opts.dataDir);
   const capBytes = spec.limits.memoryBytes;
   const compiled = await compileCoreModules(loaded, spec, capBytes);
   const modules = Object.fromEntries(Object.entries(compiled).map(([f, c]) => [f, c.module]));
@@ -127,6 +131,7 @@ export async function startComponent(
       ...serving,
       oomAboveBytes: capBytes === undefined ? undefined : capBytes - oomHeadroom(capBytes),
       routes: routes?.port,
+      platform,
     };
     log.debug(
       { container: spec.name, ...serving.bounds, requestTimeoutMs: serving.requestTimeoutMs, stackTracked: main?.stackTracked },
@@ -135,7 +140,17 @@ export async function startComponent(
     worker = new Worker(HTTP_WORKER_URL, { ...plainWorker(), workerData: data, transferList, resourceLimits: opts.resourceLimits });
   } else {
     if (planned && 'why' in planned) log.warn({ container: spec.name }, `the component is served with one instance for every request: ${planned.why}`);
-    const data: ComponentWorkerData = { ...run, dir: loaded.dir, modules, world: loaded.world, criLogUrl: CRI_LOG_MODULE_URL, listen, routes: routes?.port };
+    const data: ComponentWorkerData = {
+      ...run,
+      dir: loaded.dir,
+      modules,
+      world: loaded.world,
+      criLogUrl: CRI_LOG_MODULE_URL,
+      listen,
+      routes: routes?.port,
+      platform,
+      imports: loaded.imports,
+    };
     worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: data, transferList, resourceLimits: opts.resourceLimits });
   }
   // The worker sends the component's output to its log; anything else written is dropped.

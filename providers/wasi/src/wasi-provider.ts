@@ -225,7 +225,13 @@ export class WasiProvider implements Provider {
       spec,
       loaded,
       ctx.log,
-      { logOptions: this.opts.logOptions, startTimeoutMs: this.opts.startTimeoutMs, router: this.router },
+      {
+        logOptions: this.opts.logOptions,
+        startTimeoutMs: this.opts.startTimeoutMs,
+        router: this.router,
+        // The pod's directory from core; a runtime process or a test without one keeps the pod's data under the provider's.
+        dataDir: ctx.podDir || join(this.ctx?.rootDir ?? '.', 'pods', spec.pod.uid),
+      },
       ctx.signal,
       ctx.event,
     );

@@ -32,6 +32,7 @@ import type { MessagePort, WorkerOptions } from 'node:worker_threads';
 import type { ServiceRoute } from '@nodelet/plugin-api/v1';
 import type { ExperimentalHttpConfig } from './experimental-http-config.ts';
 import type { MemoryDecl } from './memory-cap.ts';
+import type { PlatformConfig } from './platform/platform-config.ts';
 
 /** Log rotation of a container's CRI log file (CriLogWriter's options). */
 export interface LogRotation {
@@ -190,6 +191,10 @@ export interface ComponentWorkerData extends ContainerRunInput {
   readonly listen?: ListenAddress;
   /** In cluster mode: where outgoing requests connect (Services; worker/service-route.mjs). Transferred. */
   readonly routes?: MessagePort;
+  /** What wasi:keyvalue's stores are (platform/platform-config.ts); wasi:config reads `env`. */
+  readonly platform: PlatformConfig;
+  /** The component's imports, with their versions (the platform interfaces' drafts differ by version). */
+  readonly imports: readonly string[];
 }
 
 /** What a component worker reports. */
@@ -225,6 +230,8 @@ export interface HttpWorkerData extends ContainerRunInput {
   readonly oomAboveBytes?: number;
   /** In cluster mode: where outgoing requests connect (Services; worker/service-route.mjs). Transferred. */
   readonly routes?: MessagePort;
+  /** What wasi:keyvalue's stores are (platform/platform-config.ts); wasi:config reads `env`. */
+  readonly platform: PlatformConfig;
 }
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----

@@ -250,7 +250,7 @@ export class ExternalWasiProvider implements Provider {
     const cancels = (c.hello?.minor ?? 0) >= 1;
     if (cancels) ctx.signal.addEventListener('abort', cancel, { once: true });
     try {
-      return this.track(await c.request('start', { spec }), ctx);
+      return this.track(await c.request('start', { spec, podDir: ctx.podDir }), ctx);
     } finally {
       if (cancels) ctx.signal.removeEventListener('abort', cancel);
       this.starting.delete(spec.id);

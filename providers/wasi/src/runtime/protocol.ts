@@ -83,7 +83,8 @@ export interface WireExit {
 export interface Requests {
   /** `routes` (1.3): the client answers `route` asks (an older runtime ignores it). */
   hello: { args: { version: number; routes?: boolean }; result: { version: number; minor?: number; pid: number; runtimeVersion: string } };
-  start: { args: { spec: ContainerSpec }; result: WireContainer };
+  /** `podDir`: the pod's directory on the node (its components' key-value stores are kept there); an older client sends none. */
+  start: { args: { spec: ContainerSpec; podDir?: string }; result: WireContainer };
   stop: { args: { containerId: string; graceMs: number }; result: null };
   list: { args: Record<string, never>; result: WireContainer[] };
   release: { args: { containerId: string }; result: null };

@@ -198,7 +198,7 @@ export class RuntimeServer {
           throw providerError('InvalidArgument', `protocol version ${req.version} is not served (this runtime speaks ${PROTOCOL_VERSION})`);
         return { version: PROTOCOL_VERSION, minor: PROTOCOL_MINOR, pid: process.pid, runtimeVersion: this.provider.runtimeVersion };
       case 'start':
-        return this.startContainer(req.spec, sock);
+        return this.startContainer(req.spec, sock, req.podDir ?? '');
       case 'stop': {
         const e = this.table.get(req.containerId);
         if (!e) throw providerError('NotFound', `no container with id ${req.containerId}`);
@@ -246,7 +246,7 @@ export class RuntimeServer {
     return null;
   }
 
-  private async startContainer(spec: ContainerSpec, sock: Socket): Promise<WireContainer> {
+  private async startContainer(spec: ContainerSpec, sock: Socket, podDir: string): Promise<WireContainer> {
     if (this.table.has(spec.id) || this.starting.has(spec.id)) throw providerError('InvalidArgument', `a container with id ${spec.id} is already known`);
     const cancel = new AbortController();
     this.starting.set(spec.id, cancel);
@@ -258,7 +258,7 @@ export class RuntimeServer {
         if (!sock.destroyed) sock.write(`${JSON.stringify({ note: 'event', containerId: spec.id, type, reason, message } satisfies NoteLine)}\n`);
       },
       signal: AbortSignal.any([this.abort.signal, cancel.signal]),
-      podDir: '',
+      podDir,
     };
     let running;
     try {

@@ -28,6 +28,8 @@ import { preview2Imports } from './preview2-imports.mjs';
 import { describeTrap } from './trap-report.mjs';
 import { RouteClient } from './service-route.mjs';
 import { routedOutgoingHandler } from './shim-outgoing.mjs';
+import { Platform } from './platform/platform-imports.mjs';
+import { jcoPlatformImports } from './platform/jco-platform.mjs';
 /** @import { ShimOutgoingHandler } from './shim-outgoing.mjs' */
 /** @import { ComponentMessage, ComponentWorkerData, WorkerMount } from '../worker-protocol.ts' */
 /**
@@ -88,6 +90,9 @@ const http = /** @type {typeof shim.http & HttpShim} */ (shim.http);
 // Outgoing requests connect where the node's Service resolver says (ClusterIPs, Service names).
 if (d.routes)
   imports['wasi:http/outgoing-handler'] = routedOutgoingHandler(/** @type {ShimOutgoingHandler} */ (shim.http.outgoingHandler), new RouteClient(d.routes));
+
+// wasi:config, wasi:keyvalue, wasi:logging (platform/jco-platform.mjs).
+Object.assign(imports, jcoPlatformImports(new Platform(d.platform, d.env), d.imports, writeLog));
 
 cli._setArgs([...d.argv]);
 cli._setEnv(d.env);

@@ -11,6 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serve } from './http/serve.mjs';
 import { RouteClient } from './service-route.mjs';
+import { Platform } from './platform/platform-imports.mjs';
 /** @import { ComponentMessage, HttpWorkerData } from '../worker-protocol.ts' */
 
 if (!parentPort) throw new Error('http-worker.mjs runs as a worker thread');
@@ -36,7 +37,14 @@ try {
   await serve({
     plan: { module: d.module, handleExport: d.handleExport },
     listen: d.listen,
-    cli: { env: Object.entries(d.env), args: [...d.argv], stdout: sink('stdout'), stderr, route: d.routes ? new RouteClient(d.routes) : undefined },
+    cli: {
+      env: Object.entries(d.env),
+      args: [...d.argv],
+      stdout: sink('stdout'),
+      stderr,
+      route: d.routes ? new RouteClient(d.routes) : undefined,
+      platform: new Platform(d.platform, d.env),
+    },
     metrics: d.metrics,
     bounds: d.bounds,
     timeoutMs: d.requestTimeoutMs,

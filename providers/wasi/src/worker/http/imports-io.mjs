@@ -20,11 +20,13 @@ export class GuestExit extends Error {
 
 /**
  * @typedef {(...args: any[]) => unknown} CoreFunction
- * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void, route?: RouteClient }} CliContext
- *   the instance's world: its environment, arguments and output, and where its outgoing requests
- *   connect (`route`: the node's Services; absent: as given)
+ * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void, route?: RouteClient, platform?: Platform }} CliContext
+ *   the instance's world: its environment, arguments and output, where its outgoing requests
+ *   connect (`route`: the node's Services; absent: as given), and its configuration and key-value
+ *   stores (`platform`; absent: none)
  */
 /** @import { RouteClient } from '../service-route.mjs' */
+/** @import { Platform } from '../platform/platform-imports.mjs' */
 
 /** Largest u64 a read may ask for, as a length the host honours. @param {bigint} n */
 const clampLen = (n) => Number(BigInt.asUintN(64, n) > 0x7fffffffn ? 0x7fffffffn : BigInt.asUintN(64, n));

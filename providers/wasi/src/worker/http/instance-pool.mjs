@@ -15,7 +15,7 @@
 //
 // Plain JavaScript, typed with JSDoc.
 import { Guest } from './canon.mjs';
-import { hostFunctions, SUSPENDING } from './host-imports.mjs';
+import { hostFunctions, importKey, suspends } from './host-imports.mjs';
 /** @import { CliContext } from './imports-io.mjs' */
 
 /** A request may grow an instance's memory this far past its start before the instance is replaced. */
@@ -24,7 +24,6 @@ export const GROWTH_LIMIT = 16 << 20;
 export const IDLE_MS = 30_000;
 const GLOBAL_EXPORT = /^nodelet:global:\d+$/;
 const HANDLE_EXPORT = /^wasi:http\/incoming-handler@0\.2\.\d+#handle$/;
-const WASI_IMPORT = /^(wasi:[a-z-]+\/[a-z-]+)@0\.2\.\d+$/;
 
 /**
  * What makes a component servable with an instance per request: one core module holding the
@@ -55,8 +54,7 @@ export function planPerRequest(modules) {
   if (!exports.some((e) => e.name === 'memory' && e.kind === 'memory')) return { why: 'its core module exports no memory' };
   const fns = hostFunctions(new Guest(), { env: [], args: [], stdout: () => {}, stderr: () => {} });
   for (const imp of WebAssembly.Module.imports(main)) {
-    const iface = WASI_IMPORT.exec(imp.module)?.[1];
-    if (!iface || imp.kind !== 'function' || !(`${iface}#${imp.name}` in fns))
+    if (imp.kind !== 'function' || !Object.hasOwn(fns, importKey(imp.module, imp.name)))
       return { why: `it imports ${imp.module}#${imp.name}, which is not served per request` };
   }
   return { plan: { module: main, handleExport: /** @type {string} */ (exports.find((e) => HANDLE_EXPORT.test(e.name))?.name) } };
@@ -185,9 +183,9 @@ export class InstancePool {
     /** @type {Record<string, Record<string, Function | WebAssembly.Suspending>>} */
     const imports = {};
     for (const imp of WebAssembly.Module.imports(this.plan.module)) {
-      const key = `${WASI_IMPORT.exec(imp.module)?.[1]}#${imp.name}`;
+      const key = importKey(imp.module, imp.name);
       const fn = /** @type {Function} */ (fns[key]);
-      (imports[imp.module] ??= {})[imp.name] = SUSPENDING.has(key) ? new WebAssembly.Suspending(raceAbort(guest, fn)) : fn;
+      (imports[imp.module] ??= {})[imp.name] = suspends(key) ? new WebAssembly.Suspending(raceAbort(guest, fn)) : fn;
     }
     const s = new Slot(guest, new WebAssembly.Instance(this.plan.module, /** @type {WebAssembly.Imports} */ (imports)), this.plan.handleExport);
     this.#snapshot ??= new Snapshot(s);

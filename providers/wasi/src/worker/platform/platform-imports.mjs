@@ -1,0 +1,66 @@
+// The platform interfaces nodelet's own host gives a component served per request, beside WASI 0.2's
+// (../http/host-imports.mjs): wasi:config/store, wasi:keyvalue/{store,atomics,batch} and
+// wasi:logging/logging, keyed `interface@version#function` — their draft versions differ in ABI
+// (wasi:keyvalue) or may, so each version is named. The container's configuration and stores are
+// made once per container (shared by its instances); each instance has its own handles.
+// Plain JavaScript, typed with JSDoc.
+import { configFromEnv } from '../../platform/config-store.mjs';
+import { KeyValueStores } from '../../platform/keyvalue-store.mjs';
+import { configImports } from './imports-config.mjs';
+import { keyvalueImports } from './imports-keyvalue.mjs';
+import { loggingImports } from './imports-logging.mjs';
+/** @import { Guest } from '../http/canon.mjs' */
+/** @import { ConfigStore } from '../../platform/config-store.mjs' */
+/** @import { PlatformConfig } from '../../platform/platform-config.ts' */
+
+/** What the platform interfaces of one container read and write. */
+export class Platform {
+  /** @type {ConfigStore | undefined} */
+  #config;
+  /** @type {KeyValueStores | undefined} */
+  #stores;
+
+  /**
+   * @param {PlatformConfig} config the container's stores (platform-config.ts)
+   * @param {Readonly<Record<string, string>> | ReadonlyArray<readonly [string, string]>} env the container's environment
+   */
+  constructor(config, env) {
+    this.settings = config;
+    this.env = env;
+  }
+
+  /** The configuration (made on first use). */
+  get config() {
+    return (this.#config ??= configFromEnv(this.env));
+  }
+
+  /** The key-value stores (each opened on first use). */
+  get keyvalue() {
+    return (this.#stores ??= new KeyValueStores(this.settings.keyvalue));
+  }
+
+  close() {
+    this.#stores?.close();
+  }
+}
+
+/** With no platform given (tests, the plan's probe): every store is unknown. */
+const NONE = new Platform({ keyvalue: {} }, {});
+
+/**
+ * The platform functions for one instance.
+ * @param {Guest} g
+ * @param {Platform | undefined} platform
+ * @param {{ stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void }} out
+ */
+export function platformFunctions(g, platform, out) {
+  const p = platform ?? NONE;
+  return {
+    ...configImports(g, () => p.config),
+    ...keyvalueImports(g, () => p.keyvalue),
+    ...loggingImports(g, out),
+  };
+}
+
+/** The platform functions that may wait (a Redis store): every wasi:keyvalue one. @param {string} key */
+export const platformSuspends = (key) => key.startsWith('wasi:keyvalue/');
