@@ -30,7 +30,7 @@ const unavailable = netnsUnavailable();
 const noRedis = spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'has no redis-server';
 
 describe.skipIf(unavailable !== undefined || noRedis !== undefined)(
-  `WASI platform interfaces for components: wasi:keyvalue, wasi:config, wasi:logging (skipped where the machine ${unavailable ?? noRedis})`,
+  `WASI platform interfaces for components: wasi:keyvalue, wasi:config, wasi:logging (skipped where the machine ${unavailable ?? noRedis ?? 'lacks CAP_NET_ADMIN or redis-server'})`,
   () => {
     const info = inject('cluster');
     const k = adminClients(info);
@@ -151,7 +151,7 @@ describe.skipIf(unavailable !== undefined || noRedis !== undefined)(
     });
 
     it('a store label the pod does not configure opens no-such-store', async () => {
-      expect((await get('local', '/open/elsewhere')).body).toBe('NoSuchStore');
+      expect((await get('local', '/open/elsewhere')).body).toBe('Error::NoSuchStore');
       expect((await get('local', '/open/default')).body).toBe('opened');
     });
 

@@ -27,6 +27,7 @@ export const COMPONENTS = {
   'unsupported-import': 'unsupported-import.wasm',
   'http-get': 'http-get.wasm',
   'platform-app': 'platform_app.wasm',
+  'platform-cli': 'platform-cli.wasm',
 } as const;
 
 /** A test component's name. */

@@ -10,6 +10,9 @@
 // 0.2.0-draft interface. Plain JavaScript, typed with JSDoc (it runs in the worker threads).
 import { SqliteStore } from './sqlite-store.mjs';
 import { RedisStore } from './redis-store.mjs';
+import { KeyValueError, asKeyValueError, andThen } from './keyvalue-error.mjs';
+
+export { KeyValueError, asKeyValueError, andThen };
 
 /**
  * A value or the promise of it.
@@ -43,19 +46,6 @@ import { RedisStore } from './redis-store.mjs';
 
 /** The label of the store every app has. */
 export const DEFAULT_STORE = 'default';
-
-/** A failure of a key-value operation, as `wasi:keyvalue/store.error` names it. */
-export class KeyValueError extends Error {
-  /**
-   * @param {'no-such-store' | 'access-denied' | 'other'} kind
-   * @param {string} message
-   */
-  constructor(kind, message) {
-    super(message);
-    this.name = 'KeyValueError';
-    this.kind = kind;
-  }
-}
 
 /** The stores of one container, by label, each opened (its file or connection) on first use. */
 export class KeyValueStores {
@@ -93,46 +83,4 @@ export class KeyValueStores {
     for (const s of this.#open.values()) s.close();
     this.#open.clear();
   }
-}
-
-/**
- * Runs `f` on the value of `v`, now or when it resolves; a backend's failure becomes an `other`
- * KeyValueError (a KeyValueError passes as it is).
- * @template T, U
- * @param {() => Maybe<T>} op
- * @param {(v: T) => U} f
- * @returns {Maybe<U>}
- */
-export function then(op, f) {
-  let v;
-  try {
-    v = op();
-  } catch (e) {
-    throw asKeyValueError(e);
-  }
-  if (v instanceof Promise)
-    return v.then(f, (e) => {
-      throw asKeyValueError(e);
-    });
-  return f(v);
-}
-
-/** @param {unknown} e @returns {KeyValueError} */
-export function asKeyValueError(e) {
-  if (e instanceof KeyValueError) return e;
-  return new KeyValueError('other', e instanceof Error ? e.message : String(e));
-}
-
-/** A counter's value as stored: its decimal text. @param {bigint} n */
-export const counterBytes = (n) => new TextEncoder().encode(n.toString());
-
-/**
- * The counter held in `value` (absent: 0). Throws when the value is not a decimal integer.
- * @param {string} key @param {Uint8Array | undefined} value @returns {bigint}
- */
-export function counterOf(key, value) {
-  if (value === undefined) return 0n;
-  const text = new TextDecoder().decode(value);
-  if (!/^-?\d{1,19}$/.test(text)) throw new KeyValueError('other', `the value of ${JSON.stringify(key)} is not an integer`);
-  return BigInt(text);
 }

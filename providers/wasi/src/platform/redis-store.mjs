@@ -4,7 +4,6 @@
 // server) and returns a promise; the host suspends the component while it waits.
 // Plain JavaScript, typed with JSDoc (it runs in the worker threads).
 import { RespClient } from './resp-client.mjs';
-/** @import { KeyValueBackend } from './keyvalue-store.mjs' */
 /** @import { RespReply } from './resp-client.mjs' */
 
 /** How many keys one SCAN is asked for. */
@@ -16,7 +15,7 @@ const SWAP_SCRIPT =
 /** @param {RespReply} r @returns {Uint8Array | undefined} */
 const bytesOf = (r) => (r === null ? undefined : r instanceof Buffer ? new Uint8Array(r) : undefined);
 
-/** @implements {KeyValueBackend} */
+/** A store on a Redis server (a KeyValueBackend: keyvalue-store.mjs). */
 export class RedisStore {
   /** @param {string} url `redis://[[user]:password@]host[:port][/db]` */
   constructor(url) {

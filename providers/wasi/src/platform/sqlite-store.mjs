@@ -8,13 +8,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { counterBytes, counterOf } from './keyvalue-store.mjs';
-/** @import { KeyValueBackend } from './keyvalue-store.mjs' */
+import { counterBytes, counterOf } from './keyvalue-counter.mjs';
 
 /** Keys returned by one `list-keys` call at most. */
 export const LIST_PAGE = 1000;
 
-/** @implements {KeyValueBackend} */
+/** A store in a SQLite file (a KeyValueBackend: keyvalue-store.mjs). */
 export class SqliteStore {
   /**
    * @param {string} path the database file (made, with its directory, when absent)

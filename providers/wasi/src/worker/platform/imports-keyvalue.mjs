@@ -11,7 +11,7 @@
 //    list<tuple<string, option<list<u8>>>> as Spin's WIT declares it (the repository's later text keeps
 //    draft's shape under the same version; components built with Spin's SDKs use Spin's).
 // Plain JavaScript, typed with JSDoc.
-import { asKeyValueError, then } from '../../platform/keyvalue-store.mjs';
+import { asKeyValueError, andThen } from '../../platform/keyvalue-store.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
 /** @import { KeyValueBackend, KeyValueError, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
 
@@ -67,7 +67,7 @@ export function keyvalueImports(g, stores) {
     /** @param {unknown} e */
     const fail = (e) => storeError(ret, off, asKeyValueError(e));
     try {
-      const r = then(op, (v) => {
+      const r = andThen(op, (v) => {
         g.view().setUint8(ret, 0);
         ok(v);
       });
@@ -244,7 +244,7 @@ export function keyvalueImports(g, stores) {
             return undefined;
           }
           // Failed: a new handle holding the value the key has now, for a retry.
-          return then(
+          return andThen(
             () => c.bucket.store.get(c.key),
             (now) => {
               const dv = g.view();
@@ -255,7 +255,7 @@ export function keyvalueImports(g, stores) {
           );
         };
         try {
-          const r = then(() => c.bucket.store.swap(c.key, c.current, value), done);
+          const r = andThen(() => c.bucket.store.swap(c.key, c.current, value), done);
           return r instanceof Promise ? r.catch(storeFailed) : undefined;
         } catch (e) {
           storeFailed(e);

@@ -1,0 +1,192 @@
+/**
+ * The platform interfaces (wasi:config, wasi:keyvalue, wasi:logging): their backends, how a pod
+ * configures them, the import check, and a cli component using them through jco's bindings (the
+ * one-instance path; the per-request path is shown end to end by test/e2e/wasi-platform.test.ts).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isInvalidArgument, isInvalidImage } from '@nodelet/plugin-api/v1';
+import { WasiProvider } from '../src/index.ts';
+import { checkComponent } from '../src/component-cache.ts';
+import { configFromEnv } from '../src/platform/config-store.mjs';
+import { KeyValueStores, KeyValueError } from '../src/platform/keyvalue-store.mjs';
+import { platformConfig } from '../src/platform/platform-config.ts';
+import { logLine } from '../src/platform/log-line.mjs';
+import { encodeCommand, parseReply, parseRedisUrl } from '../src/platform/resp-client.mjs';
+import { buildComponent } from '../../../test/harness/wasm-components.ts';
+import { FakeImages, logText, podContext, providerContext, pulledFile, scratch, spec } from './helpers.ts';
+
+const tmp = scratch();
+afterAll(() => tmp.cleanup());
+
+describe('wasi:config: the SPIN_VARIABLE_* environment', () => {
+  it('reads SPIN_VARIABLE_<KEY> by key in any case; get-all lists the keys in lower case; other variables are not configuration', () => {
+    const c = configFromEnv({ SPIN_VARIABLE_API_KEY: 'k', SPIN_VARIABLE_greeting: 'hi', PATH: '/bin', SPIN_VARIABLE_: 'empty name' });
+    expect(c.get('api_key')).toBe('k');
+    expect(c.get('API_KEY')).toBe('k');
+    expect(c.get('greeting')).toBe('hi');
+    expect(c.get('path')).toBeUndefined();
+    expect(c.getAll()).toEqual([
+      ['api_key', 'k'],
+      ['greeting', 'hi'],
+    ]);
+  });
+
+  it("when two spellings of one key are set, Spin's upper-case one wins", () => {
+    expect(configFromEnv({ SPIN_VARIABLE_X: 'upper', SPIN_VARIABLE_x: 'lower' }).get('x')).toBe('upper');
+    expect(configFromEnv({ SPIN_VARIABLE_x: 'lower', SPIN_VARIABLE_X: 'upper' }).get('x')).toBe('upper');
+  });
+});
+
+describe('wasi:keyvalue: the SQLite store', () => {
+  it('keeps values, counters as decimal text, pages of keys, compare-and-swap; a second opening of the file sees them', () => {
+    const path = join(tmp.dir, 'kv', 'default.sqlite');
+    const a = new KeyValueStores({ default: { type: 'sqlite', path } });
+    const s = a.open('default');
+    expect(s.increment('n', 5n)).toBe(5n);
+    expect(s.increment('n', -7n)).toBe(-2n);
+    expect(new TextDecoder().decode(s.get('n') as Uint8Array)).toBe('-2');
+    s.set('v', new Uint8Array([1, 2, 3]));
+    expect(() => s.increment('v', 1n)).toThrow(KeyValueError);
+    expect(s.swap('v', new Uint8Array([9]), new Uint8Array([4]))).toBe(false);
+    expect(s.swap('v', new Uint8Array([1, 2, 3]), new Uint8Array([4]))).toBe(true);
+    expect(s.swap('new', undefined, new Uint8Array([5]))).toBe(true);
+    expect(s.swap('new', undefined, new Uint8Array([6]))).toBe(false);
+    s.setMany(Array.from({ length: 1200 }, (_, i) => [`k${String(i).padStart(4, '0')}`, new Uint8Array([i & 0xff])] as const));
+    const first = s.listKeys(undefined) as { keys: string[]; cursor: string | undefined };
+    expect(first.keys).toHaveLength(1000);
+    const second = s.listKeys(first.cursor) as { keys: string[]; cursor: string | undefined };
+    expect(second.cursor).toBeUndefined();
+    expect(new Set([...first.keys, ...second.keys]).size).toBe(1203);
+    a.close();
+    const b = new KeyValueStores({ default: { type: 'sqlite', path } });
+    expect(b.open('default').get('v')).toEqual(new Uint8Array([4]));
+    expect(() => b.open('other')).toThrow(/no key-value store is labelled "other"/);
+    b.close();
+  });
+});
+
+describe('how a pod configures its stores', () => {
+  const pod = (annotations: Record<string, string>) => ({ name: 'main', pod: { namespace: 'ns', name: 'p', uid: 'u', annotations } });
+
+  it('default is SQLite under the pod dir; wasi.nodelet.dev/keyvalue-<label> puts a label on Redis or on SQLite', () => {
+    expect(platformConfig(pod({}), '/pods/u')).toEqual({ keyvalue: { default: { type: 'sqlite', path: '/pods/u/wasi-keyvalue/default.sqlite' } } });
+    const c = platformConfig(pod({ 'wasi.nodelet.dev/keyvalue-default': 'redis://10.0.0.1:6380/2', 'wasi.nodelet.dev/keyvalue-cache': 'sqlite' }), '/d');
+    expect(c.keyvalue).toEqual({
+      default: { type: 'redis', url: 'redis://10.0.0.1:6380/2' },
+      cache: { type: 'sqlite', path: '/d/wasi-keyvalue/cache.sqlite' },
+    });
+  });
+
+  it('a malformed annotation fails the start (InvalidArgument), without the URL password in the message', () => {
+    for (const [value, why] of [
+      ['http://x', 'neither "sqlite" nor a redis:// URL'],
+      ['redis://:hunter2@host/x', 'must be a database number'],
+      ['rediss://:hunter2@host', 'neither'],
+    ] as const) {
+      let err: unknown;
+      try {
+        platformConfig(pod({ 'wasi.nodelet.dev/keyvalue-default': value }), '/d');
+      } catch (e) {
+        err = e;
+      }
+      expect(isInvalidArgument(err)).toBe(true);
+      expect((err as Error).message).toContain(why);
+      expect((err as Error).message).not.toContain('hunter2');
+    }
+    expect(() => platformConfig(pod({ 'wasi.nodelet.dev/keyvalue-Bad.Label': 'sqlite' }), '/d')).toThrow(/store label/);
+  });
+});
+
+describe('the import check', () => {
+  it('accepts the platform interfaces at the versions provided, and names any other version with the ones provided', () => {
+    const run = ['wasi:cli/run@0.2.0'];
+    expect(
+      checkComponent(
+        'img',
+        [
+          'wasi:config/store@0.2.0-draft',
+          'wasi:config/store@0.2.0-draft-2024-09-27',
+          'wasi:keyvalue/store@0.2.0-draft2',
+          'wasi:keyvalue/atomics@0.2.0-draft',
+          'wasi:keyvalue/batch@0.2.0-draft2',
+          'wasi:logging/logging@0.1.0-draft',
+        ],
+        run,
+      ),
+    ).toBe('cli');
+    let err: unknown;
+    try {
+      checkComponent('img', ['wasi:keyvalue/store@0.1.0', 'wasi:keyvalue/watcher@0.2.0-draft2', 'wasi:blobstore/blobstore@0.2.0-draft'], run);
+    } catch (e) {
+      err = e;
+    }
+    expect(isInvalidImage(err)).toBe(true);
+    expect((err as Error).message).toContain(
+      'imports wasi:keyvalue/store@0.1.0 (nodelet provides @0.2.0-draft, @0.2.0-draft2), wasi:keyvalue/watcher@0.2.0-draft2, wasi:blobstore/blobstore@0.2.0-draft, which nodelet does not provide',
+    );
+  });
+});
+
+describe('wasi:logging lines', () => {
+  it('one line with the level; warn and above to stderr; line breaks kept in the line', () => {
+    expect(logLine('info', 'app', 'hello')).toEqual({ stream: 'stdout', line: 'INFO     app: hello\n' });
+    expect(logLine('critical', '', 'a\nb')).toEqual({ stream: 'stderr', line: 'CRITICAL a\\nb\n' });
+  });
+});
+
+describe('the RESP client', () => {
+  it('encodes commands as bulk strings and parses replies, also split across reads', () => {
+    expect(encodeCommand(['SET', 'k', new Uint8Array([0, 255])]).toString('latin1')).toBe('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n\x00\xff\r\n');
+    const reply = Buffer.from('*2\r\n$1\r\n7\r\n*2\r\n$1\r\na\r\n$-1\r\n:42\r\n');
+    expect(parseReply(reply.subarray(0, 12), 0)).toBeUndefined();
+    const r = parseReply(reply, 0)!;
+    expect(r.value).toEqual([Buffer.from('7'), [Buffer.from('a'), null]]);
+    expect(parseReply(reply, r.next)?.value).toBe(42n);
+    expect(String(parseReply(Buffer.from('-ERR wrong\r\n'), 0)?.value)).toContain('ERR wrong');
+    expect(parseRedisUrl('redis://u:p%40ss@[::1]:6380/3')).toEqual({ host: '::1', port: 6380, db: 3, user: 'u', password: 'p@ss' });
+  });
+});
+
+describe('a cli component using the platform interfaces (jco bindings, one instance)', () => {
+  let provider: WasiProvider;
+  const rootDir = join(tmp.dir, 'root');
+  beforeAll(async () => {
+    mkdirSync(rootDir, { recursive: true });
+    provider = new WasiProvider(); // in-process
+    await provider.init(providerContext(new FakeImages(), rootDir));
+  }, 600_000);
+  afterAll(() => provider.shutdown());
+
+  it('counts in the pod’s SQLite store across runs, runs every operation, reads config, logs with levels; a store on Redis answers an error naming why', async () => {
+    const image = pulledFile(await buildComponent('platform-cli'), 'fixture:platform-cli');
+    const podDir = join(tmp.dir, 'pod');
+    const run = async (args: string[]) => {
+      const s = spec(image, tmp.dir, args, {
+        env: { SPIN_VARIABLE_GREETING: 'hi there' },
+        pod: { namespace: 'ns', name: 'p', uid: 'u1', annotations: { 'wasi.nodelet.dev/keyvalue-shared': 'redis://127.0.0.1:9' } },
+      });
+      const exit = await (await provider.startContainer(s, { ...podContext(), podDir })).exit;
+      expect(exit.exitCode).toBe(0);
+      return { out: logText(s.logPath), err: logText(s.logPath, 'stderr') };
+    };
+    const first = await run(['count:default', 'count:default', 'kv:default', 'config:greeting', 'config:missing', 'count:elsewhere', 'count:shared', 'log']);
+    const lines = first.out.split('\n');
+    expect(lines.slice(0, 6)).toEqual([
+      'count:default=1',
+      'count:default=2',
+      'kv:default=ok',
+      'config:greeting=hi there',
+      'config:missing=<none>',
+      'count:elsewhere=Error::NoSuchStore',
+    ]);
+    expect(lines[6]).toMatch(
+      /^count:shared=Error::Other\(".*store shared is on Redis, which nodelet serves only to http components served with an instance per request/,
+    );
+    expect(first.out).toContain('INFO     platform-cli: an info line\n');
+    expect(first.err).toBe('ERROR    an error line\n');
+    // A new container of the same pod: the store is still there.
+    expect((await run(['count:default'])).out).toBe('count:default=3\n');
+  });
+});
