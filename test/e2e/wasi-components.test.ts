@@ -201,7 +201,7 @@ describe.skipIf(unavailable !== undefined)(`WASI 0.2 components (skipped where t
       120_000,
     );
     const waiting = pod.status!.containerStatuses![0]!.state!.waiting!;
-    expect(waiting.message).toContain('imports wasi:sockets/instance-network, wasi:sockets/network, which nodelet does not provide');
+    expect(waiting.message).toMatch(/imports wasi:sockets\/instance-network@0\.2\.\d+, wasi:sockets\/network@0\.2\.\d+, which nodelet does not provide/);
     const events = await eventually('Failed event', async () => {
       const list = await k.core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=unsupported,reason=Failed' });
       return list.items.length > 0 ? list.items : undefined;

@@ -47,13 +47,13 @@ describe('wasi:keyvalue: the SQLite store', () => {
     expect(s.increment('n', 5n)).toBe(5n);
     expect(s.increment('n', -7n)).toBe(-2n);
     expect(new TextDecoder().decode(s.get('n') as Uint8Array)).toBe('-2');
-    s.set('v', new Uint8Array([1, 2, 3]));
+    void s.set('v', new Uint8Array([1, 2, 3]));
     expect(() => s.increment('v', 1n)).toThrow(KeyValueError);
     expect(s.swap('v', new Uint8Array([9]), new Uint8Array([4]))).toBe(false);
     expect(s.swap('v', new Uint8Array([1, 2, 3]), new Uint8Array([4]))).toBe(true);
     expect(s.swap('new', undefined, new Uint8Array([5]))).toBe(true);
     expect(s.swap('new', undefined, new Uint8Array([6]))).toBe(false);
-    s.setMany(Array.from({ length: 1200 }, (_, i) => [`k${String(i).padStart(4, '0')}`, new Uint8Array([i & 0xff])] as const));
+    void s.setMany(Array.from({ length: 1200 }, (_, i) => [`k${String(i).padStart(4, '0')}`, new Uint8Array([i & 0xff])] as const));
     const first = s.listKeys(undefined) as { keys: string[]; cursor: string | undefined };
     expect(first.keys).toHaveLength(1000);
     const second = s.listKeys(first.cursor) as { keys: string[]; cursor: string | undefined };

@@ -13,7 +13,7 @@
  *   client                         runtime
  *     │ {id,op:'hello',version}  ──►│
  *     │◄── {id,ok:true,result}      │
- *     │ {id,op:'start',spec}     ──►│ runs the module, writes its CRI log
+ *     │ {id,op:'start',spec,podDir}──►│ runs the module, writes its CRI log
  *     │◄── {id,ok:true,result}      │
  *     │◄── {note:'exit',containerId,exit}   (when it ends)
  *     │ {id,op:'stream',kind:'stdin',data} ─►│ (1.1: kubectl attach -i)
