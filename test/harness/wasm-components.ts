@@ -28,6 +28,7 @@ export const COMPONENTS = {
   'http-get': 'http-get.wasm',
   'platform-app': 'platform_app.wasm',
   'platform-cli': 'platform-cli.wasm',
+  'platform-draft': 'platform_draft.wasm',
 } as const;
 
 /** A test component's name. */

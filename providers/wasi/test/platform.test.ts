@@ -1,8 +1,10 @@
 /**
  * The platform interfaces (wasi:config, wasi:keyvalue, wasi:logging): their backends, how a pod
- * configures them, the import check, and a cli component using them through jco's bindings (the
- * one-instance path; the per-request path is shown end to end by test/e2e/wasi-platform.test.ts).
+ * configures them, the import check, a cli component using them through jco's bindings (the
+ * one-instance path), and an http component naming the 0.2.0-draft versions served per request
+ * (the 0.2.0-draft2 ones are shown end to end by test/e2e/wasi-platform.test.ts).
  */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,8 @@ import { platformConfig } from '../src/platform/platform-config.ts';
 import { logLine } from '../src/platform/log-line.mjs';
 import { encodeCommand, parseReply, parseRedisUrl } from '../src/platform/resp-client.mjs';
 import { buildComponent } from '../../../test/harness/wasm-components.ts';
+import { freePort } from '../../../test/harness/ports.ts';
+import { until } from '../../../test/harness/until.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, scratch, spec } from './helpers.ts';
 
 const tmp = scratch();
@@ -188,5 +192,71 @@ describe('a cli component using the platform interfaces (jco bindings, one insta
     expect(first.err).toBe('ERROR    an error line\n');
     // A new container of the same pod: the store is still there.
     expect((await run(['count:default'])).out).toBe('count:default=3\n');
+  });
+});
+
+const redisMissing = spawnSync('redis-server', ['--version']).status === 0 ? undefined : 'redis-server is not installed';
+
+describe('an http component naming the 0.2.0-draft versions (wasmCloud), served per request', () => {
+  let provider: WasiProvider;
+  let redis: ChildProcess | undefined;
+  let base: string;
+  const rootDir = join(tmp.dir, 'root-draft');
+  beforeAll(async () => {
+    mkdirSync(rootDir, { recursive: true });
+    provider = new WasiProvider(); // in-process
+    await provider.init(providerContext(new FakeImages(), rootDir));
+    const redisPort = await freePort();
+    const deadPort = await freePort(); // nothing listens there
+    if (!redisMissing) {
+      redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    }
+    const port = await freePort();
+    const lines: string[] = [];
+    const s = spec(pulledFile(await buildComponent('platform-draft'), 'fixture:platform-draft'), tmp.dir, [], {
+      env: { SPIN_VARIABLE_greeting: 'hello, draft' },
+      pod: {
+        namespace: 'ns',
+        name: 'p',
+        uid: 'u2',
+        annotations: {
+          'wasi.nodelet.dev/keyvalue-shared': `redis://127.0.0.1:${redisPort}`,
+          'wasi.nodelet.dev/keyvalue-down': `redis://127.0.0.1:${deadPort}`,
+        },
+      },
+      ports: [{ containerPort: port, protocol: 'TCP' }],
+      network: { podIPs: [], hostNetwork: false },
+    });
+    await provider.startContainer(s, { ...podContext(lines), podDir: join(tmp.dir, 'pod-draft') });
+    expect(lines.join('\n')).not.toContain('served with one instance');
+    base = `http://127.0.0.1:${port}`;
+  }, 600_000);
+  afterAll(async () => {
+    await provider.shutdown();
+    redis?.kill();
+  });
+  const get = async (path: string) => (await fetch(`${base}${path}`)).text();
+
+  it('increment (u64), every store and batch operation, list-keys over two pages (a u64 cursor) on SQLite; config; no-such-store', async () => {
+    expect(await get('/count')).toBe('2');
+    expect(await get('/count')).toBe('4');
+    expect(await get('/kv')).toBe('ok pages=2');
+    expect(await get('/config/greeting')).toBe('hello, draft');
+    expect(await get('/open/nope')).toBe('Error::NoSuchStore');
+  });
+
+  it.skipIf(redisMissing !== undefined)(
+    `the same on a Redis store, waiting without blocking the thread (${redisMissing ?? 'redis-server found'})`,
+    async () => {
+      await until('redis answers', async () => (await get('/count?store=shared')) === '2', 10_000);
+      const [a, b] = await Promise.all([get('/kv?store=shared'), get('/count?store=shared')]);
+      expect(a).toMatch(/^ok pages=\d+$/);
+      expect(b).toBe('4');
+    },
+  );
+
+  it('a store that cannot be reached answers an error value naming why, not a trap; the container serves on', async () => {
+    expect(await get('/count?store=down')).toMatch(/^Error::Other\(".*ECONNREFUSED/);
+    expect(await get('/config/greeting')).toBe('hello, draft');
   });
 });
