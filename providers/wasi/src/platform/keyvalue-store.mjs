@@ -10,6 +10,7 @@
 // 0.2.0-draft interface. Plain JavaScript, typed with JSDoc (it runs in the worker threads).
 import { SqliteStore } from './sqlite-store.mjs';
 import { RedisStore } from './redis-store.mjs';
+import { BlockingRedisStore } from './blocking-store.mjs';
 import { KeyValueError, asKeyValueError, andThen } from './keyvalue-error.mjs';
 
 export { KeyValueError, asKeyValueError, andThen };
@@ -52,9 +53,14 @@ export class KeyValueStores {
   /** @type {Map<string, KeyValueBackend>} */
   #open = new Map();
 
-  /** @param {Readonly<Record<string, StoreConfig>>} config */
-  constructor(config) {
+  /**
+   * @param {Readonly<Record<string, StoreConfig>>} config
+   * @param {{ blocking?: boolean }} [opts] blocking: every operation answers synchronously (a Redis
+   *   store then blocks the calling thread until Redis answers: blocking-store.mjs)
+   */
+  constructor(config, opts = {}) {
     this.config = config;
+    this.blocking = opts.blocking ?? false;
   }
 
   /**
@@ -70,7 +76,7 @@ export class KeyValueStores {
     /** @type {KeyValueBackend} */
     let store;
     try {
-      store = c.type === 'sqlite' ? new SqliteStore(c.path, label) : new RedisStore(c.url);
+      store = c.type === 'sqlite' ? new SqliteStore(c.path, label) : this.blocking ? new BlockingRedisStore(c.url) : new RedisStore(c.url);
     } catch (e) {
       throw new KeyValueError('other', `store ${label}: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -92,7 +92,8 @@ if (d.routes)
   imports['wasi:http/outgoing-handler'] = routedOutgoingHandler(/** @type {ShimOutgoingHandler} */ (shim.http.outgoingHandler), new RouteClient(d.routes));
 
 // wasi:config, wasi:keyvalue, wasi:logging (platform/jco-platform.mjs).
-Object.assign(imports, jcoPlatformImports(new Platform(d.platform, d.env), d.imports, writeLog));
+// The stores block the thread when Redis must answer: jco's bindings here are synchronous.
+Object.assign(imports, jcoPlatformImports(new Platform(d.platform, d.env, { blocking: true }), d.imports, writeLog));
 
 cli._setArgs([...d.argv]);
 cli._setEnv(d.env);

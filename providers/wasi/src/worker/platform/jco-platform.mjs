@@ -5,8 +5,9 @@
 // `{ tag: 'ok' | 'err', val }` for a WIT result.
 //
 // These calls cannot wait: jco's bindings here are synchronous. A SQLite store answers at once; a
-// store on Redis (which answers later) fails with `other` on this path, naming why — such a store
-// is served to http components served per request (../http/), which wait on it without blocking.
+// store on Redis is a BlockingRedisStore here (../../platform/blocking-store.mjs: the thread sleeps
+// until Redis answers, the client running in a helper thread), where the per-request host
+// (../http/) suspends only the waiting instance instead.
 // Plain JavaScript, typed with JSDoc.
 import { asKeyValueError } from '../../platform/keyvalue-store.mjs';
 import { LOG_LEVELS, logLine } from '../../platform/log-line.mjs';
@@ -31,10 +32,9 @@ export function jcoPlatformImports(platform, imports, write) {
     try {
       const v = op();
       if (v instanceof Promise) {
+        // Not with the stores Platform makes for this path (blocking); kept as an error value, not a trap.
         v.catch(() => {});
-        return err(
-          `store ${label} is on Redis, which nodelet serves only to http components served with an instance per request (this component runs with one instance)`,
-        );
+        return err(`store ${label} answered asynchronously, which this component's bindings cannot wait for`);
       }
       return { tag: 'ok', val: map(v) };
     } catch (e) {

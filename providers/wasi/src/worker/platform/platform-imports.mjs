@@ -23,10 +23,12 @@ export class Platform {
   /**
    * @param {PlatformConfig} config the container's stores (platform-config.ts)
    * @param {Readonly<Record<string, string>> | ReadonlyArray<readonly [string, string]>} env the container's environment
+   * @param {{ blocking?: boolean }} [opts] blocking: the stores answer synchronously (for jco's bindings)
    */
-  constructor(config, env) {
+  constructor(config, env, opts = {}) {
     this.settings = config;
     this.env = env;
+    this.opts = opts;
   }
 
   /** The configuration (made on first use). */
@@ -36,7 +38,7 @@ export class Platform {
 
   /** The key-value stores (each opened on first use). */
   get keyvalue() {
-    return (this.#stores ??= new KeyValueStores(this.settings.keyvalue));
+    return (this.#stores ??= new KeyValueStores(this.settings.keyvalue, this.opts));
   }
 
   close() {
