@@ -19,9 +19,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
 import { plainWorker, type Transpiled, type TranspileReply, type TranspileWorkerData } from './worker-protocol.ts';
-import { CONFIG_VERSIONS } from './worker/platform/imports-config.mjs';
-import { KEYVALUE_VERSIONS } from './worker/platform/imports-keyvalue.mjs';
-import { LOGGING_VERSIONS } from './worker/platform/imports-logging.mjs';
+import { CONFIG_VERSIONS, KEYVALUE_VERSIONS, LOGGING_VERSIONS } from './platform/interface-versions.mjs';
 
 const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.meta.url);
 

@@ -7,7 +7,6 @@
 // Plain JavaScript, typed with JSDoc (it runs in the worker threads).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { counterBytes, counterOf } from './keyvalue-counter.mjs';
 
 /** Keys returned by one `list-keys` call at most. */
@@ -21,6 +20,8 @@ export class SqliteStore {
    */
   constructor(path, store) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+    // Loaded on first use: the threads that never open a SQLite store (nodelet's own) never load it.
+    const { DatabaseSync } = /** @type {typeof import('node:sqlite')} */ (process.getBuiltinModule('node:sqlite'));
     this.db = new DatabaseSync(path, { timeout: 5000 });
     this.db.exec('PRAGMA journal_mode = WAL');
     this.db.exec('CREATE TABLE IF NOT EXISTS kv (store TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, PRIMARY KEY (store, key)) WITHOUT ROWID');

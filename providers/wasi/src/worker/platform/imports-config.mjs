@@ -2,11 +2,9 @@
 // ../http/canon.mjs): get and get-all over the container's configuration (../../platform/config-store.mjs).
 // The versions components name: 0.2.0-draft (WebAssembly/wasi-config's tag, wasmCloud) and
 // 0.2.0-draft-2024-09-27 (Spin 3); both have this one ABI. Plain JavaScript, typed with JSDoc.
+import { CONFIG_VERSIONS } from '../../platform/interface-versions.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
 /** @import { ConfigStore } from '../../platform/config-store.mjs' */
-
-/** The versions of wasi:config/store served. */
-export const CONFIG_VERSIONS = ['0.2.0-draft', '0.2.0-draft-2024-09-27'];
 
 /**
  * @param {Guest} g

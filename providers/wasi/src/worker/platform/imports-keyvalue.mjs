@@ -11,12 +11,10 @@
 //    list<tuple<string, option<list<u8>>>> as Spin's WIT declares it (the repository's later text keeps
 //    draft's shape under the same version; components built with Spin's SDKs use Spin's).
 // Plain JavaScript, typed with JSDoc.
+import { KEYVALUE_VERSIONS } from '../../platform/interface-versions.mjs';
 import { asKeyValueError, andThen } from '../../platform/keyvalue-store.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
 /** @import { KeyValueBackend, KeyValueError, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
-
-/** The versions of wasi:keyvalue served. */
-export const KEYVALUE_VERSIONS = ['0.2.0-draft', '0.2.0-draft2'];
 
 /** A `bucket` handle: one store of the container. */
 export class Bucket {

@@ -2,12 +2,10 @@
 // wit-bindgen users import) as a core-level import for one instance served per request: each call
 // is one line of the container's log with its level (../../platform/log-line.mjs).
 // Plain JavaScript, typed with JSDoc.
+import { LOGGING_VERSIONS } from '../../platform/interface-versions.mjs';
 import { HostTrap } from '../http/canon.mjs';
 import { LOG_LEVELS, logLine } from '../../platform/log-line.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
-
-/** The versions of wasi:logging/logging served. */
-export const LOGGING_VERSIONS = ['0.1.0-draft'];
 
 /**
  * @param {Guest} g
