@@ -26,8 +26,8 @@ const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.met
 /**
  * The interfaces nodelet provides to components (preview2-shim, confined by
  * worker/component-worker.mjs). Anything else a component imports makes its
- * container fail at start, naming the interface. `wasi:sockets/*` is left out
- * on purpose: the shim's sockets reach any address (no pod confinement).
+ * container fail at start, naming the interface. `wasi:sockets/*` are the
+ * shim's, confined to the pod by worker/component-sockets.mjs.
  */
 export const PROVIDED_INTERFACES: ReadonlySet<string> = new Set([
   'wasi:cli/environment',
@@ -52,6 +52,13 @@ export const PROVIDED_INTERFACES: ReadonlySet<string> = new Set([
   'wasi:filesystem/preopens',
   'wasi:http/types',
   'wasi:http/outgoing-handler',
+  'wasi:sockets/network',
+  'wasi:sockets/instance-network',
+  'wasi:sockets/tcp',
+  'wasi:sockets/tcp-create-socket',
+  'wasi:sockets/udp',
+  'wasi:sockets/udp-create-socket',
+  'wasi:sockets/ip-name-lookup',
 ]);
 
 /**
@@ -112,7 +119,7 @@ export function checkComponent(image: string, imports: readonly string[], export
   if (missing.length > 0) {
     throw providerError(
       'InvalidImage',
-      `the component of image ${image} imports ${missing.join(', ')}, which nodelet does not provide (it provides wasi:cli, wasi:io, wasi:clocks, wasi:random, wasi:filesystem and wasi:http 0.2, wasi:config/store, wasi:keyvalue/{store,atomics,batch} and wasi:logging/logging)`,
+      `the component of image ${image} imports ${missing.join(', ')}, which nodelet does not provide (it provides wasi:cli, wasi:io, wasi:clocks, wasi:random, wasi:filesystem, wasi:sockets and wasi:http 0.2, wasi:config/store, wasi:keyvalue/{store,atomics,batch} and wasi:logging/logging)`,
       { reason: 'UnsupportedInterface' },
     );
   }

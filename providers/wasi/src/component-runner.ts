@@ -35,6 +35,7 @@ import {
   type ComponentMessage,
   type ComponentWorkerData,
   type ContainerRunInput,
+  type FdBudget,
   type HttpWorkerData,
   type ListenAddress,
   type LogRotation,
@@ -48,6 +49,7 @@ import { newRequestMetrics } from './worker/http/request-metrics.mjs';
 import type { RequestsServed } from './wasi-container.ts';
 import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
 import { platformConfig } from './platform/platform-config.ts';
+import { outboundPolicy } from './outbound-config.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 const HTTP_WORKER_URL = new URL('./worker/http-worker.mjs', import.meta.url);
@@ -63,6 +65,8 @@ export interface ComponentRunOptions {
   readonly router?: OutboundRouter;
   /** The pod's directory, where its SQLite key-value stores are (platform/platform-config.ts). */
   readonly dataDir: string;
+  /** The descriptor budget a component's sockets count against (none when absent). */
+  readonly fdBudget?: FdBudget;
 }
 
 /**
@@ -98,6 +102,7 @@ export async function startComponent(
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
   const platform = platformConfig(spec, opts.dataDir);
+  const outbound = outboundPolicy(spec);
   const capBytes = spec.limits.memoryBytes;
   const compiled = await compileCoreModules(loaded, spec, capBytes);
   const modules = Object.fromEntries(Object.entries(compiled).map(([f, c]) => [f, c.module]));
@@ -132,6 +137,7 @@ export async function startComponent(
       oomAboveBytes: capBytes === undefined ? undefined : capBytes - oomHeadroom(capBytes),
       routes: routes?.port,
       platform,
+      outbound,
     };
     log.debug(
       { container: spec.name, ...serving.bounds, requestTimeoutMs: serving.requestTimeoutMs, stackTracked: main?.stackTracked },
@@ -150,6 +156,13 @@ export async function startComponent(
       routes: routes?.port,
       platform,
       imports: loaded.imports,
+      outbound,
+      sockets: {
+        bindHost: spec.network?.podIPs[0] ?? '127.0.0.1',
+        tcpPorts: (spec.ports ?? []).filter((p) => p.protocol === 'TCP').map((p) => p.containerPort),
+        udpPorts: (spec.ports ?? []).filter((p) => p.protocol === 'UDP').map((p) => p.containerPort),
+        fdBudget: opts.fdBudget,
+      },
     };
     worker = new Worker(COMPONENT_WORKER_URL, { ...plainWorker(), workerData: data, transferList, resourceLimits: opts.resourceLimits });
   }

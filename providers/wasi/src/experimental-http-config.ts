@@ -7,9 +7,13 @@
  *  - `alpha.wasi.krustlet.dev/max-concurrent-requests`: an unsigned integer, the
  *    responses a module may hold open at once. Absent: no limit.
  * An annotation that does not parse fails the container's start (Krustlet
- * terminated the container with the same message).
+ * terminated the container with the same message). The pod's
+ * `wasi.nodelet.dev/allowed-outbound-hosts` (outbound-config.ts) applies too: a request
+ * must be allowed by both.
  */
 import { providerError, type ContainerSpec } from '@nodelet/plugin-api/v1';
+import { outboundPolicy } from './outbound-config.ts';
+import type { OutboundPolicy } from './outbound-hosts.mjs';
 
 /** Annotation listing the allowed destinations. */
 export const ALLOWED_DOMAINS_ANNOTATION = 'alpha.wasi.krustlet.dev/allowed-domains';
@@ -21,6 +25,8 @@ export interface ExperimentalHttpConfig {
   /** null: nothing allowed. */
   readonly allowedHosts: string[] | null;
   readonly maxConcurrentRequests?: number;
+  /** The pod's outbound allow-list (Spin's grammar); none: only `allowedHosts` applies. */
+  readonly outbound?: OutboundPolicy;
 }
 
 /** Parses the pod's annotations; rejects (InvalidArgument) one that does not parse. */
@@ -46,5 +52,6 @@ export function experimentalHttpConfig(spec: Pick<ContainerSpec, 'name' | 'pod'>
       throw bad(MAX_CONCURRENT_REQUESTS_ANNOTATION, `${JSON.stringify(max)} is not an unsigned 32-bit integer`);
     maxConcurrentRequests = Number(max);
   }
-  return { allowedHosts, maxConcurrentRequests };
+  const outbound = outboundPolicy(spec);
+  return { allowedHosts, maxConcurrentRequests, ...(outbound ? { outbound } : {}) };
 }

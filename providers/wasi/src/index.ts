@@ -22,6 +22,20 @@ export { WorkerPool, DEFAULT_POOL_SIZE, DEFAULT_MAX_BOOTING, type WorkerPoolOpti
 export { SharedThreads, DEFAULT_SHARED_THREADS, DEFAULT_SHARED_RESOURCE_LIMITS, type SharedThreadsOptions } from './shared-threads.ts';
 export { placement } from './container-runner.ts';
 export { optionsFromEnv } from './env-options.ts';
+export {
+  ALLOWED_OUTBOUND_HOSTS_ANNOTATION,
+  AllowedHostError,
+  allowsDestination,
+  allowsRelative,
+  allowsUrl,
+  parseAllowedHost,
+  parseAllowedHosts,
+  parseAllowedOutboundHostsAnnotation,
+  wellKnownPort,
+  type AllowedHost,
+  type Destination,
+  type OutboundPolicy,
+} from './outbound-hosts.mjs';
 
 /**
  * Creates the `wasi` provider. nodelet calls this without options; these

@@ -38,7 +38,7 @@ export function openRouteChannel(router: OutboundRouter, client: ServiceClient):
     };
     let answer: ServiceRoute | Promise<ServiceRoute>;
     try {
-      answer = router(ask.host, ask.port, client, 'TCP');
+      answer = router(ask.host, ask.port, client, ask.protocol ?? 'TCP');
     } catch (e) {
       return send({ kind: 'error', message: (e as Error).message });
     }

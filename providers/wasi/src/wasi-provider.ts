@@ -229,6 +229,7 @@ export class WasiProvider implements Provider {
         logOptions: this.opts.logOptions,
         startTimeoutMs: this.opts.startTimeoutMs,
         router: this.router,
+        fdBudget: this._fdBudget,
         // The pod's directory from core; a runtime process or a test without one keeps the pod's data under the provider's.
         dataDir: ctx.podDir || join(this.ctx?.rootDir ?? '.', 'pods', spec.pod.uid),
       },

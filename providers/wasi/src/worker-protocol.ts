@@ -29,10 +29,11 @@
  *    with {@link TranspileWorkerData}, answers once with a {@link TranspileReply}.
  */
 import type { MessagePort, WorkerOptions } from 'node:worker_threads';
-import type { ServiceRoute } from '@nodelet/plugin-api/v1';
+import type { ServiceProtocol, ServiceRoute } from '@nodelet/plugin-api/v1';
 import type { ExperimentalHttpConfig } from './experimental-http-config.ts';
 import type { MemoryDecl } from './memory-cap.ts';
 import type { PlatformConfig } from './platform/platform-config.ts';
+import type { OutboundPolicy } from './outbound-hosts.mjs';
 
 /** Log rotation of a container's CRI log file (CriLogWriter's options). */
 export interface LogRotation {
@@ -85,6 +86,8 @@ export interface RouteAsk {
   readonly host: string;
   readonly port: number;
   readonly reply?: SharedArrayBuffer;
+  /** The Service port's protocol (TCP when absent). */
+  readonly protocol?: ServiceProtocol;
 }
 
 /** The Service resolver's route, or why there is none (`error`: the request fails with the message). */
@@ -195,6 +198,21 @@ export interface ComponentWorkerData extends ContainerRunInput {
   readonly platform: PlatformConfig;
   /** The component's imports, with their versions (the platform interfaces' drafts differ by version). */
   readonly imports: readonly string[];
+  /** The pod's outbound allow-list (outbound-config.ts); everything is allowed without it. */
+  readonly outbound?: OutboundPolicy;
+  /** How the component's wasi:sockets are confined (worker/component-sockets.mjs). */
+  readonly sockets: SocketConfinement;
+}
+
+/** Where a component's sockets may bind, and the descriptors they may take. */
+export interface SocketConfinement {
+  /** The pod's primary IP (127.0.0.1 without one): the one address a socket binds to. */
+  readonly bindHost: string;
+  /** The declared `containerPort`s by protocol: a bind takes one of them, or port 0 (any free port). */
+  readonly tcpPorts: readonly number[];
+  readonly udpPorts: readonly number[];
+  /** Each socket counts against the container's and the node's descriptor budgets. */
+  readonly fdBudget?: FdBudget;
 }
 
 /** What a component worker reports. */
@@ -232,6 +250,8 @@ export interface HttpWorkerData extends ContainerRunInput {
   readonly routes?: MessagePort;
   /** What wasi:keyvalue's stores are (platform/platform-config.ts); wasi:config reads `env`. */
   readonly platform: PlatformConfig;
+  /** The pod's outbound allow-list (outbound-config.ts); everything is allowed without it. */
+  readonly outbound?: OutboundPolicy;
 }
 
 // ---- transpile worker (worker/transpile-worker.mjs) ----

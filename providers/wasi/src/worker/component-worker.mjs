@@ -28,6 +28,7 @@ import { preview2Imports } from './preview2-imports.mjs';
 import { describeTrap } from './trap-report.mjs';
 import { RouteClient } from './service-route.mjs';
 import { routedOutgoingHandler } from './shim-outgoing.mjs';
+import { confinedSockets } from './component-sockets.mjs';
 import { Platform } from './platform/platform-imports.mjs';
 import { jcoPlatformImports } from './platform/jco-platform.mjs';
 /** @import { ShimOutgoingHandler } from './shim-outgoing.mjs' */
@@ -87,9 +88,26 @@ process.on('exit', () => log.close());
 const shim = await preview2Imports();
 const { cli, filesystem, imports } = shim;
 const http = /** @type {typeof shim.http & HttpShim} */ (shim.http);
-// Outgoing requests connect where the node's Service resolver says (ClusterIPs, Service names).
-if (d.routes)
-  imports['wasi:http/outgoing-handler'] = routedOutgoingHandler(/** @type {ShimOutgoingHandler} */ (shim.http.outgoingHandler), new RouteClient(d.routes));
+// Outgoing requests and connections go only where the pod's allow-list says (d.outbound), and
+// connect where the node's Service resolver says (ClusterIPs, Service names).
+const routes = d.routes ? new RouteClient(d.routes) : undefined;
+/** @param {string} what */
+const denied = (what) => writeLog('stderr', Buffer.from(`nodelet: outbound ${what} denied: not in the pod's wasi.nodelet.dev/allowed-outbound-hosts\n`));
+if (routes || d.outbound)
+  imports['wasi:http/outgoing-handler'] = routedOutgoingHandler(/** @type {ShimOutgoingHandler} */ (shim.http.outgoingHandler), routes, {
+    policy: d.outbound,
+    denied,
+  });
+// wasi:sockets: the shim's, confined to the pod (component-sockets.mjs).
+Object.assign(
+  imports,
+  confinedSockets(/** @type {any} */ (await import('@bytecodealliance/preview2-shim/sockets')), {
+    confinement: d.sockets,
+    policy: d.outbound,
+    routes,
+    denied,
+  }),
+);
 
 // wasi:config, wasi:keyvalue, wasi:logging (platform/jco-platform.mjs).
 // The stores block the thread when Redis must answer: jco's bindings here are synchronous.

@@ -43,6 +43,12 @@ try {
       stdout: sink('stdout'),
       stderr,
       route: d.routes ? new RouteClient(d.routes) : undefined,
+      outbound: d.outbound
+        ? {
+            policy: d.outbound,
+            denied: (url) => stderr(Buffer.from(`nodelet: outbound ${url} denied: not in the pod's wasi.nodelet.dev/allowed-outbound-hosts\n`)),
+          }
+        : undefined,
       platform: new Platform(d.platform, d.env),
     },
     metrics: d.metrics,

@@ -13,6 +13,7 @@
 // typed with JSDoc (see ../worker-protocol.ts).
 /** @import { MessagePort } from 'node:worker_threads' */
 /** @import { RouteAsk, RouteReply, WorkerRoute } from '../worker-protocol.ts' */
+/** @import { ServiceProtocol } from '@nodelet/plugin-api/v1' */
 
 /** How long a question waits for its answer. */
 export const ROUTE_TIMEOUT_MS = 5000;
@@ -76,14 +77,15 @@ export class RouteClient {
   }
 
   /**
-   * {@link RouteClient.route}, blocking the thread until the answer (or the timeout).
-   * @param {string} host @param {number} port
+   * {@link RouteClient.route}, blocking the thread until the answer (or the timeout). `protocol`:
+   * the Service port's (TCP unless given).
+   * @param {string} host @param {number} port @param {ServiceProtocol} [protocol]
    * @returns {WorkerRoute}
    */
-  routeSync(host, port) {
+  routeSync(host, port, protocol) {
     const reply = new SharedArrayBuffer(SYNC_REPLY_BYTES);
     const state = new Int32Array(reply, 0, 2);
-    this.#port.postMessage(/** @type {RouteAsk} */ ({ id: this.#next++, host, port, reply }));
+    this.#port.postMessage(/** @type {RouteAsk} */ ({ id: this.#next++, host, port, reply, ...(protocol ? { protocol } : {}) }));
     if (Atomics.wait(state, 0, 0, ROUTE_TIMEOUT_MS) === 'timed-out') return noAnswer();
     const len = /** @type {number} */ (state[1]);
     return JSON.parse(new TextDecoder().decode(new Uint8Array(reply, 8, len)));

@@ -16,8 +16,10 @@
 // `Host` on this path (nodelet's own host keeps the name); an IPv6 endpoint cannot be written as
 // the shim's authority and fails with internal-error. Plain JavaScript, typed with JSDoc.
 import { isIP } from 'node:net';
+import { allowsDestination } from '../outbound-hosts.mjs';
 import { splitAuthority } from './service-route.mjs';
 /** @import { RouteClient } from './service-route.mjs' */
+/** @import { OutboundPolicy } from '../outbound-hosts.mjs' */
 /** @import { WorkerRoute } from '../worker-protocol.ts' */
 
 /**
@@ -50,20 +52,30 @@ export function shimRouteError(r) {
 }
 
 /**
- * `shim`'s outgoing handler with each request routed by `routes` first (see the module comment).
+ * `shim`'s outgoing handler with each request checked against the pod's allow-list (`policy`:
+ * `HTTP-request-denied` outside it, as Spin answers) and routed by `routes` (see the module
+ * comment); either may be absent.
  * @param {ShimOutgoingHandler} shim
- * @param {Pick<RouteClient, 'routeSync'>} routes
+ * @param {Pick<RouteClient, 'routeSync'> | undefined} routes
+ * @param {{ policy?: OutboundPolicy, denied?: (url: string) => void }} [opts] denied: told of each refused request
  * @returns {ShimOutgoingHandler}
  */
-export function routedOutgoingHandler(shim, routes) {
+export function routedOutgoingHandler(shim, routes, { policy, denied = () => {} } = {}) {
   return {
     handle(request, options) {
       const authority = request.authority();
       // The shim's default scheme is https.
       const https = (request.scheme()?.tag ?? 'HTTPS') === 'HTTPS';
       const at = authority ? splitAuthority(authority, https ? 443 : 80) : undefined;
+      if (policy) {
+        const scheme = https ? 'https' : request.scheme()?.tag === 'HTTP' ? 'http' : String(request.scheme()?.val ?? '').toLowerCase();
+        if (!at || !allowsDestination(policy, { scheme, host: at.host, port: at.port })) {
+          denied(`${scheme}://${authority ?? ''}`);
+          return { tag: 'err', val: { tag: 'HTTP-request-denied' } };
+        }
+      }
       // Nothing to route (no authority, one the shim refuses anyway): the shim answers as it does.
-      if (!at) return shim.handle(request, options);
+      if (!at || !routes) return shim.handle(request, options);
       const r = routes.routeSync(at.host, at.port);
       if (r.kind !== 'connect') return { tag: 'err', val: shimRouteError(r) };
       if (r.host !== at.host || r.port !== at.port) {

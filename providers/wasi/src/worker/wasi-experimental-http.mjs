@@ -32,7 +32,9 @@
 // REQUEST_ERROR (the crate's only code for a failed connection). The allow-list is checked on
 // the URL's host as written, before that.
 
+import { allowsUrl } from '../outbound-hosts.mjs';
 /** @import { RouteClient } from './service-route.mjs' */
+/** @import { OutboundPolicy } from '../outbound-hosts.mjs' */
 
 /** The crate's error codes (wasi_experimental_http.witx). */
 export const HTTP_ERROR = {
@@ -113,7 +115,8 @@ export function isAllowed(url, allowed) {
 /**
  * The `wasi_experimental_http` import object for one container.
  * @param {() => WebAssembly.Memory} mem
- * @param {{ readonly allowedHosts: readonly string[] | null, readonly maxConcurrentRequests?: number }} config
+ * @param {{ readonly allowedHosts: readonly string[] | null, readonly maxConcurrentRequests?: number, readonly outbound?: OutboundPolicy }} config
+ *   outbound: the pod's wasi.nodelet.dev/allowed-outbound-hosts, checked after Krustlet's list
  * @param {Promise<never>} stopped rejects (StoppedError) when the container is being stopped
  * @param {RouteClient} [route] where requests connect (the node's Services); as given without it
  * @returns {Record<string, (...args: number[]) => number | Promise<number>>}
@@ -175,6 +178,7 @@ export function experimentalHttpImports(mem, config, stopped, route) {
         if (max !== undefined && responses.size > max - 1) fail(HTTP_ERROR.TOO_MANY_SESSIONS);
         const url = text(urlPtr, urlLen);
         if (!isAllowed(url, config.allowedHosts)) fail(HTTP_ERROR.DESTINATION_NOT_ALLOWED);
+        if (config.outbound && !allowsUrl(config.outbound, url, 'http')) fail(HTTP_ERROR.DESTINATION_NOT_ALLOWED);
         const method = text(methodPtr, methodLen);
         if (!TOKEN.test(method)) fail(HTTP_ERROR.INVALID_METHOD);
         const body = Buffer.from(bytes(bodyPtr, bodyLen));

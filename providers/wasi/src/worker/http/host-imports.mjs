@@ -48,5 +48,5 @@ export const suspends = (key) => SUSPENDING.has(key) || platformSuspends(key);
  * @returns {Record<string, CoreFunction>}
  */
 export function hostFunctions(g, cli) {
-  return { ...ioImports(g), ...systemImports(g, cli), ...httpImports(g, cli.route), ...platformFunctions(g, cli.platform, cli) };
+  return { ...ioImports(g), ...systemImports(g, cli), ...httpImports(g, cli.route, cli.outbound), ...platformFunctions(g, cli.platform, cli) };
 }

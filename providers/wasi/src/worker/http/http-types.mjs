@@ -5,10 +5,16 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP } from 'node:net';
+import { allowsDestination } from '../../outbound-hosts.mjs';
 import { BodyOutput, IoError, Pollable, ReadableInput } from './streams.mjs';
 /** @import { IncomingMessage } from 'node:http' */
 /** @import { RouteClient } from '../service-route.mjs' */
 /** @import { WorkerRoute } from '../../worker-protocol.ts' */
+/** @import { OutboundPolicy } from '../../outbound-hosts.mjs' */
+/**
+ * The pod's allow-list for outgoing requests, and who is told of a refused one (a log line).
+ * @typedef {{ policy: OutboundPolicy, denied: (url: string) => void }} OutboundCheck
+ */
 
 /** wasi:http's `header-error` cases. */
 export const HEADER_ERROR = /** @type {const} */ ({ invalidSyntax: 0, forbidden: 1, immutable: 2 });
@@ -224,9 +230,9 @@ export class FutureIncomingResponse {
   taken = false;
   /** @type {Promise<void>} */
   done;
-  /** @param {OutgoingRequest} req @param {RequestOptions | undefined} opts @param {RouteClient} [route] */
-  constructor(req, opts, route) {
-    this.done = send(req, opts, route).then((outcome) => {
+  /** @param {OutgoingRequest} req @param {RequestOptions | undefined} opts @param {RouteClient} [route] @param {OutboundCheck} [outbound] */
+  constructor(req, opts, route, outbound) {
+    this.done = send(req, opts, route, outbound).then((outcome) => {
       this.outcome = outcome;
     });
   }
@@ -243,12 +249,15 @@ export class FutureIncomingResponse {
  * `route`, the node's Service resolver says where to connect first (a ClusterIP or a Service name
  * to an endpoint; no endpoint: connection-refused at once, as kube-proxy rejects); the request
  * keeps its authority as `Host` (and as the TLS server name), as through kube-proxy.
+ * With `outbound`, a request outside the pod's allow-list fails with HTTP-request-denied before
+ * anything is sent (as Spin refuses it).
  * @param {OutgoingRequest} req
  * @param {RequestOptions | undefined} opts
  * @param {RouteClient} [route]
+ * @param {OutboundCheck} [outbound]
  * @returns {Promise<{ response: IncomingResponse } | { error: ErrorCode }>}
  */
-async function send(req, opts, route) {
+async function send(req, opts, route, outbound) {
   const https_ = req.scheme?.tag === 1;
   if (req.scheme !== undefined && req.scheme.tag > 1)
     return { error: { tag: ERROR_CODE.httpProtocolError, message: `unsupported scheme ${req.scheme.other}` } };
@@ -261,6 +270,11 @@ async function send(req, opts, route) {
   }
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   let target = { host: hostname, port: Number(url.port || (https_ ? 443 : 80)) };
+  if (outbound && !allowsDestination(outbound.policy, { scheme: https_ ? 'https' : 'http', ...target })) {
+    outbound.denied(`${https_ ? 'https' : 'http'}://${req.authority}`);
+    req.body.output.fail('the request was denied');
+    return { error: { tag: ERROR_CODE.httpRequestDenied } };
+  }
   if (route) {
     const r = await route.route(target.host, target.port);
     if (r.kind !== 'connect') {

@@ -27,13 +27,15 @@ import { OutputStream, InputStream } from './streams.mjs';
 /** @import { ErrorCode } from './http-types.mjs' */
 /** @import { CoreFunction } from './imports-io.mjs' */
 /** @import { RouteClient } from '../service-route.mjs' */
+/** @import { OutboundCheck } from './http-types.mjs' */
 
 /**
  * @param {Guest} g
  * @param {RouteClient} [route] where outgoing requests connect (the node's Services); as given without it
+ * @param {OutboundCheck} [outbound] the pod's allow-list; everything allowed without it
  * @returns {Record<string, CoreFunction>}
  */
-export function httpImports(g, route) {
+export function httpImports(g, route, outbound) {
   const T = g.table;
   const dv = () => g.view();
   /** Stores `result<own<T>>` / `result<own<T>, header-error>` (payload at +4). @param {number} ret @param {number | undefined} handle @param {number} [err] */
@@ -330,7 +332,7 @@ export function httpImports(g, route) {
       const o = hasOpts ? T.take(opts, RequestOptions) : undefined;
       if (!r.bodyTaken) r.body.output.end();
       dv().setUint8(ret, 0);
-      dv().setUint32(ret + 8, T.add(new FutureIncomingResponse(r, o, route)), true);
+      dv().setUint32(ret + 8, T.add(new FutureIncomingResponse(r, o, route, outbound)), true);
     },
   };
 }

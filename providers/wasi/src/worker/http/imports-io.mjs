@@ -20,11 +20,12 @@ export class GuestExit extends Error {
 
 /**
  * @typedef {(...args: any[]) => unknown} CoreFunction
- * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void, route?: RouteClient, platform?: Platform }} CliContext
+ * @typedef {{ env: ReadonlyArray<readonly [string, string]>, args: readonly string[], stdout: (b: Uint8Array) => void, stderr: (b: Uint8Array) => void, route?: RouteClient, outbound?: OutboundCheck, platform?: Platform }} CliContext
  *   the instance's world: its environment, arguments and output, where its outgoing requests
- *   connect (`route`: the node's Services; absent: as given), and its configuration and key-value
- *   stores (`platform`; absent: none)
+ *   connect (`route`: the node's Services; absent: as given) and may go (`outbound`: the pod's
+ *   allow-list; absent: anywhere), and its configuration and key-value stores (`platform`; absent: none)
  */
+/** @import { OutboundCheck } from './http-types.mjs' */
 /** @import { RouteClient } from '../service-route.mjs' */
 /** @import { Platform } from '../platform/platform-imports.mjs' */
 
