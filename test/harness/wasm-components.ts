@@ -29,6 +29,7 @@ export const COMPONENTS = {
   'platform-app': 'platform_app.wasm',
   'platform-cli': 'platform-cli.wasm',
   'platform-draft': 'platform_draft.wasm',
+  'sockets-client': 'sockets-client.wasm',
 } as const;
 
 /** A test component's name. */

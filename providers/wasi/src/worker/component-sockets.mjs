@@ -98,6 +98,8 @@ export class SocketBudget {
  */
 export function confinedSockets(shim, { confinement, policy, routes, denied = () => {} }) {
   const budget = new SocketBudget(confinement.fdBudget);
+  /** Each connection's output stream (its shutdown(send) ends it). @type {WeakMap<object, Record<symbol, () => void>>} */
+  const outputs = new WeakMap();
   /** Sockets counted in the budget, given back once when dropped. @type {WeakSet<object>} */
   const counted = new WeakSet();
   /** @param {object} s */
@@ -215,7 +217,31 @@ export function confinedSockets(shim, { confinement, policy, routes, denied = ()
           throw e;
         }
         count(out[0]);
+        outputs.set(out[0], out[2]);
         return out;
+      },
+  );
+  patch(
+    TcpSocket,
+    'finishConnect',
+    (orig) =>
+      function () {
+        const out = orig.call(this);
+        outputs.set(this, out[1]);
+        return out;
+      },
+  );
+  // The shim's shutdown destroys the connection whatever the type; `send` is a half-close here
+  // (the output stream ends: the peer reads its end, and the socket still reads what it answers),
+  // `receive` alone changes nothing, `both` is the shim's.
+  patch(
+    TcpSocket,
+    'shutdown',
+    (orig) =>
+      function (/** @type {string} */ how) {
+        if (how === 'both') return orig.call(this, how);
+        if (how === 'send') outputs.get(this)?.[symbolDispose]?.();
+        return undefined;
       },
   );
   patch(
