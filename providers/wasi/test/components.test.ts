@@ -100,7 +100,7 @@ describe('wasi:cli components', () => {
     const s = spec(await pulled('unsupported-import'), tmp.dir);
     const err = await provider.startContainer(s, podContext()).catch((e: unknown) => e);
     expect(isInvalidImage(err)).toBe(true);
-    expect((err as Error).message).toMatch(/imports wasi:sockets\/instance-network@0\.2\.\d+, wasi:sockets\/network@0\.2\.\d+, which nodelet does not provide/);
+    expect((err as Error).message).toMatch(/imports nodelet-test:absent\/ping@0\.1\.0, which nodelet does not provide/);
     expect(provider.runningCount).toBe(0);
   });
 
