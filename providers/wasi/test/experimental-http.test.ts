@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument } from '@nodelet/plugin-api/v1';
 import { WasiProvider } from '../src/index.ts';
+import { ALLOWED_OUTBOUND_HOSTS_ANNOTATION } from '../src/outbound-hosts.mjs';
 import { ALLOWED_DOMAINS_ANNOTATION, experimentalHttpConfig, MAX_CONCURRENT_REQUESTS_ANNOTATION } from '../src/experimental-http-config.ts';
 import { buildRustModule } from '../../../test/harness/rust-modules.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, scratch, spec } from './helpers.ts';
@@ -65,6 +66,15 @@ describe('wasi_experimental_http (Krustlet)', () => {
     expect((await fetchWith(`${base}/none`)).out).toBe('error Wasi error 7\n');
     expect(seen.length).toBe(before);
     expect((await fetchWith(`${base}/all`, { [ALLOWED_DOMAINS_ANNOTATION]: '["insecure:allow-all"]' })).out).toContain('body hello /all\n');
+  });
+
+  it('the pod’s wasi.nodelet.dev/allowed-outbound-hosts applies too: a request must be allowed by both lists', async () => {
+    const before = seen.length;
+    const port = new URL(base).port;
+    const both = (outbound: string) => ({ [ALLOWED_DOMAINS_ANNOTATION]: '["insecure:allow-all"]', [ALLOWED_OUTBOUND_HOSTS_ANNOTATION]: outbound });
+    expect((await fetchWith(`${base}/spin-allowed`, both(`http://127.0.0.1:${port}`))).out).toContain('body hello /spin-allowed\n');
+    expect((await fetchWith(`${base}/spin-refused`, both('http://127.0.0.1:1..100'))).out).toBe('error Wasi error 7\n');
+    expect(seen.map((r) => r.url).slice(before)).toEqual(['/spin-allowed']);
   });
 
   it('answers TOO_MANY_SESSIONS beyond max-concurrent-requests', async () => {
