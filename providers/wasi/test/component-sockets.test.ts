@@ -8,6 +8,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,8 @@ const GONE_VIP = '10.0.0.21';
 let provider: WasiProvider;
 let echo: Server;
 let echoPort: number;
+let udpEcho: UdpSocket;
+let udpPort: number;
 let web: HttpServer;
 let webPort: number;
 const tmp = scratch();
@@ -39,6 +42,10 @@ beforeAll(async () => {
   echo = createServer((s) => s.pipe(s));
   await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
   echoPort = (echo.address() as AddressInfo).port;
+  udpEcho = createSocket('udp4');
+  udpEcho.on('message', (msg, from) => udpEcho.send(Buffer.concat([Buffer.from('echo '), msg]), from.port, from.address));
+  await new Promise<void>((r) => udpEcho.bind(0, '127.0.0.1', r));
+  udpPort = udpEcho.address().port;
   web = createHttpServer((req, res) => res.end(`web saw ${req.url}`));
   await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
   webPort = (web.address() as AddressInfo).port;
@@ -61,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await provider?.shutdown();
   echo?.close();
+  udpEcho?.close();
   web?.close();
   tmp.cleanup();
 });
@@ -113,6 +121,10 @@ describe('wasi:sockets through jco and preview2-shim', () => {
     ]);
   });
 
+  it('sends and receives UDP datagrams (bound on the pod IP)', async () => {
+    expect(await run([`udp:127.0.0.1:${udpPort}:ping`])).toEqual([`udp 127.0.0.1:${udpPort} -> echo ping`]);
+  });
+
   it('sockets count against the container’s descriptor budget (new-socket-limit beyond it), and are given back when dropped', async () => {
     // The provider's budget is 16 descriptors a container.
     expect(await run(['hold:20', 'hold:16'])).toEqual(['hold 20 -> 16 sockets, then error new-socket-limit', 'hold 16 -> 16 sockets']);
@@ -136,6 +148,19 @@ describe('the outbound allow-list (wasi.nodelet.dev/allowed-outbound-hosts)', ()
       `echo ${VIP}:7 -> allowed too`,
     ]);
     expect(logText(s.logPath, 'stderr')).toContain(`nodelet: outbound tcp://127.0.0.1:${webPort} denied`);
+  });
+
+  it('a UDP datagram to a destination outside it fails with access-denied', async () => {
+    const s = spec(pulledFile(await buildComponent('sockets-client'), 'fixture:sockets-client'), tmp.dir, [
+      `udp:127.0.0.1:${udpPort}:allowed`,
+      `udp:127.0.0.1:${echoPort}:denied`,
+    ]);
+    const c = await provider.startContainer({ ...s, pod: allow(`udp://127.0.0.1:${udpPort}`), network }, podContext());
+    expect((await c.exit).exitCode).toBe(0);
+    expect(logText(s.logPath).split('\n').slice(0, -1)).toEqual([
+      `udp 127.0.0.1:${udpPort} -> echo allowed`,
+      `udp 127.0.0.1:${echoPort} -> error access-denied`,
+    ]);
   });
 
   it('an HTTP request outside it fails with HTTP-request-denied on the jco path; inside, it is sent', async () => {
