@@ -6,7 +6,7 @@
  * with nodelet's Service resolver in place of kube-proxy. With `wasi.nodelet.dev/allowed-outbound-hosts`
  * on the pod, a connect outside the list fails with wasi:sockets' access-denied and an HTTP request
  * (http-get, wasi:http/outgoing-handler) with HTTP-request-denied, as Spin answers; inside, both go
- * through.
+ * through, on the jco path (http-get) and on nodelet's per-request host (hello-http's /fetch/).
  */
 import { resolve } from 'node:path';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -162,6 +162,25 @@ describe('wasi:sockets for components, and the outbound allow-list', () => {
     // Each refusal is a line in the container's log, as Spin warns of a disallowed host.
     const stderr = kubectl(info, ['logs', '-n', ns, 'get-allowed']).stdout;
     expect(stderr).toContain(`nodelet: outbound http://localhost:${webPort} denied`);
+  });
+
+  it('a wasi:http component served with an instance per request: outside the allow-list its request fails with HTTP-request-denied', async () => {
+    await create(
+      'web-allowed',
+      { restartPolicy: 'Always', containers: [{ name: 'main', image: img.web, ports: [{ containerPort: 8080 }] }] },
+      { [ALLOW]: JSON.stringify([`http://127.0.0.1:${webPort}`]) },
+    );
+    const pod = await podUntil(
+      k.core,
+      ns,
+      'web-allowed',
+      'Ready',
+      (p: V1Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true,
+    );
+    const fetchVia = async (target: string) => (await fetch(`http://${pod.status!.podIP}:8080/fetch/${target}`)).text();
+    expect(await fetchVia(`127.0.0.1:${webPort}/per-request-in`)).toBe('fetched 200: web saw /per-request-in\n');
+    expect(await fetchVia(`localhost:${webPort}/per-request-out`)).toBe('fetch failed: ErrorCode::HttpRequestDenied\n');
+    expect(webSaw).not.toContain('/per-request-out');
   });
 
   it('an allow-list that does not parse keeps the container waiting with the reason', async () => {

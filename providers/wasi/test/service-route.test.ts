@@ -10,6 +10,7 @@ import type { ServiceClient, ServiceRoute } from '@nodelet/plugin-api/v1';
 import { openRouteChannel, type OutboundRouter } from '../src/services-channel.ts';
 import { RouteClient, splitAuthority } from '../src/worker/service-route.mjs';
 import { routedOutgoingHandler, type ShimRequest } from '../src/worker/shim-outgoing.mjs';
+import { parseAllowedHosts } from '../src/outbound-hosts.mjs';
 import type { WorkerRoute } from '../src/worker-protocol.ts';
 
 const client: ServiceClient = { pod: { namespace: 'ns', name: 'p', uid: 'u' }, ip: '10.244.1.9' };
@@ -110,5 +111,22 @@ describe("preview2-shim's outgoing handler, routed", () => {
     expect(handle({ kind: 'error', message: 'no answer' })).toEqual({ tag: 'err', val: { tag: 'internal-error', val: 'no answer' } });
     expect(handle({ kind: 'connect', host: 'fd00::5', port: 80 })).toMatchObject({ tag: 'err', val: { tag: 'internal-error' } });
     expect(sent.length).toBe(before);
+  });
+
+  it('checks the pod’s allow-list before routing: HTTP-request-denied outside it, nothing sent; a relative request only with `self`', () => {
+    const denied: string[] = [];
+    const policy = parseAllowedHosts(['http://web:80', 'https://*.example.com']);
+    const handler = (p = policy) =>
+      routedOutgoingHandler(shim, routes({ kind: 'connect', host: '10.244.1.5', port: 8080 }), { policy: p, denied: (u) => denied.push(u) });
+    const before = sent.length;
+    expect(handler().handle(request('web:8080'))).toEqual({ tag: 'err', val: { tag: 'HTTP-request-denied' } });
+    expect(handler().handle(request('web', 'HTTPS'))).toEqual({ tag: 'err', val: { tag: 'HTTP-request-denied' } });
+    expect(handler().handle(request(undefined))).toEqual({ tag: 'err', val: { tag: 'HTTP-request-denied' } });
+    expect(sent.length).toBe(before);
+    expect(denied).toEqual(['http://web:8080', 'https://web', 'http://']);
+    expect(handler().handle(request('web'))).toBe('future');
+    expect(sent.at(-1)).toBe('10.244.1.5:8080');
+    expect(handler().handle(request('api.example.com', null))).toBe('future');
+    expect(handler(parseAllowedHosts(['http://self'])).handle(request(undefined))).toBe('future');
   });
 });

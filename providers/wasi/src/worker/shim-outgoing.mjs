@@ -16,7 +16,7 @@
 // `Host` on this path (nodelet's own host keeps the name); an IPv6 endpoint cannot be written as
 // the shim's authority and fails with internal-error. Plain JavaScript, typed with JSDoc.
 import { isIP } from 'node:net';
-import { allowsDestination } from '../outbound-hosts.mjs';
+import { allowsDestination, allowsRelative } from '../outbound-hosts.mjs';
 import { splitAuthority } from './service-route.mjs';
 /** @import { RouteClient } from './service-route.mjs' */
 /** @import { OutboundPolicy } from '../outbound-hosts.mjs' */
@@ -69,7 +69,11 @@ export function routedOutgoingHandler(shim, routes, { policy, denied = () => {} 
       const at = authority ? splitAuthority(authority, https ? 443 : 80) : undefined;
       if (policy) {
         const scheme = https ? 'https' : request.scheme()?.tag === 'HTTP' ? 'http' : String(request.scheme()?.val ?? '').toLowerCase();
-        if (!at || !allowsDestination(policy, { scheme, host: at.host, port: at.port })) {
+        // No authority: a request to the app itself (Spin's relative URL), allowed by `self` entries.
+        const refused = at
+          ? !allowsDestination(policy, { scheme, host: at.host, port: at.port })
+          : authority !== undefined || !allowsRelative(policy, [scheme]);
+        if (refused) {
           denied(`${scheme}://${authority ?? ''}`);
           return { tag: 'err', val: { tag: 'HTTP-request-denied' } };
         }

@@ -5,7 +5,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP } from 'node:net';
-import { allowsDestination } from '../../outbound-hosts.mjs';
+import { allowsDestination, allowsRelative } from '../../outbound-hosts.mjs';
 import { BodyOutput, IoError, Pollable, ReadableInput } from './streams.mjs';
 /** @import { IncomingMessage } from 'node:http' */
 /** @import { RouteClient } from '../service-route.mjs' */
@@ -261,7 +261,15 @@ async function send(req, opts, route, outbound) {
   const https_ = req.scheme?.tag === 1;
   if (req.scheme !== undefined && req.scheme.tag > 1)
     return { error: { tag: ERROR_CODE.httpProtocolError, message: `unsupported scheme ${req.scheme.other}` } };
-  if (!req.authority) return { error: { tag: ERROR_CODE.httpRequestUriInvalid } };
+  const scheme = https_ ? 'https' : 'http';
+  if (!req.authority) {
+    // A request to the app itself (Spin's relative URL): denied unless a `self` entry allows it; nodelet sends none.
+    if (outbound && !allowsRelative(outbound.policy, [scheme])) {
+      outbound.denied(`${scheme}:// (no authority)`);
+      return { error: { tag: ERROR_CODE.httpRequestDenied } };
+    }
+    return { error: { tag: ERROR_CODE.httpRequestUriInvalid } };
+  }
   let url;
   try {
     url = new URL(`${https_ ? 'https' : 'http'}://${req.authority}`);
@@ -270,8 +278,8 @@ async function send(req, opts, route, outbound) {
   }
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   let target = { host: hostname, port: Number(url.port || (https_ ? 443 : 80)) };
-  if (outbound && !allowsDestination(outbound.policy, { scheme: https_ ? 'https' : 'http', ...target })) {
-    outbound.denied(`${https_ ? 'https' : 'http'}://${req.authority}`);
+  if (outbound && !allowsDestination(outbound.policy, { scheme, ...target })) {
+    outbound.denied(`${scheme}://${req.authority}`);
     req.body.output.fail('the request was denied');
     return { error: { tag: ERROR_CODE.httpRequestDenied } };
   }
