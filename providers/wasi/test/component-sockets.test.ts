@@ -13,7 +13,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isInvalidArgument, type ContainerSpec, type ServiceResolver } from '@nodelet/plugin-api/v1';
-import { WasiProvider } from '../src/index.ts';
+import { makeFdBudget, WasiProvider } from '../src/index.ts';
+import { addressText, SocketBudget, socketAddress } from '../src/worker/component-sockets.mjs';
 import { ALLOWED_OUTBOUND_HOSTS_ANNOTATION } from '../src/outbound-hosts.mjs';
 import { NodeServiceResolver } from '../../../core/services/service-resolver.ts';
 import { ServiceTable } from '../../../core/services/service-table.ts';
@@ -79,6 +80,28 @@ async function run(args: string[], over: Partial<ContainerSpec> = {}): Promise<s
   expect((await c.exit).exitCode).toBe(0);
   return logText(s.logPath).split('\n').slice(0, -1);
 }
+
+describe('socket addresses and the socket budget', () => {
+  it('converts between WASI socket addresses and text, IPv6 in its shortest form', () => {
+    expect(socketAddress('10.0.0.5', 80)).toEqual({ tag: 'ipv4', val: { port: 80, address: [10, 0, 0, 5] } });
+    expect(socketAddress('fd00::5', 81)).toEqual({ tag: 'ipv6', val: { port: 81, flowInfo: 0, address: [0xfd00, 0, 0, 0, 0, 0, 0, 5], scopeId: 0 } });
+    expect(socketAddress('::', 0).val.address).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(addressText(socketAddress('fd00:0:0:0:0:0:0:5', 1))).toBe('fd00::5');
+    expect(addressText(socketAddress('::1', 1))).toBe('::1');
+    expect(addressText(socketAddress('127.0.0.1', 1))).toBe('127.0.0.1');
+  });
+
+  it('takes from the container’s budget and the node’s, and gives back', () => {
+    const node = makeFdBudget(2, 3);
+    const a = new SocketBudget(node);
+    const b = new SocketBudget(node);
+    expect([a.take(), a.take(), a.take()]).toEqual([true, true, false]); // the container's 2
+    expect([b.take(), b.take()]).toEqual([true, false]); // the node's 3
+    a.give();
+    expect(b.take()).toBe(true);
+    expect(a.held).toBe(1);
+  });
+});
 
 describe('wasi:sockets through jco and preview2-shim', () => {
   it('talks TCP to a server, to a ClusterIP (a ready endpoint) and to a Service name; no endpoint: connection-refused', async () => {
