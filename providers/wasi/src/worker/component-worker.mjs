@@ -5,7 +5,8 @@
 // so a thread holds exactly one component's view of the world.
 //
 // workerData (ComponentWorkerData in ../worker-protocol.ts):
-//   { dir, modules, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen?, routes? }
+//   { dir, modules, world: 'cli' | 'http', argv, env, mounts, logPath, logOptions, criLogUrl, listen?, routes?,
+//     platform, imports, outbound?, sockets }
 // Messages to the parent (ComponentMessage there):
 //   { type: 'started' }                   instantiated; cli: run() about to be called,
 //                                         http: listening on listen.host:listen.port
