@@ -99,16 +99,17 @@ if (routes || d.outbound)
     policy: d.outbound,
     denied,
   });
-// wasi:sockets: the shim's, confined to the pod (component-sockets.mjs).
-Object.assign(
-  imports,
-  confinedSockets(/** @type {any} */ (await import('@bytecodealliance/preview2-shim/sockets')), {
-    confinement: d.sockets,
-    policy: d.outbound,
-    routes,
-    denied,
-  }),
-);
+// wasi:sockets: the shim's, confined to the pod (component-sockets.mjs); loaded only when imported.
+if (d.imports.some((i) => i.startsWith('wasi:sockets/')))
+  Object.assign(
+    imports,
+    confinedSockets(/** @type {any} */ (await import('@bytecodealliance/preview2-shim/sockets')), {
+      confinement: d.sockets,
+      policy: d.outbound,
+      routes,
+      denied,
+    }),
+  );
 
 // wasi:config, wasi:keyvalue, wasi:logging (platform/jco-platform.mjs).
 // The stores block the thread when Redis must answer: jco's bindings here are synchronous.
