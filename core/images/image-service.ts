@@ -32,6 +32,7 @@ import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
 import { RegistryError } from './registry-error.ts';
 import { SingleFlight } from './single-flight.ts';
 import { ImageStore, type ImageEntry } from './store.ts';
+import { SPIN_APP_TYPE, spinArtifactOf, type SpinArtifact } from './spin-artifact.ts';
 import { ImageVolumes } from './image-volumes.ts';
 import { TreeStore } from './tree-store.ts';
 import type { ImageVolumeRequest, ImageVolumeService, PulledImageVolume } from './volume-pull.ts';
@@ -242,7 +243,10 @@ export class OciImageService implements ImageService, ImageVolumeService {
   private blobsInUse(wanted: ReadonlySet<string>): Set<string> {
     const used = new Set<string>();
     for (const [key, entry] of this.store.entries()) {
-      if (wanted.has(key) || wanted.has(entry.digest) || wanted.has(entry.layerDigest)) used.add(entry.layerDigest);
+      if (wanted.has(key) || wanted.has(entry.digest) || wanted.has(entry.layerDigest)) {
+        used.add(entry.layerDigest);
+        for (const d of entry.blobs ?? []) used.add(d);
+      }
     }
     for (const d of wanted) if (this.store.hasBlob(d)) used.add(d);
     return used;
@@ -262,6 +266,7 @@ export class OciImageService implements ImageService, ImageVolumeService {
       path: this.store.blobPath(entry.layerDigest),
       size: entry.size,
       cached,
+      ...(entry.blobs ? { blobs: Object.fromEntries(entry.blobs.map((d) => [d, this.store.blobPath(d)])) } : {}),
     };
   }
 
@@ -298,6 +303,8 @@ export class OciImageService implements ImageService, ImageVolumeService {
       manifest = parseManifest(child.bytes, child.mediaType ?? platform.mediaType);
       if (manifest.kind !== 'manifest') throw nodeletError('NDL_IMAGE_FORMAT', `image index entry ${platform.digest} is itself an index`);
     }
+    const spin = accept.includes(SPIN_APP_TYPE) ? spinArtifactOf(manifest) : undefined;
+    if (spin) return this.fetchSpinApp(spin, key, repository, top.digest, target);
     const compat = isCompatImage(manifest) && accept.includes(EXTRACTED_MODULE_TYPE);
     const layer = compat ? await this.extractCompat(manifest, target) : selectLayer(manifest, accept);
     const present = this.store.hasBlob(layer.digest);
@@ -313,6 +320,37 @@ export class OciImageService implements ImageService, ImageVolumeService {
     const entry: ImageEntry = { repository, digest: top.digest, layerDigest: layer.digest, layerMediaType: layer.mediaType, size: layer.size };
     await this.store.record([key, `${repository}@${top.digest}`], entry);
     return { entry, cached: present && !compat };
+  }
+
+  /**
+   * A Spin application (spin-artifact.ts): the locked app and every layer become blobs
+   * (fetched at most four at a time); the entry points at the locked app and lists the rest.
+   */
+  private async fetchSpinApp(spin: SpinArtifact, key: string, repository: string, digest: string, target: RepositoryTarget): Promise<Fetched> {
+    const all = [spin.lockedApp, ...spin.layers];
+    const present = all.every((d) => this.store.hasBlob(d.digest));
+    const queue = [...all];
+    const fetchOne = async (d: Descriptor) => {
+      await this.store.ensureBlob(
+        d.digest,
+        d.size,
+        async (sig) => {
+          const body = (await this.client.getBlob({ ...target, signal: sig }, d.digest)).body;
+          return this.onProgress ? counted(body, d.digest, d.size, this.onProgress) : body;
+        },
+        target.signal,
+      );
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(4, queue.length) }, async () => {
+        for (let d = queue.shift(); d; d = queue.shift()) await fetchOne(d);
+      }),
+    );
+    const size = all.reduce((n, d) => n + d.size, 0);
+    const blobs = [...new Set(spin.layers.map((l) => l.digest))];
+    const entry: ImageEntry = { repository, digest, layerDigest: spin.lockedApp.digest, layerMediaType: SPIN_APP_TYPE, size, blobs };
+    await this.store.record([key, `${repository}@${digest}`], entry);
+    return { entry, cached: present };
   }
 
   /**

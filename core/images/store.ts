@@ -31,6 +31,8 @@ export interface ImageEntry {
   readonly layerDigest: string;
   readonly layerMediaType: string;
   readonly size: number;
+  /** Further blobs the image needs (a Spin application's component and file layers); the image is usable only while all are present. */
+  readonly blobs?: readonly string[];
 }
 
 interface IndexFile {
@@ -56,7 +58,8 @@ function isEntry(e: unknown): e is ImageEntry {
     typeof o.layerDigest === 'string' &&
     /^sha256:[0-9a-f]{64}$/.test(o.layerDigest) &&
     typeof o.layerMediaType === 'string' &&
-    typeof o.size === 'number'
+    typeof o.size === 'number' &&
+    (o.blobs === undefined || (Array.isArray(o.blobs) && o.blobs.every((d) => typeof d === 'string' && /^sha256:[0-9a-f]{64}$/.test(d))))
   );
 }
 
@@ -113,7 +116,7 @@ export class ImageStore {
       this.lastUsed.set(`sha256:${name}`, (await stat(join(this.blobDir, name)).catch(() => undefined))?.mtimeMs ?? 0);
     }
     for (const [ref, entry] of Object.entries(await this.readIndex())) {
-      if (isEntry(entry) && this.blobs.has(entry.layerDigest)) this.references.set(ref, entry);
+      if (isEntry(entry) && this.complete(entry)) this.references.set(ref, entry);
     }
   }
 
@@ -142,15 +145,20 @@ export class ImageStore {
     return this.blobs.has(digest);
   }
 
-  /** The entry recorded for a reference key, if its blob is present (memory only). */
+  /** True when every blob of the entry is present. */
+  private complete(entry: ImageEntry): boolean {
+    return this.blobs.has(entry.layerDigest) && (entry.blobs ?? []).every((d) => this.blobs.has(d));
+  }
+
+  /** The entry recorded for a reference key, if its blobs are present (memory only). */
   lookup(key: string): ImageEntry | undefined {
     const entry = this.references.get(key);
-    return entry && this.blobs.has(entry.layerDigest) ? entry : undefined;
+    return entry && this.complete(entry) ? entry : undefined;
   }
 
   /** Every reference key with its entry. */
   entries(): [string, ImageEntry][] {
-    return [...this.references].filter(([, e]) => this.blobs.has(e.layerDigest));
+    return [...this.references].filter(([, e]) => this.complete(e));
   }
 
   /**
@@ -218,7 +226,7 @@ export class ImageStore {
     this.blobs.delete(digest);
     this.lastUsed.delete(digest);
     await rm(path, { force: true });
-    const dropped = [...this.references].filter(([, e]) => e.layerDigest === digest).map(([k]) => k);
+    const dropped = [...this.references].filter(([, e]) => e.layerDigest === digest || e.blobs?.includes(digest)).map(([k]) => k);
     for (const k of dropped) this.references.delete(k);
     await this.persist();
     return size;

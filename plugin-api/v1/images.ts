@@ -35,6 +35,11 @@ export interface PulledImage {
   readonly size: number;
   /** True when nothing had to be fetched (for the `Pulled` event message). */
   readonly cached: boolean;
+  /**
+   * For an artifact of several blobs — a Spin application, whose `path` is its locked
+   * application (JSON) — the path of each of its other layers by digest (`sha256:<hex>`).
+   */
+  readonly blobs?: Readonly<Record<string, string>>;
 }
 
 /** What an image service can be asked to accept. */

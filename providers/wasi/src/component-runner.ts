@@ -48,7 +48,7 @@ import { planPerRequest } from './worker/http/instance-pool.mjs';
 import { newRequestMetrics } from './worker/http/request-metrics.mjs';
 import type { RequestsServed } from './wasi-container.ts';
 import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
-import { platformConfig } from './platform/platform-config.ts';
+import { platformConfig, type PlatformConfig } from './platform/platform-config.ts';
 import { outboundPolicy } from './outbound-config.ts';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
@@ -67,6 +67,10 @@ export interface ComponentRunOptions {
   readonly dataDir: string;
   /** The descriptor budget a component's sockets count against (none when absent). */
   readonly fdBudget?: FdBudget;
+  /** Where an http component listens instead of {@link listenAddress} (a Spin app's components, behind its router). */
+  readonly listen?: ListenAddress;
+  /** Changes the platform configuration made from the spec (a Spin component's variables and stores). */
+  readonly platform?: (p: PlatformConfig) => PlatformConfig;
 }
 
 /**
@@ -101,7 +105,8 @@ export async function startComponent(
   events?: EventRecorder,
 ): Promise<WasiContainer> {
   signal?.throwIfAborted();
-  const platform = platformConfig(spec, opts.dataDir);
+  const made = platformConfig(spec, opts.dataDir);
+  const platform = opts.platform ? opts.platform(made) : made;
   const outbound = outboundPolicy(spec);
   const capBytes = spec.limits.memoryBytes;
   const compiled = await compileCoreModules(loaded, spec, capBytes);
@@ -113,7 +118,7 @@ export async function startComponent(
     logPath: spec.logPath,
     logOptions: opts.logOptions ?? {},
   };
-  const listen = loaded.world === 'http' ? listenAddress(spec) : undefined;
+  const listen = loaded.world === 'http' ? (opts.listen ?? listenAddress(spec)) : undefined;
   // http: an instance per request when the component allows it (instance-pool.mjs), else one
   // instance through jco's bindings serves every request.
   const planned = listen ? planPerRequest(modules) : undefined;

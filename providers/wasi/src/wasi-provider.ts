@@ -29,6 +29,7 @@ import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-poo
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 import { readRequestMetrics } from './worker/http/request-metrics.mjs';
 import { resolverRouter, type OutboundRouter } from './services-channel.ts';
+import { startSpinApp } from './spin/spin-app-runner.ts';
 
 /** Resolves when `signal` aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -36,7 +37,11 @@ function aborted(signal: AbortSignal): Promise<void> {
 }
 
 /** Layer media types of a Wasm module, in preference order (OCI artifact, then the Wasm OCI spec's). */
-export const WASM_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
+const MODULE_LAYER_TYPES = ['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm'] as const;
+/** A Spin application's locked app (core then fetches every layer of the artifact: core/images/spin-artifact.ts). */
+export const SPIN_APP_TYPE = 'application/vnd.fermyon.spin.application.v1+config';
+/** What the provider asks core for: a Spin application when the artifact is one, else a module or component layer. */
+export const WASM_LAYER_TYPES = [SPIN_APP_TYPE, ...MODULE_LAYER_TYPES] as const;
 
 const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -193,6 +198,7 @@ export class WasiProvider implements Provider {
 
   async startContainer(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     checkSpec(spec, this.running);
+    if (spec.image.blobs !== undefined) return this.startSpinApp(spec, ctx);
     if ((await this.kindOf(spec.image)) === 'component') return this.startComponent(spec, ctx);
     // A pod that is not BestEffort may have its memory limit changed while it runs (resizeContainer):
     // its module's memory.grow asks a limit the worker can change (grow-limit.ts).
@@ -231,6 +237,29 @@ export class WasiProvider implements Provider {
         router: this.router,
         fdBudget: this._fdBudget,
         // The pod's directory from core; a runtime process or a test without one keeps the pod's data under the provider's.
+        dataDir: ctx.podDir || join(this.ctx?.rootDir ?? '.', 'pods', spec.pod.uid),
+      },
+      ctx.signal,
+      ctx.event,
+    );
+    this.running.set(spec.id, running);
+    void running.exit.then(() => {
+      if (this.running.get(spec.id) === running) this.running.delete(spec.id);
+    });
+    return running;
+  }
+
+  /** A Spin application (spin/spin-app-runner.ts): one thread per component, a router in front. */
+  private async startSpinApp(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
+    if (!this.components) throw providerError('Unavailable', 'the wasi provider was not initialised');
+    const running = await startSpinApp(
+      spec,
+      ctx.log,
+      {
+        components: this.components,
+        logOptions: this.opts.logOptions,
+        startTimeoutMs: this.opts.startTimeoutMs,
+        router: this.router,
         dataDir: ctx.podDir || join(this.ctx?.rootDir ?? '.', 'pods', spec.pod.uid),
       },
       ctx.signal,

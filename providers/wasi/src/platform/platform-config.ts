@@ -25,6 +25,11 @@ const LABEL = /^[a-z0-9]([a-z0-9_-]{0,40}[a-z0-9])?$/;
 export interface PlatformConfig {
   /** Key-value stores by label. */
   readonly keyvalue: Readonly<Record<string, StoreConfig>>;
+  /**
+   * A Spin component's variables, resolved (spin/spin-variables.ts): when given, `wasi:config/store`
+   * and `fermyon:spin/variables` read these instead of the env's `SPIN_VARIABLE_*`.
+   */
+  readonly variables?: Readonly<Record<string, string>>;
 }
 
 /**

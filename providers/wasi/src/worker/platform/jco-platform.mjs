@@ -1,5 +1,5 @@
 // The platform interfaces (wasi:config/store, wasi:keyvalue/{store,atomics,batch},
-// wasi:logging/logging) as jco's instantiate() takes them, for the components run through jco's
+// wasi:logging/logging, fermyon:spin/variables) as jco's instantiate() takes them, for the components run through jco's
 // bindings with one instance (../component-worker.mjs: the cli world, and http components that
 // cannot be served per request). jco lifts and lowers the values; a function returns
 // `{ tag: 'ok' | 'err', val }` for a WIT result.
@@ -11,6 +11,7 @@
 // Plain JavaScript, typed with JSDoc.
 import { asKeyValueError } from '../../platform/keyvalue-store.mjs';
 import { LOG_LEVELS, logLine } from '../../platform/log-line.mjs';
+import { spinVariablesGet } from './imports-spin-variables.mjs';
 /** @import { Platform } from './platform-imports.mjs' */
 /** @import { KeyValueBackend, Maybe } from '../../platform/keyvalue-store.mjs' */
 /** @import { LogLevel } from '../../platform/log-line.mjs' */
@@ -104,6 +105,13 @@ export function jcoPlatformImports(platform, imports, write) {
     'wasi:config/store': {
       get: (/** @type {string} */ key) => ({ tag: 'ok', val: platform.config.get(key) }),
       getAll: () => ({ tag: 'ok', val: platform.config.getAll() }),
+    },
+    'fermyon:spin/variables': {
+      get: (/** @type {string} */ name) => {
+        const r = spinVariablesGet(platform.config, name);
+        const cases = ['invalid-name', 'undefined', 'provider', 'other'];
+        return 'ok' in r ? { tag: 'ok', val: r.ok } : { tag: 'err', val: { tag: cases[r.err[0]], val: r.err[1] } };
+      },
     },
     'wasi:logging/logging': {
       log: (/** @type {LogLevel} */ level, /** @type {string} */ context, /** @type {string} */ message) => {

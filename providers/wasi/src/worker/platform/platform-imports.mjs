@@ -4,13 +4,13 @@
 // (wasi:keyvalue) or may, so each version is named. The container's configuration and stores are
 // made once per container (shared by its instances); each instance has its own handles.
 // Plain JavaScript, typed with JSDoc.
-import { configFromEnv } from '../../platform/config-store.mjs';
+import { ConfigStore, configFromEnv } from '../../platform/config-store.mjs';
 import { KeyValueStores } from '../../platform/keyvalue-store.mjs';
 import { configImports } from './imports-config.mjs';
 import { keyvalueImports } from './imports-keyvalue.mjs';
 import { loggingImports } from './imports-logging.mjs';
+import { spinVariablesImports } from './imports-spin-variables.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
-/** @import { ConfigStore } from '../../platform/config-store.mjs' */
 /** @import { PlatformConfig } from '../../platform/platform-config.ts' */
 
 /** What the platform interfaces of one container read and write. */
@@ -33,7 +33,8 @@ export class Platform {
 
   /** The configuration (made on first use). */
   get config() {
-    return (this.#config ??= configFromEnv(this.env));
+    const vars = this.settings.variables;
+    return (this.#config ??= vars ? new ConfigStore(Object.entries(vars)) : configFromEnv(this.env));
   }
 
   /** The key-value stores (each opened on first use). */
@@ -59,6 +60,7 @@ export function platformFunctions(g, platform, out) {
   const p = platform ?? NONE;
   return {
     ...configImports(g, () => p.config),
+    ...spinVariablesImports(g, () => p.config),
     ...keyvalueImports(g, () => p.keyvalue),
     ...loggingImports(g, out),
   };
