@@ -6,7 +6,9 @@
  *     its files copied under <pod dir>/spin/<container>/<component>/ ─► mounted read-only at /
  *     startComponent (component-runner.ts) on 127.0.0.1:<free port>, with its env, its variables
  *     and its key-value stores
- *   front server on the pod's IP, first TCP containerPort:
+ *   front server on the pod's IP (spinListenAddress: SPIN_HTTP_LISTEN_ADDR's port, else the first
+ *   TCP containerPort, else 80):
+ *     /.well-known/spin/health ─► 200 OK (as Spin answers it; for probes)
  *     request ─► SpinRouter.match(path) ─► 404 when no route
  *             ─► Spin's headers (spin-full-url, spin-path-info, …) ─► the component's server
  *
@@ -20,7 +22,8 @@ import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { providerError, type ContainerExit, type ContainerSpec, type ContainerStats, type EventRecorder, type Logger } from '@nodelet/plugin-api/v1';
 import type { ComponentCache } from '../component-cache.ts';
-import { listenAddress, startComponent, type ComponentRunOptions } from '../component-runner.ts';
+import { startComponent, type ComponentRunOptions } from '../component-runner.ts';
+import type { ListenAddress } from '../worker-protocol.ts';
 import type { WasiContainer } from '../wasi-container.ts';
 import { parseLockedApp, type SpinApp, type SpinComponent } from './locked-app.ts';
 import { isSpinHeader, SpinRouter, spinRequestHeaders } from './spin-routes.ts';
@@ -28,6 +31,27 @@ import { appVariableValues, componentVariables } from './spin-variables.ts';
 
 /** Hop-by-hop headers a proxy does not forward (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/** The port the Spin shim listens on without `SPIN_HTTP_LISTEN_ADDR` (containerd-shim-spin's 0.0.0.0:80). */
+const SPIN_DEFAULT_PORT = 80;
+
+/**
+ * Where the app is served: the pod's IP (127.0.0.1 without a pod network) at the port of the
+ * container's env `SPIN_HTTP_LISTEN_ADDR` (`0.0.0.0:80`: what spin-operator sets), else of its
+ * first TCP containerPort, else 80 (containerd-shim-spin's default). The address part of
+ * `SPIN_HTTP_LISTEN_ADDR` is not used: a pod is reached at its IP.
+ */
+export function spinListenAddress(spec: ContainerSpec): ListenAddress {
+  const host = spec.network?.podIPs[0] ?? '127.0.0.1';
+  const addr = spec.env.SPIN_HTTP_LISTEN_ADDR;
+  if (addr !== undefined) {
+    const port = Number(/:(\d+)$/.exec(addr)?.[1]);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw providerError('InvalidArgument', `container ${spec.name}: SPIN_HTTP_LISTEN_ADDR ${JSON.stringify(addr)} is not <address>:<port>`);
+    return { host, port };
+  }
+  return { host, port: spec.ports?.find((p) => p.protocol === 'TCP')?.containerPort ?? SPIN_DEFAULT_PORT };
+}
 
 /** Reads the locked app of a pulled Spin image; InvalidImage when it is not one. */
 export async function readSpinApp(spec: ContainerSpec): Promise<SpinApp> {
@@ -98,7 +122,7 @@ export async function startSpinApp(
     throw providerError('InvalidImage', `image ${image}: the Spin application has a bad route: ${(e as Error).message}`, { reason: 'InvalidSpinApp' });
   }
   for (const d of router.duplicates) log.warn({ container: spec.name, route: d }, 'two http triggers have this route: the later one serves it (as in Spin)');
-  const front = listenAddress(spec);
+  const front = spinListenAddress(spec);
   const values = appVariableValues(app, spec.env, spec.name);
 
   const started = new Map<string, { port: number; running: WasiContainer }>();
@@ -161,6 +185,10 @@ function pick<T>(stores: Readonly<Record<string, T>>, labels: readonly string[])
 function forward(req: IncomingMessage, res: ServerResponse, router: SpinRouter, started: ReadonlyMap<string, { port: number }>, log: Logger, container: string): void {
   const pathAndQuery = req.url ?? '/';
   const path = pathAndQuery.split('?')[0]!;
+  if (path === '/.well-known/spin/health') {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+    return;
+  }
   const m = router.match(path);
   const target = m && started.get(m.route.component);
   if (!m || !target) {

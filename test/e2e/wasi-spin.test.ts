@@ -1,0 +1,145 @@
+/**
+ * Spin applications as SpinKube runs them, end to end: an app packaged the way `spin registry
+ * push` packages it (test/harness/spin-app.ts: an OCI image config, one Wasm layer per distinct
+ * component source, a data layer per static file, the locked app as a layer) in the test's real
+ * registry; a RuntimeClass `wasmtime-spin-v2` with handler `spin` (what SpinKube installs); and a
+ * Deployment of the shape spin-operator makes of a SpinApp (runtimeClassName, image, the app's
+ * variables as `SPIN_VARIABLE_<NAME>` env, `SPIN_HTTP_LISTEN_ADDR=0.0.0.0:80`, containerPort 80
+ * named http-app, replicas). The node serves the app's HTTP triggers by route, with Spin's
+ * headers; a variable reaches a component through fermyon:spin/variables; a component reads the
+ * app's static files; one makes an outbound request. Requests go from inside the node's network
+ * namespace to the pod IPs the apiserver reports.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startRegistry, type TestRegistry } from '../harness/registry.ts';
+import { pushSpinApp } from '../harness/spin-app.ts';
+import { until } from '../harness/until.ts';
+import { netnsUnavailable, type TestHost } from '../harness/test-network.ts';
+import { WASM_TOLERATION } from './support/images.ts';
+import { adminClients, podNamespace, waitNodeReady } from './support/kube.ts';
+import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
+
+const unavailable = netnsUnavailable();
+/** A file over Spin's inline limit (128 bytes): pushed as a data layer. */
+const BIG_FILE = `static content served from a data layer\n${'x'.repeat(200)}\n`;
+
+describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handler (skipped where the machine ${unavailable ?? 'lacks CAP_NET_ADMIN'})`, () => {
+  const info = inject('cluster');
+  const k = adminClients(info);
+  const node = 'spin-n1';
+  const runtimeClass = `wasmtime-spin-v2-${process.pid}`;
+  let reg: TestRegistry;
+  let ns: string;
+  let nodelet: NodeletProcess & { host: TestHost };
+  let ips: string[] = [];
+  let registryPort: number;
+
+  const get = (ip: string, path: string) => nodelet.host.httpGet(ip, 80, path);
+  const isReady = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
+  beforeAll(async () => {
+    reg = await startRegistry();
+    registryPort = Number(new URL(reg.url).port);
+    const { image } = await pushSpinApp(reg.host, 'spin-e2e', {
+      name: 'spin-e2e',
+      variables: { greeting: { default: 'hello from the default' }, unused: { default: 'x' } },
+      components: [
+        { id: 'hello', crate: 'spin-app', route: '/hello/...' },
+        { id: 'config', crate: 'spin-app', route: '/config', config: { greeting: '{{ greeting }}' } },
+        { id: 'fetch', crate: 'spin-app', route: '/fetch', allowedOutboundHosts: [`http://127.0.0.1:${registryPort}`] },
+        { id: 'files', crate: 'spin-files', route: '/static/...', files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' } },
+      ],
+    });
+    nodelet = await startIsolatedNodelet(info, node, { forward: [registryPort] });
+    ns = await podNamespace(k.core, 'wasi-spin');
+    await waitNodeReady(k.core, node);
+    await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: runtimeClass }, handler: 'spin' } });
+    // The Deployment spin-operator makes of a SpinApp (internal/controller/deployment.go: ConstructEnvForApp, containerPort 80 "http-app").
+    await k.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'spin-e2e', labels: { 'core.spinkube.dev/app-name': 'spin-e2e' } },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { 'core.spinkube.dev/app.spin-e2e.status': 'ready' } },
+          template: {
+            metadata: { labels: { 'core.spinkube.dev/app.spin-e2e.status': 'ready', 'core.spinkube.dev/app-name': 'spin-e2e' } },
+            spec: {
+              runtimeClassName: runtimeClass,
+              nodeName: node,
+              tolerations: [WASM_TOLERATION],
+              containers: [
+                {
+                  name: 'spin-e2e',
+                  image,
+                  ports: [{ name: 'http-app', containerPort: 80 }],
+                  env: [
+                    { name: 'SPIN_VARIABLE_GREETING', value: 'hello from the Deployment' },
+                    { name: 'SPIN_HTTP_LISTEN_ADDR', value: '0.0.0.0:80' },
+                  ],
+                  readinessProbe: { httpGet: { path: '/.well-known/spin/health', port: 80 }, periodSeconds: 1 },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await until(
+      'both replicas Ready',
+      async () => {
+        const pods = (await k.core.listNamespacedPod({ namespace: ns })).items;
+        const ready = pods.filter(isReady);
+        ips = ready.map((p) => p.status!.podIP!).filter(Boolean);
+        return ready.length === 2 && ips.length === 2;
+      },
+      180_000,
+    );
+  }, 600_000);
+
+  afterAll(async () => {
+    await k.node.deleteRuntimeClass({ name: runtimeClass }).catch(() => undefined);
+    await nodelet?.dispose();
+    await reg?.stop();
+  });
+
+  it('serves the HTTP triggers by route on every replica, with the headers Spin sets', async () => {
+    expect(new Set(ips).size).toBe(2);
+    for (const ip of ips) {
+      const r = await get(ip, '/hello/a/b?x=1');
+      expect(r.status).toBe(200);
+      const lines = r.body.split('\n');
+      expect(lines[0]).toBe('hello from spin');
+      const h = Object.fromEntries(lines.slice(1).filter(Boolean).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+      expect(h['spin-full-url']).toMatch(/^http:\/\/[^/]+\/hello\/a\/b\?x=1$/);
+      expect(h['spin-path-info']).toBe('/a/b');
+      expect(h['spin-matched-route']).toBe('/hello/...');
+      expect(h['spin-raw-component-route']).toBe('/hello/...');
+      expect(h['spin-component-route']).toBe('/hello');
+      expect(h['spin-base-path']).toBe('/');
+      expect(h['spin-client-addr']).toMatch(/:\d+$/);
+      // The wildcard route also takes its bare prefix, with an empty path-info.
+      expect((await get(ip, '/hello')).body).toContain('spin-path-info: \n');
+      // No route: 404, as Spin answers.
+      expect((await get(ip, '/nowhere')).status).toBe(404);
+    }
+  });
+
+  it("gives a component its variable from the Deployment's env (fermyon:spin/variables)", async () => {
+    const r = await get(ips[0]!, '/config');
+    expect(r).toEqual({ status: 200, body: 'greeting=hello from the Deployment' });
+  });
+
+  it("mounts the app's static files read-only at the component's /: a data layer and an inlined file", async () => {
+    expect(await get(ips[0]!, '/static/big.txt')).toEqual({ status: 200, body: BIG_FILE });
+    expect(await get(ips[1]!, '/static/small.txt')).toEqual({ status: 200, body: 'small inline file' });
+    expect((await get(ips[0]!, '/static/missing.txt')).status).toBe(404);
+  });
+
+  it('makes an outbound request to a host the component allows', async () => {
+    const r = await get(ips[0]!, `/fetch?url=http://127.0.0.1:${registryPort}/v2/`);
+    expect(r.status, r.body).toBe(200);
+    expect(r.body).toMatch(/^fetched 200/);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The Spin application of the `spin` handler's tests: its components are built from
+ * test/fixtures/spin-app (spin-sdk 5, `cargo build --release --locked --target wasm32-wasip2`,
+ * cached by the hash of the workspace's sources in test/.cache/components/), and the app is
+ * packaged as `spin registry push` packages it (spinframework/spin, crates/oci `client.rs`):
+ *
+ *   config   an OCI image config (os wasip1, architecture wasm, label com.fermyon.spin.lockedAppDigest)
+ *   layers   application/vnd.wasm.content.layer.v1+wasm            one per distinct component source
+ *            application/vnd.wasm.content.layer.v1+data            one per static file (over 128 bytes;
+ *                                                                  smaller ones are inlined in the locked app)
+ *            application/vnd.fermyon.spin.application.v1+config    the locked app (JSON), last
+ *
+ * Older Spin versions put the locked app in the manifest's config instead (`layout: 'config'`).
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { pushImage, sha256, type Blob } from './oci-push.ts';
+
+const run = promisify(execFile);
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIXTURE_DIR = join(ROOT, 'test', 'fixtures', 'spin-app');
+const CACHE_DIR = join(ROOT, 'test', '.cache', 'components');
+const TARGET_DIR = join(ROOT, 'test', '.cache', 'cargo-target-spin');
+
+/** The Spin test components: crate → the artifact cargo writes. */
+const CRATES = { 'spin-app': 'spin_app.wasm', 'spin-files': 'spin_files.wasm' } as const;
+export type SpinCrate = keyof typeof CRATES;
+
+export const SPIN_APP_TYPE = 'application/vnd.fermyon.spin.application.v1+config';
+export const SPIN_WASM_LAYER = 'application/vnd.wasm.content.layer.v1+wasm';
+export const SPIN_DATA_LAYER = 'application/vnd.wasm.content.layer.v1+data';
+/** Spin inlines content up to this size in the locked app instead of pushing a layer. */
+const INLINE_MAX = 128;
+
+function sourceHash(): string {
+  const h = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (name === 'target') continue;
+      if (statSync(p).isDirectory()) walk(p);
+      else h.update(relative(FIXTURE_DIR, p)).update('\0').update(readFileSync(p)).update('\0');
+    }
+  };
+  walk(FIXTURE_DIR);
+  return h.digest('hex').slice(0, 16);
+}
+
+let building: Promise<void> | undefined;
+
+/** The built component of `crate` (`test/.cache/components/<crate>-<hash>.wasm`), building the workspace when missing. */
+export async function buildSpinComponent(crate: SpinCrate): Promise<string> {
+  const hash = sourceHash();
+  const out = join(CACHE_DIR, `${crate}-${hash}.wasm`);
+  if (existsSync(out)) return out;
+  building ??= cargoBuild(hash).finally(() => (building = undefined));
+  await building;
+  return out;
+}
+
+async function cargoBuild(hash: string): Promise<void> {
+  try {
+    await run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-wasip2', '-j', '1'], {
+      cwd: FIXTURE_DIR,
+      env: { ...process.env, CARGO_TARGET_DIR: TARGET_DIR },
+      timeout: 600_000,
+    });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException & { stderr?: string };
+    if (err.code === 'ENOENT') throw new Error('cargo not found: install Rust (rustup) and `rustup target add wasm32-wasip2`');
+    throw new Error(`building the Spin test components failed: ${err.stderr ?? err.message}`);
+  }
+  mkdirSync(CACHE_DIR, { recursive: true });
+  for (const [crate, artifact] of Object.entries(CRATES)) {
+    const out = join(CACHE_DIR, `${crate}-${hash}.wasm`);
+    const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
+    copyFileSync(join(TARGET_DIR, 'wasm32-wasip2', 'release', artifact), tmp);
+    renameSync(tmp, out);
+  }
+}
+
+/** One component of a test app. */
+export interface SpinTestComponent {
+  readonly id: string;
+  readonly crate: SpinCrate;
+  /** HTTP route (as in spin.toml). */
+  readonly route: string;
+  readonly config?: Record<string, string>;
+  readonly allowedOutboundHosts?: string[];
+  readonly keyValueStores?: string[];
+  /** Static files: path (relative to the component's `/`) → content. */
+  readonly files?: Record<string, string>;
+  readonly env?: Record<string, string>;
+}
+
+/** A test app: its variables (name → default, undefined: required) and components. */
+export interface SpinTestApp {
+  readonly name: string;
+  readonly variables?: Record<string, { default?: string }>;
+  readonly components: readonly SpinTestComponent[];
+}
+
+/** The locked app and the layers `spin registry push` would write for `app` (the locked app not among the layers). */
+export async function assembleSpinApp(app: SpinTestApp): Promise<{ locked: Record<string, unknown>; layers: Blob[] }> {
+  const layers = new Map<string, Blob>();
+  const add = (mediaType: string, bytes: Uint8Array) => {
+    const digest = sha256(bytes);
+    if (!layers.has(digest)) layers.set(digest, { mediaType, bytes });
+    return digest;
+  };
+  const components = [];
+  for (const c of app.components) {
+    const source = add(SPIN_WASM_LAYER, readFileSync(await buildSpinComponent(c.crate)));
+    const files = Object.entries(c.files ?? {}).map(([path, text]) => {
+      const bytes = Buffer.from(text);
+      const digest = sha256(bytes);
+      if (bytes.length <= INLINE_MAX) return { inline: bytes.toString('base64'), digest, path };
+      add(SPIN_DATA_LAYER, bytes);
+      return { digest, path };
+    });
+    const metadata: Record<string, unknown> = {};
+    if (c.allowedOutboundHosts) metadata.allowed_outbound_hosts = c.allowedOutboundHosts;
+    if (c.keyValueStores) metadata.key_value_stores = c.keyValueStores;
+    components.push({
+      id: c.id,
+      ...(Object.keys(metadata).length > 0 && { metadata }),
+      source: { content_type: 'application/wasm', digest: source },
+      ...(c.env && { env: c.env }),
+      ...(files.length > 0 && { files }),
+      ...(c.config && { config: c.config }),
+    });
+  }
+  const locked = {
+    spin_lock_version: 0,
+    metadata: { name: app.name, version: '0.1.0', triggers: { http: {} } },
+    ...(app.variables && { variables: app.variables }),
+    triggers: app.components.map((c) => ({ id: `trigger-${c.id}`, trigger_type: 'http', trigger_config: { component: c.id, route: c.route } })),
+    components,
+  };
+  return { locked, layers: [...layers.values()] };
+}
+
+/** Pushes `app` as `<registry>/<repo>:<tag>` in Spin's OCI layout; returns the reference and the locked app. */
+export async function pushSpinApp(
+  registryHost: string,
+  repo: string,
+  app: SpinTestApp,
+  opts: { tag?: string; layout?: 'layer' | 'config' } = {},
+): Promise<{ image: string; locked: Record<string, unknown> }> {
+  const { locked, layers } = await assembleSpinApp(app);
+  const lockedBlob: Blob = { mediaType: SPIN_APP_TYPE, bytes: Buffer.from(JSON.stringify(locked)) };
+  const tag = opts.tag ?? 'v1';
+  if (opts.layout === 'config') {
+    await pushImage(registryHost, repo, tag, lockedBlob, layers);
+  } else {
+    const config = {
+      architecture: 'wasm',
+      os: 'wasip1',
+      config: { Labels: { 'com.fermyon.spin.lockedAppDigest': sha256(lockedBlob.bytes) } },
+      rootfs: { type: 'layers', diff_ids: [] },
+    };
+    await pushImage(registryHost, repo, tag, { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from(JSON.stringify(config)) }, [
+      ...layers,
+      lockedBlob,
+    ]);
+  }
+  return { image: `${registryHost}/${repo}:${tag}`, locked };
+}
