@@ -141,7 +141,7 @@ describe('drop-in providers routed by RuntimeClass', () => {
     const p = await until('nowhere', 'Failed', (p) => p.status?.phase === 'Failed');
     expect(p.status?.reason).toBe('UnsupportedRuntimeClass');
     expect(p.status?.message).toBe(
-      `Pod was rejected: RuntimeClass "${rc.none}" has handler "runsc", which no provider on this node serves (handlers served: js, wasi)`,
+      `Pod was rejected: RuntimeClass "${rc.none}" has handler "runsc", which no provider on this node serves (handlers served: js, spin, wasi)`,
     );
   });
 });

@@ -110,7 +110,8 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 's
 export class WasiProvider implements Provider {
   readonly name = 'wasi';
   readonly apiVersion = API_VERSION;
-  // Its RuntimeClass handler (`wasi`) is declared once, in package.json (nodelet.handlers).
+  // Its RuntimeClass handlers (`wasi`, and `spin` for Spin applications: SpinKube's RuntimeClass
+  // wasmtime-spin-v2) are declared once, in package.json (nodelet.handlers).
   readonly architecture = 'wasm32-wasi';
   readonly os = 'wasi';
   readonly runtimeVersion = `nodelet-wasi://${VERSION}`;

@@ -26,18 +26,18 @@ async function run(fixture: string, args: string[] = [], over = {}) {
 }
 
 describe('provider identity', () => {
-  it('declares the wasi handler (in its manifest only), arch, os and runtime version', () => {
+  it('declares the wasi and spin handlers (in its manifest only), arch, os and runtime version', () => {
     const p: Provider = createProvider();
     expect(p).toMatchObject({ name: 'wasi', apiVersion: 'nodelet.dev/v1', architecture: 'wasm32-wasi', os: 'wasi' });
     expect(p.handlers).toBeUndefined();
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { nodelet: { handlers: string[] } };
-    expect(manifest.nodelet.handlers).toEqual(['wasi']);
+    expect(manifest.nodelet.handlers).toEqual(['wasi', 'spin']);
     expect(p.runtimeVersion).toBe('nodelet-wasi://0.1.0');
   });
 });
 
 describe('pullImage', () => {
-  it('delegates to the image service asking for Wasm layers', async () => {
+  it('delegates to the image service asking for a Spin application or else a Wasm layer', async () => {
     const events: string[] = [];
     const ctx = {
       ...podContext(),
@@ -48,7 +48,7 @@ describe('pullImage', () => {
     const img = await provider.pullImage('fixture:hello', { pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }] }, ctx);
     expect(img.path).toMatch(/hello-[0-9a-f]{16}\.wasm$/);
     const { req } = images.requests.at(-1)!;
-    expect(req.acceptLayerTypes).toEqual(['application/wasm', 'application/vnd.wasm.content.layer.v1+wasm']);
+    expect(req.acceptLayerTypes).toEqual(['application/vnd.fermyon.spin.application.v1+config', 'application/wasm', 'application/vnd.wasm.content.layer.v1+wasm']);
     expect(req).toMatchObject({ pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }], signal: ctx.signal });
     expect(events).toEqual([]);
   });

@@ -57,7 +57,7 @@ function aborted(signal: AbortSignal): Promise<void> {
 export class ExternalWasiProvider implements Provider {
   readonly name = 'wasi';
   readonly apiVersion = API_VERSION;
-  // Its RuntimeClass handler (`wasi`) is declared once, in package.json (nodelet.handlers).
+  // Its RuntimeClass handlers (`wasi`, `spin`) are declared once, in package.json (nodelet.handlers).
   readonly architecture = 'wasm32-wasi';
   readonly os = 'wasi';
   readonly keepsContainers = true;
