@@ -111,7 +111,12 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
       expect(r.status).toBe(200);
       const lines = r.body.split('\n');
       expect(lines[0]).toBe('hello from spin');
-      const h = Object.fromEntries(lines.slice(1).filter(Boolean).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]));
+      const h = Object.fromEntries(
+        lines
+          .slice(1)
+          .filter(Boolean)
+          .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]),
+      );
       expect(h['spin-full-url']).toMatch(/^http:\/\/[^/]+\/hello\/a\/b\?x=1$/);
       expect(h['spin-path-info']).toBe('/a/b');
       expect(h['spin-matched-route']).toBe('/hello/...');

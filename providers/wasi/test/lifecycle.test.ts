@@ -48,7 +48,11 @@ describe('pullImage', () => {
     const img = await provider.pullImage('fixture:hello', { pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }] }, ctx);
     expect(img.path).toMatch(/hello-[0-9a-f]{16}\.wasm$/);
     const { req } = images.requests.at(-1)!;
-    expect(req.acceptLayerTypes).toEqual(['application/vnd.fermyon.spin.application.v1+config', 'application/wasm', 'application/vnd.wasm.content.layer.v1+wasm']);
+    expect(req.acceptLayerTypes).toEqual([
+      'application/vnd.fermyon.spin.application.v1+config',
+      'application/wasm',
+      'application/vnd.wasm.content.layer.v1+wasm',
+    ]);
     expect(req).toMatchObject({ pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }], signal: ctx.signal });
     expect(events).toEqual([]);
   });

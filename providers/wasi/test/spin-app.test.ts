@@ -41,7 +41,10 @@ describe('the locked app', () => {
     expect(a.otherTriggerTypes).toEqual(['redis']);
     const c = a.components.get('a')!;
     expect(c.source).toBe(D('a'));
-    expect(c.files).toEqual([{ path: 'static/x.txt', digest: D('b') }, { path: 'small.txt', inline: Buffer.from('hey') }]);
+    expect(c.files).toEqual([
+      { path: 'static/x.txt', digest: D('b') },
+      { path: 'small.txt', inline: Buffer.from('hey') },
+    ]);
     expect(c.allowedOutboundHosts).toEqual(['https://example.com']);
     expect(c.keyValueStores).toEqual(['default']);
     expect(c.env).toEqual({ RUST_LOG: 'info' });
@@ -53,8 +56,16 @@ describe('the locked app', () => {
     ['an unknown version', app({ spin_lock_version: 2 }), /spin_lock_version 2/],
     ['a must_understand it does not know', app({ must_understand: ['teleport'] }), /does not understand: teleport/],
     ['a required host feature', app({ host_requirements: { local_service_chaining: 'required' } }), /local_service_chaining/],
-    ['a trigger naming no component', app({ triggers: [{ id: 'x', trigger_type: 'http', trigger_config: { component: 'zz', route: '/' } }] }), /"zz", which it does not have/],
-    ['a source without a digest', app({ components: [{ id: 'a', source: { content_type: 'application/wasm', source: 'file:///a.wasm' } }] }), /no sha256 digest/],
+    [
+      'a trigger naming no component',
+      app({ triggers: [{ id: 'x', trigger_type: 'http', trigger_config: { component: 'zz', route: '/' } }] }),
+      /"zz", which it does not have/,
+    ],
+    [
+      'a source without a digest',
+      app({ components: [{ id: 'a', source: { content_type: 'application/wasm', source: 'file:///a.wasm' } }] }),
+      /no sha256 digest/,
+    ],
     [
       'a file path climbing out',
       app({ components: [{ id: 'a', source: { digest: D('a') }, files: [{ digest: D('b'), path: '../etc/passwd' }] }] }),

@@ -41,10 +41,13 @@ async function pushApp(repo: string, layout: 'layer' | 'config') {
   ];
   if (layout === 'config') await pushImage(reg.host, repo, 'v1', { mediaType: SPIN_APP_TYPE, bytes: locked }, layers);
   else
-    await pushImage(reg.host, repo, 'v1', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{"architecture":"wasm","os":"wasip1"}') }, [
-      ...layers,
-      { mediaType: SPIN_APP_TYPE, bytes: locked },
-    ]);
+    await pushImage(
+      reg.host,
+      repo,
+      'v1',
+      { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{"architecture":"wasm","os":"wasip1"}') },
+      [...layers, { mediaType: SPIN_APP_TYPE, bytes: locked }],
+    );
   return { wasm, data, locked };
 }
 
@@ -86,6 +89,8 @@ describe('Spin application artifacts', () => {
 
   it('finds no Spin app in a plain Wasm artifact', () => {
     const d = { mediaType: 'application/wasm', digest: `sha256:${'a'.repeat(64)}`, size: 1 };
-    expect(spinArtifactOf({ kind: 'manifest', mediaType: 'x', config: { ...d, mediaType: 'application/vnd.wasm.config.v0+json' }, layers: [d] })).toBeUndefined();
+    expect(
+      spinArtifactOf({ kind: 'manifest', mediaType: 'x', config: { ...d, mediaType: 'application/vnd.wasm.config.v0+json' }, layers: [d] }),
+    ).toBeUndefined();
   });
 });

@@ -109,7 +109,8 @@ export function parseLockedApp(text: string, image: string): SpinApp {
     const cfg = t.trigger_config;
     if (!isObject(cfg)) throw bad(`has triggers[${i}] without a trigger_config`);
     const component = cfg.component;
-    if (typeof component !== 'string') throw bad(`has http trigger ${JSON.stringify(t.id)} naming no component (inline components are resolved by spin registry push)`);
+    if (typeof component !== 'string')
+      throw bad(`has http trigger ${JSON.stringify(t.id)} naming no component (inline components are resolved by spin registry push)`);
     if (!components.has(component)) throw bad(`has http trigger ${JSON.stringify(t.id)} naming component ${JSON.stringify(component)}, which it does not have`);
     const route = cfg.route;
     if (isObject(route) && route.private === true) continue;
@@ -146,12 +147,14 @@ function parseComponent(c: unknown, where: string, bad: (what: string) => Error)
     throw bad(`has ${at} with dependencies: push the app composed (spin registry push composes by default)`);
   checkHostRequirements(c.host_requirements, `${at} host_requirements`, bad);
   const source = isObject(c.source) ? c.source.digest : undefined;
-  if (typeof source !== 'string' || !DIGEST.test(source)) throw bad(`has ${at} whose source has no sha256 digest (an app pulled from a registry names its layers by digest)`);
+  if (typeof source !== 'string' || !DIGEST.test(source))
+    throw bad(`has ${at} whose source has no sha256 digest (an app pulled from a registry names its layers by digest)`);
   const files: SpinFile[] = [];
   for (const [i, f] of (Array.isArray(c.files) ? c.files : c.files === undefined ? [] : [null]).entries()) {
     if (!isObject(f) || typeof f.path !== 'string') throw bad(`has ${at} files[${i}] without a path`);
     const path = f.path.replace(/^\/+/, '');
-    if (path === '' || path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw bad(`has ${at} file path ${JSON.stringify(f.path)} that is not a plain relative path`);
+    if (path === '' || path.split('/').some((s) => s === '..' || s === '.' || s === ''))
+      throw bad(`has ${at} file path ${JSON.stringify(f.path)} that is not a plain relative path`);
     if (typeof f.inline === 'string') files.push({ path, inline: Buffer.from(f.inline, 'base64') });
     else if (typeof f.digest === 'string' && DIGEST.test(f.digest)) files.push({ path, digest: f.digest });
     else throw bad(`has ${at} file ${JSON.stringify(f.path)} with neither inline content nor a sha256 digest`);

@@ -113,8 +113,12 @@ export async function startSpinApp(
   const app = await readSpinApp(spec);
   const image = spec.image.image;
   if (app.otherTriggerTypes.length > 0)
-    log.warn({ container: spec.name, triggers: app.otherTriggerTypes }, `the Spin application's ${app.otherTriggerTypes.join(', ')} triggers are not run (nodelet runs http triggers)`);
-  if (app.httpTriggers.length === 0) throw providerError('InvalidImage', `image ${image}: the Spin application has no public http trigger`, { reason: 'InvalidSpinApp' });
+    log.warn(
+      { container: spec.name, triggers: app.otherTriggerTypes },
+      `the Spin application's ${app.otherTriggerTypes.join(', ')} triggers are not run (nodelet runs http triggers)`,
+    );
+  if (app.httpTriggers.length === 0)
+    throw providerError('InvalidImage', `image ${image}: the Spin application has no public http trigger`, { reason: 'InvalidSpinApp' });
   let router: SpinRouter;
   try {
     router = new SpinRouter(app.httpTriggers);
@@ -131,9 +135,14 @@ export async function startSpinApp(
     for (const id of new Set(router.routes.map((r) => r.component))) {
       const component = app.components.get(id)!;
       const blob = spec.image.blobs?.[component.source];
-      if (!blob) throw providerError('InvalidImage', `image ${image}: component ${JSON.stringify(id)} has source ${component.source}, which is in no layer of the image`);
+      if (!blob)
+        throw providerError(
+          'InvalidImage',
+          `image ${image}: component ${JSON.stringify(id)} has source ${component.source}, which is in no layer of the image`,
+        );
       const loaded = await opts.components.load({ ...spec.image, image: `${image} (component ${id})`, digest: component.source, path: blob, blobs: undefined });
-      if (loaded.world !== 'http') throw providerError('InvalidImage', `image ${image}: component ${JSON.stringify(id)} of an http trigger does not export wasi:http/incoming-handler`);
+      if (loaded.world !== 'http')
+        throw providerError('InvalidImage', `image ${image}: component ${JSON.stringify(id)} of an http trigger does not export wasi:http/incoming-handler`);
       const variables = componentVariables(component, values, image);
       const filesDir = join(opts.dataDir, 'spin', spec.name, id);
       const mounts = component.files.length > 0 ? [{ name: `spin-files-${id}`, containerPath: '/', hostPath: filesDir, readOnly: true }] : [];
@@ -169,7 +178,8 @@ export async function startSpinApp(
   } catch (e) {
     await stopAll();
     const err = e as NodeJS.ErrnoException;
-    if (err.code === 'EADDRINUSE') throw providerError('InvalidArgument', `container ${spec.name}: port ${front.port} on ${front.host} is already in use`, { reason: 'PortInUse' });
+    if (err.code === 'EADDRINUSE')
+      throw providerError('InvalidArgument', `container ${spec.name}: port ${front.port} on ${front.host} is already in use`, { reason: 'PortInUse' });
     throw providerError('Internal', `container ${spec.name}: cannot listen on ${front.host}:${front.port}: ${err.message}`, { cause: e });
   }
   log.info({ container: spec.name, app: app.name, routes: router.routes.map((r) => `${r.raw} → ${r.component}`), ...front }, 'Spin application serving');
@@ -182,7 +192,14 @@ function pick<T>(stores: Readonly<Record<string, T>>, labels: readonly string[])
 }
 
 /** Sends one request to the component its route names, with Spin's headers. */
-function forward(req: IncomingMessage, res: ServerResponse, router: SpinRouter, started: ReadonlyMap<string, { port: number }>, log: Logger, container: string): void {
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  router: SpinRouter,
+  started: ReadonlyMap<string, { port: number }>,
+  log: Logger,
+  container: string,
+): void {
   const pathAndQuery = req.url ?? '/';
   const path = pathAndQuery.split('?')[0]!;
   if (path === '/.well-known/spin/health') {
@@ -220,7 +237,11 @@ function forward(req: IncomingMessage, res: ServerResponse, router: SpinRouter, 
 function spinContainer(spec: ContainerSpec, server: Server, started: ReadonlyMap<string, { running: WasiContainer }>): WasiContainer {
   const all = [...started.values()].map((c) => c.running);
   let stopping = false;
-  const close = () => new Promise<void>((r) => server.close(() => r())).then(() => undefined, () => undefined);
+  const close = () =>
+    new Promise<void>((r) => server.close(() => r())).then(
+      () => undefined,
+      () => undefined,
+    );
   const exit: Promise<ContainerExit> = Promise.race(all.map((c) => c.exit)).then(async (first) => {
     server.closeAllConnections();
     await Promise.all([close(), ...all.map((c) => c.stop(0))]);

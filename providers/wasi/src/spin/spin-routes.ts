@@ -54,7 +54,8 @@ export function parseRoute(raw: string, component: string): SpinRoute {
   }
   const segments: Segment[] = [];
   for (const part of body.split('/').slice(1)) {
-    if (part === '' || part === '...' || part === '*') throw new Error(`route ${JSON.stringify(raw)} of component ${JSON.stringify(component)} has an empty or misplaced wildcard segment`);
+    if (part === '' || part === '...' || part === '*')
+      throw new Error(`route ${JSON.stringify(raw)} of component ${JSON.stringify(component)} has an empty or misplaced wildcard segment`);
     if (part.startsWith(':')) {
       if (part.length === 1) throw new Error(`route ${JSON.stringify(raw)} of component ${JSON.stringify(component)} has a parameter without a name`);
       segments.push({ kind: 'param', name: part.slice(1) });
@@ -135,7 +136,12 @@ function decodeSafe(s: string): string {
 }
 
 /** The headers Spin adds to a request for its component (names in lower case, as Spin sends them). */
-export function spinRequestHeaders(m: SpinRouteMatch, pathAndQuery: string, host: string | undefined, client: { address?: string; port?: number }): Record<string, string> {
+export function spinRequestHeaders(
+  m: SpinRouteMatch,
+  pathAndQuery: string,
+  host: string | undefined,
+  client: { address?: string; port?: number },
+): Record<string, string> {
   const addr = client.address ?? '';
   const clientAddr = addr.includes(':') ? `[${addr}]:${client.port ?? 0}` : `${addr}:${client.port ?? 0}`;
   const headers: Record<string, string> = {

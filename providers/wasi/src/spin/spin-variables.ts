@@ -24,9 +24,13 @@ export function appVariableValues(app: SpinApp, env: Readonly<Record<string, str
   }
   if (missing.length > 0) {
     const envs = missing.map((n) => `${CONFIG_ENV_PREFIX}${n.toUpperCase()}`).join(', ');
-    throw providerError('InvalidArgument', `container ${container}: the Spin application's required variables ${missing.join(', ')} have no value: set ${envs} in the container's env`, {
-      reason: 'CreateContainerConfigError',
-    });
+    throw providerError(
+      'InvalidArgument',
+      `container ${container}: the Spin application's required variables ${missing.join(', ')} have no value: set ${envs} in the container's env`,
+      {
+        reason: 'CreateContainerConfigError',
+      },
+    );
   }
   return values;
 }
@@ -38,7 +42,10 @@ export function componentVariables(component: SpinComponent, values: ReadonlyMap
     out[key.toLowerCase()] = template.replace(TEMPLATE, (_all, name: string) => {
       const value = values.get(name.toLowerCase());
       if (value === undefined)
-        throw providerError('InvalidImage', `image ${image}: component ${JSON.stringify(component.id)} variable ${JSON.stringify(key)} names the undefined app variable ${JSON.stringify(name)}`);
+        throw providerError(
+          'InvalidImage',
+          `image ${image}: component ${JSON.stringify(component.id)} variable ${JSON.stringify(key)} names the undefined app variable ${JSON.stringify(name)}`,
+        );
       return value;
     });
   }

@@ -22,7 +22,8 @@ const UNDEFINED = 1;
  * @returns {{ ok: string } | { err: [number, string] }}
  */
 export function spinVariablesGet(config, name) {
-  if (!NAME.test(name)) return { err: [INVALID_NAME, `invalid variable name ${JSON.stringify(name)}: lower-case letters, digits and underscores, starting with a letter`] };
+  if (!NAME.test(name))
+    return { err: [INVALID_NAME, `invalid variable name ${JSON.stringify(name)}: lower-case letters, digits and underscores, starting with a letter`] };
   const value = config.get(name);
   if (value === undefined) return { err: [UNDEFINED, `no variable for ${JSON.stringify(name)}`] };
   return { ok: value };
