@@ -7,7 +7,8 @@
  * variables as `SPIN_VARIABLE_<NAME>` env, `SPIN_HTTP_LISTEN_ADDR=0.0.0.0:80`, containerPort 80
  * named http-app, replicas). The node serves the app's HTTP triggers by route, with Spin's
  * headers; a variable reaches a component through fermyon:spin/variables; a component reads the
- * app's static files; one makes an outbound request. Requests go from inside the node's network
+ * app's static files; one counts in the key-value store (fermyon:spin/key-value); one makes an
+ * outbound request. Requests go from inside the node's network
  * namespace to the pod IPs the apiserver reports.
  */
 import type { V1Pod } from '@kubernetes/client-node';
@@ -48,6 +49,8 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
         { id: 'hello', crate: 'spin-app', route: '/hello/...' },
         { id: 'config', crate: 'spin-app', route: '/config', config: { greeting: '{{ greeting }}' } },
         { id: 'fetch', crate: 'spin-app', route: '/fetch', allowedOutboundHosts: [`http://127.0.0.1:${registryPort}`] },
+        { id: 'kv', crate: 'spin-app', route: '/kv', keyValueStores: ['default'] },
+        { id: 'nokv', crate: 'spin-app', route: '/nokv' },
         { id: 'files', crate: 'spin-files', route: '/static/...', files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' } },
       ],
     });
@@ -140,6 +143,17 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
     expect(await get(ips[0]!, '/static/big.txt')).toEqual({ status: 200, body: BIG_FILE });
     expect(await get(ips[1]!, '/static/small.txt')).toEqual({ status: 200, body: 'small inline file' });
     expect((await get(ips[0]!, '/static/missing.txt')).status).toBe(404);
+  });
+
+  it("counts in the app's default store through fermyon:spin/key-value; a component without the store in key_value_stores is refused", async () => {
+    const first = await get(ips[0]!, '/kv');
+    expect(first).toEqual({ status: 200, body: 'count=1 keys=count exists=true' });
+    expect((await get(ips[0]!, '/kv')).body).toBe('count=2 keys=count exists=true');
+    // The default store is the pod's (SQLite under its directory): the other replica counts on its own.
+    expect((await get(ips[1]!, '/kv')).body).toBe('count=1 keys=count exists=true');
+    const denied = await get(ips[0]!, '/nokv');
+    expect(denied.status).toBe(500);
+    expect(denied.body).toMatch(/^key-value error: .*AccessDenied/);
   });
 
   it('makes an outbound request to a host the component allows', async () => {

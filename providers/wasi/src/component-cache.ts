@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { providerError, type PulledImage } from '@nodelet/plugin-api/v1';
 import { plainWorker, type Transpiled, type TranspileReply, type TranspileWorkerData } from './worker-protocol.ts';
-import { CONFIG_VERSIONS, KEYVALUE_VERSIONS, LOGGING_VERSIONS, SPIN_VARIABLES_VERSIONS } from './platform/interface-versions.mjs';
+import { CONFIG_VERSIONS, KEYVALUE_VERSIONS, LOGGING_VERSIONS, SPIN_KEYVALUE_VERSIONS, SPIN_VARIABLES_VERSIONS } from './platform/interface-versions.mjs';
 
 const TRANSPILE_WORKER_URL = new URL('./worker/transpile-worker.mjs', import.meta.url);
 
@@ -72,6 +72,7 @@ export const PLATFORM_INTERFACES: ReadonlyMap<string, readonly string[]> = new M
   ['wasi:keyvalue/batch', KEYVALUE_VERSIONS],
   ['wasi:logging/logging', LOGGING_VERSIONS],
   ['fermyon:spin/variables', SPIN_VARIABLES_VERSIONS],
+  ['fermyon:spin/key-value', SPIN_KEYVALUE_VERSIONS],
 ]);
 
 /** Which world a component is run as, from its exports. */

@@ -8,5 +8,7 @@ export const CONFIG_VERSIONS = ['0.2.0-draft', '0.2.0-draft-2024-09-27'];
 export const KEYVALUE_VERSIONS = ['0.2.0-draft', '0.2.0-draft2'];
 /** fermyon:spin/variables (Spin's own interface; spin-sdk's `variables::get`). */
 export const SPIN_VARIABLES_VERSIONS = ['2.0.0'];
+/** fermyon:spin/key-value (Spin's own interface; spin-sdk's `key_value::Store`). */
+export const SPIN_KEYVALUE_VERSIONS = ['2.0.0'];
 /** wasi:logging/logging. */
 export const LOGGING_VERSIONS = ['0.1.0-draft'];

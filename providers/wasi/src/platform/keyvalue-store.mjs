@@ -55,12 +55,15 @@ export class KeyValueStores {
 
   /**
    * @param {Readonly<Record<string, StoreConfig>>} config
-   * @param {{ blocking?: boolean }} [opts] blocking: every operation answers synchronously (a Redis
-   *   store then blocks the calling thread until Redis answers: blocking-store.mjs)
+   * @param {{ blocking?: boolean, allowed?: readonly string[] }} [opts] blocking: every operation answers
+   *   synchronously (a Redis store then blocks the calling thread until Redis answers: blocking-store.mjs);
+   *   allowed: the only labels that may be opened, the others are `access-denied` (a Spin component's
+   *   `key_value_stores`)
    */
   constructor(config, opts = {}) {
     this.config = config;
     this.blocking = opts.blocking ?? false;
+    this.allowed = opts.allowed;
   }
 
   /**
@@ -69,6 +72,8 @@ export class KeyValueStores {
    * @returns {KeyValueBackend}
    */
   open(label) {
+    if (this.allowed && !this.allowed.includes(label))
+      throw new KeyValueError('access-denied', `store ${JSON.stringify(label)} is not in the component's key_value_stores`);
     const known = this.#open.get(label);
     if (known) return known;
     const c = Object.hasOwn(this.config, label) ? this.config[label] : undefined;

@@ -30,6 +30,8 @@ export interface PlatformConfig {
    * and `fermyon:spin/variables` read these instead of the env's `SPIN_VARIABLE_*`.
    */
   readonly variables?: Readonly<Record<string, string>>;
+  /** The only store labels that may be opened, the others `access-denied` (a Spin component's `key_value_stores`); all when absent. */
+  readonly keyvalueAllowed?: readonly string[];
 }
 
 /**

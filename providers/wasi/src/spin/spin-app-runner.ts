@@ -156,7 +156,7 @@ export async function startSpinApp(
         {
           ...opts,
           listen: { host: '127.0.0.1', port },
-          platform: (p) => ({ keyvalue: pick(p.keyvalue, component.keyValueStores), variables }),
+          platform: (p) => ({ keyvalue: p.keyvalue, keyvalueAllowed: component.keyValueStores, variables }),
         },
         signal,
         events,
@@ -184,11 +184,6 @@ export async function startSpinApp(
   }
   log.info({ container: spec.name, app: app.name, routes: router.routes.map((r) => `${r.raw} → ${r.component}`), ...front }, 'Spin application serving');
   return spinContainer(spec, server, started);
-}
-
-/** The stores a component may open: the labels it lists in key_value_stores (Spin: others are refused). */
-function pick<T>(stores: Readonly<Record<string, T>>, labels: readonly string[]): Record<string, T> {
-  return Object.fromEntries(Object.entries(stores).filter(([label]) => labels.includes(label)));
 }
 
 /** Sends one request to the component its route names, with Spin's headers. */

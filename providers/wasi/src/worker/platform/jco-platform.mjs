@@ -1,5 +1,5 @@
 // The platform interfaces (wasi:config/store, wasi:keyvalue/{store,atomics,batch},
-// wasi:logging/logging, fermyon:spin/variables) as jco's instantiate() takes them, for the components run through jco's
+// wasi:logging/logging, fermyon:spin/variables and fermyon:spin/key-value) as jco's instantiate() takes them, for the components run through jco's
 // bindings with one instance (../component-worker.mjs: the cli world, and http components that
 // cannot be served per request). jco lifts and lowers the values; a function returns
 // `{ tag: 'ok' | 'err', val }` for a WIT result.
@@ -12,6 +12,7 @@
 import { asKeyValueError } from '../../platform/keyvalue-store.mjs';
 import { LOG_LEVELS, logLine } from '../../platform/log-line.mjs';
 import { spinVariablesGet } from './imports-spin-variables.mjs';
+import { jcoSpinKeyValue } from './imports-spin-keyvalue.mjs';
 /** @import { Platform } from './platform-imports.mjs' */
 /** @import { KeyValueBackend, Maybe } from '../../platform/keyvalue-store.mjs' */
 /** @import { LogLevel } from '../../platform/log-line.mjs' */
@@ -113,6 +114,7 @@ export function jcoPlatformImports(platform, imports, write) {
         return 'ok' in r ? { tag: 'ok', val: r.ok } : { tag: 'err', val: { tag: cases[r.err[0]], val: r.err[1] } };
       },
     },
+    'fermyon:spin/key-value': jcoSpinKeyValue(() => platform.keyvalue),
     'wasi:logging/logging': {
       log: (/** @type {LogLevel} */ level, /** @type {string} */ context, /** @type {string} */ message) => {
         const { stream, line } = logLine(LOG_LEVELS.includes(level) ? level : 'info', context, message);

@@ -10,6 +10,7 @@ import { configImports } from './imports-config.mjs';
 import { keyvalueImports } from './imports-keyvalue.mjs';
 import { loggingImports } from './imports-logging.mjs';
 import { spinVariablesImports } from './imports-spin-variables.mjs';
+import { spinKeyValueImports } from './imports-spin-keyvalue.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
 /** @import { PlatformConfig } from '../../platform/platform-config.ts' */
 
@@ -39,7 +40,7 @@ export class Platform {
 
   /** The key-value stores (each opened on first use). */
   get keyvalue() {
-    return (this.#stores ??= new KeyValueStores(this.settings.keyvalue, this.opts));
+    return (this.#stores ??= new KeyValueStores(this.settings.keyvalue, { ...this.opts, allowed: this.settings.keyvalueAllowed }));
   }
 
   close() {
@@ -61,10 +62,11 @@ export function platformFunctions(g, platform, out) {
   return {
     ...configImports(g, () => p.config),
     ...spinVariablesImports(g, () => p.config),
+    ...spinKeyValueImports(g, () => p.keyvalue),
     ...keyvalueImports(g, () => p.keyvalue),
     ...loggingImports(g, out),
   };
 }
 
-/** The platform functions that may wait (a Redis store): every wasi:keyvalue one. @param {string} key */
-export const platformSuspends = (key) => key.startsWith('wasi:keyvalue/');
+/** The platform functions that may wait (a Redis store): every wasi:keyvalue and fermyon:spin/key-value one. @param {string} key */
+export const platformSuspends = (key) => key.startsWith('wasi:keyvalue/') || key.startsWith('fermyon:spin/key-value@');
