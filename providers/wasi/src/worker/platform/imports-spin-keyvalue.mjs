@@ -38,12 +38,14 @@ export function allKeys(store) {
   const keys = [];
   /** @param {string | undefined} cursor @returns {Maybe<string[]>} */
   const page = (cursor) =>
-    andThen(
-      () => store.listKeys(cursor),
-      (p) => {
-        keys.push(...p.keys);
-        return p.cursor === undefined ? keys : page(p.cursor);
-      },
+    /** @type {Maybe<string[]>} a later page's promise is awaited by the one before */ (
+      andThen(
+        () => store.listKeys(cursor),
+        (p) => {
+          keys.push(...p.keys);
+          return p.cursor === undefined ? keys : page(p.cursor);
+        },
+      )
     );
   return page(undefined);
 }
