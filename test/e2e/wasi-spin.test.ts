@@ -18,7 +18,7 @@ import { pushSpinApp } from '../harness/spin-app.ts';
 import { until } from '../harness/until.ts';
 import { netnsUnavailable, type TestHost } from '../harness/test-network.ts';
 import { WASM_TOLERATION } from './support/images.ts';
-import { adminClients, podNamespace, waitNodeReady } from './support/kube.ts';
+import { adminClients, podNamespace, podUntil, waitNodeReady } from './support/kube.ts';
 import { startIsolatedNodelet, type NodeletProcess } from './support/nodelet-process.ts';
 
 const unavailable = netnsUnavailable();
@@ -35,6 +35,8 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
   let nodelet: NodeletProcess & { host: TestHost };
   let ips: string[] = [];
   let registryPort: number;
+  /** An app with a required variable (no default). */
+  let requiredImage: string;
 
   const get = (ip: string, path: string) => nodelet.host.httpGet(ip, 80, path);
   const isReady = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
@@ -54,6 +56,13 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
         { id: 'files', crate: 'spin-files', route: '/static/...', files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' } },
       ],
     });
+    requiredImage = (
+      await pushSpinApp(reg.host, 'spin-required', {
+        name: 'spin-required',
+        variables: { api_token: {} },
+        components: [{ id: 'config', crate: 'spin-app', route: '/config', config: { greeting: '{{ api_token }}' } }],
+      })
+    ).image;
     nodelet = await startIsolatedNodelet(info, node, { forward: [registryPort] });
     ns = await podNamespace(k.core, 'wasi-spin');
     await waitNodeReady(k.core, node);
@@ -160,5 +169,24 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
     const r = await get(ips[0]!, `/fetch?url=http://127.0.0.1:${registryPort}/v2/`);
     expect(r.status, r.body).toBe(200);
     expect(r.body).toMatch(/^fetched 200/);
+  });
+
+  it('refuses to start an app whose required variable has no value, naming the env to set', async () => {
+    await k.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'required' },
+        spec: { runtimeClassName: runtimeClass, nodeName: node, tolerations: [WASM_TOLERATION], containers: [{ name: 'app', image: requiredImage }] },
+      },
+    });
+    const p = await podUntil(
+      k.core,
+      ns,
+      'required',
+      'CreateContainerError',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerError',
+      120_000,
+    );
+    expect(p.status!.containerStatuses![0]!.state!.waiting!.message).toMatch(/required variables api_token have no value: set SPIN_VARIABLE_API_TOKEN/);
   });
 });

@@ -27,9 +27,6 @@ export function appVariableValues(app: SpinApp, env: Readonly<Record<string, str
     throw providerError(
       'InvalidArgument',
       `container ${container}: the Spin application's required variables ${missing.join(', ')} have no value: set ${envs} in the container's env`,
-      {
-        reason: 'CreateContainerConfigError',
-      },
     );
   }
   return values;
