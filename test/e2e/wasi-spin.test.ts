@@ -51,6 +51,7 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
         { id: 'hello', crate: 'spin-app', route: '/hello/...' },
         { id: 'config', crate: 'spin-app', route: '/config', config: { greeting: '{{ greeting }}' } },
         { id: 'fetch', crate: 'spin-app', route: '/fetch', allowedOutboundHosts: [`http://127.0.0.1:${registryPort}`] },
+        { id: 'fetch-none', crate: 'spin-app', route: '/fetch/...' },
         { id: 'kv', crate: 'spin-app', route: '/kv', keyValueStores: ['default'] },
         { id: 'nokv', crate: 'spin-app', route: '/nokv' },
         { id: 'files', crate: 'spin-files', route: '/static/...', files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' } },
@@ -165,10 +166,20 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
     expect(denied.body).toMatch(/^key-value error: .*AccessDenied/);
   });
 
-  it('makes an outbound request to a host the component allows', async () => {
+  it('makes an outbound request to a host its allowed_outbound_hosts lists; any other fails as in Spin (HTTP-request-denied)', async () => {
     const r = await get(ips[0]!, `/fetch?url=http://127.0.0.1:${registryPort}/v2/`);
     expect(r.status, r.body).toBe(200);
     expect(r.body).toMatch(/^fetched 200/);
+    // The same registry by another name (and the same address on another port) is not in the list.
+    for (const url of [`http://localhost:${registryPort}/v2/`, `http://127.0.0.1:${registryPort + 1}/v2/`]) {
+      const denied = await get(ips[0]!, `/fetch?url=${url}`);
+      expect(denied.status, denied.body).toBe(502);
+      expect(denied.body).toMatch(/^send failed: .*HttpRequestDenied/);
+    }
+    // A component listing no host may reach none (its route /fetch/... gives the fixture the same spin-component-route).
+    const none = await get(ips[0]!, `/fetch/none?url=http://127.0.0.1:${registryPort}/v2/`);
+    expect(none.status, none.body).toBe(502);
+    expect(none.body).toMatch(/^send failed: .*HttpRequestDenied/);
   });
 
   it('refuses to start an app whose required variable has no value, naming the env to set', async () => {

@@ -50,6 +50,7 @@ import type { RequestsServed } from './wasi-container.ts';
 import { openRouteChannel, type OutboundRouter } from './services-channel.ts';
 import { platformConfig, type PlatformConfig } from './platform/platform-config.ts';
 import { outboundPolicy } from './outbound-config.ts';
+import type { OutboundPolicy } from './outbound-hosts.mjs';
 
 const COMPONENT_WORKER_URL = new URL('./worker/component-worker.mjs', import.meta.url);
 const HTTP_WORKER_URL = new URL('./worker/http-worker.mjs', import.meta.url);
@@ -71,6 +72,8 @@ export interface ComponentRunOptions {
   readonly listen?: ListenAddress;
   /** Changes the platform configuration made from the spec (a Spin component's variables and stores). */
   readonly platform?: (p: PlatformConfig) => PlatformConfig;
+  /** The allow-list instead of the pod annotation's (outbound-config.ts): a Spin component's `allowed_outbound_hosts`. */
+  readonly outbound?: OutboundPolicy;
 }
 
 /**
@@ -107,7 +110,7 @@ export async function startComponent(
   signal?.throwIfAborted();
   const made = platformConfig(spec, opts.dataDir);
   const platform = opts.platform ? opts.platform(made) : made;
-  const outbound = outboundPolicy(spec);
+  const outbound = opts.outbound ?? outboundPolicy(spec);
   const capBytes = spec.limits.memoryBytes;
   const compiled = await compileCoreModules(loaded, spec, capBytes);
   const modules = Object.fromEntries(Object.entries(compiled).map(([f, c]) => [f, c.module]));

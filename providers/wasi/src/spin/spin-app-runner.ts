@@ -27,7 +27,8 @@ import type { ListenAddress } from '../worker-protocol.ts';
 import type { WasiContainer } from '../wasi-container.ts';
 import { parseLockedApp, type SpinApp, type SpinComponent } from './locked-app.ts';
 import { isSpinHeader, SpinRouter, spinRequestHeaders } from './spin-routes.ts';
-import { appVariableValues, componentVariables } from './spin-variables.ts';
+import { appVariableValues, componentVariables, expandTemplate } from './spin-variables.ts';
+import { AllowedHostError, parseAllowedHosts, type OutboundPolicy } from '../outbound-hosts.mjs';
 
 /** Hop-by-hop headers a proxy does not forward (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
@@ -144,6 +145,7 @@ export async function startSpinApp(
       if (loaded.world !== 'http')
         throw providerError('InvalidImage', `image ${image}: component ${JSON.stringify(id)} of an http trigger does not export wasi:http/incoming-handler`);
       const variables = componentVariables(component, values, image);
+      const outbound = componentOutbound(component, values, image);
       const filesDir = join(opts.dataDir, 'spin', spec.name, id);
       const mounts = component.files.length > 0 ? [{ name: `spin-files-${id}`, containerPath: '/', hostPath: filesDir, readOnly: true }] : [];
       if (mounts.length > 0) await materialiseFiles(component, spec, filesDir);
@@ -156,6 +158,7 @@ export async function startSpinApp(
         {
           ...opts,
           listen: { host: '127.0.0.1', port },
+          outbound,
           platform: (p) => ({ keyvalue: p.keyvalue, keyvalueAllowed: component.keyValueStores, variables }),
         },
         signal,
@@ -184,6 +187,22 @@ export async function startSpinApp(
   }
   log.info({ container: spec.name, app: app.name, routes: router.routes.map((r) => `${r.raw} → ${r.component}`), ...front }, 'Spin application serving');
   return spinContainer(spec, server, started);
+}
+
+/**
+ * A component's `allowed_outbound_hosts` (templates expanded) as the allow-list of its outgoing
+ * requests and sockets (outbound-hosts.mjs); none listed: nothing allowed, as in Spin. InvalidImage
+ * for an entry that does not parse.
+ */
+function componentOutbound(component: SpinComponent, values: ReadonlyMap<string, string>, image: string): OutboundPolicy {
+  const at = `component ${JSON.stringify(component.id)} allowed_outbound_hosts`;
+  const entries = component.allowedOutboundHosts.map((e) => expandTemplate(e, values, image, at));
+  try {
+    return parseAllowedHosts(entries);
+  } catch (e) {
+    if (e instanceof AllowedHostError) throw providerError('InvalidImage', `image ${image}: ${at}: ${e.message}`, { reason: 'InvalidSpinApp' });
+    throw e;
+  }
 }
 
 /** Sends one request to the component its route names, with Spin's headers. */

@@ -5,7 +5,7 @@
  * default; a required variable (no default) without a value fails the start. Each component's
  * `config` entries are templates over them (`"{{ name }}"`, `"https://{{ host }}/api"`); the
  * result is what the component reads, by key, through `fermyon:spin/variables` and
- * `wasi:config/store`.
+ * `wasi:config/store`. `allowed_outbound_hosts` entries may name variables the same way.
  */
 import { providerError } from '@nodelet/plugin-api/v1';
 import { CONFIG_ENV_PREFIX } from '../platform/config-store.mjs';
@@ -32,19 +32,19 @@ export function appVariableValues(app: SpinApp, env: Readonly<Record<string, str
   return values;
 }
 
+/** `template` with each `{{ name }}` replaced by the variable's value; throws InvalidImage (naming `what`) for an unknown one. */
+export function expandTemplate(template: string, values: ReadonlyMap<string, string>, image: string, what: string): string {
+  return template.replace(TEMPLATE, (_all, name: string) => {
+    const value = values.get(name.toLowerCase());
+    if (value === undefined) throw providerError('InvalidImage', `image ${image}: ${what} names the undefined app variable ${JSON.stringify(name)}`);
+    return value;
+  });
+}
+
 /** A component's variables: each config key with its template expanded; throws InvalidImage for a template naming an unknown variable. */
 export function componentVariables(component: SpinComponent, values: ReadonlyMap<string, string>, image: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, template] of Object.entries(component.config)) {
-    out[key.toLowerCase()] = template.replace(TEMPLATE, (_all, name: string) => {
-      const value = values.get(name.toLowerCase());
-      if (value === undefined)
-        throw providerError(
-          'InvalidImage',
-          `image ${image}: component ${JSON.stringify(component.id)} variable ${JSON.stringify(key)} names the undefined app variable ${JSON.stringify(name)}`,
-        );
-      return value;
-    });
-  }
+  for (const [key, template] of Object.entries(component.config))
+    out[key.toLowerCase()] = expandTemplate(template, values, image, `component ${JSON.stringify(component.id)} variable ${JSON.stringify(key)}`);
   return out;
 }

@@ -245,6 +245,29 @@ export class FutureIncomingResponse {
 }
 
 /**
+ * True when the allow-list refuses `req` (told to `outbound.denied`): `outgoing-handler.handle`
+ * then returns HTTP-request-denied itself, as wasmtime's wasi-http in Spin does, and the body the
+ * guest writes afterwards is discarded, so a Spin SDK (which writes the body after `handle`) gets
+ * HTTP-request-denied, not a failed body stream. A relative request (no authority) is left to
+ * {@link send}.
+ * @param {OutgoingRequest} req @param {OutboundCheck} outbound @returns {boolean}
+ */
+export function deniedByPolicy(req, outbound) {
+  if (!req.authority || (req.scheme !== undefined && req.scheme.tag > 1)) return false;
+  const scheme = req.scheme?.tag === 1 ? 'https' : 'http';
+  let url;
+  try {
+    url = new URL(`${scheme}://${req.authority}`);
+  } catch {
+    return false;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (allowsDestination(outbound.policy, { scheme, host, port: Number(url.port || (scheme === 'https' ? 443 : 80)) })) return false;
+  outbound.denied(`${scheme}://${req.authority}`);
+  return true;
+}
+
+/**
  * Sends `req` with node:http(s); the guest's body (written before or after) streams to it. With
  * `route`, the node's Service resolver says where to connect first (a ClusterIP or a Service name
  * to an endpoint; no endpoint: connection-refused at once, as kube-proxy rejects); the request

@@ -3,8 +3,10 @@
 // canonical ABI: `error-code` is 32 bytes aligned to 8 (case at +0, payload at +8); a result or
 // option puts its payload at the payload's alignment (4 for handles and strings, 8 around an
 // error-code). Plain JavaScript, typed with JSDoc.
+import { Writable } from 'node:stream';
 import { HostTrap } from './canon.mjs';
 import {
+  deniedByPolicy,
   ERROR_CODE,
   Fields,
   FutureIncomingResponse,
@@ -330,6 +332,13 @@ export function httpImports(g, route, outbound) {
     'wasi:http/outgoing-handler#handle': (req, hasOpts, opts, ret) => {
       const r = T.take(req, OutgoingRequest);
       const o = hasOpts ? T.take(opts, RequestOptions) : undefined;
+      if (outbound && deniedByPolicy(r, outbound)) {
+        // The body the guest still writes goes nowhere, as in wasmtime (a Spin SDK writes it, then reads the error).
+        r.body.output.attach(new Writable({ write: (_c, _e, done) => done() }));
+        dv().setUint8(ret, 1);
+        storeErrorCode(ret + 8, { tag: ERROR_CODE.httpRequestDenied });
+        return;
+      }
       if (!r.bodyTaken) r.body.output.end();
       dv().setUint8(ret, 0);
       dv().setUint32(ret + 8, T.add(new FutureIncomingResponse(r, o, route, outbound)), true);
