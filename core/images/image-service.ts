@@ -33,6 +33,7 @@ import { RegistryError } from './registry-error.ts';
 import { SingleFlight } from './single-flight.ts';
 import { ImageStore, type ImageEntry } from './store.ts';
 import { SPIN_APP_TYPE, spinArtifactOf, type SpinArtifact } from './spin-artifact.ts';
+import { SPIN_ARCHIVE_TYPE, unpackSpinArchive } from './spin-archive.ts';
 import { ImageVolumes } from './image-volumes.ts';
 import { TreeStore } from './tree-store.ts';
 import type { ImageVolumeRequest, ImageVolumeService, PulledImageVolume } from './volume-pull.ts';
@@ -347,7 +348,9 @@ export class OciImageService implements ImageService, ImageVolumeService {
       }),
     );
     const size = all.reduce((n, d) => n + d.size, 0);
-    const blobs = [...new Set(spin.layers.map((l) => l.digest))];
+    const unpacked: string[] = [];
+    for (const l of spin.layers) if (l.mediaType === SPIN_ARCHIVE_TYPE) unpacked.push(...(await unpackSpinArchive(this.store, l.digest, target.signal)));
+    const blobs = [...new Set([...spin.layers.map((l) => l.digest), ...unpacked])];
     const entry: ImageEntry = { repository, digest, layerDigest: spin.lockedApp.digest, layerMediaType: SPIN_APP_TYPE, size, blobs };
     await this.store.record([key, `${repository}@${digest}`], entry);
     return { entry, cached: present };

@@ -6,8 +6,8 @@
  *            ├ layer    application/vnd.fermyon.spin.application.v1+config  (newer Spin: the locked app)
  *            ├ layers   application/vnd.wasm.content.layer.v1+wasm          one per component source
  *            └ layers   application/vnd.wasm.content.layer.v1+data          one per static file
- *                       (application/vnd.wasm.content.bundle.v1.tar+gzip: Spin's archive form, fetched
- *                       but not unpacked: the files it holds are not found by the provider)
+ *            └ or       application/vnd.wasm.content.bundle.v1.tar+gzip     Spin's archive form: each file in
+ *                       it is stored as a blob of its own digest (spin-archive.ts)
  *
  * The locked application (JSON) names each component's source and each file by the sha256 of
  * its content, which is the digest of the layer holding it. nodelet stores the locked app and

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImageRequest } from '@nodelet/plugin-api/v1';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { SPIN_APP_TYPE, spinArtifactOf } from '../../../core/images/spin-artifact.ts';
+import { SPIN_ARCHIVE_TYPE } from '../../../core/images/spin-archive.ts';
+import { pack } from 'tar-stream';
+import { gzipSync } from 'node:zlib';
 import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
 import { pushImage, sha256, tinyModule } from '../../harness/oci-push.ts';
 
@@ -85,6 +88,38 @@ describe('Spin application artifacts', () => {
     expect(svc.list()).toHaveLength(1);
     await svc.deleteUnused(1 << 30, [], 0);
     expect(svc.list()).toHaveLength(0);
+  });
+
+  it("stores each file of an archive layer (Spin's archive form) as a blob of its own digest", async () => {
+    const files = { 'a.txt': 'first file\n'.repeat(30), 'dir/b.txt': 'second file\n'.repeat(30) };
+    const p = pack();
+    for (const [name, text] of Object.entries(files)) p.entry({ name }, text);
+    p.entry({ name: 'dir/', type: 'directory' });
+    p.finalize();
+    const chunks: Buffer[] = [];
+    for await (const c of p) chunks.push(c as Buffer);
+    const archive = gzipSync(Buffer.concat(chunks));
+    const wasm = tinyModule('spin-archive');
+    const locked = Buffer.from(JSON.stringify({ spin_lock_version: 0, triggers: [], components: [] }));
+    await pushImage(reg.host, 'app-archive', 'v1', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{}') }, [
+      { mediaType: WASM, bytes: wasm },
+      { mediaType: SPIN_ARCHIVE_TYPE, bytes: archive },
+      { mediaType: SPIN_APP_TYPE, bytes: locked },
+    ]);
+    const img = await (await service()).pull(`${reg.host}/app-archive:v1`, req([SPIN_APP_TYPE, WASM]));
+    for (const text of Object.values(files)) expect(await readFile(img.blobs![sha256(Buffer.from(text))]!, 'utf8')).toBe(text);
+    expect(Object.keys(img.blobs!)).toHaveLength(4); // the wasm, the archive, two files
+  });
+
+  it('fails the pull of an archive layer that is not a gzipped tar, naming it', async () => {
+    const bad = Buffer.from('not an archive');
+    await pushImage(reg.host, 'app-bad-archive', 'v1', { mediaType: 'application/vnd.oci.image.config.v1+json', bytes: Buffer.from('{}') }, [
+      { mediaType: SPIN_ARCHIVE_TYPE, bytes: bad },
+      { mediaType: SPIN_APP_TYPE, bytes: Buffer.from('{}') },
+    ]);
+    await expect((await service()).pull(`${reg.host}/app-bad-archive:v1`, req([SPIN_APP_TYPE]))).rejects.toThrow(
+      new RegExp(`Spin archive layer ${sha256(bad)} cannot be unpacked`),
+    );
   });
 
   it('finds no Spin app in a plain Wasm artifact', () => {

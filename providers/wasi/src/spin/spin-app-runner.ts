@@ -89,7 +89,7 @@ async function materialiseFiles(component: SpinComponent, spec: ContainerSpec, d
     if (!blob)
       throw providerError(
         'InvalidImage',
-        `image ${spec.image.image}: component ${JSON.stringify(component.id)} file ${f.path} has content ${f.digest}, which is in no layer of the image (archive layers, application/vnd.wasm.content.bundle.v1.tar+gzip, are not unpacked)`,
+        `image ${spec.image.image}: component ${JSON.stringify(component.id)} file ${f.path} has content ${f.digest}, which is in no layer of the image`,
       );
     await copyFile(blob, target);
   }
