@@ -37,6 +37,8 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
   let registryPort: number;
   /** An app with a required variable (no default). */
   let requiredImage: string;
+  /** An app in Spin's archive form, its locked app as the config (older Spin). */
+  let archiveImage: string;
 
   const get = (ip: string, path: string) => nodelet.host.httpGet(ip, 80, path);
   const isReady = (p: V1Pod) => p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
@@ -63,6 +65,17 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
         variables: { api_token: {} },
         components: [{ id: 'config', crate: 'spin-app', route: '/config', config: { greeting: '{{ api_token }}' } }],
       })
+    ).image;
+    archiveImage = (
+      await pushSpinApp(
+        reg.host,
+        'spin-archive',
+        {
+          name: 'spin-archive',
+          components: [{ id: 'files', crate: 'spin-files', route: '/...', files: { 'static/big.txt': BIG_FILE, 'static/deep/x.txt': `${BIG_FILE}deep` } }],
+        },
+        { archive: true, layout: 'config' },
+      )
     ).image;
     nodelet = await startIsolatedNodelet(info, node, { forward: [registryPort] });
     ns = await podNamespace(k.core, 'wasi-spin');
@@ -199,5 +212,24 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
       120_000,
     );
     expect(p.status!.containerStatuses![0]!.state!.waiting!.message).toMatch(/required variables api_token have no value: set SPIN_VARIABLE_API_TOKEN/);
+  });
+
+  it("serves an app in Spin's archive form whose locked app is the manifest's config (older Spin), on the containerPort without SPIN_HTTP_LISTEN_ADDR", async () => {
+    await k.core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'archive' },
+        spec: {
+          runtimeClassName: runtimeClass,
+          nodeName: node,
+          tolerations: [WASM_TOLERATION],
+          containers: [{ name: 'app', image: archiveImage, ports: [{ containerPort: 8080 }] }],
+        },
+      },
+    });
+    const p = await podUntil(k.core, ns, 'archive', 'Ready', isReady, 120_000);
+    const ip = p.status!.podIP!;
+    expect(await nodelet.host.httpGet(ip, 8080, '/big.txt')).toEqual({ status: 200, body: BIG_FILE });
+    expect(await nodelet.host.httpGet(ip, 8080, '/deep/x.txt')).toEqual({ status: 200, body: `${BIG_FILE}deep` });
   });
 });

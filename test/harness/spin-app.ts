@@ -11,6 +11,8 @@
  *            application/vnd.fermyon.spin.application.v1+config    the locked app (JSON), last
  *
  * Older Spin versions put the locked app in the manifest's config instead (`layout: 'config'`).
+ * With `archive` (Spin's SPIN_OCI_ARCHIVE_LAYERS), each component's files are one
+ * application/vnd.wasm.content.bundle.v1.tar+gzip layer instead of a data layer per file.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,6 +20,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { pack } from 'tar-stream';
 import { pushImage, sha256, type Blob } from './oci-push.ts';
 
 const run = promisify(execFile);
@@ -33,6 +37,7 @@ export type SpinCrate = keyof typeof CRATES;
 export const SPIN_APP_TYPE = 'application/vnd.fermyon.spin.application.v1+config';
 export const SPIN_WASM_LAYER = 'application/vnd.wasm.content.layer.v1+wasm';
 export const SPIN_DATA_LAYER = 'application/vnd.wasm.content.layer.v1+data';
+export const SPIN_ARCHIVE_LAYER = 'application/vnd.wasm.content.bundle.v1.tar+gzip';
 /** Spin inlines content up to this size in the locked app instead of pushing a layer. */
 const INLINE_MAX = 128;
 
@@ -105,7 +110,16 @@ export interface SpinTestApp {
 }
 
 /** The locked app and the layers `spin registry push` would write for `app` (the locked app not among the layers). */
-export async function assembleSpinApp(app: SpinTestApp): Promise<{ locked: Record<string, unknown>; layers: Blob[] }> {
+async function tarGz(files: Record<string, string>): Promise<Buffer> {
+  const p = pack();
+  for (const [name, text] of Object.entries(files)) p.entry({ name }, text);
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p) chunks.push(c as Buffer);
+  return gzipSync(Buffer.concat(chunks));
+}
+
+export async function assembleSpinApp(app: SpinTestApp, opts: { archive?: boolean } = {}): Promise<{ locked: Record<string, unknown>; layers: Blob[] }> {
   const layers = new Map<string, Blob>();
   const add = (mediaType: string, bytes: Uint8Array) => {
     const digest = sha256(bytes);
@@ -119,9 +133,10 @@ export async function assembleSpinApp(app: SpinTestApp): Promise<{ locked: Recor
       const bytes = Buffer.from(text);
       const digest = sha256(bytes);
       if (bytes.length <= INLINE_MAX) return { inline: bytes.toString('base64'), digest, path };
-      add(SPIN_DATA_LAYER, bytes);
+      if (!opts.archive) add(SPIN_DATA_LAYER, bytes);
       return { digest, path };
     });
+    if (opts.archive && c.files && Object.keys(c.files).length > 0) add(SPIN_ARCHIVE_LAYER, await tarGz(c.files));
     const metadata: Record<string, unknown> = {};
     if (c.allowedOutboundHosts) metadata.allowed_outbound_hosts = c.allowedOutboundHosts;
     if (c.keyValueStores) metadata.key_value_stores = c.keyValueStores;
@@ -149,9 +164,9 @@ export async function pushSpinApp(
   registryHost: string,
   repo: string,
   app: SpinTestApp,
-  opts: { tag?: string; layout?: 'layer' | 'config' } = {},
+  opts: { tag?: string; layout?: 'layer' | 'config'; archive?: boolean } = {},
 ): Promise<{ image: string; locked: Record<string, unknown> }> {
-  const { locked, layers } = await assembleSpinApp(app);
+  const { locked, layers } = await assembleSpinApp(app, { archive: opts.archive });
   const lockedBlob: Blob = { mediaType: SPIN_APP_TYPE, bytes: Buffer.from(JSON.stringify(locked)) };
   const tag = opts.tag ?? 'v1';
   if (opts.layout === 'config') {
