@@ -8,7 +8,9 @@
  * named http-app, replicas). The node serves the app's HTTP triggers by route, with Spin's
  * headers; a variable reaches a component through fermyon:spin/variables; a component reads the
  * app's static files; one counts in the key-value store (fermyon:spin/key-value); one makes an
- * outbound request. Requests go from inside the node's network
+ * outbound request inside its allowed_outbound_hosts (others fail with HttpRequestDenied). An app
+ * missing a required variable waits in CreateContainerError; an app in Spin's archive form with
+ * the locked app as its config (older Spin) runs too. Requests go from inside the node's network
  * namespace to the pod IPs the apiserver reports.
  */
 import type { V1Pod } from '@kubernetes/client-node';
