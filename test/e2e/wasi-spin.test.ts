@@ -58,7 +58,14 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
         { id: 'fetch-none', crate: 'spin-app', route: '/fetch/...' },
         { id: 'kv', crate: 'spin-app', route: '/kv', keyValueStores: ['default'] },
         { id: 'nokv', crate: 'spin-app', route: '/nokv' },
-        { id: 'files', crate: 'spin-files', route: '/static/...', files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' } },
+        {
+          id: 'files',
+          crate: 'spin-files',
+          route: '/static/...',
+          config: { greeting: 'files: {{ greeting }}' },
+          keyValueStores: ['default'],
+          files: { 'static/big.txt': BIG_FILE, 'static/small.txt': 'small inline file' },
+        },
       ],
     });
     requiredImage = (
@@ -233,5 +240,12 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
     const ip = p.status!.podIP!;
     expect(await nodelet.host.httpGet(ip, 8080, '/big.txt')).toEqual({ status: 200, body: BIG_FILE });
     expect(await nodelet.host.httpGet(ip, 8080, '/deep/x.txt')).toEqual({ status: 200, body: `${BIG_FILE}deep` });
+  });
+
+  // Last: it adds a key to the replicas' default store, which the key-value case lists.
+  it('gives a component served through jco its variable and key-value store too', async () => {
+    expect(await get(ips[1]!, '/static/_var')).toEqual({ status: 200, body: 'greeting=files: hello from the Deployment' });
+    expect(await get(ips[1]!, '/static/_kv')).toEqual({ status: 200, body: 'count=1' });
+    expect(await get(ips[1]!, '/static/_kv')).toEqual({ status: 200, body: 'count=2' });
   });
 });
