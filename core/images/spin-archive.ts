@@ -5,7 +5,8 @@
  * layers; so each regular file of the archive is stored as a blob under its own digest (as Spin's
  * own cache does), and the provider finds it like any other file. Names, links and modes in the
  * archive do not matter; entries other than regular files are skipped. A file is spooled to the
- * store's temp directory while it is hashed, never held in memory.
+ * store's temp directory while it is hashed, never held in memory; all of them together may take
+ * what the image filesystem can (less its reserve, as for image volumes).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -17,6 +18,7 @@ import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
 import { nodeletError } from '../errors/index.ts';
 import type { ImageStore } from './store.ts';
+import { freeSpaceLimits } from './volume-pull.ts';
 
 /** The media type of Spin's archive layers. */
 export const SPIN_ARCHIVE_TYPE = 'application/vnd.wasm.content.bundle.v1.tar+gzip';
@@ -24,6 +26,9 @@ export const SPIN_ARCHIVE_TYPE = 'application/vnd.wasm.content.bundle.v1.tar+gzi
 /** Stores every regular file of the archive blob `digest` as a blob; resolves to their digests. */
 export async function unpackSpinArchive(store: ImageStore, digest: string, signal?: AbortSignal): Promise<string[]> {
   const found = new Set<string>();
+  // As for image volumes: what the image filesystem can take, less its reserve (a gzip bomb fills no disk).
+  const { maxBytes } = await freeSpaceLimits(store.tmpDir);
+  let total = 0;
   const ex = extract();
   const done = pipeline(createReadStream(store.blobPath(digest)), createGunzip(), ex, { signal });
   try {
@@ -39,6 +44,8 @@ export async function unpackSpinArchive(store: ImageStore, digest: string, signa
         const count = new Transform({
           transform(chunk: Buffer, _e, cb) {
             size += chunk.length;
+            total += chunk.length;
+            if (total > maxBytes) return cb(new Error(`its content exceeds the ${maxBytes} bytes the image filesystem can take`));
             hash.update(chunk);
             cb(null, chunk);
           },
