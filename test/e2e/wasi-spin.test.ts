@@ -89,7 +89,17 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
     nodelet = await startIsolatedNodelet(info, node, { forward: [registryPort] });
     ns = await podNamespace(k.core, 'wasi-spin');
     await waitNodeReady(k.core, node);
-    await k.node.createRuntimeClass({ body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: runtimeClass }, handler: 'spin' } });
+    // As SpinKube's RuntimeClass, with the scheduling a nodelet node needs (its taint, and this test's node),
+    // which the apiserver's RuntimeClass admission adds to the pods: spin-operator's pods carry neither.
+    await k.node.createRuntimeClass({
+      body: {
+        apiVersion: 'node.k8s.io/v1',
+        kind: 'RuntimeClass',
+        metadata: { name: runtimeClass },
+        handler: 'spin',
+        scheduling: { nodeSelector: { 'kubernetes.io/hostname': node }, tolerations: [WASM_TOLERATION] },
+      },
+    });
     // The Deployment spin-operator makes of a SpinApp (internal/controller/deployment.go: ConstructEnvForApp, containerPort 80 "http-app").
     await k.apps.createNamespacedDeployment({
       namespace: ns,
@@ -102,8 +112,6 @@ describe.skipIf(unavailable !== undefined)(`Spin applications on the spin handle
             metadata: { labels: { 'core.spinkube.dev/app.spin-e2e.status': 'ready', 'core.spinkube.dev/app-name': 'spin-e2e' } },
             spec: {
               runtimeClassName: runtimeClass,
-              nodeName: node,
-              tolerations: [WASM_TOLERATION],
               containers: [
                 {
                   name: 'spin-e2e',
