@@ -9,7 +9,9 @@
  *   --perf-map       run nodelet with --perf-basic-prof (JS frames for Linux `perf record -g -p <nodelet pid>`,
  *                    an on-CPU profile of every thread; bench/README.md)
  *   --density-steps=100,500,1000  sizes of the density Deployment (default 100,250,500; quick 100)
- *   --only=a,b       only these figures (latency,kwok,hollow,scale,density,footprint,modules,logs,plugins,dra,cpu,http,probes,cli-run);
+ *   --only=a,b       only these figures (latency,kwok,hollow,scale,density,footprint,modules,logs,plugins,dra,cpu,http,probes,cli-run,fleet);
+ *                    `fleet` runs alone: N nodelets vs N hollow nodes vs N kwok nodes (bench/fleet.ts), `--nodes N[,M]`
+ *                    (default 10,50), writes bench/results/fleet.json;
  *                    `cli-run` (`nodelet run` against plain node:wasi) needs no cluster: alone, it runs without one and
  *                    writes bench/results/cli-run.json;
  *                    `hollow` runs the latency figure on nodelet, kwok and the hollow node, with API calls per pod;
@@ -59,6 +61,7 @@ import { measureInstantiation, type InstantiationResult } from './figures/compon
 import { measureProbes, type ProbesResult } from './figures/probes.ts';
 import { measureScale, type ScaleResult } from './figures/scale.ts';
 import { measureCliRun, type CliRunResult } from './figures/cli-run.ts';
+import { runFleet } from './fleet.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -102,6 +105,13 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T | { error
   }
 }
 const ok = <T extends object>(r: T | { error: string } | undefined): T | undefined => (r && !('error' in r) ? r : undefined);
+
+// The fleet figure runs alone, on a control plane of its own (bench/fleet.ts).
+if (only?.includes('fleet')) {
+  if (only.length > 1) throw new Error('--only=fleet runs alone: run the other figures without it');
+  await runFleet(argv);
+  process.exit(0);
+}
 
 // Figure 10 needs no cluster: `--only=cli-run` runs it alone (no control plane, registry or peers).
 if (only && only.every((f) => f === 'cli-run')) {

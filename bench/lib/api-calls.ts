@@ -82,7 +82,7 @@ export function parseServerTimes(text: string): ServerTimes {
 }
 
 /** The apiserver's /metrics as the admin (kubectl get --raw). */
-function scrapeMetrics(info: ClusterInfo): string {
+export function scrapeMetrics(info: ClusterInfo): string {
   return execFileSync(join(info.binDir, 'kubectl'), [`--kubeconfig=${info.adminKubeconfig}`, 'get', '--raw', '/metrics'], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,

@@ -84,11 +84,14 @@ export function clientsFor(info: ClusterInfo): Clients {
   return { kc, core: kc.makeApiClient(k8s.CoreV1Api), apps: kc.makeApiClient(k8s.AppsV1Api), storage: kc.makeApiClient(k8s.StorageV1Api) };
 }
 
-/** Starts the control plane (built or cached by test/cluster/build.sh). */
-export async function startCluster(): Promise<{ info: ClusterInfo; stop(): Promise<void> }> {
+/**
+ * Starts the control plane (built or cached by test/cluster/build.sh). `nodeCidrMaskSize` is the pod
+ * CIDR per node (default 22, see below; the fleet's many nodes with 20 pods each take 24).
+ */
+export async function startCluster(nodeCidrMaskSize = 22): Promise<{ info: ClusterInfo; stop(): Promise<void> }> {
   // A /22 per node (1021 pod IPs): nodelet runs with --max-pods=600 and the scale figure has 500 pods;
   // with the default /24 the 254th pod found no free IP and the 500-pod scale never finished.
-  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '40s', nodeCidrMaskSize: 22 });
+  const { info, peers } = await startControlPlane({ nodeMonitorGracePeriod: '40s', nodeCidrMaskSize });
   return { info, stop: () => stopControlPlane(info, peers) };
 }
 
@@ -113,18 +116,23 @@ export interface NodeletOpts {
    * NODELET_WASI_RUNTIME says) and no trace preload (the soak's way).
    */
   defaults?: boolean;
+  /** The node's name (default NODELET_NODE). */
+  nodeName?: string;
+  /** Without the trace preload (WASI modules still run where NODELET_WASI_RUNTIME says, in-process by default). */
+  noTrace?: boolean;
 }
 
-/** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE. */
+/** Starts `node --import=<trace preload> [nodeOptions] bin/nodelet.mjs` as NODELET_NODE (or `o.nodeName`). */
 export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Promise<BenchNodelet> {
+  const nodeName = o.nodeName ?? NODELET_NODE;
   const rootDir = mkdtempSync(join(benchDataBase(), 'nodelet-bench-'));
-  const creds = issueNodeCredentials(info, NODELET_NODE);
+  const creds = issueNodeCredentials(info, nodeName);
   const logFile = join(rootDir, 'nodelet.log');
   const traceFile = join(rootDir, 'trace.jsonl');
   const args = [
     join(ROOT, 'bin', 'nodelet.mjs'),
     `--kubeconfig=${creds.kubeconfig}`,
-    `--hostname-override=${NODELET_NODE}`,
+    `--hostname-override=${nodeName}`,
     '--node-ip=127.0.0.1',
     `--root-dir=${rootDir}`,
     `--port=${await freePort()}`,
@@ -142,10 +150,11 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
   // by disposeRoot): earlier figures were taken so.
   // With NODELET_WASI_RUNTIME=external the preload goes in NODE_OPTIONS, which the runtime process inherits.
   const runtime = o.defaults ? 'external' : process.env.NODELET_WASI_RUNTIME || 'in-process';
-  const traceIn = runtime === 'external' && !o.defaults ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};
-  const env = { ...process.env, ...traceIn, NODELET_WASI_RUNTIME: runtime, NODELET_BENCH_TRACE: o.defaults ? '' : traceFile };
-  const argv = runtime === 'external' ? [...(o.nodeOptions ?? []), ...args] : [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args];
-  const peer = startPeer('nodelet', nodeBinary(), argv, logFile, { env, cwd: rootDir });
+  const trace = !o.defaults && !o.noTrace;
+  const traceIn = runtime === 'external' && trace ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${preload}`.trim() } : {};
+  const env = { ...process.env, ...traceIn, NODELET_WASI_RUNTIME: runtime, NODELET_BENCH_TRACE: trace ? traceFile : '' };
+  const argv = runtime === 'external' || !trace ? [...(o.nodeOptions ?? []), ...args] : [`--import=${preload}`, ...(o.nodeOptions ?? []), ...args];
+  const peer = startPeer(nodeName === NODELET_NODE ? 'nodelet' : `nodelet-${nodeName}`, nodeBinary(), argv, logFile, { env, cwd: rootDir });
   let stopping = false;
   const exited = new Promise<number | string | null>((r) =>
     peer.proc.once('exit', (code, sig) => {
@@ -226,27 +235,42 @@ export function kwokStagesConfig(): string {
   return docs.join('\n---\n');
 }
 
-/** Creates the fake Node for kwok and starts kwok (admin kubeconfig) managing nodes annotated kwok.x-k8s.io/node=fake. */
-export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number): Promise<{ peer: Peer; stop(): Promise<void> }> {
+/** Options of {@link startKwok}. */
+export interface KwokOpts {
+  /** The fake Nodes kwok manages (default the one KWOK_NODE). */
+  nodes?: readonly string[];
+  /** Extra labels of those Nodes. */
+  labels?: Record<string, string>;
+  /** kwok's kubeconfig (default the admin's). */
+  kubeconfig?: string;
+}
+
+/**
+ * Creates the fake Nodes for kwok (KWOK_NODE, or `o.nodes`) and starts one kwok (admin kubeconfig unless
+ * `o.kubeconfig`) managing nodes annotated kwok.x-k8s.io/node=fake; resolves when every one is Ready.
+ */
+export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number, o: KwokOpts = {}): Promise<{ peer: Peer; nodes: string[]; stop(): Promise<void> }> {
   const res = { cpu: '32', memory: '256Gi', pods: String(maxPods) };
-  await c.core.createNode({
-    body: {
-      metadata: {
-        name: KWOK_NODE,
-        annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
-        labels: { 'kubernetes.io/hostname': KWOK_NODE, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+  const nodes = [...(o.nodes ?? [KWOK_NODE])];
+  for (const name of nodes)
+    await c.core.createNode({
+      body: {
+        metadata: {
+          name,
+          annotations: { 'node.alpha.kubernetes.io/ttl': '0', 'kwok.x-k8s.io/node': 'fake' },
+          labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', ...o.labels },
+        },
+        spec: { taints: [KWOK_TAINT] },
+        status: { allocatable: res, capacity: res },
       },
-      spec: { taints: [KWOK_TAINT] },
-      status: { allocatable: res, capacity: res },
-    },
-  });
+    });
   const dir = mkdtempSync(join(benchDataBase(), 'nodelet-bench-kwok-'));
   writeFileSync(join(dir, 'stages.yaml'), kwokStagesConfig());
   const peer = startPeer(
     'kwok',
     buildPeers().kwok,
     [
-      `--kubeconfig=${info.adminKubeconfig}`,
+      `--kubeconfig=${o.kubeconfig ?? info.adminKubeconfig}`,
       '--manage-all-nodes=false',
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       '--node-ip=127.0.0.2',
@@ -262,13 +286,37 @@ export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number):
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitNodeReady(c, KWOK_NODE, 120_000);
+    await waitNodesReady(c, nodes, 120_000);
   } catch (e) {
     const log = readFileSync(join(dir, 'kwok.log'), 'utf8').split('\n').slice(-5).join('\n');
     await stop();
     throw new Error(`${(e as Error).message}; kwok log tail:\n${log}`);
   }
-  return { peer, stop };
+  return { peer, nodes, stop };
+}
+
+/** Waits until every node of `names` is Ready (one list per second: many nodes, one call). */
+export async function waitNodesReady(c: Clients, names: readonly string[], timeoutMs: number): Promise<void> {
+  const want = new Set(names);
+  let notReady: string[] = [...want];
+  try {
+    await waitFor(
+      `${names.length} nodes Ready`,
+      async () => {
+        const ready = new Set(
+          (await c.core.listNode()).items
+            .filter((n) => n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True')
+            .map((n) => n.metadata!.name!),
+        );
+        notReady = [...want].filter((n) => !ready.has(n));
+        return notReady.length === 0;
+      },
+      timeoutMs,
+      1000,
+    );
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; not Ready: ${notReady.join(', ')}`);
+  }
 }
 
 /**

@@ -1,0 +1,211 @@
+/**
+ * The fleet figure: N nodelets vs N hollow nodes vs N kwok nodes on the same control plane, one
+ * kind at a time (bench/lib/fleet.ts). For each kind:
+ *   - every node Ready (the time it took from the first process start);
+ *   - idle, over a window after a settle: the fleet's RSS and PSS (every node's process tree; kwok's one
+ *     process) and CPU, per node; the requests the fleet sent (by flow schema, bench/lib/fleet-stats.ts)
+ *     per second per node, and every client's together;
+ *   - a burst of N×20 pods created at once (at most 100 create calls in flight), placed by the scheduler
+ *     on the fleet's label: create call → first watch event showing the pod Running, p50/p90/p99 (and from
+ *     creationTimestamp, the SIG-Scalability definition, 1 s resolution); the fleet's requests per second per
+ *     node and its CPU from the first create call until every pod was Running; the fewest and most pods a
+ *     node got;
+ *   - the load average before and after.
+ */
+import type { ClusterInfo } from '../../test/cluster/control-plane.ts';
+import { scrapeMetrics } from '../lib/api-calls.ts';
+import type { Clients } from '../lib/env.ts';
+import { FLEET_FLOW_SCHEMAS, FLEET_LABEL, startFleet, type Fleet, type FleetKind, type FleetOpts } from '../lib/fleet.ts';
+import { dispatchedBetween, parseDispatchedByFlowSchema, perNode, perNodeRate, podsPerNode } from '../lib/fleet-stats.ts';
+import { PodWatch } from '../lib/pod-watch.ts';
+import { createNamespace, drainNamespace } from '../lib/pods.ts';
+import { mib, treeMemory, treesCpuSeconds } from '../lib/proc.ts';
+import { summary } from '../lib/stats.ts';
+import { readFileSync } from 'node:fs';
+
+/** Windows and sizes of the fleet figure. */
+export interface FleetParams {
+  /** Pods per node in the burst (20). */
+  podsPerNode: number;
+  /** Quiet time after every node is Ready, before the idle window. */
+  settleMs: number;
+  /** The idle window. */
+  idleMs: number;
+  /** How long the burst's pods may take to be Running. */
+  burstTimeoutMs: number;
+}
+
+/** The fleet figure of one kind at one size. */
+export interface FleetResult {
+  kind: FleetKind;
+  nodes: number;
+  readyMs: number;
+  idle: {
+    windowS: number;
+    rssMiBPerNode: number;
+    pssMiBPerNode?: number;
+    rssMiBTotal: number;
+    processes: number;
+    coresPerNode: number;
+    coresTotal: number;
+    /** The fleet's own requests (its flow schemas). */
+    requestsPerSPerNode: number;
+    /** Every client's requests (the control plane's, the bench's, the fleet's). */
+    requestsPerSAllClients: number;
+  };
+  burst: {
+    pods: number;
+    running: number;
+    allRunningMs?: number;
+    /** create call → Running. */
+    latency: ReturnType<typeof summary>;
+    /** creationTimestamp → Running (1 s resolution). */
+    sig: ReturnType<typeof summary>;
+    windowS: number;
+    requestsPerSPerNode: number;
+    requestsPerSAllClients: number;
+    /** The fleet's requests per pod over the window. */
+    requestsPerPod: number;
+    coresPerNode: number;
+    coresTotal: number;
+    podsPerNode: { min: number; max: number };
+    error?: string;
+  };
+  /** Processes of the fleet that exited while it was measured. */
+  exits: string[];
+  load: { before: string; afterIdle: string; after: string };
+  memAvailableGiB: { before: number; withFleet: number };
+}
+
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const memAvailableGiB = () => Math.round((Number(/^MemAvailable:\s+(\d+)/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0) / 1048576) * 10) / 10;
+const r1 = (v: number) => Math.round(v * 10) / 10;
+const r3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/** RSS and PSS summed over the fleet's process trees. */
+function fleetMemory(f: Fleet): { rss: number; pss?: number; processes: number } {
+  let rss = 0;
+  let pss: number | undefined = 0;
+  let processes = 0;
+  for (const pid of Object.values(f.roots)) {
+    const m = treeMemory(pid);
+    rss += m.rss;
+    processes += m.pids;
+    pss = pss === undefined || m.pss === undefined ? undefined : pss + m.pss;
+  }
+  return { rss, pss, processes };
+}
+
+const cpuOf = (f: Fleet) => Object.values(treesCpuSeconds(f.roots)).reduce((a, b) => a + b, 0);
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+/** Starts a fleet of `n` nodes of `kind`, measures it (see the file comment), drains and stops it. */
+export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo, c: Clients, o: Omit<FleetOpts, 'info' | 'c'>, p: FleetParams): Promise<FleetResult> {
+  const load = { before: loadavg(), afterIdle: '', after: '' };
+  const memBefore = memAvailableGiB();
+  const fleet = await startFleet(kind, n, { ...o, info, c });
+  const schemas = FLEET_FLOW_SCHEMAS[kind];
+  const say = (s: string) => console.log(`  fleet ${kind} ×${n}: ${s}`);
+  say(`every node Ready in ${fleet.readyMs} ms`);
+  try {
+    await new Promise((r) => setTimeout(r, p.settleMs));
+    // Idle.
+    const d0 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const cpu0 = cpuOf(fleet);
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, p.idleMs));
+    const d1 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const cpu1 = cpuOf(fleet);
+    const idleS = (performance.now() - t0) / 1000;
+    const mem = fleetMemory(fleet);
+    const memWith = memAvailableGiB();
+    load.afterIdle = loadavg();
+    const idle: FleetResult['idle'] = {
+      windowS: Math.round(idleS),
+      rssMiBPerNode: r1(mib(mem.rss) / n),
+      pssMiBPerNode: mem.pss === undefined ? undefined : r1(mib(mem.pss) / n),
+      rssMiBTotal: mib(mem.rss),
+      processes: mem.processes,
+      coresPerNode: perNode((cpu1 - cpu0) / idleS, n, 4),
+      coresTotal: r3((cpu1 - cpu0) / idleS),
+      requestsPerSPerNode: perNodeRate(dispatchedBetween(d0, d1, schemas), idleS, n),
+      requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / idleS),
+    };
+    say(`idle ${JSON.stringify(idle)}`);
+    const burst = await burstOn(fleet, info, c, p);
+    say(`burst ${JSON.stringify({ ...burst, latency: undefined })} latency ${JSON.stringify(burst.latency)}`);
+    load.after = loadavg();
+    return { kind, nodes: n, readyMs: fleet.readyMs, idle, burst, exits: [...fleet.exits], load, memAvailableGiB: { before: memBefore, withFleet: memWith } };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetParams): Promise<FleetResult['burst']> {
+  const n = fleet.nodes.length;
+  const pods = n * p.podsPerNode;
+  const ns = `fleet-${fleet.kind}-${n}`;
+  await createNamespace(c, ns);
+  const w = await PodWatch.start(c.kc, ns);
+  const names = Array.from({ length: pods }, (_, i) => `p-${i}`);
+  const starts = new Map<string, number>();
+  const schemas = FLEET_FLOW_SCHEMAS[fleet.kind];
+  let error: string | undefined;
+  try {
+    const d0 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const cpu0 = cpuOf(fleet);
+    const t0 = Date.now();
+    await pool(names, 100, async (name) => {
+      const t = Date.now();
+      await c.core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name, labels: { bench: 'fleet' } },
+          spec: {
+            nodeSelector: { [FLEET_LABEL]: fleet.kind },
+            tolerations: [fleet.toleration],
+            terminationGracePeriodSeconds: 5,
+            containers: [{ name: 'main', image: fleet.image, args: ['1000000'] }],
+          },
+        },
+      });
+      starts.set(name, t);
+    });
+    await w.until(`${pods} pods Running on ${n} ${fleet.kind} nodes`, () => w.runningCount() >= pods, p.burstTimeoutMs).catch((e: Error) => (error = e.message));
+    const windowS = (Date.now() - t0) / 1000;
+    const d1 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const cpu = cpuOf(fleet) - cpu0;
+    const ran = names.filter((x) => w.pods.get(x)?.running !== undefined);
+    const fleetRequests = dispatchedBetween(d0, d1, schemas);
+    return {
+      pods,
+      running: ran.length,
+      allRunningMs: ran.length === pods ? Math.max(...ran.map((x) => w.pods.get(x)!.running!)) - t0 : undefined,
+      latency: summary(ran.map((x) => w.pods.get(x)!.running! - starts.get(x)!)),
+      sig: summary(ran.map((x) => w.pods.get(x)!.running! - w.pods.get(x)!.created)),
+      windowS: r1(windowS),
+      requestsPerSPerNode: perNodeRate(fleetRequests, windowS, n),
+      requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / windowS),
+      requestsPerPod: perNode(fleetRequests, pods),
+      coresPerNode: perNode(cpu / windowS, n, 4),
+      coresTotal: r3(cpu / windowS),
+      podsPerNode: podsPerNode(
+        names.map((x) => w.pods.get(x)?.node),
+        fleet.nodes,
+      ),
+      ...(error ? { error } : {}),
+    };
+  } finally {
+    w.stop();
+    await drainNamespace(c, ns, 600_000).catch((e: unknown) => console.log(`  draining ${ns}: ${String(e)}`));
+  }
+}
