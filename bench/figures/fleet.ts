@@ -8,12 +8,12 @@
  *   - a burst of N×20 pods created at once (at most 100 create calls in flight), placed by the scheduler
  *     on the fleet's label: create call → first watch event showing the pod Running, p50/p90/p99 (and from
  *     creationTimestamp, the SIG-Scalability definition, 1 s resolution); the fleet's requests per second per
- *     node and its CPU from the first create call until every pod was Running; the fewest and most pods a
- *     node got;
+ *     node and its CPU from the first create call until every pod was Running, and the requests per pod
+ *     (counted until they settle: statuses and events go on after Running); the fewest and most pods a node got;
  *   - the load average before and after.
  */
 import type { ClusterInfo } from '../../test/cluster/control-plane.ts';
-import { scrapeMetrics } from '../lib/api-calls.ts';
+import { parseRequestTotals, scrapeMetrics, type CallCounts } from '../lib/api-calls.ts';
 import type { Clients } from '../lib/env.ts';
 import { FLEET_FLOW_SCHEMAS, FLEET_LABEL, startFleet, type Fleet, type FleetKind, type FleetOpts } from '../lib/fleet.ts';
 import { dispatchedBetween, parseDispatchedByFlowSchema, perNode, perNodeRate, podsPerNode } from '../lib/fleet-stats.ts';
@@ -46,12 +46,16 @@ export interface FleetResult {
     pssMiBPerNode?: number;
     rssMiBTotal: number;
     processes: number;
+    /** The fleet's RSS by command name. */
+    byCommand: Record<string, { processes: number; rssMiB: number }>;
     coresPerNode: number;
     coresTotal: number;
     /** The fleet's own requests (its flow schemas). */
     requestsPerSPerNode: number;
     /** Every client's requests (the control plane's, the bench's, the fleet's). */
     requestsPerSAllClients: number;
+    /** Every client's requests per second by verb and resource (apiserver_request_total: no identity), the 12 largest. */
+    allClientsByResource: CallCounts;
   };
   burst: {
     pods: number;
@@ -64,8 +68,13 @@ export interface FleetResult {
     windowS: number;
     requestsPerSPerNode: number;
     requestsPerSAllClients: number;
-    /** The fleet's requests per pod over the window. */
+    /**
+     * The requests the burst made the fleet send, per pod: its requests from the first create call until they
+     * settled after every pod was Running, less its idle rate over that time.
+     */
     requestsPerPod: number;
+    /** How long after the burst's window the fleet's requests took to settle. */
+    settleS: number;
     coresPerNode: number;
     coresTotal: number;
     podsPerNode: { min: number; max: number };
@@ -82,21 +91,39 @@ const memAvailableGiB = () => Math.round((Number(/^MemAvailable:\s+(\d+)/m.exec(
 const r1 = (v: number) => Math.round(v * 10) / 10;
 const r3 = (v: number) => Math.round(v * 1000) / 1000;
 
-/** RSS and PSS summed over the fleet's process trees. */
-function fleetMemory(f: Fleet): { rss: number; pss?: number; processes: number } {
+/** RSS and PSS summed over the fleet's process trees, and RSS by command name (how many processes, MiB in all). */
+function fleetMemory(f: Fleet): { rss: number; pss?: number; processes: number; byCommand: Record<string, { processes: number; rssMiB: number }> } {
   let rss = 0;
   let pss: number | undefined = 0;
   let processes = 0;
+  const byCommand: Record<string, { processes: number; rssMiB: number }> = {};
   for (const pid of Object.values(f.roots)) {
     const m = treeMemory(pid);
     rss += m.rss;
     processes += m.pids;
     pss = pss === undefined || m.pss === undefined ? undefined : pss + m.pss;
+    for (const p of m.byProcess) {
+      const e = (byCommand[p.comm] ??= { processes: 0, rssMiB: 0 });
+      e.processes++;
+      e.rssMiB = r1(e.rssMiB + p.rssMiB);
+    }
   }
-  return { rss, pss, processes };
+  return { rss, pss, processes, byCommand };
 }
 
 const cpuOf = (f: Fleet) => Object.values(treesCpuSeconds(f.roots)).reduce((a, b) => a + b, 0);
+
+/** Calls per second by series between two scrapes (refused ones' code series left out), the 12 largest, rounded to 0.001. */
+function ratesByResource(before: CallCounts, after: CallCounts, seconds: number): CallCounts {
+  return Object.fromEntries(
+    Object.entries(after)
+      .filter(([k]) => !/ \d\d\d$/.test(k))
+      .map(([k, v]) => [k, r3((v - (before[k] ?? 0)) / seconds)] as const)
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 12),
+  );
+}
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
@@ -119,11 +146,13 @@ export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo
   try {
     await new Promise((r) => setTimeout(r, p.settleMs));
     // Idle.
-    const d0 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const m0 = scrapeMetrics(info);
+    const d0 = parseDispatchedByFlowSchema(m0);
     const cpu0 = cpuOf(fleet);
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, p.idleMs));
-    const d1 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const m1 = scrapeMetrics(info);
+    const d1 = parseDispatchedByFlowSchema(m1);
     const cpu1 = cpuOf(fleet);
     const idleS = (performance.now() - t0) / 1000;
     const mem = fleetMemory(fleet);
@@ -135,13 +164,15 @@ export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo
       pssMiBPerNode: mem.pss === undefined ? undefined : r1(mib(mem.pss) / n),
       rssMiBTotal: mib(mem.rss),
       processes: mem.processes,
+      byCommand: mem.byCommand,
       coresPerNode: perNode((cpu1 - cpu0) / idleS, n, 4),
       coresTotal: r3((cpu1 - cpu0) / idleS),
       requestsPerSPerNode: perNodeRate(dispatchedBetween(d0, d1, schemas), idleS, n),
       requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / idleS),
+      allClientsByResource: ratesByResource(parseRequestTotals(m0), parseRequestTotals(m1), idleS),
     };
     say(`idle ${JSON.stringify(idle)}`);
-    const burst = await burstOn(fleet, info, c, p);
+    const burst = await burstOn(fleet, info, c, p, dispatchedBetween(d0, d1, schemas) / idleS);
     say(`burst ${JSON.stringify({ ...burst, latency: undefined })} latency ${JSON.stringify(burst.latency)}`);
     load.after = loadavg();
     return { kind, nodes: n, readyMs: fleet.readyMs, idle, burst, exits: [...fleet.exits], load, memAvailableGiB: { before: memBefore, withFleet: memWith } };
@@ -150,7 +181,8 @@ export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo
   }
 }
 
-async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetParams): Promise<FleetResult['burst']> {
+/** `idleRequestsPerS`: the whole fleet's idle rate, taken off the requests counted after the burst's window. */
+async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetParams, idleRequestsPerS: number): Promise<FleetResult['burst']> {
   const n = fleet.nodes.length;
   const pods = n * p.podsPerNode;
   const ns = `fleet-${fleet.kind}-${n}`;
@@ -186,6 +218,17 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
     const cpu = cpuOf(fleet) - cpu0;
     const ran = names.filter((x) => w.pods.get(x)?.running !== undefined);
     const fleetRequests = dispatchedBetween(d0, d1, schemas);
+    // A node's requests for its pods go on after they are Running (statuses, events): count them per pod
+    // until two scrapes 2 s apart see no more than the idle rate's worth.
+    const tSettle = Date.now();
+    let dEnd = d1;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 2000));
+      const next = parseDispatchedByFlowSchema(scrapeMetrics(info));
+      const moved = dispatchedBetween(dEnd, next, schemas);
+      dEnd = next;
+      if (moved <= Math.max(2, idleRequestsPerS * 2 * 2) || Date.now() - tSettle > 60_000) break;
+    }
     return {
       pods,
       running: ran.length,
@@ -195,7 +238,8 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
       windowS: r1(windowS),
       requestsPerSPerNode: perNodeRate(fleetRequests, windowS, n),
       requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / windowS),
-      requestsPerPod: perNode(fleetRequests, pods),
+      requestsPerPod: perNode(dispatchedBetween(d0, dEnd, schemas) - idleRequestsPerS * ((Date.now() - t0) / 1000), pods),
+      settleS: r1((Date.now() - tSettle) / 1000),
       coresPerNode: perNode(cpu / windowS, n, 4),
       coresTotal: r3(cpu / windowS),
       podsPerNode: podsPerNode(
