@@ -5,9 +5,9 @@
  *   start() ──► (no resourceVersion?) LIST ──► items diffed into the cache (add/update/delete)
  *                        │ fails: 'error'          │
  *                        ▼                         ▼
- *                     STOPPED ◄── 'error' ──── WATCH from resourceVersion ◄─┐
- *                        ▲      (any other             │ events: cache + rv │
- *                        │       watch error)          │ ends / idle timeout┘ (after a back-off
+ *                     STOPPED ◄── 'error' ──── WATCH from resourceVersion ◄─┐ (bookmarks asked for; the
+ *                        ▲      (any other             │ events: cache + rv │  apiserver ends it after
+ *                        │       watch error)          │ ends / idle timeout┘  5-10 min; after a back-off
  *                        │                             │ 410 Gone: rv = '' ─► LIST      once connected)
  *                     stop()
  *
@@ -29,6 +29,27 @@ type Verb = 'add' | 'update' | 'delete' | 'error';
 
 const BASE_RECONNECT_DELAY_MS = 1000;
 const MAX_RECONNECT_DELAY_MS = 30_000;
+
+/**
+ * A watch asks the apiserver to end it after a random 5 to 10 minutes (upstream's reflector:
+ * `minWatchTimeout` × (1 + rand)), so the watches of many nodes do not end together.
+ */
+const MIN_WATCH_TIMEOUT_S = 300;
+
+/**
+ * A watch asks for bookmarks (`allowWatchBookmarks`, as the reflector does): the apiserver's watch cache
+ * sends one roughly every minute (and 2 s before the watch's timeout), so a quiet resource's watch is
+ * not silent, and a watch silent for two of those minutes is taken as a dead connection and started
+ * again. Without bookmarks a quiet watch (the node's pods while none change, Services, RuntimeClasses)
+ * had to be dropped after 30 s of silence and started again: three requests a minute and more per node
+ * for nothing, on the apiserver of a fleet of nodes (bench/README.md, "A fleet of nodes").
+ */
+export const LIST_WATCH_IDLE_TIMEOUT_MS = 120_000;
+
+/** The `timeoutSeconds` of one watch: {@link MIN_WATCH_TIMEOUT_S} × (1 + `random`), `random` in [0, 1). */
+export function watchTimeoutSeconds(random: number = Math.random()): number {
+  return Math.floor(MIN_WATCH_TIMEOUT_S * (1 + Math.min(Math.max(random, 0), 0.999)));
+}
 
 /** An informer over `path` (see the module comment). */
 export class ListWatch<T extends KubeObject> {
@@ -121,7 +142,7 @@ export class ListWatch<T extends KubeObject> {
     this.hasConnected = true;
     if (gen !== this.generation || this.stopped) return;
     const wgen = ++this.generation;
-    const query: Query = { resourceVersion: this.resourceVersion, ...this.selectors };
+    const query: Query = { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds(), ...this.selectors };
     const ctl = await this.transport.watch(
       this.path,
       query,
@@ -129,6 +150,7 @@ export class ListWatch<T extends KubeObject> {
         if (wgen === this.generation) this.onEvent(type, obj as T & { code?: number });
       },
       (werr) => void this.next(werr, wgen).catch(() => undefined),
+      LIST_WATCH_IDLE_TIMEOUT_MS,
     );
     if (wgen === this.generation) this.request = ctl;
     else ctl.abort();

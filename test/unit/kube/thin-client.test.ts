@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { apiMessage, createKubeClients, isApiConflict, isApiNotFound, strategicMergePatch } from '../../../core/kube/client.ts';
 import { ApiTransport } from '../../../core/kube/api-transport.ts';
 import { KubeConfig } from '../../../core/kube/kubeconfig.ts';
-import { ListWatch } from '../../../core/kube/list-watch.ts';
+import { LIST_WATCH_IDLE_TIMEOUT_MS, ListWatch, watchTimeoutSeconds } from '../../../core/kube/list-watch.ts';
 import { MicroTime } from '../../../core/kube/micro-time.ts';
 import { restClientRequests } from '../../../core/metrics/index.ts';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
@@ -390,6 +390,40 @@ describe('ListWatch', () => {
     expect(watchUrls).toEqual(['3', '4', '6']);
     expect(lw.list().map((o) => o.metadata.name)).toEqual(['a']);
     expect(lw.latestResourceVersion()).toBe('6');
+  });
+
+  it('asks for bookmarks and a 5-10 min timeout, and resumes from a bookmark without touching the cache', async () => {
+    let watches = 0;
+    handler = (r, res) => {
+      if (!r.url.includes('watch=true')) return res.end(JSON.stringify({ items: [{ metadata: { name: 'a', resourceVersion: '2' } }], metadata: { resourceVersion: '3' } }));
+      watches++;
+      if (watches === 1) streamEvents(res, [{ type: 'BOOKMARK', object: { kind: 'Pod', metadata: { resourceVersion: '9' } } }]);
+      else res.flushHeaders();
+    };
+    const c = createKubeClients(kubeconfig('{token: t}'));
+    const events: string[] = [];
+    const lw = new ListWatch<{ metadata: { name: string; resourceVersion: string } }>(c.transport, '/api/v1/pods', () => c.core.listPodForAllNamespaces() as never);
+    for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, (o) => events.push(`${verb} ${o.metadata.name}`));
+    await lw.start();
+    await expect.poll(() => watches).toBe(2);
+    lw.stop();
+    const params = seen.filter((s) => s.url.includes('watch=true')).map((s) => new URL(s.url, base).searchParams);
+    expect(params.map((p) => p.get('resourceVersion'))).toEqual(['3', '9']);
+    for (const p of params) {
+      expect(p.get('allowWatchBookmarks')).toBe('true');
+      expect(Number(p.get('timeoutSeconds'))).toBeGreaterThanOrEqual(300);
+      expect(Number(p.get('timeoutSeconds'))).toBeLessThan(600);
+    }
+    expect(events).toEqual(['add a']);
+    expect(lw.get('a')?.metadata.resourceVersion).toBe('2');
+  });
+
+  it('spreads watch timeouts over 5 to 10 minutes and waits two bookmark intervals before taking a watch for dead', () => {
+    expect(watchTimeoutSeconds(0)).toBe(300);
+    expect(watchTimeoutSeconds(0.5)).toBe(450);
+    expect(watchTimeoutSeconds(1)).toBe(599);
+    expect(watchTimeoutSeconds(-1)).toBe(300);
+    expect(LIST_WATCH_IDLE_TIMEOUT_MS).toBe(120_000);
   });
 
   it("reports a failed watch as 'error' and stops; start() resumes from the last resourceVersion", async () => {
