@@ -35,7 +35,17 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger, NodeContribution, Provider } from '@nodelet/plugin-api/v1';
 import { type NodeletOptions, packageVersion, KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
 import { createKubeClients, type KubeClients, withTimeout } from '../kube/index.ts';
-import { NodeController, LeaseController, heartbeatTimeoutMs, detectNodeIP, readHostInfo, nodeLabels, nodeResources, type NodeShape } from '../node/index.ts';
+import {
+  NodeController,
+  LeaseController,
+  heartbeatTimeoutMs,
+  detectNodeIP,
+  readHostInfo,
+  nodeLabels,
+  nodeResources,
+  watchOwnNode,
+  type NodeShape,
+} from '../node/index.ts';
 import {
   PodController,
   PodStarts,
@@ -129,6 +139,8 @@ interface NodeParts {
 async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeParts, log: Logger, signal: AbortSignal) {
   // The node's status and Lease go through requests that time out (upstream's heartbeat client).
   const heartbeat = withTimeout(clients, heartbeatTimeoutMs(o.nodeStatusUpdateFrequencyMs, o.nodeLeaseDurationSeconds));
+  // The node's own Node from an informer (upstream's node lister): each status tick reads it back without a GET.
+  const own = watchOwnNode(clients, o.nodeName, log.child({ component: 'node' }));
   const node = new NodeController(heartbeat, {
     shape: parts.shape,
     host: parts.host,
@@ -141,6 +153,7 @@ async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeP
     extraResources: () => parts.devices.extraResources(),
     pressure: () => parts.eviction.pressure(),
     conditions: () => parts.routes?.conditions() ?? [],
+    cachedNode: () => own.get(),
   });
   parts.shutdown.onShutdownStarting(() => node.syncNow());
   parts.eviction.onConditionsChanged(() => node.poke());
@@ -158,7 +171,7 @@ async function joinCluster(o: NodeletOptions, clients: KubeClients, parts: NodeP
     log: log.child({ component: 'lease' }),
   });
   lease.start();
-  return { node, lease };
+  return { node, lease, own };
 }
 
 /** Starts every part of nodelet in dependency order; throws if a required part cannot start. */
@@ -428,6 +441,7 @@ export async function startNodelet(o: NodeletOptions, log: Logger): Promise<Node
       await probes.close();
       cluster?.lease.stop();
       cluster?.node.stop();
+      cluster?.own.stop();
       await routes?.stop();
       abort.abort();
       await registration.stop();

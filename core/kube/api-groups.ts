@@ -54,7 +54,7 @@ const seg = encodeURIComponent;
 export class CoreV1Api {
   constructor(private readonly t: ApiTransport) {}
   readNode = (p: Named) => this.t.request<V1Node>('GET', `/api/v1/nodes/${seg(p.name)}`);
-  listNode = () => this.t.request<V1NodeList>('GET', '/api/v1/nodes');
+  listNode = (p: { fieldSelector?: string } = {}) => this.t.request<V1NodeList>('GET', '/api/v1/nodes', { query: p });
   createNode = (p: { body: V1Node }) => this.t.request<V1Node>('POST', '/api/v1/nodes', p);
   patchNode = (p: Named & { body: object }, o = mergePatch) => this.t.request<V1Node>('PATCH', `/api/v1/nodes/${seg(p.name)}`, { body: p.body, ...o });
   patchNodeStatus = (p: Named & { body: object }, o = mergePatch) =>

@@ -3,3 +3,4 @@ export { detectNodeIP, readHostInfo } from './host-info.ts';
 export { heartbeatTimeoutMs, LeaseController } from './lease.ts';
 export { NodeController } from './node-controller.ts';
 export { nodeLabels, nodeResources, type NodeShape } from './node-object.ts';
+export { watchOwnNode } from './own-node-watch.ts';

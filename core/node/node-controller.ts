@@ -3,8 +3,9 @@
  * `updateMs` (10 s, `nodeStatusUpdateFrequency`) and patched when it changed,
  * when `reportMs` (5 min, `nodeStatusReportFrequency`) passed since the last
  * post, or when the server's copy drifted from nodelet's view: each tick reads
- * the Node back (one GET, as upstream's `tryUpdateNodeStatus`) and compares its
- * conditions, addresses, capacity and allocatable ({@link statusDrift}) — so a
+ * the Node back and compares its conditions, addresses, capacity and allocatable
+ * ({@link statusDrift}) — from the node's own informer when it has one (`cachedNode`,
+ * upstream's `tryUpdateNodeStatus` reads its node lister: no request), else with a GET — so a
  * `Ready=Unknown` the node-lifecycle controller wrote during an apiserver outage
  * is overwritten within one tick of the apiserver's return. Providers' node
  * conditions, and those other parts of nodelet own (`conditions`), are posted with core's.
@@ -20,7 +21,7 @@
  *
  *   status loop tick (every updateMs):
  *     compute ──(changed | report due)──────────────────────► PATCH status
- *        └──(same)──► GET Node ──(server's copy drifted)────► PATCH status
+ *        └──(same)──► cached Node (or GET) ──(server's copy drifted)─► PATCH status
  *                          └──(in step)──► nothing to write
  */
 import type { V1ContainerImage, V1Node, V1NodeStatus } from '@kubernetes/client-node';
@@ -52,6 +53,11 @@ export interface NodeControllerOptions {
   pressure?: () => PressureFlags;
   /** Conditions other parts of nodelet own (the pod routes' `NetworkUnavailable`), posted after core's, before the providers'. */
   conditions?: () => readonly NodeConditionContribution[];
+  /**
+   * The Node as the node's own informer last saw it (undefined before its first list): the
+   * read-back of each tick, without a request. Without it, or before the informer listed, a GET.
+   */
+  cachedNode?: () => V1Node | undefined;
 }
 
 /** Default least time between a status write and a poke-triggered one. */
@@ -198,7 +204,7 @@ export class NodeController {
     const due = Date.now() - this.lastPostAt >= this.o.reportMs;
     if (!force && !due && fingerprint === this.lastPosted) {
       if (!readBack) return;
-      const server = await this.clients.core.readNode({ name: this.o.shape.nodeName });
+      const server = this.o.cachedNode?.() ?? (await this.clients.core.readNode({ name: this.o.shape.nodeName }));
       const drift = statusDrift(server.status, status, conds);
       this.node = server;
       if (!drift.length) return;

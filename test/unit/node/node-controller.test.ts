@@ -215,6 +215,28 @@ describe('NodeController status loop', () => {
     ctrl.stop();
   });
 
+  it("reads the Node back from the node's informer when it has one (no GET), and with a GET while the informer has none", async () => {
+    vi.useFakeTimers();
+    let cached: V1Node | undefined;
+    const { core, ctrl } = make({ cachedNode: () => cached });
+    await ctrl.register();
+    ctrl.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(core.reads).toBe(1); // the informer has not listed: a GET
+    cached = JSON.parse(JSON.stringify(core.node)) as V1Node;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(core.reads).toBe(1);
+    expect(core.statusPatches).toHaveLength(1);
+    // The informer sees the node-lifecycle controller's Unknown: re-posted without a GET.
+    const unknown = { status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' };
+    cached = { ...cached, status: { ...cached.status, conditions: cached.status!.conditions!.map((c) => (c.type === 'Ready' ? { ...c, ...unknown } : c)) } };
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(core.reads).toBe(1);
+    expect(core.statusPatches).toHaveLength(2);
+    expect(cond(core.statusPatches[1], 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    ctrl.stop();
+  });
+
   it('moves Ready lastTransitionTime when re-posting over Unknown', async () => {
     vi.useFakeTimers({ now: new Date('2024-01-01T00:00:00Z') });
     const { core, ctrl } = make();
