@@ -13,7 +13,7 @@ import { ensureBuilt } from '../test/harness/build-dist.ts';
 import { measureFleet, type FleetResult } from './figures/fleet.ts';
 import { benchDataBase, clientsFor, startBenchRegistry, startCluster } from './lib/env.ts';
 import { ROOT } from './lib/fixtures.ts';
-import { prepareKwokIdentity, type FleetKind } from './lib/fleet.ts';
+import { prepareKwokIdentity, type Fleet, type FleetKind } from './lib/fleet.ts';
 import { parseNodeCounts } from './lib/fleet-stats.ts';
 import { machine } from './lib/proc.ts';
 import { atMost, printTable, type Row, type TargetCheck } from './lib/report.ts';
@@ -37,7 +37,9 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
   const results: FleetResult[] = [];
   const failures: Array<{ kind: FleetKind; nodes: number; error: string }> = [];
   const stops: Array<() => Promise<unknown>> = [() => cluster.stop()];
+  let fleet: Fleet | undefined; // the fleet running now: stopped first on an interrupt
   const cleanup = async () => {
+    await fleet?.stop().catch((e: unknown) => console.log(`cleanup: ${String(e)}`));
     for (const f of stops.splice(0).reverse()) await f().catch((e: unknown) => console.log(`cleanup: ${String(e)}`));
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
@@ -52,7 +54,15 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
         console.log(`[fleet ${Math.round((t - t0) / 1000)}s] ${n} ${kind} nodes...`);
         try {
           results.push(
-            await measureFleet(kind, n, cluster.info, c, { nodeletImage: images.sleep!, kwokKubeconfig, readyTimeoutMs: 120_000 + n * 6_000 }, P),
+            await measureFleet(
+              kind,
+              n,
+              cluster.info,
+              c,
+              { nodeletImage: images.sleep!, kwokKubeconfig, readyTimeoutMs: 120_000 + n * 6_000 },
+              P,
+              (f) => (fleet = f),
+            ),
           );
         } catch (e) {
           console.log(`  ${n} ${kind} nodes failed: ${(e as Error).stack ?? String(e)}`);
@@ -70,7 +80,17 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
   writeFileSync(
     file,
     `${JSON.stringify(
-      { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', machine: m0, loadAtEnd: machine().load, params: P, runSeconds: Math.round((Date.now() - t0) / 1000), results, failures, targets },
+      {
+        date: new Date().toISOString(),
+        mode: quick ? 'quick' : 'full',
+        machine: m0,
+        loadAtEnd: machine().load,
+        params: P,
+        runSeconds: Math.round((Date.now() - t0) / 1000),
+        results,
+        failures,
+        targets,
+      },
       null,
       2,
     )}\n`,
@@ -104,6 +124,8 @@ function fleetReport(results: readonly FleetResult[], sizes: readonly number[]):
       add(
         `fleet ${n} ${r.kind}: ${b.pods} pods create→Running p50/p90/p99`,
         `${b.latency.p50}/${b.latency.p90}/${b.latency.p99} ms (creationTimestamp ${b.sig.p50}/${b.sig.p99}); ${b.running}/${b.pods} Running` +
+          (b.createFailures.length ? ` (${b.createFailures.length} never created)` : '') +
+          (b.createRetries ? `, ${b.createRetries} creates retried` : '') +
           (b.allRunningMs !== undefined ? ` in ${b.allRunningMs} ms` : '') +
           `; ${b.podsPerNode.min}-${b.podsPerNode.max} per node`,
       );
@@ -115,7 +137,11 @@ function fleetReport(results: readonly FleetResult[], sizes: readonly number[]):
     const nl = get('nodelet', n);
     const h = get('hollow', n);
     if (nl) {
-      add(`fleet ${n} target: nodelet pods Running`, `${nl.burst.running}/${nl.burst.pods}`, atMost(`fleet ${n}: nodelet pods not Running`, nl.burst.pods - nl.burst.running, 0, 'pods'));
+      add(
+        `fleet ${n} target: nodelet pods Running`,
+        `${nl.burst.running}/${nl.burst.pods}`,
+        atMost(`fleet ${n}: nodelet pods not Running`, nl.burst.pods - nl.burst.running, 0, 'pods'),
+      );
       const slo = nl.burst.latency.p99 <= 5000;
       const base = sizes.includes(10) && n !== 10 ? p99Ratio(10) : Number.NaN;
       add(

@@ -78,6 +78,9 @@ export interface FleetResult {
     coresPerNode: number;
     coresTotal: number;
     podsPerNode: { min: number; max: number };
+    /** Create calls tried again (the apiserver dropped them), and the pods never created after 3 tries. */
+    createRetries: number;
+    createFailures: string[];
     error?: string;
   };
   /** Processes of the fleet that exited while it was measured. */
@@ -136,10 +139,20 @@ async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise
 }
 
 /** Starts a fleet of `n` nodes of `kind`, measures it (see the file comment), drains and stops it. */
-export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo, c: Clients, o: Omit<FleetOpts, 'info' | 'c'>, p: FleetParams): Promise<FleetResult> {
+export async function measureFleet(
+  kind: FleetKind,
+  n: number,
+  info: ClusterInfo,
+  c: Clients,
+  o: Omit<FleetOpts, 'info' | 'c'>,
+  p: FleetParams,
+  /** Told the running fleet (and undefined once it stopped), so an interrupted bench can stop it. */
+  running?: (f: Fleet | undefined) => void,
+): Promise<FleetResult> {
   const load = { before: loadavg(), afterIdle: '', after: '' };
   const memBefore = memAvailableGiB();
   const fleet = await startFleet(kind, n, { ...o, info, c });
+  running?.(fleet);
   const schemas = FLEET_FLOW_SCHEMAS[kind];
   const say = (s: string) => console.log(`  fleet ${kind} ×${n}: ${s}`);
   say(`every node Ready in ${fleet.readyMs} ms`);
@@ -178,6 +191,7 @@ export async function measureFleet(kind: FleetKind, n: number, info: ClusterInfo
     return { kind, nodes: n, readyMs: fleet.readyMs, idle, burst, exits: [...fleet.exits], load, memAvailableGiB: { before: memBefore, withFleet: memWith } };
   } finally {
     await fleet.stop();
+    running?.(undefined);
   }
 }
 
@@ -192,31 +206,52 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
   const starts = new Map<string, number>();
   const schemas = FLEET_FLOW_SCHEMAS[fleet.kind];
   let error: string | undefined;
+  const createFailures: string[] = [];
+  let createRetries = 0;
   try {
     const d0 = parseDispatchedByFlowSchema(scrapeMetrics(info));
     const cpu0 = cpuOf(fleet);
     const t0 = Date.now();
     await pool(names, 100, async (name) => {
       const t = Date.now();
-      await c.core.createNamespacedPod({
-        namespace: ns,
-        body: {
-          metadata: { name, labels: { bench: 'fleet' } },
-          spec: {
-            nodeSelector: { [FLEET_LABEL]: fleet.kind },
-            tolerations: [fleet.toleration],
-            terminationGracePeriodSeconds: 5,
-            containers: [{ name: 'main', image: fleet.image, args: ['1000000'] }],
-          },
-        },
-      });
-      starts.set(name, t);
+      // A create the loaded apiserver drops (`fetch failed`) is tried again (3 tries, 1 s apart); the time
+      // counts from the first try. A pod never created is counted in `createFailures`, never waited for.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await c.core.createNamespacedPod({
+            namespace: ns,
+            body: {
+              metadata: { name, labels: { bench: 'fleet' } },
+              spec: {
+                nodeSelector: { [FLEET_LABEL]: fleet.kind },
+                tolerations: [fleet.toleration],
+                terminationGracePeriodSeconds: 5,
+                containers: [{ name: 'main', image: fleet.image, args: ['1000000'] }],
+              },
+            },
+          });
+          starts.set(name, t);
+          return;
+        } catch (e) {
+          // Created after all when the answer was lost: 409 AlreadyExists.
+          if ((e as { code?: number }).code === 409) return void starts.set(name, t);
+          if (attempt >= 3) {
+            createFailures.push(`${name}: ${String((e as Error).message ?? e)}`);
+            return;
+          }
+          createRetries++;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
     });
-    await w.until(`${pods} pods Running on ${n} ${fleet.kind} nodes`, () => w.runningCount() >= pods, p.burstTimeoutMs).catch((e: Error) => (error = e.message));
+    const created = names.filter((x) => starts.has(x));
+    await w
+      .until(`${created.length} pods Running on ${n} ${fleet.kind} nodes`, () => created.every((x) => w.pods.get(x)?.running !== undefined), p.burstTimeoutMs)
+      .catch((e: Error) => (error = e.message));
     const windowS = (Date.now() - t0) / 1000;
     const d1 = parseDispatchedByFlowSchema(scrapeMetrics(info));
     const cpu = cpuOf(fleet) - cpu0;
-    const ran = names.filter((x) => w.pods.get(x)?.running !== undefined);
+    const ran = created.filter((x) => w.pods.get(x)?.running !== undefined);
     const fleetRequests = dispatchedBetween(d0, d1, schemas);
     // A node's requests for its pods go on after they are Running (statuses, events): count them per pod
     // until two scrapes 2 s apart see no more than the idle rate's worth.
@@ -246,6 +281,8 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
         names.map((x) => w.pods.get(x)?.node),
         fleet.nodes,
       ),
+      createRetries,
+      createFailures,
       ...(error ? { error } : {}),
     };
   } finally {

@@ -249,7 +249,12 @@ export interface KwokOpts {
  * Creates the fake Nodes for kwok (KWOK_NODE, or `o.nodes`) and starts one kwok (admin kubeconfig unless
  * `o.kubeconfig`) managing nodes annotated kwok.x-k8s.io/node=fake; resolves when every one is Ready.
  */
-export async function startKwok(info: ClusterInfo, c: Clients, maxPods: number, o: KwokOpts = {}): Promise<{ peer: Peer; nodes: string[]; stop(): Promise<void> }> {
+export async function startKwok(
+  info: ClusterInfo,
+  c: Clients,
+  maxPods: number,
+  o: KwokOpts = {},
+): Promise<{ peer: Peer; nodes: string[]; stop(): Promise<void> }> {
   const res = { cpu: '32', memory: '256Gi', pods: String(maxPods) };
   const nodes = [...(o.nodes ?? [KWOK_NODE])];
   for (const name of nodes)
@@ -304,9 +309,7 @@ export async function waitNodesReady(c: Clients, names: readonly string[], timeo
       `${names.length} nodes Ready`,
       async () => {
         const ready = new Set(
-          (await c.core.listNode()).items
-            .filter((n) => n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True')
-            .map((n) => n.metadata!.name!),
+          (await c.core.listNode()).items.filter((n) => n.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True').map((n) => n.metadata!.name!),
         );
         notReady = [...want].filter((n) => !ready.has(n));
         return notReady.length === 0;

@@ -38,7 +38,7 @@ describe('requests by flow schema', () => {
     expect(parseDispatchedByFlowSchema(metrics(10, 20, 3))).toEqual({ 'system-node-high': 10, 'system-nodes': 20, 'bench-kwok': 3, exempt: 1000 });
   });
 
-  it("diffs the named schemas, or all of them, between two scrapes (a schema new in the second counts from 0)", () => {
+  it('diffs the named schemas, or all of them, between two scrapes (a schema new in the second counts from 0)', () => {
     const before = parseDispatchedByFlowSchema(metrics(10, 20, 3));
     const after = { ...parseDispatchedByFlowSchema(metrics(40, 80, 3)), 'global-default': 7 };
     expect(dispatchedBetween(before, after, ['system-node-high', 'system-nodes'])).toBe(90);

@@ -395,14 +395,19 @@ describe('ListWatch', () => {
   it('asks for bookmarks and a 5-10 min timeout, and resumes from a bookmark without touching the cache', async () => {
     let watches = 0;
     handler = (r, res) => {
-      if (!r.url.includes('watch=true')) return res.end(JSON.stringify({ items: [{ metadata: { name: 'a', resourceVersion: '2' } }], metadata: { resourceVersion: '3' } }));
+      if (!r.url.includes('watch=true'))
+        return res.end(JSON.stringify({ items: [{ metadata: { name: 'a', resourceVersion: '2' } }], metadata: { resourceVersion: '3' } }));
       watches++;
       if (watches === 1) streamEvents(res, [{ type: 'BOOKMARK', object: { kind: 'Pod', metadata: { resourceVersion: '9' } } }]);
       else res.flushHeaders();
     };
     const c = createKubeClients(kubeconfig('{token: t}'));
     const events: string[] = [];
-    const lw = new ListWatch<{ metadata: { name: string; resourceVersion: string } }>(c.transport, '/api/v1/pods', () => c.core.listPodForAllNamespaces() as never);
+    const lw = new ListWatch<{ metadata: { name: string; resourceVersion: string } }>(
+      c.transport,
+      '/api/v1/pods',
+      () => c.core.listPodForAllNamespaces() as never,
+    );
     for (const verb of ['add', 'update', 'delete'] as const) lw.on(verb, (o) => events.push(`${verb} ${o.metadata.name}`));
     await lw.start();
     await expect.poll(() => watches).toBe(2);
