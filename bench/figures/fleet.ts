@@ -73,6 +73,11 @@ export interface FleetResult {
      * settled after every pod was Running, less its idle rate over that time.
      */
     requestsPerPod: number;
+    /**
+     * Of those, the events the nodes posted, per pod (every event posted in that time less the scheduler's
+     * `Scheduled` one per pod): kubemark's hollow kubelet records its events into a FakeRecorder (never posted).
+     */
+    nodeEventsPerPod: number;
     /** How long after the burst's window the fleet's requests took to settle. */
     settleS: number;
     coresPerNode: number;
@@ -209,7 +214,8 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
   const createFailures: string[] = [];
   let createRetries = 0;
   try {
-    const d0 = parseDispatchedByFlowSchema(scrapeMetrics(info));
+    const bm0 = scrapeMetrics(info);
+    const d0 = parseDispatchedByFlowSchema(bm0);
     const cpu0 = cpuOf(fleet);
     const t0 = Date.now();
     await pool(names, 100, async (name) => {
@@ -257,13 +263,24 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
     // until two scrapes 2 s apart see no more than the idle rate's worth.
     const tSettle = Date.now();
     let dEnd = d1;
+    let bmEnd = '';
     for (;;) {
       await new Promise((r) => setTimeout(r, 2000));
-      const next = parseDispatchedByFlowSchema(scrapeMetrics(info));
+      bmEnd = scrapeMetrics(info);
+      const next = parseDispatchedByFlowSchema(bmEnd);
       const moved = dispatchedBetween(dEnd, next, schemas);
       dEnd = next;
       if (moved <= Math.max(2, idleRequestsPerS * 2 * 2) || Date.now() - tSettle > 60_000) break;
     }
+    const burstRequests = dispatchedBetween(d0, dEnd, schemas) - idleRequestsPerS * ((Date.now() - t0) / 1000);
+    // Events posted in the burst (apiserver_request_total has no identity) less the scheduler's one
+    // `Scheduled` per pod: the node's events. The hollow kubelet's go to a FakeRecorder, never posted.
+    const e0 = parseRequestTotals(bm0);
+    const e1 = parseRequestTotals(bmEnd);
+    const events = Object.keys(e1)
+      .filter((k) => /^(POST|PATCH|PUT) (events\.k8s\.io)?\/events$/.test(k))
+      .reduce((sum, k) => sum + e1[k]! - (e0[k] ?? 0), 0);
+    const nodeEvents = Math.max(0, events - created.length);
     return {
       pods,
       running: ran.length,
@@ -273,7 +290,8 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
       windowS: r1(windowS),
       requestsPerSPerNode: perNodeRate(fleetRequests, windowS, n),
       requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / windowS),
-      requestsPerPod: perNode(dispatchedBetween(d0, dEnd, schemas) - idleRequestsPerS * ((Date.now() - t0) / 1000), pods),
+      requestsPerPod: perNode(burstRequests, pods),
+      nodeEventsPerPod: perNode(nodeEvents, pods),
       settleS: r1((Date.now() - tSettle) / 1000),
       coresPerNode: perNode(cpu / windowS, n, 4),
       coresTotal: r3(cpu / windowS),

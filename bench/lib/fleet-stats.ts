@@ -22,6 +22,29 @@ export function parseNodeCounts(argv: readonly string[], fallback: readonly numb
   });
 }
 
+/** The node kinds the fleet figure compares, in the order it runs them. */
+export const FLEET_KINDS = ['nodelet', 'hollow', 'kwok'] as const;
+
+/** `--kinds=a,b` in `argv` (default every kind of {@link FLEET_KINDS}); throws on an unknown kind. */
+export function parseFleetKinds(argv: readonly string[]): Array<(typeof FLEET_KINDS)[number]> {
+  const raw = argv.find((a) => a.startsWith('--kinds='))?.slice('--kinds='.length);
+  if (raw === undefined) return [...FLEET_KINDS];
+  return raw.split(',').map((k) => {
+    const kind = FLEET_KINDS.find((x) => x === k);
+    if (!kind) throw new Error(`--kinds: "${k}" is not one of ${FLEET_KINDS.join(', ')}`);
+    return kind;
+  });
+}
+
+/** `--<name>=S` seconds in `argv` as ms (`fallbackMs` without it); throws unless S is a number ≥ 0. */
+export function parseSecondsMs(argv: readonly string[], name: string, fallbackMs: number): number {
+  const raw = argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  if (raw === undefined) return fallbackMs;
+  const s = Number(raw);
+  if (raw === '' || !Number.isFinite(s) || s < 0) throw new Error(`--${name}: "${raw}" is not a number of seconds`);
+  return Math.round(s * 1000);
+}
+
 /** Parses `apiserver_flowcontrol_dispatched_requests_total` lines of a Prometheus text exposition into requests by flow schema. */
 export function parseDispatchedByFlowSchema(text: string): Record<string, number> {
   const out: Record<string, number> = {};

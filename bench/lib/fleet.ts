@@ -14,10 +14,11 @@ import type * as k8s from '@kubernetes/client-node';
 import { issueClientCert, type ClusterInfo } from '../../test/cluster/control-plane.ts';
 import { HOLLOW_TAINT, startHollowNode, type HollowNode } from '../../test/cluster/hollow-node.ts';
 import { WASM_TOLERATION } from '../../test/e2e/support/images.ts';
+import type { FLEET_KINDS } from './fleet-stats.ts';
 import { benchDataBase, disposeRoot, KWOK_TAINT, startBenchNodelet, startKwok, waitNodesReady, type BenchNodelet, type Clients } from './env.ts';
 
 /** The kinds of node the fleet figure compares. */
-export type FleetKind = 'nodelet' | 'hollow' | 'kwok';
+export type FleetKind = (typeof FLEET_KINDS)[number];
 
 /** The node label that puts a pod on a fleet (its value is the kind). */
 export const FLEET_LABEL = 'nodelet.dev/bench-fleet';

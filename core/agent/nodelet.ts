@@ -18,6 +18,7 @@
  *   registration handlers { CSIPlugin: csi, DevicePlugin: devices, DRAPlugin: dra } → PluginManager
  *   prober                ProbeManager (one keep-alive agent)  → PodController (container runs' probes and hooks)
  *   Service resolver      startServices (Services, EndpointSlices) → providers (`ProviderContext.services`)
+ *   own Node              watchOwnNode (an informer of the node's own Node) → NodeController (each tick's read-back)
  *
  * Each part is built after what it uses, so none is handed a reference to
  * fill in later. Parts that must tell a later one something subscribe it when

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchedBetween, parseDispatchedByFlowSchema, parseNodeCounts, perNode, perNodeRate, podsPerNode } from '../../../bench/lib/fleet-stats.ts';
+import {
+  dispatchedBetween,
+  parseDispatchedByFlowSchema,
+  parseFleetKinds,
+  parseNodeCounts,
+  parseSecondsMs,
+  perNode,
+  perNodeRate,
+  podsPerNode,
+} from '../../../bench/lib/fleet-stats.ts';
 
 describe('the fleet figure --nodes argument', () => {
   it('is 10 and 50 without the flag', () => {
@@ -18,6 +27,23 @@ describe('the fleet figure --nodes argument', () => {
     expect(() => parseNodeCounts(['--nodes=-3'])).toThrow(/"-3"/);
     expect(() => parseNodeCounts(['--nodes=2.5'])).toThrow(/"2.5"/);
     expect(() => parseNodeCounts(['--nodes=ten'])).toThrow(/"ten"/);
+  });
+});
+
+describe('the fleet figure --kinds and windows', () => {
+  it('runs every kind in order without --kinds, the named ones with it', () => {
+    expect(parseFleetKinds([])).toEqual(['nodelet', 'hollow', 'kwok']);
+    expect(parseFleetKinds(['--kinds=kwok,nodelet'])).toEqual(['kwok', 'nodelet']);
+    expect(() => parseFleetKinds(['--kinds=nodelet,kind'])).toThrow(/"kind" is not one of nodelet, hollow, kwok/);
+  });
+
+  it('reads a window in seconds as ms, and refuses what is not a number of seconds', () => {
+    expect(parseSecondsMs(['--settle-s=60'], 'settle-s', 10_000)).toBe(60_000);
+    expect(parseSecondsMs(['--idle-s=1.5'], 'idle-s', 30_000)).toBe(1500);
+    expect(parseSecondsMs([], 'idle-s', 30_000)).toBe(30_000);
+    expect(() => parseSecondsMs(['--idle-s='], 'idle-s', 1)).toThrow(/"" is not a number of seconds/);
+    expect(() => parseSecondsMs(['--idle-s=-1'], 'idle-s', 1)).toThrow(/"-1"/);
+    expect(() => parseSecondsMs(['--idle-s=x'], 'idle-s', 1)).toThrow(/"x"/);
   });
 });
 
