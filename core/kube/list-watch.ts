@@ -38,13 +38,14 @@ const MIN_WATCH_TIMEOUT_S = 300;
 
 /**
  * A watch asks for bookmarks (`allowWatchBookmarks`, as the reflector does): the apiserver's watch cache
- * sends one roughly every minute (and 2 s before the watch's timeout), so a quiet resource's watch is
- * not silent, and a watch silent for two of those minutes is taken as a dead connection and started
- * again. Without bookmarks a quiet watch (the node's pods while none change, Services, RuntimeClasses)
- * had to be dropped after 30 s of silence and started again: three requests a minute and more per node
- * for nothing, on the apiserver of a fleet of nodes (bench/README.md, "A fleet of nodes").
+ * sends one every minute (`defaultBookmarkFrequency`; and 2 s before the watch's timeout), so a quiet
+ * resource's watch is not silent, and a watch silent for 75 s (the cacher's own `DefaultEventFreshDuration`,
+ * that minute plus 15 s) is taken as a dead connection and started again. Without bookmarks a quiet watch
+ * (the node's pods while none change, Services, RuntimeClasses) had to be dropped after 30 s of silence
+ * and started again: three requests a minute per node for nothing, on the apiserver of a fleet of nodes
+ * (bench/README.md, "A fleet of nodes").
  */
-export const LIST_WATCH_IDLE_TIMEOUT_MS = 120_000;
+export const LIST_WATCH_IDLE_TIMEOUT_MS = 75_000;
 
 /** The `timeoutSeconds` of one watch: {@link MIN_WATCH_TIMEOUT_S} × (1 + `random`), `random` in [0, 1). */
 export function watchTimeoutSeconds(random: number = Math.random()): number {

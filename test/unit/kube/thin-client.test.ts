@@ -423,12 +423,12 @@ describe('ListWatch', () => {
     expect(lw.get('a')?.metadata.resourceVersion).toBe('2');
   });
 
-  it('spreads watch timeouts over 5 to 10 minutes and waits two bookmark intervals before taking a watch for dead', () => {
+  it("spreads watch timeouts over 5 to 10 minutes and waits a bookmark interval and 15 s (the cacher's DefaultEventFreshDuration) before taking a watch for dead", () => {
     expect(watchTimeoutSeconds(0)).toBe(300);
     expect(watchTimeoutSeconds(0.5)).toBe(450);
     expect(watchTimeoutSeconds(1)).toBe(599);
     expect(watchTimeoutSeconds(-1)).toBe(300);
-    expect(LIST_WATCH_IDLE_TIMEOUT_MS).toBe(120_000);
+    expect(LIST_WATCH_IDLE_TIMEOUT_MS).toBe(75_000);
   });
 
   it("reports a failed watch as 'error' and stops; start() resumes from the last resourceVersion", async () => {
