@@ -7,6 +7,7 @@
  *   --settle-s=S   the settle after every node is Ready (a node's one-time start-up requests end in it)
  *   --idle-s=S     the idle window
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildWasmModule } from '../test/harness/wasm-modules.ts';
@@ -56,6 +57,16 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
     const { reg, images } = await startBenchRegistry({ sleep });
     stops.push(() => reg.stop());
     const kwokKubeconfig = prepareKwokIdentity(cluster.info);
+    // nodelet's Services resolver watches EndpointSlices, which the nodes may do once a cluster applies this
+    // (as a nodelet cluster does, docs/services.md); without it each nodelet's list is refused and retried
+    // every 30 s, requests no deployed node makes.
+    execFileSync(
+      join(cluster.info.binDir, 'kubectl'),
+      [`--kubeconfig=${cluster.info.adminKubeconfig}`, 'apply', '-f', join(ROOT, 'deploy', 'rbac', 'node-endpointslices.yaml')],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     for (const n of sizes)
       for (const kind of kinds) {
         const t = Date.now();
