@@ -45,7 +45,7 @@ export async function unpackSpinArchive(store: ImageStore, digest: string, signa
           transform(chunk: Buffer, _e, cb) {
             size += chunk.length;
             total += chunk.length;
-            if (total > maxBytes) return cb(new Error(`its content exceeds the ${maxBytes} bytes the image filesystem can take`));
+            if (total > maxBytes) return cb(nodeletError('NDL_IMAGE_FORMAT', `its content exceeds the ${maxBytes} bytes the image filesystem can take`));
             hash.update(chunk);
             cb(null, chunk);
           },
