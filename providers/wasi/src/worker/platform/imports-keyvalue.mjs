@@ -13,8 +13,9 @@
 // Plain JavaScript, typed with JSDoc.
 import { KEYVALUE_VERSIONS } from '../../platform/interface-versions.mjs';
 import { asKeyValueError, andThen } from '../../platform/keyvalue-store.mjs';
+import { errorWriter, keyMethods, putOptionBytes as putOptionBytesAt, resultWriter } from './keyvalue-lowering.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
-/** @import { KeyValueBackend, KeyValueError, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
+/** @import { KeyValueBackend, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
 
 /** A `bucket` handle: one store of the container. */
 export class Bucket {
@@ -44,44 +45,10 @@ const ERROR_TAGS = { 'no-such-store': 0, 'access-denied': 1, other: 2 };
  */
 export function keyvalueImports(g, stores) {
   const T = g.table;
-  /** Stores `error` (a variant: tag, then other's string at +4) as a result's error at `ret`, its payload at `off`. @param {number} ret @param {number} off @param {KeyValueError} e */
-  const storeError = (ret, off, e) => {
-    const dv = g.view();
-    dv.setUint8(ret, 1);
-    dv.setUint8(ret + off, ERROR_TAGS[e.kind]);
-    if (e.kind === 'other') {
-      const [p, l] = g.putString(e.message);
-      g.putPtrLen(ret + off + 4, p, l);
-    }
-  };
-  /**
-   * Runs `op` and stores its value with `ok` (which writes the ok payload), or its error, as a result
-   * at `ret` whose payload is at `off`. Returns a promise when the store does.
-   * @template V
-   * @param {number} ret @param {number} off @param {() => Maybe<V>} op @param {(v: V) => void} ok
-   * @returns {Promise<void> | undefined}
-   */
-  const result = (ret, off, op, ok) => {
-    /** @param {unknown} e */
-    const fail = (e) => storeError(ret, off, asKeyValueError(e));
-    try {
-      const r = andThen(op, (v) => {
-        g.view().setUint8(ret, 0);
-        ok(v);
-      });
-      return r instanceof Promise ? r.catch(fail) : undefined;
-    } catch (e) {
-      fail(e);
-      return undefined;
-    }
-  };
-  /** option<list<u8>> at `at`. @param {number} at @param {Uint8Array | undefined} v */
-  const putOptionBytes = (at, v) => {
-    if (v === undefined) return g.view().setUint8(at, 0);
-    const [p, l] = g.putBytes(v);
-    g.view().setUint8(at, 1);
-    g.putPtrLen(at + 4, p, l);
-  };
+  const storeError = errorWriter(g, ERROR_TAGS);
+  const result = resultWriter(g, ERROR_TAGS);
+  /** @param {number} at @param {Uint8Array | undefined} v */
+  const putOptionBytes = (at, v) => putOptionBytesAt(g, at, v);
   /** list<string> at ptr/len. @param {number} ptr @param {number} len */
   const strings = (ptr, len) => {
     /** @type {string[]} */
@@ -112,54 +79,11 @@ export function keyvalueImports(g, stores) {
       );
     };
     fns[`${store}[resource-drop]bucket`] = (/** @type {number} */ h) => void T.take(h, Bucket);
-    fns[`${store}[method]bucket.get`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const b = bucket(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        4,
-        () => b.store.get(key),
-        (val) => putOptionBytes(ret + 4, val),
-      );
-    };
-    fns[`${store}[method]bucket.set`] = (
-      /** @type {number} */ h,
-      /** @type {number} */ kp,
-      /** @type {number} */ kl,
-      /** @type {number} */ vp,
-      /** @type {number} */ vl,
-      /** @type {number} */ ret,
-    ) => {
-      const b = bucket(h);
-      const key = g.string(kp, kl);
-      const value = g.bytes(vp, vl);
-      return result(
-        ret,
-        4,
-        () => b.store.set(key, value),
-        () => {},
-      );
-    };
-    fns[`${store}[method]bucket.delete`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const b = bucket(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        4,
-        () => b.store.delete(key),
-        () => {},
-      );
-    };
-    fns[`${store}[method]bucket.exists`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const b = bucket(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        4,
-        () => b.store.exists(key),
-        (yes) => g.view().setUint8(ret + 4, yes ? 1 : 0),
-      );
-    };
+    const keys = keyMethods(g, bucket, result);
+    fns[`${store}[method]bucket.get`] = keys.get;
+    fns[`${store}[method]bucket.set`] = keys.set;
+    fns[`${store}[method]bucket.delete`] = keys.delete;
+    fns[`${store}[method]bucket.exists`] = keys.exists;
     // key-response { keys: list<string>, cursor: option<u64> | option<string> }
     fns[`${store}[method]bucket.list-keys`] = draft2
       ? (/** @type {number} */ h, /** @type {number} */ tag, /** @type {number} */ cp, /** @type {number} */ cl, /** @type {number} */ ret) => {

@@ -15,8 +15,9 @@
 //   variant error { store-table-full, no-such-store, access-denied, other(string) }
 import { SPIN_KEYVALUE_VERSIONS } from '../../platform/interface-versions.mjs';
 import { asKeyValueError, andThen } from '../../platform/keyvalue-store.mjs';
+import { keyMethods, resultWriter } from './keyvalue-lowering.mjs';
 /** @import { Guest } from '../http/canon.mjs' */
-/** @import { KeyValueBackend, KeyValueError, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
+/** @import { KeyValueBackend, KeyValueStores, Maybe } from '../../platform/keyvalue-store.mjs' */
 
 /** A `store` handle: one store of the container. */
 export class SpinStore {
@@ -57,34 +58,9 @@ export function allKeys(store) {
  */
 export function spinKeyValueImports(g, stores) {
   const T = g.table;
-  /** @param {number} ret @param {KeyValueError} e */
-  const storeError = (ret, e) => {
-    const dv = g.view();
-    dv.setUint8(ret, 1);
-    dv.setUint8(ret + 4, ERROR_TAGS[e.kind]);
-    if (e.kind === 'other') {
-      const [p, l] = g.putString(e.message);
-      g.putPtrLen(ret + 8, p, l);
-    }
-  };
-  /**
-   * Runs `op`; stores ok (its payload written by `ok`, at ret+4) or the error as a result at `ret`.
-   * @template V @param {number} ret @param {() => Maybe<V>} op @param {(v: V) => void} ok @returns {Promise<void> | undefined}
-   */
-  const result = (ret, op, ok) => {
-    /** @param {unknown} e */
-    const fail = (e) => storeError(ret, asKeyValueError(e));
-    try {
-      const r = andThen(op, (v) => {
-        g.view().setUint8(ret, 0);
-        ok(v);
-      });
-      return r instanceof Promise ? r.catch(fail) : undefined;
-    } catch (e) {
-      fail(e);
-      return undefined;
-    }
-  };
+  const writer = resultWriter(g, ERROR_TAGS);
+  /** @template V @param {number} ret @param {() => Maybe<V>} op @param {(v: V) => void} ok */
+  const result = (ret, op, ok) => writer(ret, 4, op, ok);
   /** @param {number} h */
   const handle = (h) => T.get(h, SpinStore);
 
@@ -101,55 +77,11 @@ export function spinKeyValueImports(g, stores) {
       );
     };
     fns[`${kv}[resource-drop]store`] = (/** @type {number} */ h) => void T.take(h, SpinStore);
-    fns[`${kv}[method]store.get`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const s = handle(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        () => s.store.get(key),
-        (val) => {
-          if (val === undefined) return g.view().setUint8(ret + 4, 0);
-          const [p, l] = g.putBytes(val);
-          g.view().setUint8(ret + 4, 1);
-          g.putPtrLen(ret + 8, p, l);
-        },
-      );
-    };
-    fns[`${kv}[method]store.set`] = (
-      /** @type {number} */ h,
-      /** @type {number} */ kp,
-      /** @type {number} */ kl,
-      /** @type {number} */ vp,
-      /** @type {number} */ vl,
-      /** @type {number} */ ret,
-    ) => {
-      const s = handle(h);
-      const key = g.string(kp, kl);
-      const value = g.bytes(vp, vl);
-      return result(
-        ret,
-        () => s.store.set(key, value),
-        () => {},
-      );
-    };
-    fns[`${kv}[method]store.delete`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const s = handle(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        () => s.store.delete(key),
-        () => {},
-      );
-    };
-    fns[`${kv}[method]store.exists`] = (/** @type {number} */ h, /** @type {number} */ kp, /** @type {number} */ kl, /** @type {number} */ ret) => {
-      const s = handle(h);
-      const key = g.string(kp, kl);
-      return result(
-        ret,
-        () => s.store.exists(key),
-        (yes) => g.view().setUint8(ret + 4, yes ? 1 : 0),
-      );
-    };
+    const keys = keyMethods(g, handle, writer);
+    fns[`${kv}[method]store.get`] = keys.get;
+    fns[`${kv}[method]store.set`] = keys.set;
+    fns[`${kv}[method]store.delete`] = keys.delete;
+    fns[`${kv}[method]store.exists`] = keys.exists;
     fns[`${kv}[method]store.get-keys`] = (/** @type {number} */ h, /** @type {number} */ ret) => {
       const s = handle(h);
       return result(
