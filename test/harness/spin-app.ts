@@ -14,17 +14,14 @@
  * With `archive` (Spin's SPIN_OCI_ARCHIVE_LAYERS), each component's files are one
  * application/vnd.wasm.content.bundle.v1.tar+gzip layer instead of a data layer per file.
  */
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
+import { cargoWorkspace } from './cargo-workspace.ts';
 import { pushImage, sha256, type Blob } from './oci-push.ts';
 
-const run = promisify(execFile);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE_DIR = join(ROOT, 'test', 'fixtures', 'spin-app');
 const CACHE_DIR = join(ROOT, 'test', '.cache', 'components');
@@ -41,52 +38,14 @@ export const SPIN_ARCHIVE_LAYER = 'application/vnd.wasm.content.bundle.v1.tar+gz
 /** Spin inlines content up to this size in the locked app instead of pushing a layer. */
 const INLINE_MAX = 128;
 
-function sourceHash(): string {
-  const h = createHash('sha256');
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (name === 'target') continue;
-      if (statSync(p).isDirectory()) walk(p);
-      else h.update(relative(FIXTURE_DIR, p)).update('\0').update(readFileSync(p)).update('\0');
-    }
-  };
-  walk(FIXTURE_DIR);
-  return h.digest('hex').slice(0, 16);
-}
-
-let building: Promise<void> | undefined;
-
 /** The built component of `crate` (`test/.cache/components/<crate>-<hash>.wasm`), building the workspace when missing. */
-export async function buildSpinComponent(crate: SpinCrate): Promise<string> {
-  const hash = sourceHash();
-  const out = join(CACHE_DIR, `${crate}-${hash}.wasm`);
-  if (existsSync(out)) return out;
-  building ??= cargoBuild(hash).finally(() => (building = undefined));
-  await building;
-  return out;
-}
-
-async function cargoBuild(hash: string): Promise<void> {
-  try {
-    await run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-wasip2', '-j', '1'], {
-      cwd: FIXTURE_DIR,
-      env: { ...process.env, CARGO_TARGET_DIR: TARGET_DIR },
-      timeout: 600_000,
-    });
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException & { stderr?: string };
-    if (err.code === 'ENOENT') throw new Error('cargo not found: install Rust (rustup) and `rustup target add wasm32-wasip2`');
-    throw new Error(`building the Spin test components failed: ${err.stderr ?? err.message}`);
-  }
-  mkdirSync(CACHE_DIR, { recursive: true });
-  for (const [crate, artifact] of Object.entries(CRATES)) {
-    const out = join(CACHE_DIR, `${crate}-${hash}.wasm`);
-    const tmp = `${out}.${process.pid}.${Date.now()}.tmp`;
-    copyFileSync(join(TARGET_DIR, 'wasm32-wasip2', 'release', artifact), tmp);
-    renameSync(tmp, out);
-  }
-}
+export const buildSpinComponent: (crate: SpinCrate) => Promise<string> = cargoWorkspace({
+  dir: FIXTURE_DIR,
+  targetDir: TARGET_DIR,
+  cacheDir: CACHE_DIR,
+  artifacts: CRATES,
+  what: 'the Spin test components',
+});
 
 /** One component of a test app. */
 export interface SpinTestComponent {
