@@ -215,6 +215,11 @@ export class WasiProvider implements Provider {
       ctx.signal,
       ctx.event,
     );
+    return this.track(spec, running);
+  }
+
+  /** Keeps `running` under its container id until it exits (stats, stop and resize find it there). */
+  private track(spec: ContainerSpec, running: WasiContainer): WasiContainer {
     this.running.set(spec.id, running);
     void running.exit.then(() => {
       if (this.running.get(spec.id) === running) this.running.delete(spec.id);
@@ -243,11 +248,7 @@ export class WasiProvider implements Provider {
       ctx.signal,
       ctx.event,
     );
-    this.running.set(spec.id, running);
-    void running.exit.then(() => {
-      if (this.running.get(spec.id) === running) this.running.delete(spec.id);
-    });
-    return running;
+    return this.track(spec, running);
   }
 
   /** A Spin application (spin/spin-app-runner.ts): one thread per component, a router in front. */
@@ -266,11 +267,7 @@ export class WasiProvider implements Provider {
       ctx.signal,
       ctx.event,
     );
-    this.running.set(spec.id, running);
-    void running.exit.then(() => {
-      if (this.running.get(spec.id) === running) this.running.delete(spec.id);
-    });
-    return running;
+    return this.track(spec, running);
   }
 
   /** The shared threads (made on first use; none when `sharedThreads` is 0). */
