@@ -39,6 +39,7 @@ import type { Events } from '../events/index.ts';
 import { podStartDuration, podWorkerDuration } from '../metrics/index.ts';
 import type { ProbeManager } from '../probes/index.ts';
 import { StatusCoalescer } from './status-coalescer.ts';
+import { podQosClass } from './container-limits.ts';
 import type { PodAllocation } from './pod-allocation.ts';
 
 /** Where pod status goes: the API server, or memory in standalone mode. */
@@ -442,6 +443,7 @@ export class PodController implements PodReader {
       event: (type, reason, message) => this.event(pod, type, reason, message),
       signal,
       podDir: this.o.setup.podDir(pod),
+      qosClass: podQosClass(pod),
     };
   }
 

@@ -57,6 +57,12 @@ export interface PodContext {
   readonly signal: AbortSignal;
   /** The pod's own directory (`--root-dir/pods/<uid>`). */
   readonly podDir: string;
+  /**
+   * The pod's QoS class, as {@link ContainerSpec.qosClass} gives it to each container: a provider
+   * can prepare at {@link ProviderBase.pullImage} what the pod's containers will run on. Absent
+   * from a core older than this member and where core has no pod (a standalone `nodelet run`).
+   */
+  readonly qosClass?: ContainerSpec['qosClass'];
 }
 
 /** How core runs a command through {@link ProviderBase.exec}. */

@@ -163,21 +163,27 @@ export class WasiProvider implements Provider {
   }
 
   /**
-   * Boots the idle pooled workers and the shared threads now (`shared`: the shared threads only),
-   * as an image pull does. The external runtime boots its shared threads at its start (~28 MiB
-   * for 2: the first BestEffort start then pays no thread boot, 1.3 s at load 24) and the pool
-   * when nodelet pulls an image (the `warm` op; ~28 MiB more for 2 idle workers).
+   * Boots now the threads a start of a pod of `forPod.qosClass` will run on, as an image pull
+   * does (a start usually follows): a BestEffort pod's modules go to the shared threads; other
+   * pods' to the idle pooled workers; both when the class is unknown. `'shared'`: the shared
+   * threads only (the external runtime boots them at its start: ~28 MiB for 2, and the first
+   * BestEffort start then pays no thread boot, 1.3 s at load 24). A BestEffort module that needs
+   * a thread of its own (a component, one that listens) boots a pooled worker when it starts;
+   * booting two pooled workers at every BestEffort pull cost ~100 ms of CPU and ~22 MiB per node
+   * that ran none (figure 11 of bench/README.md).
    */
-  warm(what: 'all' | 'shared' = 'all'): void {
-    if (what === 'all') this.pool.warm();
-    this.sharedThreads()?.warm();
+  warm(forPod: Pick<PodContext, 'qosClass'> | 'shared' = {}): void {
+    if (forPod === 'shared') return this.sharedThreads()?.warm();
+    const shared = forPod.qosClass === 'BestEffort' ? this.sharedThreads() : undefined;
+    if (shared) return shared.warm();
+    this.pool.warm();
+    if (forPod.qosClass === undefined) this.sharedThreads()?.warm();
   }
 
   /** Asks core's image service for the image's Wasm layer; core emits the events. */
   pullImage(image: string, opts: ImagePullOptions, ctx: PodContext): Promise<PulledImage> {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
-    this.pool.warm(); // a container start usually follows: boot workers during the pull
-    this.sharedThreads()?.warm(); // and the shared threads (BestEffort pods), once
+    this.warm(ctx); // boot the threads the start will take during the pull
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }
 

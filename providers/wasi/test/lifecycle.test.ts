@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isInvalidArgument, isInvalidImage, type Provider } from '@nodelet/plugin-api/v1';
+import { isInvalidArgument, isInvalidImage, type PodContext, type Provider } from '@nodelet/plugin-api/v1';
 import createProvider, { KILLED_EXIT_CODE, TRAP_EXIT_CODE, WasiProvider } from '../src/index.ts';
 import { FakeImages, logText, podContext, providerContext, pulledFile, pulledFixture, readLog, scratch, spec } from './helpers.ts';
 import { until } from '../../../test/harness/until.ts';
@@ -55,6 +55,22 @@ describe('pullImage', () => {
     ]);
     expect(req).toMatchObject({ pullPolicy: 'Always', credentials: [{ registry: 'r', token: 't' }], signal: ctx.signal });
     expect(events).toEqual([]);
+  });
+  it("boots during the pull the threads the pod's start will take: shared threads for BestEffort, pooled workers for the rest", async () => {
+    const boots = async (qosClass: PodContext['qosClass']) => {
+      const p = new WasiProvider({ workerPool: 2, sharedThreads: 2 });
+      try {
+        await p.init(providerContext(new FakeImages()));
+        await p.pullImage('fixture:hello', { pullPolicy: 'IfNotPresent', credentials: [] }, { ...podContext(), qosClass });
+        return { pooled: p.workerPool.idleCount + p.workerPool.bootingCount, shared: p.threads().length };
+      } finally {
+        await p.shutdown();
+      }
+    };
+    expect(await boots('BestEffort')).toEqual({ pooled: 0, shared: 2 });
+    expect(await boots('Guaranteed')).toEqual({ pooled: 2, shared: 0 });
+    expect(await boots('Burstable')).toEqual({ pooled: 2, shared: 0 });
+    expect(await boots(undefined)).toEqual({ pooled: 2, shared: 2 }); // a core that does not say
   });
   it('fails with a branded error before init', async () => {
     await expect(createProvider().pullImage('x', { pullPolicy: 'Always', credentials: [] }, podContext())).rejects.toMatchObject({ code: 'Unavailable' });

@@ -235,7 +235,7 @@ export class ExternalWasiProvider implements Provider {
     if (!this.ctx) return Promise.reject(providerError('Unavailable', 'the wasi provider was not initialised'));
     // The first pull starts the runtime (none runs on a node without WASI pods).
     void this.runtime()
-      .then((c) => ((c.hello?.minor ?? 0) >= 1 ? c.request('warm', {}) : null))
+      .then((c) => ((c.hello?.minor ?? 0) >= 1 ? c.request('warm', ctx.qosClass ? { qosClass: ctx.qosClass } : {}) : null))
       .catch((e: unknown) => this.ctx?.log.warn({ err: String(e) }, 'the wasi runtime could not be started'));
     return this.ctx.images.pull(image, { ...opts, acceptLayerTypes: WASM_LAYER_TYPES, signal: ctx.signal });
   }

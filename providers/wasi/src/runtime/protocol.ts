@@ -94,8 +94,12 @@ export interface Requests {
    * `PodContext.signal` does in-process: the start answers an error, the module is unwound.
    */
   cancel: { args: { containerId: string }; result: null };
-  /** 1.1: boots the idle pooled workers and the shared threads (nodelet sends it at each image pull, as in-process). */
-  warm: { args: Record<string, never>; result: null };
+  /**
+   * 1.1: boots the threads a start will take (nodelet sends it at each image pull, as in-process):
+   * with `qosClass`, the pod's (`WasiProvider.warm`); without (an older client), the idle pooled
+   * workers and the shared threads.
+   */
+  warm: { args: { qosClass?: ContainerSpec['qosClass'] }; result: null };
   /** The runtime's shared threads and their load (the provider's `threads()` capability). */
   threads: { args: Record<string, never>; result: ThreadLoad[] };
   /**

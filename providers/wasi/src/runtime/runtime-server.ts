@@ -220,7 +220,7 @@ export class RuntimeServer {
       case 'threads':
         return [...this.provider.threads()];
       case 'warm':
-        this.provider.warm();
+        this.provider.warm({ qosClass: req.qosClass });
         return null;
       case 'cancel':
         this.starting.get(req.containerId)?.abort();
