@@ -4,11 +4,10 @@
  * forks): from nodelet with a few hundred pods and ~1 GiB RSS that is tens to
  * hundreds of ms **on the main thread** per spawn (the CPU profile of a
  * 100-pod burst had `spawn` as its top self-time function, 22 %, from one `ip`
- * per pod). A helper is spawned once while nodelet is small; the small shell
- * forks the command instead (one fork and exec per call, nothing else: the
- * answer is framed by the shell's builtins). Each call writes one command line
- * to a shell's stdin (the calls of one tick in one write) and gets one answer
- * (`<status> <bytes>\n<output>\n`);
+ * per pod). A helper's shell forks the command instead (one fork and exec per
+ * call, nothing else: the answer is framed by the shell's builtins). Each call
+ * writes one command line to a shell's stdin (the calls of one tick in one
+ * write) and gets one answer (`<status> <bytes>\n<output>\n`);
  * a shell runs its calls one after another, in order, without waiting for
  * nodelet between them (under a burst on a loaded machine each wake-up of a
  * process waits for a CPU, so round trips, not `ip`, were the cost), and a
@@ -19,10 +18,28 @@
  * child_process; no npm package does "a persistent shell with framed,
  * pipelined answers".
  *
+ * A shell is spawned by the first call it takes, and ends itself once it has
+ * had nothing to do (no call written, no answer awaited) for `idleMs` (default
+ * 30 s); the next call spawns a new one. So an idle node keeps no helper: an
+ * idle nodelet's four (three `perl`, ~6 MiB RSS each, and one `sh`, ~1.7 MiB)
+ * were ~20 of the 125 MiB of its process tree, which the fleet benchmark
+ * compares with kubemark's hollow node (74 MiB; bench/README.md, figure 11).
+ * The cost: the first call of each shell after a quiet spell waits for a
+ * spawn. Measured (`bench/helper-spawn.ts`, the Perl helper of
+ * `mount-syscalls.ts`, medians of 20): from a process of ~100 MiB RSS the
+ * spawn held the main thread 3.5 ms and the first call was answered after
+ * 11 ms; from ~1 GiB, 23 ms and 28 ms; a call to a running shell, 0.2 ms.
+ * Within a burst the shells stay (its calls come far closer than 30 s). An
+ * ending shell is forgotten before its stdin is closed, so a call made while
+ * it exits goes to a new shell: ending an idle shell fails no call.
+ *
  * Each shell of the helper:
  *
- *     (none) ── construction / a call ─► RUNNING ── call ─► line written now, answer awaited in order
- *                                          │
+ *     (none) ── a call (spawns it) ─► RUNNING ── call ─► line written now, answer awaited in order
+ *                                         │
+ *        ◄── nothing to do for idleMs (no call written, no answer awaited): forgotten (a later
+ *            call spawns a new one), then its stdin is closed and it exits at EOF (killed if
+ *            not within 10 s); no call was written to it, so none fails
  *        ◄── shell exits, or its oldest call gets no answer in 10 s (kill): every call written
  *            to it fails (run or not: none is written again, `mount` must not run twice);
  *            the next call spawns a new one
@@ -32,6 +49,9 @@ import type { Writable } from 'node:stream';
 import { nodeletError, type ErrorCode } from '../errors/index.ts';
 
 const TIMEOUT_MS = 10_000;
+
+/** How long a shell with nothing to do lives on (see the module comment). */
+const IDLE_MS = 30_000;
 
 const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
 
@@ -67,6 +87,11 @@ export interface HelperShellOptions {
   readonly program?: HelperProgram;
   /** Shells run side by side (default 2). */
   readonly size?: number;
+  /**
+   * How long a shell lives with no call written and no answer awaited before it ends itself
+   * (default 30 s; the next call spawns a new one). `Infinity`: it lives until it dies or is closed.
+   */
+  readonly idleMs?: number;
 }
 
 /** The shell's line: stdout and stderr together (what execFile's error carried as stderr); the status, the length, the output. */
@@ -105,17 +130,42 @@ class Shell {
     return this.pending.length;
   }
 
-  /** The oldest call's answer is due within TIMEOUT_MS of it becoming the oldest. */
+  /**
+   * The one timer of the shell: with a call awaiting its answer, the oldest call's answer is due
+   * within TIMEOUT_MS of it becoming the oldest; with none, the shell ends after `idleMs`.
+   */
   private arm(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     const head = this.pending[0];
-    if (!head) return;
+    if (!head) {
+      const idleMs = this.o.idleMs ?? IDLE_MS;
+      if (this.child && Number.isFinite(idleMs)) {
+        this.timer = setTimeout(() => this.endIdle(), idleMs);
+        this.timer.unref();
+      }
+      return;
+    }
     this.timer = setTimeout(() => {
       const c = this.child;
       this.failAll(c, nodeletError(this.o.errorCode, `${head.what}: no answer within ${TIMEOUT_MS} ms`));
       c?.kill('SIGKILL');
     }, TIMEOUT_MS);
+  }
+
+  /**
+   * Ends a shell that has had nothing to do for `idleMs`: it is forgotten first (a call made from
+   * now on spawns a new shell and is never written to this one), then its stdin ends and it exits
+   * at EOF, having no call to run; one that has not exited within TIMEOUT_MS is killed.
+   */
+  private endIdle(): void {
+    const c = this.child;
+    this.timer = undefined;
+    if (!c || this.pending.length > 0) return;
+    this.child = undefined;
+    c.stdin.end();
+    const kill = setTimeout(() => c.kill('SIGKILL'), TIMEOUT_MS).unref();
+    c.once('exit', () => clearTimeout(kill));
   }
 
   /**
@@ -146,7 +196,7 @@ class Shell {
     }
   }
 
-  start(): ChildProcessWithoutNullStreams {
+  private start(): ChildProcessWithoutNullStreams {
     // LC_ALL=C: ${#o} counts bytes in every shell.
     const [cmd, ...argv] = this.o.program?.argv ?? [this.o.shell ?? '/bin/sh', '-s'];
     const c = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
@@ -216,10 +266,9 @@ class Shell {
   }
 }
 
-/** A {@link HelperShell}; its shells are spawned now (while nodelet is small). */
+/** A {@link HelperShell}; each of its shells is spawned by the first call it takes, and ends when idle. */
 export function helperShell(o: HelperShellOptions): HelperShell {
   const shells = Array.from({ length: Math.max(1, o.size ?? 2) }, () => new Shell(o));
-  for (const s of shells) s.start();
   // The least loaded shell takes the call (the first of equals).
   const run = (command: string, args: readonly string[]) => shells.reduce((a, b) => (b.load < a.load ? b : a)).run(command, args);
   return Object.assign(run, { close: () => shells.forEach((s) => s.close()) });

@@ -19,7 +19,7 @@ export interface ShellIpOptions {
   readonly perl?: string | false;
 }
 
-/** An {@link IpCommand} over helpers (spawned now); `close()` ends them. */
+/** An {@link IpCommand} over helpers (each spawned by the first call it takes, ended when idle); `close()` ends them. */
 export function shellIpCommand(o: ShellIpOptions = {}): IpCommand & { close(): void } {
   const program = o.perl === false ? undefined : addrNetlink({ perl: o.perl });
   const nl = program && helperShell({ errorCode: 'NDL_NETWORK_INTERFACE', program, size: 1 });

@@ -1,9 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { helperShell } from '../../../core/exec/helper-shell.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { helperShell, type HelperProgram } from '../../../core/exec/helper-shell.ts';
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 
+// The real spawn, counted: which shells a helper started, and when.
+vi.mock('node:child_process', async (importOriginal) => {
+  const m = await importOriginal<typeof import('node:child_process')>();
+  return { ...m, spawn: vi.fn(m.spawn) };
+});
+const spawned = () => vi.mocked(spawn).mock.results.map((r) => r.value as ChildProcess);
+
+/** Answers each line with its pid; at EOF it lingers 0.5 s before it exits (a shell still ending). */
+const pidProgram: HelperProgram = {
+  argv: ['/usr/bin/perl', '-e', '$| = 1; while (<STDIN>) { print "0 " . length("$$") . "\n$$\n"; } select(undef, undef, undef, 0.5);'],
+  line: () => 'pid\n',
+};
+
 const closers: (() => void)[] = [];
-afterEach(() => closers.splice(0).forEach((c) => c()));
+afterEach(() => {
+  closers.splice(0).forEach((c) => c());
+  vi.mocked(spawn).mockClear();
+});
 
 describe('helperShell', () => {
   it('runs any command through its shells: the output back (bytes, not characters, framed), the same shells for every call', async () => {
@@ -66,5 +84,44 @@ describe('helperShell', () => {
     expect(await Promise.all(['a', 'b', 'c', 'd', 'e'].map((x) => sh(x, [])))).toEqual(['5 a', '5 b', '5 c', '5 d', '5 e']);
     expect(await sh('f', ['g'])).toBe('1 f g');
     expect(await Promise.all([sh('h', []), sh('i', [])])).toEqual(['2 h', '2 i']);
+  });
+
+  it('spawns no shell until a call needs one; an idle shell ends itself after idleMs and the next call spawns a new one', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', idleMs: 50 });
+    closers.push(sh.close);
+    expect(spawned()).toHaveLength(0);
+    const first = await sh('sh', ['-c', 'echo $PPID']);
+    expect(spawned()).toHaveLength(1); // two shells at most, one taken
+    const [old] = spawned();
+    const [code, signal] = (await once(old!, 'exit')) as [number | null, string | null];
+    expect({ code, signal }).toEqual({ code: 0, signal: null }); // ended at EOF, not killed
+    const next = await sh('sh', ['-c', 'echo $PPID']);
+    expect(next).toMatch(/^\d+$/);
+    expect(next).not.toBe(first);
+    expect(spawned()).toHaveLength(2);
+  });
+
+  it('never ends a shell while an answer is awaited: idleMs counts from its last answer', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', size: 1, idleMs: 20 });
+    closers.push(sh.close);
+    const pids = await Promise.all([sh('sh', ['-c', 'sleep 0.3; echo $PPID']), sh('sh', ['-c', 'sleep 0.3; echo $PPID'])]);
+    expect(pids[1]).toBe(pids[0]);
+    expect(await sh('sh', ['-c', 'echo $PPID'])).toBe(pids[0]); // made as the last answer came: the same shell
+    expect(spawned()).toHaveLength(1);
+  });
+
+  it('sends a call made while an idle shell is ending to a new shell, and answers it', async () => {
+    const sh = helperShell({ errorCode: 'NDL_VOLUME_TMPFS', program: pidProgram, size: 1, idleMs: 20 });
+    closers.push(sh.close);
+    const first = await sh('pid', []);
+    const [old] = spawned();
+    await vi.waitFor(() => expect(old!.stdin!.writableEnded).toBe(true)); // told to end…
+    expect({ code: old!.exitCode, signal: old!.signalCode }).toEqual({ code: null, signal: null }); // …and not gone yet
+    const exited = once(old!, 'exit');
+    const next = await sh('pid', []);
+    expect(next).toMatch(/^\d+$/);
+    expect(next).not.toBe(first);
+    expect(spawned()).toHaveLength(2);
+    expect(await exited).toEqual([0, null]); // the old one ended at EOF, with no call lost
   });
 });
