@@ -26,9 +26,10 @@
  * compares with kubemark's hollow node (74 MiB; bench/README.md, figure 11).
  * The cost: the first call of each shell after a quiet spell waits for a
  * spawn. Measured (`bench/helper-spawn.ts`, the Perl helper of
- * `mount-syscalls.ts`, medians of 20): from a process of ~100 MiB RSS the
- * spawn held the main thread 3.5 ms and the first call was answered after
- * 11 ms; from ~1 GiB, 23 ms and 28 ms; a call to a running shell, 0.2 ms.
+ * `mount-syscalls.ts`, medians of 20, three runs on 2 shared cores with a
+ * load average of 6): from a process of ~100 MiB RSS the spawn held the main
+ * thread 3.5–5 ms and the first call was answered after 10–11 ms; from
+ * ~1 GiB, 23–37 ms and 28–43 ms; a call to a running shell, 0.2–0.3 ms.
  * Within a burst the shells stay (its calls come far closer than 30 s). An
  * ending shell is forgotten before its stdin is closed, so a call made while
  * it exits goes to a new shell: ending an idle shell fails no call.
