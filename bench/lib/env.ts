@@ -16,7 +16,7 @@ import { startHollowNode, type HollowNode } from '../../test/cluster/hollow-node
 import { nodeBinary } from '../../test/harness/node-binary.ts';
 import { wasiRuntimePid } from '../../test/harness/wasi-runtimes.ts';
 import { unmountUnder } from '../../test/harness/unmount-under.ts';
-import { freePort } from '../../test/harness/ports.ts';
+import { freeListenPort } from '../../test/harness/ports.ts';
 import { startPeer, waitFor, type Peer } from '../../test/harness/process.ts';
 import { startRegistry, type TestRegistry } from '../../test/harness/registry.ts';
 import { pushWasmArtifact } from '../../test/harness/oci-push.ts';
@@ -135,9 +135,9 @@ export async function startBenchNodelet(info: ClusterInfo, o: NodeletOpts): Prom
     `--hostname-override=${nodeName}`,
     '--node-ip=127.0.0.1',
     `--root-dir=${rootDir}`,
-    `--port=${await freePort()}`,
+    `--port=${await freeListenPort()}`,
     '--address=127.0.0.1',
-    `--healthz-port=${await freePort()}`,
+    `--healthz-port=${await freeListenPort()}`,
     `--tls-cert-file=${creds.servingCert}`,
     `--tls-private-key-file=${creds.servingKey}`,
     `--client-ca-file=${info.caCert}`,

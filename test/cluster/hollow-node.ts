@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually, startPeer, type Peer } from '../harness/process.ts';
-import { freePort } from '../harness/ports.ts';
+import { freeListenPort } from '../harness/ports.ts';
 import { issueNodeCredentials, type ClusterInfo } from './control-plane.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -88,7 +88,7 @@ export async function startHollowNode(info: ClusterInfo, name: string, opts: Hol
     '--morph=kubelet',
     `--name=${name}`,
     `--kubeconfig=${kubeconfig}`,
-    `--kubelet-port=${await freePort()}`,
+    `--kubelet-port=${await freeListenPort()}`,
     '--kubelet-read-only-port=0',
     '--use-host-image-service=false',
     `--max-pods=${opts.maxPods ?? 110}`,

@@ -14,3 +14,30 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Ports {@link freeListenPort} handed out in this process (never twice). */
+const handedOut = new Set<number>();
+
+/**
+ * A free port for a server that binds it later, from 20000–32767: below Linux's default ephemeral
+ * range (32768–60999), where {@link freePort}'s ports come from and where another process's outgoing
+ * connection can take the port before the server binds it (a fleet of 50 nodelets, each with many
+ * connections to the apiserver, lost a node to `EADDRINUSE` so).
+ */
+export async function freeListenPort(): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (handedOut.has(port)) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.unref();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no free port in 20000-32767 after 200 tries');
+}
