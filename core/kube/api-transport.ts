@@ -27,7 +27,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { Agent, ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent, newProxyAgent } from './undici.ts';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
 import type { KubeConfig } from './kubeconfig.ts';
@@ -208,7 +209,7 @@ export class ApiTransport {
         rejectUnauthorized: !cluster.skipTLSVerify,
         ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
       };
-      const dispatcher = cluster.proxyUrl ? new ProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }) : new Agent({ connect: tls });
+      const dispatcher = cluster.proxyUrl ? newProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }) : new Agent({ connect: tls });
       pool = { dispatcher, cert, key };
       this.pools.set(id, pool);
     }

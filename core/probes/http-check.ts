@@ -10,7 +10,7 @@
  * Every request goes through the one keep-alive undici `Agent` of the probe
  * manager (built in the composition root), not a connection per check.
  */
-import { Agent, request } from 'undici';
+import { Agent, request } from '../kube/index.ts';
 import { KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
 import type { CheckOutcome } from './probe-types.ts';
 

@@ -19,7 +19,7 @@
  * pod worker).
  */
 import type { V1Container, V1LifecycleHandler, V1Pod } from '@kubernetes/client-node';
-import { request, type Agent } from 'undici';
+import { request, type Agent } from '../kube/index.ts';
 import type { ProbeTarget } from './probe-types.ts';
 import { dialError, PROBE_USER_AGENT } from './http-check.ts';
 import { tcpCheck } from './tcp-check.ts';
