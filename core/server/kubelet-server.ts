@@ -28,6 +28,7 @@ import { errorStatus, installMethodGuard } from './method-guard.ts';
 import { registerStreaming } from './streaming.ts';
 import { podListJson } from './pod-list.ts';
 import type { PodSource } from './pod-source.ts';
+import { lazySchemaCompilers } from './lazy-schema-compilers.ts';
 
 /** Serving certificate, key and client CA, PEM. */
 export interface KubeletTls {
@@ -117,6 +118,7 @@ function createHttpsApp(opts: KubeletServerOptions): FastifyInstance {
     loggerInstance: fastifyLogger(opts.log.child({ component: 'kubelet-api' })),
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
+    schemaController: lazySchemaCompilers(),
     https: { ...secureContext(opts.tls), requestCert: true, rejectUnauthorized: false },
   }) as unknown as FastifyInstance;
   const authn: AuthnOptions = opts.authn ?? { anonymous: false };
@@ -161,6 +163,7 @@ function createHealthzApp(log: Logger): FastifyInstance {
   const app = Fastify({
     loggerInstance: fastifyLogger(log.child({ component: 'healthz' })),
     logController: new LogController({ disableRequestLogging: true }),
+    schemaController: lazySchemaCompilers(),
   }) as unknown as FastifyInstance;
   installMethodGuard(app);
   app.get('/healthz', async (_req, reply) => sendText(reply, 200, 'ok'));
