@@ -21,12 +21,12 @@
  * | process_*, nodejs_* | prom-client defaults | nodelet's own process |
  */
 import type { ContainerRequestMetrics } from '@nodelet/plugin-api/v1';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from './prom-client.ts';
 import { requestMetricsText } from './request-metrics.ts';
 
 /** The registry `/metrics` serves. */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
+collectDefaultMetrics(registry);
 
 /** Upstream's buckets of kubelet_pod_start_duration_seconds (`pkg/kubelet/metrics`). */
 const POD_START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];

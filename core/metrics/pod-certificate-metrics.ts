@@ -6,7 +6,7 @@
  * scrape time from the source the composition root gives
  * {@link reportPodCertificateStates} (the pod certificate manager).
  */
-import { Gauge } from 'prom-client';
+import { Gauge } from './prom-client.ts';
 import { registry } from './kubelet-metrics.ts';
 
 /** How many sources of one signer are in one state. */

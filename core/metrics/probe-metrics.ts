@@ -7,7 +7,7 @@
  * | --- | --- | --- |
  * | prober_probe_total | counter {probe_type, result, container, pod, namespace, pod_uid} | checks run; result is successful, failed or unknown |
  */
-import { Counter, Registry } from 'prom-client';
+import { Counter, Registry } from './prom-client.ts';
 
 const probeRegistry = new Registry();
 

@@ -14,7 +14,7 @@
  * | kubelet_volume_stats_inodes_free | number of free inodes in the volume |
  * | kubelet_volume_stats_inodes_used | number of used inodes in the volume |
  */
-import { Gauge } from 'prom-client';
+import { Gauge } from './prom-client.ts';
 import { registry } from './kubelet-metrics.ts';
 import type { VolumeUsage } from './stats-types.ts';
 
