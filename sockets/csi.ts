@@ -3,8 +3,12 @@
  * `csi.v1`): Identity, Node, Controller (and the alpha GroupController) services
  * served by CSI drivers. The kubelet is a client of Identity and Node.
  */
+import * as grpc from '@grpc/grpc-js';
 import type { ProtoGrpcType } from './generated/csi/csi.ts';
-import { loadProto } from './load.ts';
+import type { NodeClient } from './generated/csi/csi/v1/Node.ts';
+import { unixTarget } from './dial.ts';
+import * as csi from './generated/csi/v1/csi.ts';
+import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { IdentityClient } from './generated/csi/csi/v1/Identity.ts';
 export type { NodeClient, NodeHandlers } from './generated/csi/csi/v1/Node.ts';
@@ -26,7 +30,18 @@ export type { ProbeResponse__Output } from './generated/csi/csi/v1/ProbeResponse
 /** The loaded `csi.v1` package. */
 export type CsiPackage = ProtoGrpcType['csi']['v1'];
 
+/** The generated services of csi/v1/csi.proto (what {@link loadProto} builds the package from). */
+export const SERVICES: readonly GenericDefinition[] = [csi.IdentityDefinition, csi.ControllerDefinition, csi.GroupControllerDefinition, csi.NodeDefinition];
+
 /** Loads CSI v1 (cached). */
 export function loadCsi(): CsiPackage {
-  return loadProto<ProtoGrpcType>('csi/v1/csi.proto').csi.v1;
+  return loadProto<ProtoGrpcType>('csi/v1/csi.proto', SERVICES).csi.v1;
+}
+
+/** The Node service client of the CSI driver listening on `socketPath` (reconnecting quickly: drivers restart). */
+export function csiNodeClient(socketPath: string): NodeClient {
+  return new (loadCsi().Node)(unixTarget(socketPath), grpc.credentials.createInsecure(), {
+    'grpc.initial_reconnect_backoff_ms': 100,
+    'grpc.max_reconnect_backoff_ms': 1000,
+  });
 }

@@ -3,7 +3,8 @@
  * kubelet serves `Registration`; each device plugin serves `DevicePlugin`.
  */
 import type { ProtoGrpcType } from './generated/deviceplugin/api.ts';
-import { loadProto } from './load.ts';
+import * as gen from './generated/deviceplugin/v1beta1/api.ts';
+import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { RegisterRequest__Output } from './generated/deviceplugin/v1beta1/RegisterRequest.ts';
 export type { Device__Output } from './generated/deviceplugin/v1beta1/Device.ts';
@@ -30,7 +31,10 @@ export const KUBELET_SOCKET = `${DEVICE_PLUGIN_PATH}kubelet.sock`;
 export const KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS = 30;
 export const SUPPORTED_VERSIONS: readonly string[] = ['v1beta1'];
 
+/** The generated services of deviceplugin/v1beta1/api.proto (what {@link loadProto} builds the package from). */
+export const SERVICES: readonly GenericDefinition[] = [gen.RegistrationDefinition, gen.DevicePluginDefinition];
+
 /** Loads deviceplugin v1beta1 (cached). */
 export function loadDevicePlugin(): DevicePluginPackage {
-  return loadProto<ProtoGrpcType>('deviceplugin/v1beta1/api.proto').v1beta1;
+  return loadProto<ProtoGrpcType>('deviceplugin/v1beta1/api.proto', SERVICES).v1beta1;
 }

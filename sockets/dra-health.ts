@@ -20,5 +20,4 @@ export {
 } from './generated/dra-health/v1alpha1/api.ts';
 export type { DRAResourceHealthServer } from './generated/dra-health/v1alpha1/api.ts';
 
-/** The name a DRA driver lists in its registration's `supported_versions` when it serves the health stream. */
-export const DRA_RESOURCE_HEALTH_SERVICE = 'v1alpha1.DRAResourceHealth';
+export { DRA_RESOURCE_HEALTH_SERVICE } from './dra-names.ts';

@@ -4,7 +4,8 @@
  * plugins_registry directory. The kubelet is the client.
  */
 import type { ProtoGrpcType } from './generated/pluginregistration/api.ts';
-import { loadProto } from './load.ts';
+import * as gen from './generated/pluginregistration/v1/api.ts';
+import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { PluginInfo, PluginInfo__Output } from './generated/pluginregistration/pluginregistration/PluginInfo.ts';
 export type { RegistrationStatus, RegistrationStatus__Output } from './generated/pluginregistration/pluginregistration/RegistrationStatus.ts';
@@ -18,7 +19,10 @@ export const CSI_PLUGIN = 'CSIPlugin';
 export const DEVICE_PLUGIN = 'DevicePlugin';
 export const DRA_PLUGIN = 'DRAPlugin';
 
+/** The generated services of pluginregistration/v1/api.proto (what {@link loadProto} builds the package from). */
+export const SERVICES: readonly GenericDefinition[] = [gen.RegistrationDefinition];
+
 /** Loads pluginregistration v1 (cached). */
 export function loadPluginRegistration(): PluginRegistrationPackage {
-  return loadProto<ProtoGrpcType>('pluginregistration/v1/api.proto').pluginregistration;
+  return loadProto<ProtoGrpcType>('pluginregistration/v1/api.proto', SERVICES).pluginregistration;
 }

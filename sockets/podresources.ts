@@ -4,7 +4,8 @@
  * /var/lib/kubelet/pod-resources/kubelet.sock.
  */
 import type { ProtoGrpcType } from './generated/podresources/api.ts';
-import { loadProto } from './load.ts';
+import * as gen from './generated/podresources/v1/api.ts';
+import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { PodResourcesListerHandlers, PodResourcesListerClient, PodResourcesListerDefinition } from './generated/podresources/v1/PodResourcesLister.ts';
 export type { PodResources } from './generated/podresources/v1/PodResources.ts';
@@ -21,7 +22,10 @@ export type PodResourcesPackage = ProtoGrpcType['v1'];
 /** Default socket of the pod resources API (`pkg/kubelet/apis/podresources`). */
 export const POD_RESOURCES_SOCKET = '/var/lib/kubelet/pod-resources/kubelet.sock';
 
+/** The generated services of podresources/v1/api.proto (what {@link loadProto} builds the package from). */
+export const SERVICES: readonly GenericDefinition[] = [gen.PodResourcesListerDefinition];
+
 /** Loads podresources v1 (cached). */
 export function loadPodResources(): PodResourcesPackage {
-  return loadProto<ProtoGrpcType>('podresources/v1/api.proto').v1;
+  return loadProto<ProtoGrpcType>('podresources/v1/api.proto', SERVICES).v1;
 }

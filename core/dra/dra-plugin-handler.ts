@@ -12,10 +12,17 @@ import { nodeletError } from '../errors/index.ts';
 import type { PluginHandler } from '../pluginmanager/index.ts';
 import { chooseDraVersion, DRA_SERVICE_VERSIONS, type DraClientFactory } from './driver-client.ts';
 import type { DraDriverRegistry } from './driver-registry.ts';
-import { DRA_RESOURCE_HEALTH_SERVICE } from '../../sockets/dra-health.ts';
+import { DRA_RESOURCE_HEALTH_SERVICE } from '../../sockets/dra-names.ts';
 
-/** Builds the handler; `connect` makes the client of a registered driver. */
-export function createDraPluginHandler(registry: DraDriverRegistry, connect: DraClientFactory, log: Logger): PluginHandler {
+/**
+ * Builds the handler; `loadConnect` gives the factory of a registered driver's client, either
+ * at once or once loaded (the gRPC client, whose protocol code loads with the first driver).
+ */
+export function createDraPluginHandler(
+  registry: DraDriverRegistry,
+  loadConnect: () => DraClientFactory | Promise<DraClientFactory>,
+  log: Logger,
+): PluginHandler {
   const version = (name: string, versions: readonly string[]) => {
     const v = chooseDraVersion(versions);
     if (!v) {
@@ -35,8 +42,12 @@ export function createDraPluginHandler(registry: DraDriverRegistry, connect: Dra
     registerPlugin(name, endpoint, versions, pluginClientTimeoutMs) {
       const v = version(name, versions);
       const health = versions.includes(DRA_RESOURCE_HEALTH_SERVICE);
-      registry.register(name, endpoint, connect(endpoint, v, pluginClientTimeoutMs ?? 0, health));
-      log.info({ plugin: name, endpoint, version: v, health }, 'Registered DRA plugin');
+      const register = (connect: DraClientFactory): void => {
+        registry.register(name, endpoint, connect(endpoint, v, pluginClientTimeoutMs ?? 0, health));
+        log.info({ plugin: name, endpoint, version: v, health }, 'Registered DRA plugin');
+      };
+      const connect = loadConnect();
+      return typeof connect === 'function' ? register(connect) : connect.then(register);
     },
     deRegisterPlugin(name, endpoint) {
       registry.deregister(name, endpoint);

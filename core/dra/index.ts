@@ -25,7 +25,6 @@ import { DraManager } from './dra-manager.ts';
 import { createDraPluginHandler } from './dra-plugin-handler.ts';
 import type { DraClientFactory } from './driver-client.ts';
 import { DraDriverRegistry } from './driver-registry.ts';
-import { grpcDraClient } from './grpc-driver-client.ts';
 import { draStatusContributor } from './allocated-resources-status.ts';
 import { DeviceHealthCache } from './health-info.ts';
 import { startHealthWatch } from './health-watch.ts';
@@ -49,6 +48,12 @@ export interface DraOptions {
   /** How long a deregistered driver's ResourceSlices stay (`--dra-plugin-deregistration-grace-period`). */
   readonly draDeregistrationGracePeriodMs: number;
 }
+
+/**
+ * The gRPC client of DRA drivers (grpc-driver-client.ts), loaded when the first driver registers:
+ * its protocol code (sockets/dra*.ts) and grpc-js clients are not needed before.
+ */
+const loadGrpcDraClient = async (): Promise<DraClientFactory> => (await import('./grpc-driver-client.ts')).grpcDraClient;
 
 /** Pod facts and connections DRA needs. */
 export interface DraDeps {
@@ -111,7 +116,7 @@ export function startDra(o: DraOptions, deps: DraDeps, log: Logger): Dra {
   const stopHealth = startHealthWatch({ drivers, cache: health, manager, log: dlog, onChange: (uids) => healthListeners.forEach((l) => l(uids)) });
   return {
     manager,
-    handler: createDraPluginHandler(drivers, deps.connect ?? grpcDraClient, dlog),
+    handler: createDraPluginHandler(drivers, deps.connect ? () => deps.connect! : loadGrpcDraClient, dlog),
     preparer: {
       name: 'dra',
       failureReason: FAILED_PREPARE_DYNAMIC_RESOURCES,

@@ -3,10 +3,12 @@
  * `DriversStore`): name → endpoint and highest supported version, plus one
  * gRPC client per driver, created on first use and closed when the driver
  * goes away.
+ *
+ * The CSI protocol code (sockets/csi.ts: 0.35 MB of generated message code) is
+ * loaded when the first driver registers, not at start: a node without CSI drivers
+ * never loads it.
  */
-import * as grpc from '@grpc/grpc-js';
-import { loadCsi, type NodeClient } from '../../../sockets/csi.ts';
-import { unixTarget } from '../../../sockets/dial.ts';
+import type { NodeClient } from '../../../sockets/csi.ts';
 import type { GenericVersion } from '../../pluginmanager/index.ts';
 import { nodeletError } from '../../errors/index.ts';
 
@@ -22,18 +24,29 @@ interface Entry extends CsiDriver {
   client?: NodeClient;
 }
 
+/** Makes the Node service client of a driver's socket. */
+export type CsiNodeClientFactory = (endpoint: string) => NodeClient;
+
+/** Loads the CSI protocol code and returns its client factory (sockets/csi.ts's `csiNodeClient`). */
+export const loadCsiNodeClientFactory = async (): Promise<CsiNodeClientFactory> => (await import('../../../sockets/csi.ts')).csiNodeClient;
+
 /** Driver name → driver. Waiters are woken when a driver registers. */
 export class CsiDriverRegistry {
   private readonly drivers = new Map<string, Entry>();
   private readonly waiters = new Set<() => void>();
+  private newClient?: CsiNodeClientFactory;
+
+  /** `loadClientFactory` is called once, when the first driver registers. */
+  constructor(private readonly loadClientFactory: () => Promise<CsiNodeClientFactory> = loadCsiNodeClientFactory) {}
 
   /** The driver registered under `name`, if any. */
   get(name: string): CsiDriver | undefined {
     return this.drivers.get(name);
   }
 
-  /** Records (or replaces) a driver; a replaced driver's client is closed. */
-  set(driver: CsiDriver): void {
+  /** Records (or replaces) a driver, once the CSI client code is loaded; a replaced driver's client is closed. */
+  async set(driver: CsiDriver): Promise<void> {
+    this.newClient ??= await this.loadClientFactory();
     this.drivers.get(driver.name)?.client?.close();
     this.drivers.set(driver.name, { ...driver });
     for (const wake of [...this.waiters]) wake();
@@ -60,10 +73,8 @@ export class CsiDriverRegistry {
   nodeClient(name: string): NodeClient {
     const d = this.drivers.get(name);
     if (!d) throw nodeletError('NDL_CSI_DRIVER', `driver name ${name} not found in the list of registered CSI drivers`);
-    d.client ??= new (loadCsi().Node)(unixTarget(d.endpoint), grpc.credentials.createInsecure(), {
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 1000,
-    });
+    // A driver is recorded only after the client code loaded (set()).
+    d.client ??= this.newClient!(d.endpoint);
     return d.client;
   }
 

@@ -49,7 +49,7 @@ export function csiPluginHandler(o: CsiPluginHandlerOptions): PluginHandler {
     async registerPlugin(name, endpoint, versions, pluginClientTimeoutMs) {
       o.log.info(csiLog(`Register new plugin with name: ${name} at endpoint: ${endpoint}`));
       const highest = validateCsiVersions('RegisterPlugin', name, versions, o.drivers.get(name)?.highestSupportedVersion);
-      o.drivers.set({ name, endpoint, highestSupportedVersion: highest });
+      await o.drivers.set({ name, endpoint, highestSupportedVersion: highest });
       try {
         const started = Date.now();
         const info = await nodeGetInfo(o.drivers.nodeClient(name), pluginClientTimeoutMs ?? o.timeoutMs ?? CSI_TIMEOUT_MS);

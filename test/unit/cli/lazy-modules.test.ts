@@ -1,7 +1,8 @@
 /**
  * What an idle node does not use is loaded on first use, not at start (bench/README.md, idle
  * footprint): `nodelet --help` loads no API client, and the agent's module graph loads neither
- * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only); `nodelet run` loads only
+ * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only), only the parts of
+ * undici and prom-client it uses, and no CSI or DRA protocol code; `nodelet run` loads only
  * its own modules and the WASI layer, in the process the command started (no re-execution with V8 flags).
  * Checked on dist/ (what `nodelet` runs) with a module hook that records every file loaded.
  */
@@ -57,10 +58,17 @@ describe('modules loaded on first use', () => {
 
   it("the agent's module graph loads no X.509 builder, YAML parser or client-node (but does load undici, its HTTP client)", () => {
     const run = pathToFileURL(join(ROOT, 'dist', 'core', 'cli', 'run.js')).href;
-    const pkgs = packagesLoaded(['--input-type=module', '-e', `await import(${JSON.stringify(run)});`]);
+    const urls = urlsLoaded(['--input-type=module', '-e', `await import(${JSON.stringify(run)});`]);
+    const pkgs = packagesOf(urls);
     expect(pkgs.has('undici')).toBe(true); // the check sees node_modules at all
     // client-node is used for its types only (core/kube has its own thin client: bench/README.md).
     expect([...pkgs].filter((p) => ['@peculiar/x509', 'reflect-metadata', 'tsyringe', 'yaml', '@kubernetes/client-node'].includes(p))).toEqual([]);
+    // Only the parts of undici and prom-client nodelet uses (core/kube/undici.ts, core/metrics/prom-client.ts):
+    // not undici's fetch, WebSocket or mocks, nor prom-client's exemplars through @opentelemetry/api.
+    expect(urls.filter((u) => /node_modules\/(undici|prom-client)\/index\.js$|node_modules\/undici\/lib\/(web|mock|cache)\//.test(u))).toEqual([]);
+    expect(pkgs.has('@opentelemetry/api')).toBe(false);
+    // The CSI and DRA protocol code loads when such a plugin registers (csi-driver-registry.ts, core/dra/index.ts).
+    expect(urls.filter((u) => /dist\/sockets\/(csi|dra|dra-v1beta1|dra-health)\.js$|dist\/sockets\/generated\/(csi|dra|dra-health)\//.test(u))).toEqual([]);
   });
 
   it('nodelet run loads only its own modules and the WASI layer, in the process the command started', async () => {

@@ -116,7 +116,7 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'ndl-csi-v-'));
   fake = await startFakeCsiNode(join(root, 'csi.sock'));
   drivers = new CsiDriverRegistry();
-  drivers.set({ name: DRIVER, endpoint: fake.socketPath, highestSupportedVersion: parseGenericVersion('1.0.0') });
+  await drivers.set({ name: DRIVER, endpoint: fake.socketPath, highestSupportedVersion: parseGenericVersion('1.0.0') });
   refs = new StageRefs();
   api = new FakeApi();
   api.csiDrivers.set(DRIVER, {

@@ -216,7 +216,7 @@ describe('DRAPlugin handler and driver registry', () => {
     const chosen: string[] = [];
     const h = createDraPluginHandler(
       reg,
-      (_e, v) => {
+      () => (_e, v) => {
         chosen.push(v);
         return fakeDriver().client;
       },
