@@ -18,7 +18,8 @@
  * naming it (proto-loader's `oneofs: true`); the generated `__Output` types still show both.
  */
 import { fileURLToPath } from 'node:url';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
+import { grpcJs } from './grpc-js.ts';
 import type { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
 
 /** Absolute path of the folder holding the .proto files (the generator's and tests' input). */
@@ -75,7 +76,7 @@ export function loadProto<T>(relativePath: string, services: readonly GenericDef
       const parts = def.fullName.split('.');
       let ns = loaded;
       for (const p of parts.slice(0, -1)) ns = (ns[p] ??= {}) as grpc.GrpcObject;
-      ns[parts.at(-1)!] = grpc.makeGenericClientConstructor(grpcService(def), def.fullName);
+      ns[parts.at(-1)!] = grpcJs().makeGenericClientConstructor(grpcService(def), def.fullName);
     }
     cache.set(relativePath, loaded);
   }

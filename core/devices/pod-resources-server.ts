@@ -7,10 +7,10 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { unixTarget } from '../../sockets/dial.ts';
+import { grpcJs } from '../../sockets/grpc-js.ts';
+import { listenGrpcLazily } from '../../sockets/lazy-server.ts';
 import {
   loadPodResources,
   type ContainerDevices,
@@ -80,7 +80,7 @@ function podResourcesHandlers(source: PodResourcesSource): PodResourcesListerHan
     Get: (call, cb) => {
       const { pod_name: name, pod_namespace: ns } = call.request;
       const pod = source.activePods().find((p) => p.metadata?.name === name && p.metadata?.namespace === ns);
-      if (!pod) return cb({ code: grpc.status.UNKNOWN, details: `pod ${name} in namespace ${ns} not found` });
+      if (!pod) return cb({ code: grpcJs().status.UNKNOWN, details: `pod ${name} in namespace ${ns} not found` });
       cb(null, { pod_resources: podResources(pod, source) });
     },
   };
@@ -92,20 +92,20 @@ export interface PodResourcesServer {
   stop(): Promise<void>;
 }
 
-/** Listens on `socketPath` (a stale socket is replaced). */
+/** Listens on `socketPath` (a stale socket is replaced; gRPC loads on the first connection: sockets/lazy-server.ts). */
 export async function startPodResourcesServer(socketPath: string, source: PodResourcesSource, log: Logger): Promise<PodResourcesServer> {
   mkdirSync(dirname(socketPath), { recursive: true, mode: 0o750 });
   rmSync(socketPath, { force: true });
-  const server = new grpc.Server();
-  server.addService(loadPodResources().PodResourcesLister.service, podResourcesHandlers(source));
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(unixTarget(socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  const server = await listenGrpcLazily(
+    socketPath,
+    async (s) => s.addService(loadPodResources().PodResourcesLister.service, podResourcesHandlers(source)),
+    log,
   );
   log.info({ socket: socketPath }, 'Starting pod resources API server');
   return {
     socketPath,
     async stop() {
-      server.forceShutdown();
+      server.stop();
       rmSync(socketPath, { force: true });
     },
   };

@@ -12,10 +12,10 @@
  */
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '@nodelet/plugin-api/v1';
-import { unixTarget } from '../../sockets/dial.ts';
 import { loadDevicePlugin, SUPPORTED_VERSIONS, type RegisterRequest__Output } from '../../sockets/deviceplugin.ts';
+import { listenGrpcLazily, type LazyGrpcServer } from '../../sockets/lazy-server.ts';
 import { isWithin } from '../paths/index.ts';
 import type { DeviceManager } from './device-manager.ts';
 import { isExtendedResourceName } from './resource-name.ts';
@@ -61,7 +61,7 @@ function removeSockets(dir: string, log: Logger): void {
 
 /** The running Registration server. */
 export class RegistrationServer {
-  private server?: grpc.Server;
+  private server?: LazyGrpcServer;
 
   constructor(
     private readonly dir: string,
@@ -74,23 +74,24 @@ export class RegistrationServer {
     return join(this.dir, KUBELET_SOCKET_NAME);
   }
 
-  /** Cleans the directory of sockets and listens on kubelet.sock. */
+  /** Cleans the directory of sockets and listens on kubelet.sock (gRPC loads on the first connection: sockets/lazy-server.ts). */
   async start(): Promise<void> {
     mkdirSync(this.dir, { recursive: true, mode: 0o750 });
     removeSockets(this.dir, this.log);
-    const server = new grpc.Server();
-    server.addService(loadDevicePlugin().Registration.service, {
-      Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
-        this.register(call.request).then(
-          () => cb(null, {}),
-          (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }),
-        );
+    this.server = await listenGrpcLazily(
+      this.socketPath,
+      async (server, grpc) => {
+        server.addService(loadDevicePlugin().Registration.service, {
+          Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
+            this.register(call.request).then(
+              () => cb(null, {}),
+              (e: Error) => cb({ code: grpc.status.UNKNOWN, details: isNodeletError(e) ? e.detail : e.message }),
+            );
+          },
+        });
       },
-    });
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(unixTarget(this.socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+      this.log,
     );
-    this.server = server;
     this.log.info({ socket: this.socketPath }, 'Starting device plugin registration server');
   }
 
@@ -114,7 +115,7 @@ export class RegistrationServer {
     const server = this.server;
     this.server = undefined;
     if (!server) return;
-    server.forceShutdown();
+    server.stop();
     rmSync(this.socketPath, { force: true });
   }
 }

@@ -8,8 +8,10 @@
  * #1), so a dozen lines replace a .proto file and a loader at run time.
  * @grpc/grpc-js does the transport. A channel per check (closed after it):
  * gRPC probes are rare next to HTTP ones and a channel is cheap to open.
+ * grpc-js loads with the first gRPC check (sockets/grpc-js.ts).
  */
-import { Client, credentials, Metadata, status as Status, type ServiceError } from '@grpc/grpc-js';
+import type { ServiceError } from '@grpc/grpc-js';
+import { grpcJs } from '../../sockets/grpc-js.ts';
 import type { CheckOutcome } from './probe-types.ts';
 
 const STATUS_NAMES = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
@@ -60,6 +62,7 @@ export function decodeHealthStatus(b: Buffer): number {
 export function grpcCheck(host: string, port: number, service: string, timeoutMs: number): Promise<CheckOutcome> {
   const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const secs = `${timeoutMs / 1000}s`;
+  const { Client, credentials, Metadata, status: Status } = grpcJs();
   const client = new Client(addr, credentials.createInsecure());
   const deadline = Date.now() + timeoutMs;
   return new Promise<CheckOutcome>((resolve) => {

@@ -2,7 +2,7 @@
  * What an idle node does not use is loaded on first use, not at start (bench/README.md, idle
  * footprint): `nodelet --help` loads no API client, and the agent's module graph loads neither
  * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only), only the parts of
- * undici and prom-client it uses, and no CSI or DRA protocol code; `nodelet run` loads only
+ * undici and prom-client it uses, no gRPC, and no CSI or DRA protocol code; `nodelet run` loads only
  * its own modules and the WASI layer, in the process the command started (no re-execution with V8 flags).
  * Checked on dist/ (what `nodelet` runs) with a module hook that records every file loaded.
  */
@@ -67,6 +67,8 @@ describe('modules loaded on first use', () => {
     // not undici's fetch, WebSocket or mocks, nor prom-client's exemplars through @opentelemetry/api.
     expect(urls.filter((u) => /node_modules\/(undici|prom-client)\/index\.js$|node_modules\/undici\/lib\/(web|mock|cache)\//.test(u))).toEqual([]);
     expect(pkgs.has('@opentelemetry/api')).toBe(false);
+    // grpc-js loads with the first plugin or gRPC call (sockets/grpc-js.ts, sockets/lazy-server.ts).
+    expect(pkgs.has('@grpc/grpc-js')).toBe(false);
     // The CSI and DRA protocol code loads when such a plugin registers (csi-driver-registry.ts, core/dra/index.ts).
     expect(urls.filter((u) => /dist\/sockets\/(csi|dra|dra-v1beta1|dra-health)\.js$|dist\/sockets\/generated\/(csi|dra|dra-health)\//.test(u))).toEqual([]);
   });
