@@ -22,14 +22,12 @@ import type { WasiContainer } from './wasi-container.ts';
 import type { FdBudget } from './worker-protocol.ts';
 import { makeFdBudget } from './fd-budget.ts';
 import { ComponentCache } from './component-cache.ts';
-import { startComponent } from './component-runner.ts';
 import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile, type WasmKind } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
 import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
 import { readRequestMetrics } from './worker/http/request-metrics.mjs';
 import { resolverRouter, type OutboundRouter } from './services-channel.ts';
-import { startSpinApp } from './spin/spin-app-runner.ts';
 
 /** Resolves when `signal` aborts. */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -239,6 +237,8 @@ export class WasiProvider implements Provider {
     const loaded = await this.components.load(spec.image);
     if (loaded.transpileMs > 0)
       ctx.log.info({ container: spec.name, image: spec.image.image, world: loaded.world, ms: Math.round(loaded.transpileMs) }, 'component transpiled');
+    // Loaded with the first component: its runner, the wasi:http and platform interfaces (bench/README.md, idle footprint).
+    const { startComponent } = await import('./component-runner.ts');
     const running = await startComponent(
       spec,
       loaded,
@@ -260,6 +260,8 @@ export class WasiProvider implements Provider {
   /** A Spin application (spin/spin-app-runner.ts): one thread per component, a router in front. */
   private async startSpinApp(spec: ContainerSpec, ctx: PodContext): Promise<RunningContainer> {
     if (!this.components) throw providerError('Unavailable', 'the wasi provider was not initialised');
+    // Loaded with the first Spin app, as the component runner it builds on.
+    const { startSpinApp } = await import('./spin/spin-app-runner.ts');
     const running = await startSpinApp(
       spec,
       ctx.log,

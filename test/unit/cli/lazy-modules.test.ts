@@ -2,7 +2,8 @@
  * What an idle node does not use is loaded on first use, not at start (bench/README.md, idle
  * footprint): `nodelet --help` loads no API client, and the agent's module graph loads neither
  * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only), only the parts of
- * undici and prom-client it uses, no gRPC, and no CSI or DRA protocol code; `nodelet run` loads only
+ * undici and prom-client it uses, no gRPC, no CSI or DRA protocol code, and (with the wasi provider) no
+ * component or Spin runner; `nodelet run` loads only
  * its own modules and the WASI layer, in the process the command started (no re-execution with V8 flags).
  * Checked on dist/ (what `nodelet` runs) with a module hook that records every file loaded.
  */
@@ -58,7 +59,8 @@ describe('modules loaded on first use', () => {
 
   it("the agent's module graph loads no X.509 builder, YAML parser or client-node (but does load undici, its HTTP client)", () => {
     const run = pathToFileURL(join(ROOT, 'dist', 'core', 'cli', 'run.js')).href;
-    const urls = urlsLoaded(['--input-type=module', '-e', `await import(${JSON.stringify(run)});`]);
+    const wasi = pathToFileURL(join(ROOT, 'providers', 'wasi', 'dist', 'index.js')).href;
+    const urls = urlsLoaded(['--input-type=module', '-e', `await import(${JSON.stringify(run)}); await import(${JSON.stringify(wasi)});`]);
     const pkgs = packagesOf(urls);
     expect(pkgs.has('undici')).toBe(true); // the check sees node_modules at all
     // client-node is used for its types only (core/kube has its own thin client: bench/README.md).
@@ -69,6 +71,9 @@ describe('modules loaded on first use', () => {
     expect(pkgs.has('@opentelemetry/api')).toBe(false);
     // grpc-js loads with the first plugin or gRPC call (sockets/grpc-js.ts, sockets/lazy-server.ts).
     expect(pkgs.has('@grpc/grpc-js')).toBe(false);
+    // The wasi provider loads its component and Spin runners (and wasi:http, key-value…) with the first such container.
+    expect(urls.some((u) => u.endsWith('/providers/wasi/dist/wasi-provider.js'))).toBe(true);
+    expect(urls.filter((u) => /providers\/wasi\/dist\/(component-runner\.js|spin\/|worker\/http\/imports-)/.test(u))).toEqual([]);
     // The CSI and DRA protocol code loads when such a plugin registers (csi-driver-registry.ts, core/dra/index.ts).
     expect(urls.filter((u) => /dist\/sockets\/(csi|dra|dra-v1beta1|dra-health)\.js$|dist\/sockets\/generated\/(csi|dra|dra-health)\//.test(u))).toEqual([]);
   });
