@@ -19,7 +19,7 @@ import { FLEET_FLOW_SCHEMAS, FLEET_LABEL, startFleet, type Fleet, type FleetKind
 import { dispatchedBetween, parseDispatchedByFlowSchema, perNode, perNodeRate, podsPerNode } from '../lib/fleet-stats.ts';
 import { PodWatch } from '../lib/pod-watch.ts';
 import { createNamespace, drainNamespace } from '../lib/pods.ts';
-import { mib, treeMemory, treesCpuSeconds } from '../lib/proc.ts';
+import { mib, treeMemory, treesCpuByThreadKind, treesCpuSeconds } from '../lib/proc.ts';
 import { summary } from '../lib/stats.ts';
 import { readFileSync } from 'node:fs';
 
@@ -82,6 +82,8 @@ export interface FleetResult {
     settleS: number;
     coresPerNode: number;
     coresTotal: number;
+    /** The fleet's CPU in the burst's window per pod Running, in ms, by thread kind (main, v8, workers, libuv, ended, or a helper's command). */
+    cpuMsPerPodByThread: Record<string, number>;
     podsPerNode: { min: number; max: number };
     /** Create calls tried again (the apiserver dropped them), and the pods never created after 3 tries. */
     createRetries: number;
@@ -217,6 +219,7 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
     const bm0 = scrapeMetrics(info);
     const d0 = parseDispatchedByFlowSchema(bm0);
     const cpu0 = cpuOf(fleet);
+    const threads0 = treesCpuByThreadKind(fleet.roots);
     const t0 = Date.now();
     await pool(names, 100, async (name) => {
       const t = Date.now();
@@ -257,6 +260,7 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
     const windowS = (Date.now() - t0) / 1000;
     const d1 = parseDispatchedByFlowSchema(scrapeMetrics(info));
     const cpu = cpuOf(fleet) - cpu0;
+    const threads1 = treesCpuByThreadKind(fleet.roots);
     const ran = created.filter((x) => w.pods.get(x)?.running !== undefined);
     const fleetRequests = dispatchedBetween(d0, d1, schemas);
     // A node's requests for its pods go on after they are Running (statuses, events): count them per pod
@@ -295,6 +299,11 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
       settleS: r1((Date.now() - tSettle) / 1000),
       coresPerNode: perNode(cpu / windowS, n, 4),
       coresTotal: r3(cpu / windowS),
+      cpuMsPerPodByThread: Object.fromEntries(
+        Object.entries(threads1)
+          .map(([k, v]) => [k, Math.round(((v - (threads0[k] ?? 0)) * 1000) / Math.max(1, ran.length))] as const)
+          .filter(([, v]) => v > 0),
+      ),
       podsPerNode: podsPerNode(
         names.map((x) => w.pods.get(x)?.node),
         fleet.nodes,

@@ -102,6 +102,47 @@ export function treesCpuSeconds(roots: Readonly<Record<string, number>>): Record
   );
 }
 
+/**
+ * What kind of thread `comm` (a thread's name) is: `main` (a Node process's main thread), `v8`
+ * (V8's platform threads: concurrent GC and compilers), `workers` (Node worker threads), `libuv`
+ * (its pool); a single-threaded process by its command (`perl`, `sh`, …).
+ */
+function threadKind(comm: string): string {
+  if (comm === 'MainThread') return 'main';
+  if (comm.startsWith('V8Worker') || comm.startsWith('v8:')) return 'v8';
+  if (comm === 'WorkerThread') return 'workers';
+  if (comm.startsWith('libuv')) return 'libuv';
+  return comm;
+}
+
+/**
+ * CPU seconds used so far by the trees of `roots`, by thread kind (see {@link threadKind}), from
+ * each live thread's /proc/<pid>/task/<tid>/stat; `ended`: what each process's threads that
+ * exited used (its total less its live threads'). For where a fleet's CPU goes.
+ */
+export function treesCpuByThreadKind(roots: Readonly<Record<string, number>>): Record<string, number> {
+  const { children, ticks } = procTable();
+  const out: Record<string, number> = {};
+  const add = (kind: string, t: number) => (out[kind] = (out[kind] ?? 0) + t / CLK_TCK);
+  for (const root of Object.values(roots))
+    for (const pid of descendants(children, root)) {
+      let live = 0;
+      try {
+        for (const tid of readdirSync(`/proc/${pid}/task`)) {
+          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+          const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          const t = Number(f[11]) + Number(f[12]);
+          live += t;
+          add(threadKind(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))), t);
+        }
+      } catch {
+        continue; // exited
+      }
+      add('ended', Math.max(0, (ticks.get(pid) ?? 0) - live));
+    }
+  return out;
+}
+
 /** Average cores used by the tree over `ms` and the memory at the end (max RSS seen by sampling every second). */
 export async function sampleTree(root: number, ms: number): Promise<{ cores: number; seconds: number; memory: TreeMemory; maxRss: number }> {
   const c0 = treeCpuSeconds(root);
