@@ -59,7 +59,7 @@ export interface PodContext {
   readonly podDir: string;
   /**
    * The pod's QoS class, as {@link ContainerSpec.qosClass} gives it to each container: a provider
-   * can prepare at {@link ProviderBase.pullImage} what the pod's containers will run on. Absent
+   * can prepare at {@link Provider.pullImage} what the pod's containers will run on. Absent
    * from a core older than this member and where core has no pod (a standalone `nodelet run`).
    */
   readonly qosClass?: ContainerSpec['qosClass'];
