@@ -88,6 +88,22 @@ export default tseslint.config(
     },
   },
   {
+    // node:http's ES module namespace reads every export of the module, and its lazy WebSocket,
+    // CloseEvent and MessageEvent load Node's bundled undici (~12 MiB of RSS per thread): the product
+    // takes node:http with process.getBuiltinModule('node:http'). Type imports are erased.
+    files: ['core/**', 'providers/**', 'sockets/**', 'plugin-api/**', 'bin/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        ...['node:http', 'http'].map((name) => ({
+          name,
+          allowTypeImports: true,
+          message: "An ES import of node:http loads Node's bundled undici: use process.getBuiltinModule('node:http').",
+        })),
+      ],
+    },
+  },
+  {
     // TypeScript only: plain JavaScript has no `private` keyword, so `#name` stays right there.
     files: ['**/*.ts', '**/*.mts', '**/*.cts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

@@ -6,6 +6,7 @@
 import { createLogger, flushLogger } from '../logging/index.ts';
 import { startNodelet } from '../agent/index.ts';
 import { type NodeletOptions, KUBELET_COMPATIBLE_VERSION, packageVersion } from '../config/index.ts';
+import { startIdleCompaction } from './idle-compaction.ts';
 
 /**
  * How long a start interrupted by SIGTERM/SIGINT may still take to complete (then nodelet stops
@@ -49,7 +50,12 @@ export async function runNodelet(options: NodeletOptions, warnings: string[]): P
     flushLogger();
     return 1;
   }
+  const mib = (b: number) => Math.round(b / 2 ** 17) / 8;
+  const stopCompaction = startIdleCompaction({
+    onCompacted: (c) => log.debug({ rssBeforeMiB: mib(c.rssBefore), rssAfterMiB: mib(c.rssAfter), ms: Math.round(c.ms) }, 'idle: heap compacted'),
+  });
   const signal = await signalled;
+  stopCompaction();
   log.info({ signal }, 'shutting down');
   const force = setTimeout(() => {
     log.error('shutdown took too long, exiting');

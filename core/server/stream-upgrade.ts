@@ -13,12 +13,18 @@
  * Protocol negotiation follows upstream's `httpstream.Handshake`: the first of
  * the client's `X-Stream-Protocol-Version` offers that the server supports.
  */
-import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { SpdySession, type SpdyStream } from './spdy-session.ts';
+
+// node:http's ES module namespace reads every export of the module, and its lazy WebSocket,
+// CloseEvent and MessageEvent load Node's bundled undici (and http2 and assert with it): ~12 MiB
+// of an idle node's RSS (bench/README.md, "Idle memory"). ServerResponse alone is taken from the
+// module itself, which fastify has loaded already.
+const { ServerResponse } = process.getBuiltinModule('node:http');
 
 const UPGRADE = Symbol('nodelet.upgrade');
 

@@ -60,8 +60,17 @@ describe('modules loaded on first use', () => {
   it("the agent's module graph loads no X.509 builder, YAML parser or client-node (but does load undici, its HTTP client)", () => {
     const run = pathToFileURL(join(ROOT, 'dist', 'core', 'cli', 'run.js')).href;
     const wasi = pathToFileURL(join(ROOT, 'providers', 'wasi', 'dist', 'index.js')).href;
-    const urls = urlsLoaded(['--input-type=module', '-e', `await import(${JSON.stringify(run)}); await import(${JSON.stringify(wasi)});`]);
+    const urls = urlsLoaded([
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(run)}); await import(${JSON.stringify(wasi)}); ` +
+        `(await import('node:fs')).appendFileSync(process.env.LOADED_FILE, process.moduleLoadList.map((m) => 'builtin ' + m).join('\\n') + '\\n');`,
+    ]);
     const pkgs = packagesOf(urls);
+    // Node's own modules: an ES import of node:http reads its lazy WebSocket export, which loads Node's
+    // bundled undici (~12 MiB of RSS); nodelet takes what it needs from node:http without one.
+    expect(urls.some((u) => u === 'builtin NativeModule http')).toBe(true);
+    expect(urls.filter((u) => u.includes('internal/deps/undici'))).toEqual([]);
     expect(pkgs.has('undici')).toBe(true); // the check sees node_modules at all
     // client-node is used for its types only (core/kube has its own thin client: bench/README.md).
     expect([...pkgs].filter((p) => ['@peculiar/x509', 'reflect-metadata', 'tsyringe', 'yaml', '@kubernetes/client-node'].includes(p))).toEqual([]);

@@ -16,7 +16,7 @@
  * containment). The container ends when one of its components ends (the others are stopped);
  * stopping it stops them all.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -29,6 +29,9 @@ import { parseLockedApp, type SpinApp, type SpinComponent } from './locked-app.t
 import { isSpinHeader, SpinRouter, spinRequestHeaders } from './spin-routes.ts';
 import { appVariableValues, componentVariables, expandTemplate } from './spin-variables.ts';
 import { AllowedHostError, parseAllowedHosts, type OutboundPolicy } from '../outbound-hosts.mjs';
+
+// Not an ES import: node:http's namespace reads its lazy WebSocket export, which loads Node's bundled undici (~12 MiB).
+const { createServer, request: httpRequest } = process.getBuiltinModule('node:http');
 
 /** Hop-by-hop headers a proxy does not forward (RFC 9110 7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

@@ -2,12 +2,15 @@
 // responses in both directions, their bodies and futures. An incoming request wraps Node.js's
 // IncomingMessage; the response the guest sets is written to the ServerResponse; an outgoing
 // request is sent with node:http / node:https. Plain JavaScript, typed with JSDoc.
-import * as http from 'node:http';
-import * as https from 'node:https';
 import { isIP } from 'node:net';
 import { allowsDestination, allowsRelative } from '../../outbound-hosts.mjs';
 import { BodyOutput, IoError, Pollable, ReadableInput } from './streams.mjs';
 /** @import { IncomingMessage } from 'node:http' */
+
+// node:http's ES module namespace reads every export, and its lazy WebSocket loads Node's bundled
+// undici into the thread (~12 MiB); the modules themselves, as CommonJS loads them, do not.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 /** @import { RouteClient } from '../service-route.mjs' */
 /** @import { WorkerRoute } from '../../worker-protocol.ts' */
 /** @import { OutboundPolicy } from '../../outbound-hosts.mjs' */

@@ -8,13 +8,16 @@
 //  - when every instance allowed is busy, requests wait in a bounded queue; past it, 503.
 // The container keeps serving through all of these: none of them ends it.
 // Plain JavaScript, typed with JSDoc.
-import * as http from 'node:http';
 import { IncomingRequest, ResponseOutparam } from './http-types.mjs';
 import { GuestExit } from './imports-io.mjs';
 import { describeTrap } from '../trap-report.mjs';
 import { InstancePool } from './instance-pool.mjs';
 import { RequestMetricsWriter, SLOT } from './request-metrics.mjs';
 import { BodyOutput, InputStream, OutputStream } from './streams.mjs';
+/** @import { IncomingMessage, Server, ServerResponse } from 'node:http' */
+
+// Not an ES import: node:http's namespace would load Node's bundled undici (see http-types.mjs).
+const http = process.getBuiltinModule('node:http');
 /** @import { PerRequestPlan, Slot } from './instance-pool.mjs' */
 /** @import { CliContext } from './imports-io.mjs' */
 /** @import { OutgoingResponse, ErrorCode } from './http-types.mjs' */
@@ -44,7 +47,7 @@ export class RequestAborted extends Error {
  * Makes the first instance, then listens. Resolves with the server once listening; rejects with
  * the instantiation or listen error.
  * @param {ServeOptions} o
- * @returns {Promise<http.Server>}
+ * @returns {Promise<Server>}
  */
 export async function serve(o) {
   const pool = new InstancePool(o.plan, o.cli, o.bounds);
@@ -91,7 +94,7 @@ export async function serve(o) {
    *
    * The response is sent when the handler returns — whole, with its length, in one write — or,
    * when the handler waits first (a suspending import) after setting it, streamed from then on.
-   * @param {Slot} slot @param {http.IncomingMessage} req @param {http.ServerResponse} res
+   * @param {Slot} slot @param {IncomingMessage} req @param {ServerResponse} res
    * @returns {Promise<number>}
    */
   async function run(slot, req, res) {
@@ -209,7 +212,7 @@ const EMPTY = Buffer.alloc(0);
 
 /**
  * Ends a failed request: 500 when nothing was sent yet, the connection cut otherwise.
- * @param {http.ServerResponse} res
+ * @param {ServerResponse} res
  * @param {boolean} streaming the response's head was sent
  * @param {{ response: OutgoingResponse } | { error: ErrorCode } | undefined} set
  * @returns {number} the status counted
