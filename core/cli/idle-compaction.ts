@@ -1,23 +1,22 @@
 /**
- * One memory-reducing garbage collection of the main thread's heap when nodelet goes idle after
- * work (its start, a burst of pods), so that an idle node holds what it needs and not what its last
- * burst left committed. V8 itself collects as the heap fills, but a collection it runs on its own
- * keeps the pages it freed and the young generation's size; a "last resort" collection (what V8
- * runs before it gives up on memory) compacts the old generation, shrinks the young one and hands
- * free pages back to the system. On an idle node after its start that is ~9 MiB of RSS, for ~55 ms
- * of the main thread once (bench/README.md, "Idle memory").
+ * One memory-reducing garbage collection of the main thread's heap when nodelet is idle and its heap
+ * grew since the last one (its start, a burst of pods), so that an idle node holds what it needs and
+ * not what its last burst left committed. V8 itself collects as the heap fills, but a collection it
+ * runs on its own keeps the pages it freed and the young generation's size; a "last resort"
+ * collection (what V8 runs before it gives up on memory) compacts the old generation, shrinks the
+ * young one and hands free pages back to the system. On an idle node after its start that is ~8 MiB
+ * of RSS, for ~55 ms of the main thread once (bench/README.md, "Idle memory").
  *
- *          every checkMs: the event loop's utilization over the last period
- *   ┌───────┐  ≥ busyUtilization   ┌──────┐  < idleUtilization, and RSS ≥ growthBytes     ┌──────┐
- *   │ quiet │ ───────────────────► │ busy │ ─ above what the last collection left ──────► │ quiet│
- *   └───────┘                      └──────┘   (collect; the RSS after it is the new base)  └──────┘
+ *   every checkMs:  event loop utilization over the period < idleUtilization
+ *                   and the heap committed ≥ growthBytes over what the last collection left
+ *                        │ yes: collect; what it leaves is the new base
+ *                        ▼
+ *   base (0 at start) ◄──┘        otherwise: nothing (a node never quite idle is never collected)
  *
- * A period between the two utilizations changes nothing: a node that is never quite idle is never
- * collected, and one that is idle is collected at most once per busy spell. The process starts busy
- * (its start is the first spell). Node has no API for such a collection; V8's `gc` function with
- * `{ type: 'major', flavor: 'last-resort' }` is it, compiled once in a context of its own with
- * `--expose-gc` set for that moment (no global of nodelet's contexts or its workers' gets it).
- * Where that fails, there is no idle compaction.
+ * Node has no API for such a collection; V8's `gc` function with `{ type: 'major', flavor:
+ * 'last-resort' }` is it, compiled once in a context of its own with `--expose-gc` set for that
+ * moment (no global of nodelet's contexts or its workers' gets it). Where that fails, there is no
+ * idle compaction.
  */
 import { performance as perf } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -27,11 +26,9 @@ import vm from 'node:vm';
 export interface IdleCompactionOptions {
   /** How often the event loop's utilization is read (default 10 s). */
   readonly checkMs?: number;
-  /** A period at or above this utilization makes the process busy (default 0.05). */
-  readonly busyUtilization?: number;
   /** A period below this utilization is idle (default 0.02). */
   readonly idleUtilization?: number;
-  /** RSS growth over the last collection's that is worth a collection (default 4 MiB). */
+  /** Growth of the committed heap over the last collection's that is worth a collection (default 4 MiB). */
   readonly growthBytes?: number;
   /** Told after each collection: RSS before and after, and how long the thread was held. */
   readonly onCompacted?: (c: { rssBefore: number; rssAfter: number; ms: number }) => void;
@@ -41,7 +38,9 @@ export interface IdleCompactionOptions {
 export interface IdleCompactionProbes {
   /** The event loop's utilization since the previous call (0..1). */
   utilization(): number;
-  /** The process's resident set size in bytes. */
+  /** The bytes the thread's heap has committed. */
+  heapBytes(): number;
+  /** The process's resident set size in bytes (reported). */
   rss(): number;
   /** Runs the collection. */
   collect(): void;
@@ -49,8 +48,8 @@ export interface IdleCompactionProbes {
 
 /** The policy of the file comment: {@link IdleCompaction.tick} once per period. */
 export class IdleCompaction {
-  private busy = true;
-  private baseRss = 0;
+  /** The committed heap the last collection left (0 before the first). */
+  private base = 0;
 
   constructor(
     private readonly probes: IdleCompactionProbes,
@@ -59,23 +58,14 @@ export class IdleCompaction {
 
   /** Reads one period; true when it ran a collection. */
   tick(): boolean {
-    const u = this.probes.utilization();
-    if (u >= (this.opts.busyUtilization ?? 0.05)) {
-      this.busy = true;
-      return false;
-    }
-    if (!this.busy || u >= (this.opts.idleUtilization ?? 0.02)) return false;
+    if (this.probes.utilization() >= (this.opts.idleUtilization ?? 0.02)) return false;
+    if (this.probes.heapBytes() - this.base < (this.opts.growthBytes ?? 4 * 2 ** 20)) return false;
     const rssBefore = this.probes.rss();
-    if (rssBefore - this.baseRss < (this.opts.growthBytes ?? 4 * 2 ** 20)) {
-      this.busy = false;
-      return false;
-    }
     const t0 = performance.now();
     this.probes.collect();
     const ms = performance.now() - t0;
-    this.baseRss = this.probes.rss();
-    this.busy = false;
-    this.opts.onCompacted?.({ rssBefore, rssAfter: this.baseRss, ms });
+    this.base = this.probes.heapBytes();
+    this.opts.onCompacted?.({ rssBefore, rssAfter: this.probes.rss(), ms });
     return true;
   }
 }
@@ -108,6 +98,7 @@ export function startIdleCompaction(opts: IdleCompactionOptions = {}): () => voi
         last = now;
         return u;
       },
+      heapBytes: () => v8.getHeapStatistics().total_heap_size,
       rss: () => process.memoryUsage.rss(),
       collect,
     },

@@ -13,11 +13,16 @@
  *   (every module on a gone thread ends: 137, message `why`; the next
  *    take() boots a replacement)
  *
- * `take()` places a module on a new thread while fewer than `size` exist
- * (threads are booted then, or by `warm()` at an image pull), else on the thread with the
- * fewest modules among those whose event loop is on time now (a thread whose
- * heartbeat is over {@link LATE_MS} late is running a busy module: new modules
- * avoid it while another thread is on time). A module busy-looping without WASI calls cannot be preempted: it
+ * Threads are booted as they are needed, up to `size`: `warm()` (at an image pull) boots
+ * the first, and `take()` places a module on the thread with the fewest modules among
+ * those with room, booting another only when none has room. A thread has room when its
+ * event loop is on time (a thread whose heartbeat is over {@link LATE_MS} late is running
+ * a busy module) and was idle at least half of the last second ({@link FULL_UTILIZATION}:
+ * busy modules that yield at their WASI calls or preemption points keep it on time but
+ * use it). Sleeping modules cost a thread nothing, so one thread holds them all, and a
+ * node that runs only those pays one thread's boot (~50 ms of CPU, ~10 MiB), not `size`'s.
+ * When every thread is full, the module goes on the one with the fewest modules among
+ * those on time (any, when none is). A module busy-looping without WASI calls cannot be preempted: it
  * delays every other module of its thread (their event-loop delay shows it,
  * see {@link SharedThreads.loads}); stopping it terminates the thread after the
  * runner's unwind delay, and the thread's other modules end with 137 and are
@@ -49,6 +54,9 @@ export const BEAT_MS = 100;
 /** A thread whose heartbeat is this much later than due is busy now (placement avoids it). */
 export const LATE_MS = 50;
 
+/** A thread whose event loop was busy this share of the last second or more has no room for another module. */
+export const FULL_UTILIZATION = 0.5;
+
 /** Options of {@link SharedThreads}. */
 export interface SharedThreadsOptions {
   /** Threads (default {@link DEFAULT_SHARED_THREADS}). */
@@ -72,7 +80,7 @@ export class SharedThread {
   /** Where each module's messages go, by its id (see {@link SharedThread.attach}). */
   private readonly inbox = new Map<number, (message: ModuleMessage | DoneMessage) => void>();
   private nextModule = 1;
-  private readonly beat = new SharedArrayBuffer(16);
+  private readonly beat = new SharedArrayBuffer(24);
   private readonly forget: (t: SharedThread) => void;
 
   constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
@@ -166,6 +174,11 @@ export class SharedThread {
     return b[0] === 0 ? 0 : Math.max(0, performance.timeOrigin + performance.now() - b[0]! - BEAT_MS);
   }
 
+  /** The share of the last ~second its event loop was busy (the thread writes it every 10 beats; 0 before). */
+  utilization(): number {
+    return new Float64Array(this.beat)[2]!;
+  }
+
   /** Event-loop delay in seconds (see {@link ThreadLoad}); resets the recorded maximum. */
   delaySeconds(): number {
     const b = new Float64Array(this.beat);
@@ -195,28 +208,26 @@ export class SharedThreads {
     return this.threads.length;
   }
 
-  /** Boots threads until `size` exist (the provider calls it at an image pull: a start usually follows). */
+  /** Boots the first thread when there is none (the provider calls it at an image pull: a start usually follows). */
   warm(): void {
-    while (!this.closed && this.threads.length < this.size) {
-      this.threads.push(new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone)));
-    }
+    if (!this.closed && this.threads.length === 0) this.boot();
   }
 
   /**
-   * The thread a new module goes on (its module count already raised; the
-   * caller lowers it when the module ends): a new thread while fewer than
-   * `size` exist, else the one with the fewest modules.
+   * The thread a new module goes on (its module count already raised; the caller lowers it
+   * when the module ends): the one with the fewest modules among those with room, else a new
+   * one while fewer than `size` exist, else the one with the fewest modules among those on
+   * time (see the file comment).
    */
   async take(): Promise<SharedThread> {
     if (this.closed) throw new Error('the shared threads are closed');
+    const fewest = (ts: SharedThread[]) => ts.reduce((a, b) => (b.modules < a.modules ? b : a));
+    const onTime = this.threads.filter((x) => x.lateMs() <= LATE_MS);
+    const room = onTime.filter((x) => x.utilization() < FULL_UTILIZATION);
     let t: SharedThread;
-    if (this.threads.length < this.size) {
-      t = new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone));
-      this.threads.push(t);
-    } else {
-      const onTime = this.threads.filter((x) => x.lateMs() <= LATE_MS);
-      t = (onTime.length > 0 ? onTime : this.threads).reduce((a, b) => (b.modules < a.modules ? b : a));
-    }
+    if (room.length > 0) t = fewest(room);
+    else if (this.threads.length < this.size) t = this.boot();
+    else t = fewest(onTime.length > 0 ? onTime : this.threads);
     t.modules++;
     try {
       await t.ready;
@@ -237,6 +248,12 @@ export class SharedThreads {
     this.closed = true;
     const all = this.threads.splice(0);
     await Promise.all(all.map((t) => t.worker.terminate()));
+  }
+
+  private boot(): SharedThread {
+    const t = new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone));
+    this.threads.push(t);
+    return t;
   }
 
   private forget(t: SharedThread): void {

@@ -287,30 +287,54 @@ describe('modules sharing a thread', () => {
     const p = await provider(2, false);
     try {
       const busy = bestEffort(spec(loop, tmp.dir));
-      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
-      const { running, thread } = await startAll(p, [busy, sleeper]);
-      expect(thread.get(busy.id)).not.toBe(thread.get(sleeper.id));
+      const { running, thread } = await startAll(p, [busy]);
       await logged(busy.logPath, 'looping');
       // Its thread's event loop falls behind (the node metric shows it) ...
       await until('the busy thread falling behind', () => p.threads().find((l) => l.threadId === thread.get(busy.id))!.eventLoopDelaySeconds > 0.1);
-      // ... so the next module goes to the other thread, though both hold one module.
+      // ... so the next module boots the second thread, and the one after goes there too.
+      const sleeper = bestEffort(spec(sleep, tmp.dir, ['3600']));
       const next = bestEffort(spec(sleep, tmp.dir, ['3600']));
-      const more = await startAll(p, [next]);
-      expect(more.thread.get(next.id)).toBe(thread.get(sleeper.id));
+      const more = await startAll(p, [sleeper, next]);
+      expect(more.thread.get(sleeper.id)).not.toBe(thread.get(busy.id));
+      expect(more.thread.get(next.id)).toBe(more.thread.get(sleeper.id));
+      expect(p.threads()).toHaveLength(2);
       await Promise.all([...running, ...more.running].map((r) => r.stop(0)));
     } finally {
       await p.shutdown();
     }
   });
 
-  it('reports each shared thread with its modules and event-loop delay', async () => {
+  it('boots threads as they are needed: sleeping modules share the first, a busy one that yields fills it and the next module boots the second', async () => {
     const p = await provider(2);
     try {
       const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
       const { running, thread } = await startAll(p, specs);
-      expect(new Set(thread.values()).size).toBe(2);
+      expect(new Set(thread.values()).size).toBe(1);
+      expect(p.threads().map((l) => l.containers)).toEqual([4]);
+      // With preemption points a busy module keeps its thread on time, but uses it.
+      const busy = bestEffort(spec(loop, tmp.dir));
+      const more = await startAll(p, [busy]);
+      expect(more.thread.get(busy.id)).toBe(thread.get(specs[0]!.id));
+      await logged(busy.logPath, 'looping');
+      await new Promise((r) => setTimeout(r, 1500)); // a full second of its use in the thread's reading
+      const next = bestEffort(spec(sleep, tmp.dir, ['3600']));
+      const last = await startAll(p, [next]);
+      expect(last.thread.get(next.id)).not.toBe(thread.get(specs[0]!.id));
+      expect(p.threads().map((l) => l.containers)).toEqual([5, 1]);
+      await Promise.all([...running, ...more.running, ...last.running].map((r) => r.stop(0)));
+    } finally {
+      await p.shutdown();
+    }
+  });
+
+  it('reports each shared thread with its modules and event-loop delay', async () => {
+    const p = await provider(1);
+    try {
+      const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
+      const { running, thread } = await startAll(p, specs);
+      expect(new Set(thread.values()).size).toBe(1);
       const loads = p.threads();
-      expect(loads.map((l) => l.containers)).toEqual([2, 2]);
+      expect(loads.map((l) => l.containers)).toEqual([4]);
       for (const l of loads) expect(l.eventLoopDelaySeconds).toBeGreaterThanOrEqual(0);
       const stats = await p.stats(specs[0]!.id);
       expect(stats.memory?.workingSetBytes).toBeGreaterThan(0);

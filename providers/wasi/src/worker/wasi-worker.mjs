@@ -14,7 +14,9 @@
 // its own node:wasi instance (its own uvwasi descriptor table) and log writer.
 // The thread also beats a heartbeat into workerData.heartbeat (Float64 [0] =
 // epoch ms of the last beat, [1] = the largest lag of a beat, reset by the
-// main thread): its event-loop delay, readable while the thread is busy.
+// main thread, [2] = the share of the last ~second its event loop was busy,
+// written every 10 beats): its event-loop delay and use, readable while the
+// thread is busy.
 //
 // Started ahead of need by the worker pool (../worker-pool.ts) with workerData
 // { criLogUrl }; it loads and warms up everything, answers the pool's 'ping'
@@ -110,6 +112,9 @@ if (shared) warmUpShared();
 if (shared && data.heartbeat) {
   const beat = new Float64Array(data.heartbeat);
   let last = performance.now();
+  const { eventLoopUtilization } = process.getBuiltinModule('node:perf_hooks').performance;
+  let used = eventLoopUtilization();
+  let beats = 0;
   beat[0] = performance.timeOrigin + last;
   setInterval(() => {
     const now = performance.now();
@@ -117,6 +122,11 @@ if (shared && data.heartbeat) {
     if (lag > beat[1]) beat[1] = lag;
     last = now;
     beat[0] = performance.timeOrigin + now;
+    if (++beats % 10 === 0) {
+      const u = eventLoopUtilization();
+      beat[2] = eventLoopUtilization(u, used).utilization;
+      used = u;
+    }
   }, BEAT_MS).unref();
 }
 
