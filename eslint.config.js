@@ -92,6 +92,7 @@ export default tseslint.config(
     // CloseEvent and MessageEvent load Node's bundled undici (~12 MiB of RSS per thread): the product
     // takes node:http with process.getBuiltinModule('node:http'). Type imports are erased.
     files: ['core/**', 'providers/**', 'sockets/**', 'plugin-api/**', 'bin/**'],
+    ignores: ['**/test/**'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -304,13 +304,15 @@ describe('modules sharing a thread', () => {
     }
   });
 
-  it('boots threads as they are needed: sleeping modules share the first, a busy one that yields fills it and the next module boots the second', async () => {
+  it('boots threads as they are needed (sleeping modules share the first, a busy one that yields fills it, the next module boots the second) and reports each with its modules and event-loop delay', async () => {
     const p = await provider(2);
     try {
       const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
       const { running, thread } = await startAll(p, specs);
       expect(new Set(thread.values()).size).toBe(1);
       expect(p.threads().map((l) => l.containers)).toEqual([4]);
+      for (const l of p.threads()) expect(l.eventLoopDelaySeconds).toBeGreaterThanOrEqual(0);
+      expect((await p.stats(specs[0]!.id)).memory?.workingSetBytes).toBeGreaterThan(0);
       // With preemption points a busy module keeps its thread on time, but uses it.
       const busy = bestEffort(spec(loop, tmp.dir));
       const more = await startAll(p, [busy]);
@@ -322,23 +324,6 @@ describe('modules sharing a thread', () => {
       expect(last.thread.get(next.id)).not.toBe(thread.get(specs[0]!.id));
       expect(p.threads().map((l) => l.containers)).toEqual([5, 1]);
       await Promise.all([...running, ...more.running, ...last.running].map((r) => r.stop(0)));
-    } finally {
-      await p.shutdown();
-    }
-  });
-
-  it('reports each shared thread with its modules and event-loop delay', async () => {
-    const p = await provider(1);
-    try {
-      const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
-      const { running, thread } = await startAll(p, specs);
-      expect(new Set(thread.values()).size).toBe(1);
-      const loads = p.threads();
-      expect(loads.map((l) => l.containers)).toEqual([4]);
-      for (const l of loads) expect(l.eventLoopDelaySeconds).toBeGreaterThanOrEqual(0);
-      const stats = await p.stats(specs[0]!.id);
-      expect(stats.memory?.workingSetBytes).toBeGreaterThan(0);
-      await Promise.all(running.map((r) => r.stop(0)));
     } finally {
       await p.shutdown();
     }
