@@ -8,7 +8,9 @@
  *   booting ──'ready'──► up ──(modules come and go; the thread stays)──┐
  *      │                  │                                            │
  *      │                  │ terminate(why): a busy module would not stop,
- *      │                  │ or a start function did not return         │
+ *      │                  │ a start function did not return, or a      │
+ *      │                  │ thread beyond the first held no module for │
+ *      │                  │ {@link EXTRA_IDLE_MS}                      │
  *      └──error/exit──────┴──────────────────────────────────► gone ◄──┘ close()
  *   (every module on a gone thread ends: 137, message `why`; the next
  *    take() boots a replacement)
@@ -22,7 +24,8 @@
  * use it). Sleeping modules cost a thread nothing, so one thread holds them all, and a
  * node that runs only those pays one thread's boot (~50 ms of CPU, ~10 MiB), not `size`'s.
  * When every thread is full, the module goes on the one with the fewest modules among
- * those on time (any, when none is). A module busy-looping without WASI calls cannot be preempted: it
+ * those on time (any, when none is). A thread beyond the first that has held no module for
+ * {@link EXTRA_IDLE_MS} ends: what a burst needed does not stay when the node is quiet again. A module busy-looping without WASI calls cannot be preempted: it
  * delays every other module of its thread (their event-loop delay shows it,
  * see {@link SharedThreads.loads}); stopping it terminates the thread after the
  * runner's unwind delay, and the thread's other modules end with 137 and are
@@ -57,12 +60,17 @@ export const LATE_MS = 50;
 /** A thread whose event loop was busy this share of the last second or more has no room for another module. */
 export const FULL_UTILIZATION = 0.5;
 
+/** A thread beyond the first that has held no module for this long ends (ms). */
+export const EXTRA_IDLE_MS = 30_000;
+
 /** Options of {@link SharedThreads}. */
 export interface SharedThreadsOptions {
   /** Threads (default {@link DEFAULT_SHARED_THREADS}). */
   readonly size?: number;
   /** Passed to `new Worker` (default {@link DEFAULT_SHARED_RESOURCE_LIMITS}). */
   readonly resourceLimits?: ResourceLimits;
+  /** How long a thread beyond the first stays without modules before it ends (default {@link EXTRA_IDLE_MS}). */
+  readonly idleEndMs?: number;
   /** Called with warnings a thread reports outside of any module. */
   readonly onWarning?: (message: string) => void;
 }
@@ -82,9 +90,18 @@ export class SharedThread {
   private nextModule = 1;
   private readonly beat = new SharedArrayBuffer(24);
   private readonly forget: (t: SharedThread) => void;
+  private readonly onEmpty: (t: SharedThread) => void;
+  /** Set while the thread, an extra one, waits to end for want of modules (see {@link SharedThreads}). */
+  idleEnd?: NodeJS.Timeout;
 
-  constructor(resourceLimits: ResourceLimits, onWarning: (m: string) => void, onGone: (t: SharedThread) => void) {
+  constructor(
+    resourceLimits: ResourceLimits,
+    onWarning: (m: string) => void,
+    onGone: (t: SharedThread) => void,
+    onEmpty: (t: SharedThread) => void = () => {},
+  ) {
     this.forget = onGone;
+    this.onEmpty = onEmpty;
     this.worker = new Worker(WORKER_URL, {
       workerData: { criLogUrl: CRI_LOG_MODULE_URL, shared: true, heartbeat: this.beat } satisfies WasiWorkerData,
       execArgv: [],
@@ -155,6 +172,7 @@ export class SharedThread {
     if (this.modules === 0 && memoryBytes >= RELEASE_MEMORY_BYTES && !this.gone) {
       return this.terminate(`its last module held ${Math.round(memoryBytes / 2 ** 20)} MiB of memory, given back by ending the thread`);
     }
+    if (this.modules === 0) this.onEmpty(this);
     return undefined;
   }
 
@@ -195,12 +213,14 @@ export class SharedThreads {
   private readonly threads: SharedThread[] = [];
   private readonly limits: ResourceLimits;
   private readonly onWarning: (m: string) => void;
+  private readonly idleEndMs: number;
   private closed = false;
 
   constructor(opts: SharedThreadsOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? DEFAULT_SHARED_THREADS));
     this.limits = opts.resourceLimits ?? DEFAULT_SHARED_RESOURCE_LIMITS;
     this.onWarning = opts.onWarning ?? (() => {});
+    this.idleEndMs = opts.idleEndMs ?? EXTRA_IDLE_MS;
   }
 
   /** Threads up or booting. */
@@ -229,6 +249,8 @@ export class SharedThreads {
     else if (this.threads.length < this.size) t = this.boot();
     else t = fewest(onTime.length > 0 ? onTime : this.threads);
     t.modules++;
+    clearTimeout(t.idleEnd);
+    t.idleEnd = undefined;
     try {
       await t.ready;
     } catch (e) {
@@ -247,13 +269,29 @@ export class SharedThreads {
   async close(): Promise<void> {
     this.closed = true;
     const all = this.threads.splice(0);
+    for (const t of all) clearTimeout(t.idleEnd);
     await Promise.all(all.map((t) => t.worker.terminate()));
   }
 
   private boot(): SharedThread {
-    const t = new SharedThread(this.limits, this.onWarning, (gone) => this.forget(gone));
+    const t = new SharedThread(
+      this.limits,
+      this.onWarning,
+      (gone) => this.forget(gone),
+      (empty) => this.endLater(empty),
+    );
     this.threads.push(t);
     return t;
+  }
+
+  /** `t` holds no module: unless it is the only thread, it ends after `idleEndMs` without one. */
+  private endLater(t: SharedThread): void {
+    if (this.closed || t.gone || this.threads.length < 2 || t.idleEnd) return;
+    t.idleEnd = setTimeout(() => {
+      t.idleEnd = undefined;
+      if (t.modules === 0 && !t.gone && this.threads.length > 1) void t.terminate(`an extra shared thread without modules for ${this.idleEndMs} ms`);
+    }, this.idleEndMs);
+    t.idleEnd.unref();
   }
 
   private forget(t: SharedThread): void {

@@ -25,7 +25,7 @@ import { ComponentCache } from './component-cache.ts';
 import { ModuleCache } from './module-cache.ts';
 import { wasmKindOfFile, type WasmKind } from './wasm-kind.ts';
 import { DEFAULT_MAX_BOOTING, DEFAULT_POOL_SIZE, WorkerPool } from './worker-pool.ts';
-import { DEFAULT_SHARED_THREADS, SharedThreads } from './shared-threads.ts';
+import { DEFAULT_SHARED_THREADS, EXTRA_IDLE_MS, SharedThreads } from './shared-threads.ts';
 import { readRequestMetrics } from './worker/http/request-metrics.mjs';
 import { resolverRouter, type OutboundRouter } from './services-channel.ts';
 
@@ -85,6 +85,8 @@ export interface WasiProviderOptions extends Omit<RunnerOptions, 'fdBudget' | 's
    * 0 gives every module a thread of its own, as for other pods.
    */
   readonly sharedThreads?: number;
+  /** How long a shared thread beyond the first stays without modules before it ends (default {@link EXTRA_IDLE_MS}). */
+  readonly sharedIdleEndMs?: number;
   /**
    * Preemption points in the modules of shared threads (preemption.ts; default true): a module
    * busy in a loop without WASI calls yields its thread every time slice and stops when asked.
@@ -128,6 +130,7 @@ export class WasiProvider implements Provider {
   private ctx?: ProviderContext;
   private components?: ComponentCache;
   private readonly sharedSize: number;
+  private readonly sharedIdleEndMs: number;
   private shared?: SharedThreads;
   /** Where outgoing requests connect (Services), set at init; none in standalone mode. */
   private router?: OutboundRouter;
@@ -137,6 +140,7 @@ export class WasiProvider implements Provider {
     this._fdBudget = makeFdBudget(opts.maxOpenFiles, opts.nodeMaxOpenFiles);
     this.opts = { logOptions: opts.logOptions, startTimeoutMs: opts.startTimeoutMs, fdBudget: this._fdBudget, preemption: opts.sharedPreemption ?? true };
     this.sharedSize = opts.sharedThreads ?? DEFAULT_SHARED_THREADS;
+    this.sharedIdleEndMs = opts.sharedIdleEndMs ?? EXTRA_IDLE_MS;
     this.poolOpts = {
       size: opts.workerPool ?? DEFAULT_POOL_SIZE,
       maxBooting: opts.maxBootingWorkers ?? DEFAULT_MAX_BOOTING,
@@ -281,7 +285,11 @@ export class WasiProvider implements Provider {
   /** The shared threads (made on first use; none when `sharedThreads` is 0). */
   private sharedThreads(): SharedThreads | undefined {
     if (this.sharedSize <= 0) return undefined;
-    this.shared ??= new SharedThreads({ size: this.sharedSize, onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message) });
+    this.shared ??= new SharedThreads({
+      size: this.sharedSize,
+      idleEndMs: this.sharedIdleEndMs,
+      onWarning: (message) => this.ctx?.log.warn({ provider: 'wasi' }, message),
+    });
     return this.shared;
   }
 

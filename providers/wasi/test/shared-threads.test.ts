@@ -304,8 +304,9 @@ describe('modules sharing a thread', () => {
     }
   });
 
-  it('boots threads as they are needed (sleeping modules share the first, a busy one that yields fills it, the next module boots the second) and reports each with its modules and event-loop delay', async () => {
-    const p = await provider(2);
+  it('boots threads as they are needed (sleeping modules share the first, a busy one that yields fills it, the next module boots the second, which ends once idle) and reports each with its modules and event-loop delay', async () => {
+    const p = new WasiProvider({ sharedThreads: 2, workerPool: 0, sharedIdleEndMs: 500 });
+    await p.init(providerContext(new FakeImages()));
     try {
       const specs = [0, 1, 2, 3].map(() => bestEffort(spec(sleep, tmp.dir, ['3600'])));
       const { running, thread } = await startAll(p, specs);
@@ -323,7 +324,11 @@ describe('modules sharing a thread', () => {
       const last = await startAll(p, [next]);
       expect(last.thread.get(next.id)).not.toBe(thread.get(specs[0]!.id));
       expect(p.threads().map((l) => l.containers)).toEqual([5, 1]);
-      await Promise.all([...running, ...more.running, ...last.running].map((r) => r.stop(0)));
+      // The second thread, without modules, ends after its idle time; the first, with its modules, stays.
+      await last.running[0]!.stop(0);
+      await until('the extra thread gone', () => p.threads().length === 1);
+      expect(p.threads().map((l) => l.containers)).toEqual([5]);
+      await Promise.all([...running, ...more.running].map((r) => r.stop(0)));
     } finally {
       await p.shutdown();
     }
