@@ -89,8 +89,10 @@ export default tseslint.config(
   },
   {
     // node:http's ES module namespace reads every export of the module, and its lazy WebSocket,
-    // CloseEvent and MessageEvent load Node's bundled undici (~12 MiB of RSS per thread): the product
-    // takes node:http with process.getBuiltinModule('node:http'). Type imports are erased.
+    // CloseEvent and MessageEvent load Node's bundled undici, with http2 and assert (~12 MiB of RSS in
+    // a bare process, ~3 MiB in nodelet: bench/README.md, "Idle memory"); CommonJS's view of the
+    // module does not. The product takes node:http with process.getBuiltinModule('node:http'). Type
+    // imports are erased.
     files: ['core/**', 'providers/**', 'sockets/**', 'plugin-api/**', 'bin/**'],
     ignores: ['**/test/**'],
     rules: {

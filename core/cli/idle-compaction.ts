@@ -4,7 +4,7 @@
  * not what its last burst left committed. V8 itself collects as the heap fills, but a collection it
  * runs on its own keeps the pages it freed and the young generation's size; a "last resort"
  * collection (what V8 runs before it gives up on memory) compacts the old generation, shrinks the
- * young one and hands free pages back to the system. On an idle node after its start that is ~8 MiB
+ * young one and hands free pages back to the system. On an idle node after its start that is ~9 MiB
  * of RSS, for ~55 ms of the main thread once (bench/README.md, "Idle memory").
  *
  *   every checkMs:  event loop utilization over the period < idleUtilization
@@ -61,9 +61,9 @@ export class IdleCompaction {
     if (this.probes.utilization() >= (this.opts.idleUtilization ?? 0.02)) return false;
     if (this.probes.heapBytes() - this.base < (this.opts.growthBytes ?? 4 * 2 ** 20)) return false;
     const rssBefore = this.probes.rss();
-    const t0 = performance.now();
+    const t0 = perf.now();
     this.probes.collect();
-    const ms = performance.now() - t0;
+    const ms = perf.now() - t0;
     this.base = this.probes.heapBytes();
     this.opts.onCompacted?.({ rssBefore, rssAfter: this.probes.rss(), ms });
     return true;

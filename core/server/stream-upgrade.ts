@@ -20,10 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import { SpdySession, type SpdyStream } from './spdy-session.ts';
 
-// node:http's ES module namespace reads every export of the module, and its lazy WebSocket,
-// CloseEvent and MessageEvent load Node's bundled undici (and http2 and assert with it): ~12 MiB
-// of an idle node's RSS (bench/README.md, "Idle memory"). ServerResponse alone is taken from the
-// module itself, which fastify has loaded already.
+// Not an ES import: node:http's namespace loads Node's bundled undici (eslint.config.js says why).
 const { ServerResponse } = process.getBuiltinModule('node:http');
 
 const UPGRADE = Symbol('nodelet.upgrade');

@@ -22,10 +22,12 @@
  * a busy module) and was idle at least half of the last second ({@link FULL_UTILIZATION}:
  * busy modules that yield at their WASI calls or preemption points keep it on time but
  * use it). Sleeping modules cost a thread nothing, so one thread holds them all, and a
- * node that runs only those pays one thread's boot (~50 ms of CPU, ~10 MiB), not `size`'s.
+ * node that runs only those pays one thread's boot (~47 ms of CPU, ~14 MiB), not `size`'s.
  * When every thread is full, the module goes on the one with the fewest modules among
  * those on time (any, when none is). A thread beyond the first that has held no module for
- * {@link EXTRA_IDLE_MS} ends: what a burst needed does not stay when the node is quiet again. A module busy-looping without WASI calls cannot be preempted: it
+ * {@link EXTRA_IDLE_MS} ends: what a burst needed does not stay when the node is quiet again.
+ *
+ * A module busy-looping without WASI calls cannot be preempted: it
  * delays every other module of its thread (their event-loop delay shows it,
  * see {@link SharedThreads.loads}); stopping it terminates the thread after the
  * runner's unwind delay, and the thread's other modules end with 137 and are
@@ -91,8 +93,6 @@ export class SharedThread {
   private readonly beat = new SharedArrayBuffer(24);
   private readonly forget: (t: SharedThread) => void;
   private readonly onEmpty: (t: SharedThread) => void;
-  /** Set while the thread, an extra one, waits to end for want of modules (see {@link SharedThreads}). */
-  idleEnd?: NodeJS.Timeout;
 
   constructor(
     resourceLimits: ResourceLimits,
@@ -214,6 +214,8 @@ export class SharedThreads {
   private readonly limits: ResourceLimits;
   private readonly onWarning: (m: string) => void;
   private readonly idleEndMs: number;
+  /** The end timers of threads without modules (see {@link SharedThreads.endLater}). */
+  private readonly idleEnds = new Map<SharedThread, NodeJS.Timeout>();
   private closed = false;
 
   constructor(opts: SharedThreadsOptions = {}) {
@@ -249,8 +251,7 @@ export class SharedThreads {
     else if (this.threads.length < this.size) t = this.boot();
     else t = fewest(onTime.length > 0 ? onTime : this.threads);
     t.modules++;
-    clearTimeout(t.idleEnd);
-    t.idleEnd = undefined;
+    this.keep(t);
     try {
       await t.ready;
     } catch (e) {
@@ -269,7 +270,7 @@ export class SharedThreads {
   async close(): Promise<void> {
     this.closed = true;
     const all = this.threads.splice(0);
-    for (const t of all) clearTimeout(t.idleEnd);
+    for (const t of all) this.keep(t);
     await Promise.all(all.map((t) => t.worker.terminate()));
   }
 
@@ -286,15 +287,23 @@ export class SharedThreads {
 
   /** `t` holds no module: unless it is the only thread, it ends after `idleEndMs` without one. */
   private endLater(t: SharedThread): void {
-    if (this.closed || t.gone || this.threads.length < 2 || t.idleEnd) return;
-    t.idleEnd = setTimeout(() => {
-      t.idleEnd = undefined;
+    if (this.closed || t.gone || this.threads.length < 2 || this.idleEnds.has(t)) return;
+    const timer = setTimeout(() => {
+      this.idleEnds.delete(t);
       if (t.modules === 0 && !t.gone && this.threads.length > 1) void t.terminate(`an extra shared thread without modules for ${this.idleEndMs} ms`);
     }, this.idleEndMs);
-    t.idleEnd.unref();
+    timer.unref();
+    this.idleEnds.set(t, timer);
+  }
+
+  /** `t` does not end for want of modules (it got one, or it is gone). */
+  private keep(t: SharedThread): void {
+    clearTimeout(this.idleEnds.get(t));
+    this.idleEnds.delete(t);
   }
 
   private forget(t: SharedThread): void {
+    this.keep(t);
     const i = this.threads.indexOf(t);
     if (i >= 0) this.threads.splice(i, 1);
   }

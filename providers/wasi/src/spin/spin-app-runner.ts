@@ -30,7 +30,7 @@ import { isSpinHeader, SpinRouter, spinRequestHeaders } from './spin-routes.ts';
 import { appVariableValues, componentVariables, expandTemplate } from './spin-variables.ts';
 import { AllowedHostError, parseAllowedHosts, type OutboundPolicy } from '../outbound-hosts.mjs';
 
-// Not an ES import: node:http's namespace reads its lazy WebSocket export, which loads Node's bundled undici (~12 MiB).
+// Not an ES import: node:http's namespace loads Node's bundled undici (eslint.config.js says why).
 const { createServer, request: httpRequest } = process.getBuiltinModule('node:http');
 
 /** Hop-by-hop headers a proxy does not forward (RFC 9110 7.6.1). */

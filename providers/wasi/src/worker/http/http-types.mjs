@@ -7,8 +7,7 @@ import { allowsDestination, allowsRelative } from '../../outbound-hosts.mjs';
 import { BodyOutput, IoError, Pollable, ReadableInput } from './streams.mjs';
 /** @import { IncomingMessage } from 'node:http' */
 
-// node:http's ES module namespace reads every export, and its lazy WebSocket loads Node's bundled
-// undici into the thread (~12 MiB); the modules themselves, as CommonJS loads them, do not.
+// Not ES imports: node:http's namespace loads Node's bundled undici (eslint.config.js says why).
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 /** @import { RouteClient } from '../service-route.mjs' */

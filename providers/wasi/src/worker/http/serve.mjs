@@ -16,7 +16,7 @@ import { RequestMetricsWriter, SLOT } from './request-metrics.mjs';
 import { BodyOutput, InputStream, OutputStream } from './streams.mjs';
 /** @import { IncomingMessage, Server, ServerResponse } from 'node:http' */
 
-// Not an ES import: node:http's namespace would load Node's bundled undici (see http-types.mjs).
+// Not an ES import: node:http's namespace loads Node's bundled undici (eslint.config.js says why).
 const http = process.getBuiltinModule('node:http');
 /** @import { PerRequestPlan, Slot } from './instance-pool.mjs' */
 /** @import { CliContext } from './imports-io.mjs' */
