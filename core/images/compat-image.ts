@@ -10,8 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 import type { Descriptor, ParsedManifest } from './manifest.ts';
@@ -62,10 +61,10 @@ export function verifyBytes(d: Descriptor, bytes: Uint8Array, what: string): voi
 }
 
 /** Reads a small blob fully (at most `max` bytes). */
-export async function readSmall(body: ReadableStream<Uint8Array> | null, max = MAX_CONFIG_BYTES): Promise<Buffer> {
+export async function readSmall(body: Readable, max = MAX_CONFIG_BYTES): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const c of Readable.fromWeb((body ?? new Blob([]).stream()) as WebReadableStream<Uint8Array>)) {
+  for await (const c of body) {
     size += (c as Buffer).length;
     if (size > max) throw formatError(`blob exceeds ${max} bytes`);
     chunks.push(c as Buffer);
@@ -79,14 +78,7 @@ export async function readSmall(body: ReadableStream<Uint8Array> | null, max = M
  * tampered blob is reported as a digest mismatch rather than as bad gzip.
  * The file counts only once the whole layer has been verified.
  */
-async function findInLayer(
-  layer: Descriptor,
-  body: ReadableStream<Uint8Array> | null,
-  wanted: string,
-  spoolDir: string,
-  signal?: AbortSignal,
-): Promise<TarFind> {
-  if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${layer.digest} has an empty response`);
+async function findInLayer(layer: Descriptor, body: Readable, wanted: string, spoolDir: string): Promise<TarFind> {
   const hash = createHash('sha256');
   let size = 0;
   let decodeError: unknown;
@@ -102,7 +94,7 @@ async function findInLayer(
         decodeError ??= e;
       }
     })();
-  for await (const c of Readable.fromWeb(body as WebReadableStream<Uint8Array>, { signal })) {
+  for await (const c of body) {
     const chunk = c as Buffer;
     size += chunk.length;
     if (size > layer.size) {
@@ -153,20 +145,20 @@ async function head(path: string, n: number): Promise<Buffer> {
 }
 
 /**
- * Finds the module in the layers (top layer first). `open` fetches a layer blob;
+ * Finds the module in the layers (top layer first). `open` fetches a layer blob
+ * (its request carries the pull's abort signal);
  * the module is spooled into `spoolDir`, never held in memory.
  * Fails naming the entrypoint when it is absent or not Wasm.
  */
 export async function extractModule(
   layers: readonly Descriptor[],
   entrypoint: string,
-  open: (d: Descriptor) => Promise<ReadableStream<Uint8Array> | null>,
+  open: (d: Descriptor) => Promise<Readable>,
   spoolDir: string,
-  signal?: AbortSignal,
 ): Promise<ExtractedModule> {
   let reason = `"${entrypoint}" is not in any layer`;
   for (const layer of [...layers].reverse()) {
-    const r = await findInLayer(layer, await open(layer), entrypoint, spoolDir, signal);
+    const r = await findInLayer(layer, await open(layer), entrypoint, spoolDir);
     if (r.found) {
       if (!(await head(r.path, 4)).equals(WASM_MAGIC)) {
         await rm(r.path, { force: true });

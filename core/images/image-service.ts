@@ -17,6 +17,7 @@
  *   collects trees with the modules, never one a pod's volume holds.
  */
 import { createReadStream } from 'node:fs';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageRequest, ImageService, PulledImage, RegistryCredential } from '@nodelet/plugin-api/v1';
@@ -29,6 +30,7 @@ import { collect, statfsUsage, type DiskUsageFn, type ImageGcPolicy, type ImageG
 import { invalidNameFailure, neverPullFailure, pullFailure } from './pull-error.ts';
 import { formatReference, manifestReferenceOf, parseReference, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
 import { RegistryClient, type RepositoryTarget } from './registry-client.ts';
+import type { RegistryTransport } from './registry-transport.ts';
 import { RegistryError } from './registry-error.ts';
 import { SingleFlight } from './single-flight.ts';
 import { ImageStore, type ImageEntry } from './store.ts';
@@ -44,8 +46,8 @@ export interface OciImageServiceOptions {
   readonly rootDir: string;
   /** Registries spoken to over plain HTTP (localhost and 127.0.0.0/8 always are). */
   readonly insecureRegistries?: readonly string[];
-  /** The fetch to use; defaults to the global fetch. */
-  readonly fetch?: typeof fetch;
+  /** The registry transport to use (tests may wrap one); defaults to registry-transport.ts's with the timeouts below. */
+  readonly transport?: RegistryTransport;
   readonly userAgent?: string;
   /** A registry body that sends nothing for this long fails the pull (default 5 min, containerd's). */
   readonly noProgressTimeoutMs?: number;
@@ -63,28 +65,21 @@ export interface BlobProgress {
 }
 
 /** `body` passed through unchanged, reporting the bytes received so far (at most every 1%, and at the end). */
-function counted(
-  body: ReadableStream<Uint8Array> | null,
-  digest: string,
-  totalBytes: number,
-  report: (p: BlobProgress) => void,
-): ReadableStream<Uint8Array> | null {
-  if (!body) return body;
+function counted(body: Readable, digest: string, totalBytes: number, report: (p: BlobProgress) => void): Readable {
   let receivedBytes = 0;
   let reported = -1;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, out) {
-        receivedBytes += chunk.byteLength;
-        const pct = totalBytes > 0 ? Math.floor((receivedBytes * 100) / totalBytes) : 100;
-        if (pct > reported) {
-          reported = pct;
-          report({ digest, receivedBytes, totalBytes });
-        }
-        out.enqueue(chunk);
-      },
-    }),
-  );
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      receivedBytes += chunk.length;
+      const pct = totalBytes > 0 ? Math.floor((receivedBytes * 100) / totalBytes) : 100;
+      if (pct > reported) {
+        reported = pct;
+        report({ digest, receivedBytes, totalBytes });
+      }
+      done(null, chunk);
+    },
+  });
+  return pipeline(body, counter, () => undefined);
 }
 
 /** One image for the node's `status.images`. */
@@ -366,7 +361,7 @@ export class OciImageService implements ImageService, ImageVolumeService {
     verifyBytes(config, configBytes, 'config');
     const entrypoint = entrypointOf(configBytes);
     const open = async (d: Descriptor) => (await this.client.getBlob(target, d.digest)).body;
-    const module = await extractModule(manifest.layers, entrypoint, open, this.store.tmpDir, target.signal);
+    const module = await extractModule(manifest.layers, entrypoint, open, this.store.tmpDir);
     try {
       if (!this.store.hasBlob(module.digest)) await this.store.writeBlob(module.digest, module.size, createReadStream(module.path), target.signal);
     } finally {

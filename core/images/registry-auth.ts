@@ -12,6 +12,7 @@
 import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { MAX_TOKEN_BYTES, readCapped } from './body-limits.ts';
 import { registryErrorFrom, RegistryError } from './registry-error.ts';
+import { isOk, type RegistryTransport } from './registry-transport.ts';
 
 /** A parsed `WWW-Authenticate` challenge. */
 export interface Challenge {
@@ -20,7 +21,7 @@ export interface Challenge {
 }
 
 /** Parses the first challenge of a `WWW-Authenticate` header (`Bearer realm="...",service="..."`). */
-export function parseChallenge(header: string | null): Challenge | undefined {
+export function parseChallenge(header: string | undefined): Challenge | undefined {
   const m = header?.match(/^\s*([A-Za-z][\w-]*)\s*(.*)$/s);
   if (!m) return undefined;
   const params: Record<string, string> = {};
@@ -49,7 +50,7 @@ export class RegistryAuth {
   private readonly tokens = new Map<string, { header: string; expiresAt: number }>();
 
   constructor(
-    private readonly fetchFn: typeof fetch,
+    private readonly send: RegistryTransport,
     private readonly userAgent: string,
   ) {}
 
@@ -67,7 +68,13 @@ export class RegistryAuth {
    * Answers a 401 challenge; returns the header to retry with, or undefined when
    * retrying cannot help (no credential for basic auth, unknown scheme).
    */
-  async answer(host: string, scope: string, cred: RegistryCredential | undefined, header: string | null, signal?: AbortSignal): Promise<string | undefined> {
+  async answer(
+    host: string,
+    scope: string,
+    cred: RegistryCredential | undefined,
+    header: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     const challenge = parseChallenge(header);
     if (challenge?.scheme === 'basic') {
       this.schemes.set(host, 'basic');
@@ -89,8 +96,8 @@ export class RegistryAuth {
     const headers: Record<string, string> = { 'User-Agent': this.userAgent };
     const basic = basicHeader(cred);
     if (basic) headers.Authorization = basic;
-    const res = await this.fetchFn(url, { headers, signal });
-    if (!res.ok) throw await registryErrorFrom(res, 'GET token');
+    const res = await this.send(url.href, { method: 'GET', headers, signal });
+    if (!isOk(res)) throw await registryErrorFrom(res, 'GET token');
     const text = (await readCapped(res.body, MAX_TOKEN_BYTES, `token response of ${url.origin}${url.pathname}`)).toString('utf8');
     let body: { token?: unknown; access_token?: unknown; expires_in?: unknown } = {};
     try {

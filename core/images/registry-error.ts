@@ -5,6 +5,8 @@
  * `manifest unknown`, or `unexpected status 502 Bad Gateway` when there is no body.
  */
 import { MAX_ERROR_BODY_BYTES, readCapped } from './body-limits.ts';
+import { statusText, type RegistryResponse } from './registry-transport.ts';
+
 export class RegistryError extends Error {
   override readonly name = 'RegistryError';
 
@@ -49,7 +51,7 @@ export function truncateMessage(text: string, max: number): string {
  * (the rest is dropped, as containerd does) and at most {@link MAX_REASON_LENGTH}
  * characters of the registry's reason, so a hostile error body cannot grow a pod status.
  */
-export async function registryErrorFrom(res: Response, what: string): Promise<RegistryError> {
+export async function registryErrorFrom(res: RegistryResponse, what: string): Promise<RegistryError> {
   let body: ErrorBody | undefined;
   try {
     const text = (await readCapped(res.body, MAX_ERROR_BODY_BYTES, 'error body', true)).toString('utf8');
@@ -61,6 +63,6 @@ export async function registryErrorFrom(res: Response, what: string): Promise<Re
   const code = typeof first?.code === 'string' ? first.code : undefined;
   const message = typeof first?.message === 'string' ? first.message : undefined;
   const given = reason(code, message);
-  const text = given ? truncateMessage(given, MAX_REASON_LENGTH) : `unexpected status ${res.status} ${truncateMessage(res.statusText, 100)}`.trim();
+  const text = given ? truncateMessage(given, MAX_REASON_LENGTH) : `unexpected status ${res.status} ${truncateMessage(statusText(res.status), 100)}`.trim();
   return new RegistryError(res.status, code, `${text} (${what}: HTTP ${res.status})`);
 }

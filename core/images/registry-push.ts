@@ -15,7 +15,9 @@ import type { RegistryCredential } from '@nodelet/plugin-api/v1';
 import { nodeletError } from '../errors/index.ts';
 import { OCI_MANIFEST } from './manifest.ts';
 import { formatReference, manifestReferenceOf, registryHostOf, repositoryOf, type ImageReference } from './reference.ts';
+import { discardBody } from './body-limits.ts';
 import { RegistryClient, type RegistryClientOptions, type RepositoryTarget } from './registry-client.ts';
+import { headerOf, type RegistryResponse } from './registry-transport.ts';
 
 const WASM_CONFIG_TYPE = 'application/vnd.wasm.config.v0+json';
 const WASM_LAYER_TYPE = 'application/wasm';
@@ -75,7 +77,7 @@ class Pusher {
 
   private async upload(digest: string, bytes: Uint8Array): Promise<void> {
     const start = await this.client.pushRequest(this.t, 'POST', 'blobs/uploads/');
-    await start.arrayBuffer();
+    await discardBody(start.body);
     let location = this.location(start);
     const chunk = this.opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     let body: Uint8Array = bytes;
@@ -86,7 +88,7 @@ class Pusher {
           body: part,
           headers: { 'Content-Type': 'application/octet-stream', 'Content-Range': `${sent}-${sent + part.length - 1}` },
         });
-        await res.arrayBuffer();
+        await discardBody(res.body);
         location = this.location(res);
         this.opts.onProgress?.({ digest, sentBytes: sent + part.length, totalBytes: bytes.length });
       }
@@ -94,12 +96,12 @@ class Pusher {
     }
     location.searchParams.set('digest', digest);
     const put = await this.client.pushRequest(this.t, 'PUT', location.href, { body, headers: { 'Content-Type': 'application/octet-stream' } });
-    await put.arrayBuffer();
+    await discardBody(put.body);
   }
 
   /** The upload URL the registry answered with (it may be relative). */
-  private location(res: Response): URL {
-    const loc = res.headers.get('location');
+  private location(res: RegistryResponse): URL {
+    const loc = headerOf(res, 'location');
     if (!loc) throw nodeletError('NDL_IMAGE_PULL', `registry answered ${res.status} to an upload without a Location`);
     return new URL(loc, this.client.baseUrl(this.t));
   }
@@ -134,8 +136,8 @@ export async function pushWasmModule(ref: ImageReference, module: Uint8Array, op
     throw nodeletError('NDL_IMAGE_DIGEST', `${formatReference(ref)}: the manifest to push has digest ${digest}`);
   }
   const put = await client.pushRequest(t, 'PUT', `manifests/${manifestReferenceOf(ref)}`, { body: manifest, headers: { 'Content-Type': OCI_MANIFEST } });
-  await put.arrayBuffer();
-  const answered = put.headers.get('docker-content-digest');
+  await discardBody(put.body);
+  const answered = headerOf(put, 'docker-content-digest');
   if (answered && answered !== digest) throw nodeletError('NDL_IMAGE_DIGEST', `registry stored the manifest as ${answered}, expected ${digest}`);
   return { imageID: `${repositoryOf(ref)}@${digest}`, digest, moduleDigest: layer.digest, size: module.length, skipped: pusher.skipped };
 }

@@ -17,7 +17,6 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { nodeletError } from '../errors/index.ts';
 import { SingleFlight } from './single-flight.ts';
 
@@ -165,20 +164,13 @@ export class ImageStore {
    * Makes sure a blob is present: concurrent callers for one digest share one
    * download. `open` gives the body to stream; the result is the blob's path.
    */
-  ensureBlob(
-    digest: string,
-    size: number | undefined,
-    open: (signal: AbortSignal) => Promise<ReadableStream<Uint8Array> | null>,
-    signal?: AbortSignal,
-  ): Promise<string> {
+  ensureBlob(digest: string, size: number | undefined, open: (signal: AbortSignal) => Promise<Readable>, signal?: AbortSignal): Promise<string> {
     const path = this.blobPath(digest);
     if (this.blobs.has(digest)) return Promise.resolve(path);
     return this.downloads.do(
       digest,
       async (sig) => {
-        const body = await open(sig);
-        if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${digest} has an empty response`);
-        await this.writeBlob(digest, size, Readable.fromWeb(body as WebReadableStream<Uint8Array>), sig);
+        await this.writeBlob(digest, size, await open(sig), sig);
         return path;
       },
       signal,

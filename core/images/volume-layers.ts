@@ -19,7 +19,6 @@
  */
 import { createHash } from 'node:crypto';
 import { PassThrough, Readable, type Duplex } from 'node:stream';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import zlib from 'node:zlib';
 import { isNodeletError, nodeletError } from '../errors/index.ts';
 import type { Descriptor, ParsedManifest } from './manifest.ts';
@@ -102,13 +101,7 @@ function decoderFor(mediaType: string): Duplex {
  * digest. Throws NDL_IMAGE_DIGEST for content that does not match the
  * descriptor (even when it also failed to decode), else what `consume` threw.
  */
-export async function streamLayer(
-  layer: Descriptor,
-  body: ReadableStream<Uint8Array> | null,
-  consume: (decoded: Readable) => Promise<void>,
-  signal?: AbortSignal,
-): Promise<void> {
-  if (!body) throw nodeletError('NDL_IMAGE_PULL', `blob ${layer.digest} has an empty response`);
+export async function streamLayer(layer: Descriptor, body: Readable, consume: (decoded: Readable) => Promise<void>): Promise<void> {
   const decoder = decoderFor(layer.mediaType);
   let decodeError: unknown;
   // Never unhandled: a decoding error after the consumer stopped reading (gzip's "unexpected end of file").
@@ -120,7 +113,7 @@ export async function streamLayer(
   const hash = createHash('sha256');
   let size = 0;
   try {
-    for await (const c of Readable.fromWeb(body as WebReadableStream<Uint8Array>, { signal })) {
+    for await (const c of body) {
       const chunk = c as Buffer;
       size += chunk.length;
       if (size > layer.size) throw nodeletError('NDL_IMAGE_DIGEST', `blob ${layer.digest} is larger than its declared ${layer.size} bytes`);

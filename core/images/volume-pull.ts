@@ -63,10 +63,10 @@ async function unpack(
     const unpacker = new TreeUnpacker(dir, await (deps.limits ?? freeSpaceLimits)(dir));
     const open = async (digestOf: string) => (await deps.client.getBlob(target, digestOf)).body;
     if (layout.kind === 'image') {
-      for (const layer of layout.layers) await streamLayer(layer, await open(layer.digest), (tar) => unpacker.applyLayer(tar, layer.digest), target.signal);
+      for (const layer of layout.layers) await streamLayer(layer, await open(layer.digest), (tar) => unpacker.applyLayer(tar, layer.digest));
     } else {
       for (const { layer, name } of layout.files) {
-        await streamLayer(layer, await open(layer.digest), (file) => unpacker.addFile(file, name, layer.size, layer.digest), target.signal);
+        await streamLayer(layer, await open(layer.digest), (file) => unpacker.addFile(file, name, layer.size, layer.digest));
       }
     }
     const size = await unpacker.finish();

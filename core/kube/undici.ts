@@ -12,9 +12,6 @@
  * - `Object.assign(Dispatcher.prototype, api)`: `dispatcher.request()` (and
  *   stream/pipeline/upgrade/connect) are lib/api's functions that index.js copies
  *   onto every dispatcher's prototype;
- * - lib/global.js: on load it installs an undici `Agent` as the process's global
- *   dispatcher, which Node's own `fetch` then uses too (the image registry client
- *   fetches through it); loading it keeps that as it was with index.js;
  * - `request(url, opts)`: index.js's wrapper, which turns a URL into the
  *   `origin`/`path` of `dispatcher.request` (here only with `opts.dispatcher`,
  *   the one way nodelet calls it).
@@ -27,7 +24,6 @@ const load = createRequire(import.meta.url);
 
 const Dispatcher = load('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
 Object.assign(Dispatcher.prototype, load('undici/lib/api/index.js'));
-load('undici/lib/global.js');
 const parseURL = (load('undici/lib/core/util.js') as { parseURL(url: string | URL): URL }).parseURL;
 
 /** undici's `Agent` (lib/dispatcher/agent.js). */

@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pushWasmArtifact, tinyModule } from '../../harness/oci-push.ts';
+import { startRegistry } from '../../harness/registry.ts';
 import { buildWasmModule } from '../../harness/wasm-modules.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
@@ -24,7 +26,8 @@ writeFileSync(
   `import { registerHooks } from 'node:module';\n` +
     `import { appendFileSync } from 'node:fs';\n` +
     `registerHooks({ load(url, ctx, next) { appendFileSync(process.env.LOADED_FILE, url + '\\n'); return next(url, ctx); } });\n` +
-    `appendFileSync(process.env.LOADED_FILE, 'execArgv ' + JSON.stringify(process.execArgv) + '\\n');\n`,
+    `appendFileSync(process.env.LOADED_FILE, 'execArgv ' + JSON.stringify(process.execArgv) + '\\n');\n` +
+    `process.on('exit', () => appendFileSync(process.env.LOADED_FILE, process.moduleLoadList.map((m) => 'builtin ' + m).join('\\n') + '\\n'));\n`,
 );
 
 /** The URLs of the files `args` loads. */
@@ -98,5 +101,18 @@ describe('modules loaded on first use', () => {
     // From the provider, the in-thread run and the WASI layer: not the provider itself, its workers or the runtime process.
     expect(ours.filter((f) => /providers\/wasi\/dist\/(index|wasi-provider|worker-pool|container-runner|runtime\/)/.test(f))).toEqual([]);
     expect(ours).toEqual(expect.arrayContaining(['providers/wasi/dist/run-once.js', 'providers/wasi/dist/worker/wasi-imports.mjs']));
+  });
+
+  it("a pull from a real registry goes through nodelet's undici, not fetch's second copy of it (core/images/registry-transport.ts)", async () => {
+    const reg = await startRegistry();
+    try {
+      await pushWasmArtifact(reg.host, 'lazy', 'v1', tinyModule('lazy'));
+      const urls = urlsLoaded([join(ROOT, 'bin', 'nodelet.mjs'), 'pull', '--root-dir', join(dir, 'pull-root'), `${reg.host}/lazy:v1`]);
+      expect(urls.some((u) => u.endsWith('node_modules/undici/lib/dispatcher/agent.js'))).toBe(true);
+      expect(urls.some((u) => u.startsWith('builtin '))).toBe(true); // the exit hook wrote the built-ins
+      expect(urls.filter((u) => u.includes('internal/deps/undici'))).toEqual([]);
+    } finally {
+      await reg.stop();
+    }
   });
 });

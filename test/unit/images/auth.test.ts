@@ -157,6 +157,6 @@ describe('parseChallenge', () => {
       params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/nginx:pull' },
     });
     expect(parseChallenge('Basic realm="Registry Realm"')).toEqual({ scheme: 'basic', params: { realm: 'Registry Realm' } });
-    expect(parseChallenge(null)).toBeUndefined();
+    expect(parseChallenge(undefined)).toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@ import { isImagePull, isProviderError, type ImageRequest } from '@nodelet/plugin
 import { isNodeletError } from '../../../core/errors/catalogue.ts';
 import { OciImageService } from '../../../core/images/image-service.ts';
 import { WASM_LAYER_TYPES } from '../../../core/images/manifest.ts';
+import { registryTransport, type RegistryTransport } from '../../../core/images/registry-transport.ts';
 import { startRegistry, type TestRegistry } from '../../harness/registry.ts';
 import { freePort } from '../../harness/ports.ts';
 import { pushImage, pushIndex, pushWasmArtifact, sha256, tinyModule } from '../../harness/oci-push.ts';
@@ -22,10 +23,10 @@ afterAll(async () => {
   await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
 });
 
-async function newService(fetchFn?: typeof fetch): Promise<{ svc: OciImageService; root: string }> {
+async function newService(transport?: RegistryTransport): Promise<{ svc: OciImageService; root: string }> {
   const root = await mkdtemp(join(tmpdir(), 'nodelet-images-'));
   roots.push(root);
-  return { svc: await OciImageService.open({ rootDir: root, fetch: fetchFn }), root };
+  return { svc: await OciImageService.open({ rootDir: root, transport }), root };
 }
 
 const req = (over: Partial<ImageRequest> = {}): ImageRequest => ({
@@ -178,7 +179,8 @@ describe('pull policies and caching', () => {
   it('IfNotPresent answers the second pull without any request', async () => {
     await pushWasmArtifact(reg.host, 'cached', 'v1', tinyModule('cached'));
     let calls = 0;
-    const { svc } = await newService((...a) => (calls++, fetch(...a)));
+    const base = registryTransport({ headersTimeoutMs: 30_000, noProgressTimeoutMs: 30_000 });
+    const { svc } = await newService((...a) => (calls++, base(...a)));
     const first = await svc.pull(`${reg.host}/cached:v1`, req());
     const before = (await reg.requests()).length;
     const callsBefore = calls;
@@ -192,7 +194,7 @@ describe('pull policies and caching', () => {
     await pushWasmArtifact(reg.host, 'persisted', 'v1', tinyModule('persisted'));
     const { svc, root } = await newService();
     const first = await svc.pull(`${reg.host}/persisted:v1`, req());
-    const reopened = await OciImageService.open({ rootDir: root, fetch: () => Promise.reject(new Error('no network expected')) });
+    const reopened = await OciImageService.open({ rootDir: root, transport: () => Promise.reject(new Error('no network expected')) });
     expect(await reopened.pull(`${reg.host}/persisted:v1`, req({ pullPolicy: 'Never' }))).toEqual({ ...first, cached: true });
   });
 

@@ -1,0 +1,154 @@
+/**
+ * The HTTP exchanges of the registry client: undici's `request` through an `Agent`
+ * of the registry client's own (the undici nodelet already loads for the apiserver,
+ * core/kube/undici.ts), bodies as Node streams.
+ *
+ * Why not Node's global fetch: fetch is Node's bundled copy of undici, a second one,
+ * which a node's first pull would load and compile (about 90 ms of the main thread
+ * in a node's first burst, and memory kept for the node's life), and its WHATWG
+ * bodies were turned back into Node streams by every consumer of a blob.
+ *
+ * What fetch did that `request` does not is done here:
+ * - redirects (a registry sends blobs to storage elsewhere): GET and HEAD follow up to
+ *   {@link MAX_REDIRECTS}; `Authorization` is dropped when the origin changes, as
+ *   the Fetch standard and containerd's resolver do;
+ * - a GET or HEAD whose kept-alive connection the registry closed as the request
+ *   went out is sent once more, as Go's transport (containerd) retries an idempotent
+ *   request that failed on a reused connection.
+ *
+ * Timeouts are undici's, per request: the response headers must come within the
+ * headers timeout (a connection within it too), and a body must not wait longer than
+ * the no-progress timeout for its next bytes. undici stops that clock while the
+ * consumer holds the body back (back-pressure), so a slow disk is not a stalled
+ * registry. Their errors are renamed to say what stalled and for how long
+ * (`no response from <host> within 30s`, `no progress reading <host><path> for 300s`).
+ */
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { nodeletError } from '../errors/index.ts';
+import { discardBody } from './body-limits.ts';
+import { Agent, request } from '../kube/index.ts';
+
+/** Redirects followed for one GET or HEAD (Fetch allows 20, Go's http.Client 10). */
+export const MAX_REDIRECTS = 10;
+
+/** One request to a registry or its token endpoint. */
+export interface RegistryRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: Uint8Array;
+  readonly signal?: AbortSignal;
+}
+
+/** A registry's answer. */
+export interface RegistryResponse {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body: read it to its end, or destroy it. */
+  readonly body: Readable;
+}
+
+/** Sends one request and gives the answer, following redirects. Tests may wrap one. */
+export type RegistryTransport = (url: string, req: RegistryRequest) => Promise<RegistryResponse>;
+
+/** Timeouts of a {@link registryTransport}. */
+export interface RegistryTransportOptions {
+  /** How long a registry may take to accept a connection and to send response headers. */
+  readonly headersTimeoutMs: number;
+  /** How long a response body may send nothing while its reader waits. */
+  readonly noProgressTimeoutMs: number;
+}
+
+/** The first value of header `name` (lower case). */
+export function headerOf(res: RegistryResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** A 2xx status. */
+export function isOk(res: RegistryResponse): boolean {
+  return res.status >= 200 && res.status < 300;
+}
+
+/** The HTTP reason phrase of `status` (`Bad Request`), or '' for one without. */
+export function statusText(status: number): string {
+  // node:http through getBuiltinModule: its ES namespace loads Node's bundled undici (eslint.config.js says why).
+  return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
+}
+
+/** A transport on an undici Agent of its own with the given timeouts. */
+export function registryTransport(opts: RegistryTransportOptions): RegistryTransport {
+  const agent = new Agent({ connect: { timeout: opts.headersTimeoutMs } });
+  const dispatcher = agent.compose(namedTimeouts);
+  const once = async (url: string, req: RegistryRequest): Promise<RegistryResponse> => {
+    const res = await request(url, {
+      dispatcher,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      headersTimeout: opts.headersTimeoutMs,
+      bodyTimeout: opts.noProgressTimeoutMs,
+    });
+    return { status: res.statusCode, headers: res.headers, body: res.body };
+  };
+  const retried = (url: string, req: RegistryRequest) =>
+    once(url, req).catch((e: unknown) => {
+      if (!req.signal?.aborted && idempotent(req.method) && closedBeforeAnswer(e)) return once(url, req);
+      throw e;
+    });
+  return async (url, req) => {
+    let at = new URL(url);
+    let headers = req.headers;
+    for (let hops = 0; ; hops++) {
+      const res = await retried(at.href, { ...req, headers });
+      const location = headerOf(res, 'location');
+      if (!idempotent(req.method) || !REDIRECT.has(res.status) || !location) return res;
+      await discardBody(res.body);
+      if (hops === MAX_REDIRECTS) throw nodeletError('NDL_IMAGE_PULL', `more than ${MAX_REDIRECTS} redirects from ${new URL(url).host}`);
+      const next = new URL(location, at);
+      if (next.origin !== at.origin) headers = withoutAuthorization(headers);
+      at = next;
+    }
+  };
+}
+
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+
+const idempotent = (method: string) => method === 'GET' || method === 'HEAD';
+
+function withoutAuthorization(headers: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
+}
+
+/** Whether a request failed because the connection closed before any answer (undici's `other side closed`, or a reset). */
+export function closedBeforeAnswer(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+}
+
+/** undici's timeout errors, renamed to say what stalled: an interceptor composed onto the Agent. */
+function namedTimeouts(dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] {
+  return (opts, handler) => {
+    const host = new URL(String(opts.origin)).host;
+    const path = opts.path.replace(/\?.*$/, '');
+    const rename = (e: Error): Error => {
+      const code = (e as { code?: unknown }).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+        return nodeletError('NDL_IMAGE_PULL', `no response from ${host} within ${(opts.headersTimeout ?? 0) / 1000}s`, e);
+      if (code === 'UND_ERR_BODY_TIMEOUT')
+        return nodeletError('NDL_IMAGE_PULL', `no progress reading ${host}${path} for ${(opts.bodyTimeout ?? 0) / 1000}s`, e);
+      return e;
+    };
+    const h = handler as Dispatcher.DispatchHandler;
+    return dispatch(opts, {
+      onRequestStart: (c, ctx) => h.onRequestStart?.(c, ctx),
+      onRequestUpgrade: (c, status, headers, socket) => h.onRequestUpgrade?.(c, status, headers, socket),
+      onResponseStart: (c, status, headers, text) => h.onResponseStart?.(c, status, headers, text),
+      onResponseData: (c, chunk) => h.onResponseData?.(c, chunk),
+      onResponseEnd: (c, trailers) => h.onResponseEnd?.(c, trailers),
+      onResponseError: (c, e) => h.onResponseError?.(c, rename(e)),
+    });
+  };
+}
