@@ -4,8 +4,9 @@
  */
 import { createRequire } from 'node:module';
 import type * as Prom from 'prom-client';
-import { describe, expect, it } from 'vitest';
-import { Registry, collectDefaultMetrics } from '../../../core/metrics/prom-client.ts';
+import perfHooks from 'node:perf_hooks';
+import { describe, expect, it, vi } from 'vitest';
+import { EVENT_LOOP_SAMPLE_MS, Registry, collectDefaultMetrics } from '../../../core/metrics/prom-client.ts';
 
 const upstream = createRequire(import.meta.url)('prom-client') as typeof Prom;
 
@@ -31,5 +32,16 @@ describe('prom-client from its lib/ files', () => {
     const value = (name: string) => json.find((m) => m.name === name)!.values[0]!.value;
     expect(value('process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(value('process_cpu_seconds_total')).toBeCloseTo(value('process_cpu_user_seconds_total') + value('process_cpu_system_seconds_total'), 9);
+  });
+
+  it("samples the event-loop delay every 100 ms, not at prom-client's 10 ms (a timer waking an idle node 100 times a second)", () => {
+    const monitor = vi.spyOn(perfHooks, 'monitorEventLoopDelay');
+    try {
+      collectDefaultMetrics(new Registry());
+      expect(EVENT_LOOP_SAMPLE_MS).toBe(100);
+      expect(monitor).toHaveBeenCalledWith({ resolution: EVENT_LOOP_SAMPLE_MS });
+    } finally {
+      monitor.mockRestore();
+    }
   });
 });
