@@ -3,7 +3,6 @@
  * kubelet serves `Registration`; each device plugin serves `DevicePlugin`.
  */
 import type { ProtoGrpcType } from './generated/deviceplugin/api.ts';
-import * as gen from './generated/deviceplugin/v1beta1/api.ts';
 import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { RegisterRequest__Output } from './generated/deviceplugin/v1beta1/RegisterRequest.ts';
@@ -31,10 +30,25 @@ export const KUBELET_SOCKET = `${DEVICE_PLUGIN_PATH}kubelet.sock`;
 export const KUBELET_PRE_START_CONTAINER_RPC_TIMEOUT_SECS = 30;
 export const SUPPORTED_VERSIONS: readonly string[] = ['v1beta1'];
 
-/** The generated services of deviceplugin/v1beta1/api.proto (what {@link loadProto} builds the package from). */
-export const SERVICES: readonly GenericDefinition[] = [gen.RegistrationDefinition, gen.DevicePluginDefinition];
+/**
+ * The generated services of deviceplugin/v1beta1/api.proto (what {@link loadProto} builds the package from).
+ * Their code, and the protobuf runtime under it, loads with the first call, not with this module: a node
+ * without device plugins never needs it (test/unit/cli/lazy-modules.test.ts).
+ */
+export async function loadServices(): Promise<readonly GenericDefinition[]> {
+  const gen = await import('./generated/deviceplugin/v1beta1/api.ts');
+  return [gen.RegistrationDefinition, gen.DevicePluginDefinition];
+}
+
+let loaded: DevicePluginPackage | undefined;
 
 /** Loads deviceplugin v1beta1 (cached). */
-export function loadDevicePlugin(): DevicePluginPackage {
-  return loadProto<ProtoGrpcType>('deviceplugin/v1beta1/api.proto', SERVICES).v1beta1;
+export async function loadDevicePlugin(): Promise<DevicePluginPackage> {
+  return (loaded ??= loadProto<ProtoGrpcType>('deviceplugin/v1beta1/api.proto', await loadServices()).v1beta1);
+}
+
+/** The package {@link loadDevicePlugin} loaded, for synchronous callers that run only after it (the checkpoint's codec). */
+export function loadedDevicePlugin(): DevicePluginPackage {
+  if (!loaded) throw new Error('deviceplugin v1beta1 is used before loadDevicePlugin() resolved');
+  return loaded;
 }

@@ -4,7 +4,6 @@
  * plugins_registry directory. The kubelet is the client.
  */
 import type { ProtoGrpcType } from './generated/pluginregistration/api.ts';
-import * as gen from './generated/pluginregistration/v1/api.ts';
 import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { PluginInfo, PluginInfo__Output } from './generated/pluginregistration/pluginregistration/PluginInfo.ts';
@@ -19,10 +18,16 @@ export const CSI_PLUGIN = 'CSIPlugin';
 export const DEVICE_PLUGIN = 'DevicePlugin';
 export const DRA_PLUGIN = 'DRAPlugin';
 
-/** The generated services of pluginregistration/v1/api.proto (what {@link loadProto} builds the package from). */
-export const SERVICES: readonly GenericDefinition[] = [gen.RegistrationDefinition];
+/**
+ * The generated services of pluginregistration/v1/api.proto (what {@link loadProto} builds the package from),
+ * loaded with the first call: a node with no plugin in its registry never needs them.
+ */
+export async function loadServices(): Promise<readonly GenericDefinition[]> {
+  const gen = await import('./generated/pluginregistration/v1/api.ts');
+  return [gen.RegistrationDefinition];
+}
 
 /** Loads pluginregistration v1 (cached). */
-export function loadPluginRegistration(): PluginRegistrationPackage {
-  return loadProto<ProtoGrpcType>('pluginregistration/v1/api.proto', SERVICES).pluginregistration;
+export async function loadPluginRegistration(): Promise<PluginRegistrationPackage> {
+  return loadProto<ProtoGrpcType>('pluginregistration/v1/api.proto', await loadServices()).pluginregistration;
 }

@@ -4,7 +4,6 @@
  * /var/lib/kubelet/pod-resources/kubelet.sock.
  */
 import type { ProtoGrpcType } from './generated/podresources/api.ts';
-import * as gen from './generated/podresources/v1/api.ts';
 import { loadProto, type GenericDefinition } from './load.ts';
 
 export type { PodResourcesListerHandlers, PodResourcesListerClient, PodResourcesListerDefinition } from './generated/podresources/v1/PodResourcesLister.ts';
@@ -22,10 +21,16 @@ export type PodResourcesPackage = ProtoGrpcType['v1'];
 /** Default socket of the pod resources API (`pkg/kubelet/apis/podresources`). */
 export const POD_RESOURCES_SOCKET = '/var/lib/kubelet/pod-resources/kubelet.sock';
 
-/** The generated services of podresources/v1/api.proto (what {@link loadProto} builds the package from). */
-export const SERVICES: readonly GenericDefinition[] = [gen.PodResourcesListerDefinition];
+/**
+ * The generated services of podresources/v1/api.proto (what {@link loadProto} builds the package from),
+ * loaded with the first call: the socket is served lazily (lazy-server.ts), so an idle node never needs them.
+ */
+export async function loadServices(): Promise<readonly GenericDefinition[]> {
+  const gen = await import('./generated/podresources/v1/api.ts');
+  return [gen.PodResourcesListerDefinition];
+}
 
 /** Loads podresources v1 (cached). */
-export function loadPodResources(): PodResourcesPackage {
-  return loadProto<ProtoGrpcType>('podresources/v1/api.proto', SERVICES).v1;
+export async function loadPodResources(): Promise<PodResourcesPackage> {
+  return loadProto<ProtoGrpcType>('podresources/v1/api.proto', await loadServices()).v1;
 }

@@ -3,8 +3,10 @@
  * them in the checkpoint (`AllocResp`). Uses the gRPC method (de)serializers of
  * `DevicePlugin.Allocate`: an `AllocateResponse` holding one container response
  * is, on the wire, tag 0x0a + varint length + that response's own bytes.
+ * The protocol is loaded by then: entries come from an allocation (a plugin's
+ * endpoint loaded it) or from the checkpoint (DeviceManager.start loads it first).
  */
-import { loadDevicePlugin, type ContainerAllocateResponse__Output } from '../../sockets/deviceplugin.ts';
+import { loadedDevicePlugin, type ContainerAllocateResponse__Output } from '../../sockets/deviceplugin.ts';
 import { nodeletError } from '../errors/index.ts';
 
 const FIELD_1_LEN = 0x0a;
@@ -21,7 +23,7 @@ function varint(n: number): number[] {
 
 /** Serializes one container response to its protobuf bytes. */
 export function encodeContainerAllocateResponse(resp: ContainerAllocateResponse__Output): Buffer {
-  const outer = loadDevicePlugin().DevicePlugin.service.Allocate.responseSerialize({ container_responses: [resp] });
+  const outer = loadedDevicePlugin().DevicePlugin.service.Allocate.responseSerialize({ container_responses: [resp] });
   if (outer[0] !== FIELD_1_LEN) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'unexpected AllocateResponse encoding');
   let i = 1;
   while ((outer[i]! & 0x80) !== 0) i++;
@@ -31,7 +33,7 @@ export function encodeContainerAllocateResponse(resp: ContainerAllocateResponse_
 /** Parses protobuf bytes of one container response (absent fields get their defaults). */
 export function decodeContainerAllocateResponse(bytes: Uint8Array): ContainerAllocateResponse__Output {
   const outer = Buffer.concat([Buffer.from([FIELD_1_LEN, ...varint(bytes.length)]), bytes]);
-  const resp = loadDevicePlugin().DevicePlugin.service.Allocate.responseDeserialize(outer);
+  const resp = loadedDevicePlugin().DevicePlugin.service.Allocate.responseDeserialize(outer);
   const first = resp.container_responses[0];
   if (first === undefined) throw nodeletError('NDL_DEVICE_CHECKPOINT', 'empty ContainerAllocateResponse encoding');
   return first;

@@ -28,7 +28,7 @@
 import type { V1Container, V1Pod, V1ResourceStatus } from '@kubernetes/client-node';
 import type { Logger } from '@nodelet/plugin-api/v1';
 import type { Device__Output } from '../../sockets/deviceplugin.ts';
-import { HEALTHY, UNHEALTHY } from '../../sockets/deviceplugin.ts';
+import { HEALTHY, loadDevicePlugin, UNHEALTHY } from '../../sockets/deviceplugin.ts';
 import type { AdmitResult } from '../pods/index.ts';
 import { quantityUnits } from '../kube/index.ts';
 import { errorDetail, nodeletError } from '../errors/index.ts';
@@ -88,8 +88,8 @@ export class DeviceManager {
     this.graceMs = o.graceMs;
   }
 
-  /** Loads the checkpoint (a bad one is logged and ignored, as upstream). */
-  start(): void {
+  /** Loads the checkpoint (a bad one is logged and ignored, as upstream); its allocations need the protocol's codec, loaded first. */
+  async start(): Promise<void> {
     let data;
     try {
       data = readCheckpoint(this.o.dir);
@@ -98,6 +98,7 @@ export class DeviceManager {
       return;
     }
     if (!data) return;
+    if ((data.PodDeviceEntries ?? []).length > 0) await loadDevicePlugin();
     this.pods.fromCheckpoint(data.PodDeviceEntries ?? [], (entry, err) =>
       this.log.error(
         { podUID: entry.PodUID, containerName: entry.ContainerName, resourceName: entry.ResourceName, err: errorDetail(err) },

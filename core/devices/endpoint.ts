@@ -75,7 +75,7 @@ export class DeviceEndpoint {
     } catch (e) {
       throw nodeletError('NDL_PLUGIN_DIAL', `failed to dial device plugin: ${errorDetail(e)}`, e);
     }
-    const client = clientOn(loadDevicePlugin().DevicePlugin, channel);
+    const client = clientOn((await loadDevicePlugin()).DevicePlugin, channel);
     try {
       const options = await call(client.GetDevicePluginOptions.bind(client) as Unary<object, DevicePluginOptions__Output>, {}, PLUGIN_CALL_TIMEOUT_MS);
       return new DeviceEndpoint(resourceName, socketPath, options, client);

@@ -76,7 +76,7 @@ export async function startDevicePlugins(o: DevicePluginsOptions, deps: DevicePl
     activePods: () => deps.activePods(),
     sourcesReady: deps.sourcesReady ? () => deps.sourcesReady!() : undefined,
   });
-  manager.start();
+  await manager.start();
   const registration = new RegistrationServer(o.devicePluginsDir, manager, dlog);
   await registration.start();
   const handler = createDevicePluginHandler(manager, o.devicePluginsDir, dlog);

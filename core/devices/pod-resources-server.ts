@@ -98,7 +98,7 @@ export async function startPodResourcesServer(socketPath: string, source: PodRes
   rmSync(socketPath, { force: true });
   const server = await listenGrpcLazily(
     socketPath,
-    async (s) => s.addService(loadPodResources().PodResourcesLister.service, podResourcesHandlers(source)),
+    async (s) => s.addService((await loadPodResources()).PodResourcesLister.service, podResourcesHandlers(source)),
     log,
   );
   log.info({ socket: socketPath }, 'Starting pod resources API server');

@@ -81,7 +81,7 @@ export class RegistrationServer {
     this.server = await listenGrpcLazily(
       this.socketPath,
       async (server, grpc) => {
-        server.addService(loadDevicePlugin().Registration.service, {
+        server.addService((await loadDevicePlugin()).Registration.service, {
           Register: (call: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
             this.register(call.request).then(
               () => cb(null, {}),

@@ -44,7 +44,7 @@ export async function registerPlugin(req: RegisterRequest): Promise<void> {
   } catch (e) {
     throw nodeletError('NDL_PLUGIN_DIAL', `RegisterPlugin error -- dial failed at socket ${socketPath}, err: ${(e as Error).message}`, e);
   }
-  const client = clientOn(loadPluginRegistration().Registration, channel);
+  const client = clientOn((await loadPluginRegistration()).Registration, channel);
   try {
     await registerWith(client, req);
   } finally {

@@ -111,7 +111,7 @@ describe('device plugins on nodelet', () => {
 
   async function podResourcesClient(): Promise<PodResourcesListerClient> {
     const sock = join(nodelet.rootDir, 'pod-resources', 'kubelet.sock');
-    return clientOn(loadPodResources().PodResourcesLister, await dialUnix(sock, 5000));
+    return clientOn((await loadPodResources()).PodResourcesLister, await dialUnix(sock, 5000));
   }
 
   /** Healthy devices nodelet knows now (GetAllocatableResources). */

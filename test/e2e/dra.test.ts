@@ -111,7 +111,7 @@ describe('DRA on nodelet', () => {
   const until = (name: string, what: string, ok: (p: V1Pod) => boolean, ms = 120_000) => podUntil(k.core, ns, name, what, ok, ms);
   /** `List` on nodelet's podresources socket. */
   const podResourcesList = async () => {
-    const client = clientOn(loadPodResources().PodResourcesLister, await dialUnix(join(nodelet.rootDir, 'pod-resources', 'kubelet.sock'), 5000));
+    const client = clientOn((await loadPodResources()).PodResourcesLister, await dialUnix(join(nodelet.rootDir, 'pod-resources', 'kubelet.sock'), 5000));
     try {
       const r = await new Promise<ListPodResourcesResponse__Output>((resolve, reject) => client.List({}, (err, x) => (err || !x ? reject(err) : resolve(x))));
       return r.pod_resources;

@@ -88,6 +88,10 @@ describe('modules loaded on first use', () => {
     expect(urls.filter((u) => /providers\/wasi\/dist\/(component-runner\.js|spin\/|worker\/http\/imports-)/.test(u))).toEqual([]);
     // The CSI and DRA protocol code loads when such a plugin registers (csi-driver-registry.ts, core/dra/index.ts).
     expect(urls.filter((u) => /dist\/sockets\/(csi|dra|dra-v1beta1|dra-health)\.js$|dist\/sockets\/generated\/(csi|dra|dra-health)\//.test(u))).toEqual([]);
+    // The device plugin, pod-resources and plugin registration protocols' code, and the protobuf runtime under
+    // every generated protocol, load with a device plugin, a pod-resources client or a plugin in the registry.
+    expect(urls.filter((u) => /dist\/sockets\/generated\//.test(u))).toEqual([]);
+    expect(pkgs.has('@bufbuild/protobuf')).toBe(false);
   });
 
   it('nodelet run loads only its own modules and the WASI layer, in the process the command started', async () => {

@@ -29,7 +29,7 @@ describe('allocatedResourcesStatus of device plugins', () => {
     const dir = tmp();
     const active: V1Pod[] = [];
     const m = new DeviceManager({ dir, log: memLogger(), dialTimeoutMs: 500, graceMs: 300_000, activePods: () => active });
-    m.start();
+    await m.start();
     cleanup.push(() => m.stop());
     const p1 = await plugin(dir, 'dp1', ['Dev-1', 'Dev-2', 'Dev-3']);
     const p2 = await plugin(dir, 'dp2', ['gpu-0']);

@@ -13,6 +13,7 @@ import {
   type CheckpointData,
 } from '../../../core/devices/checkpoint.ts';
 import { decodeContainerAllocateResponse, encodeContainerAllocateResponse } from '../../../core/devices/alloc-response.ts';
+import { loadDevicePlugin } from '../../../sockets/deviceplugin.ts';
 import { tmp } from './helpers.ts';
 
 // Checksums printed by Go for these data: spew ConfigState{Indent:" ", SortKeys, DisableMethods, SpewKeys,
@@ -83,7 +84,8 @@ describe('device manager checkpoint', () => {
     expect(encodeCheckpoint(data)).toContain('"AllocResp":"Ehr/AA=="');
   });
 
-  it('serialises ContainerAllocateResponse as protobuf and reads it back', () => {
+  it('serialises ContainerAllocateResponse as protobuf and reads it back', async () => {
+    await loadDevicePlugin(); // as the device manager does before it reads or writes an allocation
     const resp = {
       envs: { A: 'x'.repeat(300) },
       mounts: [{ container_path: '/c', host_path: '/h', read_only: true }],

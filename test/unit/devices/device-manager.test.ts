@@ -26,7 +26,7 @@ describe('DeviceManager', () => {
     const active: V1Pod[] = [];
     const log = memLogger();
     const m = new DeviceManager({ dir, log, dialTimeoutMs: 500, graceMs: mgrOpts.graceMs ?? 300_000, activePods: mgrOpts.active ?? (() => active) });
-    m.start();
+    await m.start();
     cleanup.push(() => {
       m.stop();
       plugin.stop();
@@ -171,7 +171,7 @@ describe('DeviceManager', () => {
     // "Restart": a new manager on the same dir, before the plugin re-registers.
     const log = memLogger();
     const m2 = new DeviceManager({ dir, log, graceMs: 300_000, activePods: () => active });
-    m2.start();
+    await m2.start();
     cleanup.push(() => m2.stop());
     expect(m2.capacity()).toEqual({ capacity: { [R]: '0' }, allocatable: { [R]: '0' } });
     expect(m2.admissionAllocatable()).toEqual({ [R]: '1' });
@@ -197,7 +197,7 @@ describe('DeviceManager', () => {
     (await import('node:fs')).writeFileSync(path, text);
     const log = memLogger();
     const m2 = new DeviceManager({ dir, log, graceMs: 300_000 });
-    m2.start();
+    await m2.start();
     expect(m2.capacity().capacity).toEqual({});
     expect(log.lines.some((l) => l.level === 'error' && String(l.msg).includes('failing to read checkpoint'))).toBe(true);
   });

@@ -42,7 +42,7 @@ export class FakeDevicePlugin {
 
   async start(): Promise<void> {
     const server = new grpc.Server();
-    server.addService(loadDevicePlugin().DevicePlugin.service, {
+    server.addService((await loadDevicePlugin()).DevicePlugin.service, {
       GetDevicePluginOptions: (_c: unknown, cb: grpc.sendUnaryData<object>) =>
         cb(null, { pre_start_required: !!this.o.preStartRequired, get_preferred_allocation_available: !!this.o.preferred }),
       ListAndWatch: (call: grpc.ServerWritableStream<object, object>) => {
@@ -99,7 +99,7 @@ export class FakeDevicePlugin {
 /** Calls Register on a kubelet.sock the way a plugin does; resolves with the error text, or '' on success. */
 export async function registerWithKubelet(kubeletSock: string, req: { version?: string; endpoint: string; resource_name: string }): Promise<string> {
   const channel = await dialUnix(kubeletSock, 5000);
-  const client = clientOn(loadDevicePlugin().Registration, channel);
+  const client = clientOn((await loadDevicePlugin()).Registration, channel);
   try {
     return await new Promise<string>((resolve) => client.Register({ version: 'v1beta1', ...req, options: {} }, (err) => resolve(err ? err.details : '')));
   } finally {

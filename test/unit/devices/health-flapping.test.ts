@@ -56,7 +56,7 @@ describe('device health flapping', () => {
     const plugin = new FakeDevicePlugin(join(dir, 'dp.sock'), { devices: devices(0) });
     await plugin.start();
     const m = new DeviceManager({ dir, log: memLogger(), dialTimeoutMs: 500, graceMs: 300_000, activePods: () => [] });
-    m.start();
+    await m.start();
     const core = new CountingCore();
     const node = new NodeController({ core } as unknown as KubeClients, {
       shape,

@@ -44,7 +44,7 @@ describe('podresources v1 server', () => {
 
     const server = await startPodResourcesServer(join(dir, 'pod-resources', 'kubelet.sock'), { activePods: () => active, devices: m }, log);
     stops.push(() => server.stop());
-    const client: PodResourcesListerClient = clientOn(loadPodResources().PodResourcesLister, await dialUnix(server.socketPath, 2000));
+    const client: PodResourcesListerClient = clientOn((await loadPodResources()).PodResourcesLister, await dialUnix(server.socketPath, 2000));
     stops.push(() => client.close());
 
     const list = await unary<{ pod_resources: unknown[] }>(client.List.bind(client) as never, {});
@@ -89,7 +89,7 @@ describe('podresources v1 server', () => {
         : [];
     const server = await startPodResourcesServer(join(dir, 'pod-resources', 'kubelet.sock'), { activePods: () => [p1], devices: m, dynamicResources }, log);
     stops.push(() => server.stop());
-    const client: PodResourcesListerClient = clientOn(loadPodResources().PodResourcesLister, await dialUnix(server.socketPath, 2000));
+    const client: PodResourcesListerClient = clientOn((await loadPodResources()).PodResourcesLister, await dialUnix(server.socketPath, 2000));
     stops.push(() => client.close());
     const want = [
       {

@@ -70,7 +70,7 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     const channel = await dialUnix(regSock, 5_000);
     channels.push(channel);
     const info = await call<object, { type: string; name: string; endpoint: string; supported_versions: string[] }>(
-      clientOn(loadPluginRegistration().Registration, channel),
+      clientOn((await loadPluginRegistration()).Registration, channel),
       'GetInfo',
       {},
     );
@@ -87,7 +87,7 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     const reg = peers[1]!;
     const channel = await dialUnix(regSock, 5_000);
     channels.push(channel);
-    const client = clientOn(loadPluginRegistration().Registration, channel);
+    const client = clientOn((await loadPluginRegistration()).Registration, channel);
     await call(client, 'NotifyRegistrationStatus', { plugin_registered: false, error: 'bad versions' }).catch(() => undefined);
     expect(await exitOf(reg)).toBe(1);
     expect(reg.log()).toContain('Registration process failed with error: bad versions');
@@ -164,7 +164,7 @@ describe.skipIf(!isRoot)('plugin peers (needs root: mounts)', () => {
     const kubeletSock = join(dir, 'device-plugins', 'kubelet.sock');
     const requests: RegisterRequest__Output[] = [];
     const server = new grpc.Server();
-    server.addService(loadDevicePlugin().Registration.service, {
+    server.addService((await loadDevicePlugin()).Registration.service, {
       Register: (c: grpc.ServerUnaryCall<RegisterRequest__Output, object>, cb: grpc.sendUnaryData<object>) => {
         requests.push(c.request);
         cb(null, {});

@@ -43,7 +43,7 @@ export async function startFakePlugin(socketPath: string, info: FakePluginInfo):
       callback(null, {});
     },
   };
-  server.addService(loadPluginRegistration().Registration.service, handlers);
+  server.addService((await loadPluginRegistration()).Registration.service, handlers);
   await new Promise<void>((done, fail) =>
     server.bindAsync(unixTarget(socketPath), grpc.ServerCredentials.createInsecure(), (err) => (err ? fail(err) : done())),
   );

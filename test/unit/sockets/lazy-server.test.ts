@@ -28,8 +28,8 @@ afterEach(async () => {
 });
 
 /** A client with its own connection (grpc-js otherwise shares one, in backoff after a failure, between clients of a target). */
-function client(path: string): PodResourcesListerClient {
-  const c = new (loadPodResources().PodResourcesLister)(unixTarget(path), grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+async function client(path: string): Promise<PodResourcesListerClient> {
+  const c = new (await loadPodResources()).PodResourcesLister(unixTarget(path), grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
   clients.push(c);
   return c;
 }
@@ -54,13 +54,13 @@ describe('listenGrpcLazily', () => {
       path,
       async (s) => {
         builds++;
-        s.addService(loadPodResources().PodResourcesLister.service, handlers('p1'));
+        s.addService((await loadPodResources()).PodResourcesLister.service, handlers('p1'));
       },
       memLogger(),
     );
     expect(builds).toBe(0);
-    expect(await list(client(path))).toBe('["p1"]');
-    expect(await list(client(path))).toBe('["p1"]');
+    expect(await list(await client(path))).toBe('["p1"]');
+    expect(await list(await client(path))).toBe('["p1"]');
     expect(builds).toBe(1);
   });
 
@@ -72,19 +72,19 @@ describe('listenGrpcLazily', () => {
       path,
       async (s) => {
         if (++builds === 1) throw new Error('no code');
-        s.addService(loadPodResources().PodResourcesLister.service, handlers('p2'));
+        s.addService((await loadPodResources()).PodResourcesLister.service, handlers('p2'));
       },
       log,
     );
-    expect(await list(client(path))).toMatch(/^error 14: /); // UNAVAILABLE: the connection was closed
+    expect(await list(await client(path))).toMatch(/^error 14: /); // UNAVAILABLE: the connection was closed
     expect(log.lines.some((l) => l.level === 'error' && /no code/.test(JSON.stringify(l.obj)))).toBe(true);
-    expect(await list(client(path))).toBe('["p2"]');
+    expect(await list(await client(path))).toBe('["p2"]');
   });
 
   it('stop() ends the open connections and stops listening', async () => {
     const path = join(dir, 'kubelet.sock');
-    server = await listenGrpcLazily(path, async (s) => s.addService(loadPodResources().PodResourcesLister.service, handlers('p3')), memLogger());
-    const c = client(path);
+    server = await listenGrpcLazily(path, async (s) => s.addService((await loadPodResources()).PodResourcesLister.service, handlers('p3')), memLogger());
+    const c = await client(path);
     expect(await list(c)).toBe('["p3"]');
     server.stop();
     expect(await list(c)).toMatch(/^error 14: /);

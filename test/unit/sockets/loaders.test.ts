@@ -14,18 +14,18 @@ import { loadPodResources } from '../../../sockets/podresources.ts';
 const methods = (svc: { service: grpc.ServiceDefinition }): string[] => Object.keys(svc.service).sort();
 
 describe('typed loaders', () => {
-  it('expose the upstream services and methods', () => {
-    expect(methods(loadPluginRegistration().Registration)).toEqual(['GetInfo', 'NotifyRegistrationStatus']);
-    expect(methods(loadDevicePlugin().Registration)).toEqual(['Register']);
-    expect(methods(loadDevicePlugin().DevicePlugin)).toEqual([
+  it('expose the upstream services and methods', async () => {
+    expect(methods((await loadPluginRegistration()).Registration)).toEqual(['GetInfo', 'NotifyRegistrationStatus']);
+    expect(methods((await loadDevicePlugin()).Registration)).toEqual(['Register']);
+    expect(methods((await loadDevicePlugin()).DevicePlugin)).toEqual([
       'Allocate',
       'GetDevicePluginOptions',
       'GetPreferredAllocation',
       'ListAndWatch',
       'PreStartContainer',
     ]);
-    expect(loadDevicePlugin().DevicePlugin.service.ListAndWatch.responseStream).toBe(true);
-    expect(methods(loadPodResources().PodResourcesLister)).toEqual(['Get', 'GetAllocatableResources', 'List']);
+    expect((await loadDevicePlugin()).DevicePlugin.service.ListAndWatch.responseStream).toBe(true);
+    expect(methods((await loadPodResources()).PodResourcesLister)).toEqual(['Get', 'GetAllocatableResources', 'List']);
     expect(methods(loadCsi().Identity)).toEqual(['GetPluginCapabilities', 'GetPluginInfo', 'Probe']);
     expect(methods(loadCsi().Node)).toContain('NodeGetInfo');
     expect(loadCsi().Node.service.NodeStageVolume.path).toBe('/csi.v1.Node/NodeStageVolume');

@@ -12,9 +12,9 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { loadProto, PROTO_ROOT, type GenericDefinition } from '../../../sockets/load.ts';
 import { SERVICES as CSI_SERVICES } from '../../../sockets/csi.ts';
-import { SERVICES as DEVICEPLUGIN_SERVICES } from '../../../sockets/deviceplugin.ts';
-import { SERVICES as PODRESOURCES_SERVICES } from '../../../sockets/podresources.ts';
-import { SERVICES as PLUGINREGISTRATION_SERVICES } from '../../../sockets/pluginregistration.ts';
+import { loadServices as devicePluginServices } from '../../../sockets/deviceplugin.ts';
+import { loadServices as podResourcesServices } from '../../../sockets/podresources.ts';
+import { loadServices as pluginRegistrationServices } from '../../../sockets/pluginregistration.ts';
 
 const require = createRequire(import.meta.url);
 const REPO = join(PROTO_ROOT, '..', '..');
@@ -153,18 +153,18 @@ describe('sockets/proto matches upstream field for field', () => {
 });
 
 /** Each protocol module's generated services, by the name in {@link OURS}. */
-const SERVICES: Record<string, readonly GenericDefinition[]> = {
-  csi: CSI_SERVICES,
-  deviceplugin: DEVICEPLUGIN_SERVICES,
-  podresources: PODRESOURCES_SERVICES,
-  pluginregistration: PLUGINREGISTRATION_SERVICES,
+const SERVICES: Record<string, () => Promise<readonly GenericDefinition[]>> = {
+  csi: async () => CSI_SERVICES,
+  deviceplugin: devicePluginServices,
+  podresources: podResourcesServices,
+  pluginregistration: pluginRegistrationServices,
 };
 
 describe('the static service definitions (sockets/load.ts) are the upstream services', () => {
   for (const [name, { file, upstreamPath }] of Object.entries(OURS)) {
     if (name === 'dra' || name === 'draHealth') continue; // ts-proto's grpc-js definitions, used directly (sockets/dra*.ts)
-    it(`${name}: every service, method path and stream flag`, () => {
-      const pkg = loadProto<Record<string, unknown>>(file, SERVICES[name]!);
+    it(`${name}: every service, method path and stream flag`, async () => {
+      const pkg = loadProto<Record<string, unknown>>(file, await SERVICES[name]!());
       const services = loadRoot(upstreamFile(file, upstreamPath)).nestedArray.flatMap(function all(o: protobuf.ReflectionObject): protobuf.Service[] {
         if (o instanceof protobuf.Service) return [o];
         return o instanceof protobuf.Namespace && !o.fullName.startsWith('.google') ? o.nestedArray.flatMap(all) : [];
