@@ -2,8 +2,9 @@
  * What an idle node does not use is loaded on first use, not at start (bench/README.md, idle
  * footprint): `nodelet --help` loads no API client, and the agent's module graph loads neither
  * the X.509 builder, the YAML parser nor `@kubernetes/client-node` (types only), only the parts of
- * undici and prom-client it uses, no gRPC, no CSI or DRA protocol code, and (with the wasi provider) no
- * component or Spin runner; `nodelet run` loads only
+ * undici and prom-client it uses, no gRPC, no protocol code (CSI, DRA, device plugin, pod-resources, plugin
+ * registration) nor the protobuf runtime, and (with the wasi provider) no component or Spin runner; a pull
+ * loads no second undici (fetch's); `nodelet run` loads only
  * its own modules and the WASI layer, in the process the command started (no re-execution with V8 flags).
  * Checked on dist/ (what `nodelet` runs) with a module hook that records every file loaded.
  */
