@@ -186,7 +186,12 @@ export class SharedThread {
     await this.worker.terminate();
   }
 
-  /** How late its current heartbeat is, in ms (0 on time, or before its first beat). */
+  /** Whether its heartbeat runs: it does while the thread holds a module (worker/wasi-worker.mjs), so an empty thread wakes no one. */
+  beating(): boolean {
+    return new Float64Array(this.beat)[0] !== 0;
+  }
+
+  /** How late its current heartbeat is, in ms (0 on time, or while it holds no module and does not beat). */
   lateMs(): number {
     const b = new Float64Array(this.beat);
     return b[0] === 0 ? 0 : Math.max(0, performance.timeOrigin + performance.now() - b[0]! - BEAT_MS);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerSpec, RunningContainer } from '@nodelet/plugin-api/v1';
 import { CONTAINER_START_CHANNEL, KILLED_EXIT_CODE, WasiProvider, placement, type ContainerStartEvent } from '../src/index.ts';
+import { BEAT_MS, SharedThreads } from '../src/shared-threads.ts';
 import { until } from '../../../test/harness/until.ts';
 import { FakeImages, memoryLogger, podContext, providerContext, pulledFixture, readLog, scratch, spec } from './helpers.ts';
 
@@ -331,6 +332,22 @@ describe('modules sharing a thread', () => {
       await Promise.all([...running, ...more.running].map((r) => r.stop(0)));
     } finally {
       await p.shutdown();
+    }
+  });
+});
+
+describe('the heartbeat of a shared thread', () => {
+  it('does not run while the thread holds no module: an empty thread wakes no one and reads as on time and idle', async () => {
+    const threads = new SharedThreads({ size: 1 });
+    try {
+      threads.warm();
+      const t = await threads.take(); // placed (booted, ready), but no module sent to it
+      await new Promise((r) => setTimeout(r, 3 * BEAT_MS));
+      expect(t.beating()).toBe(false);
+      expect(t.lateMs()).toBe(0);
+      expect(t.utilization()).toBe(0);
+    } finally {
+      await threads.close();
     }
   });
 });

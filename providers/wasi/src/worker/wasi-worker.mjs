@@ -12,11 +12,11 @@
 // clock sleeps suspend (suspending-poll.mjs), so a sleeping module frees the
 // thread; proc_exit ends only its module (jspi.mjs procExitUnwinds); each has
 // its own node:wasi instance (its own uvwasi descriptor table) and log writer.
-// The thread also beats a heartbeat into workerData.heartbeat (Float64 [0] =
-// epoch ms of the last beat, [1] = the largest lag of a beat, reset by the
-// main thread, [2] = the share of the last ~second its event loop was busy,
-// written every 10 beats): its event-loop delay and use, readable while the
-// thread is busy.
+// While it holds a module, the thread also beats a heartbeat into
+// workerData.heartbeat (Float64 [0] = epoch ms of the last beat, 0 while it
+// holds none, [1] = the largest lag of a beat, reset by the main thread,
+// [2] = the share of the last ~second its event loop was busy, written every
+// 10 beats): its event-loop delay and use, readable while the thread is busy.
 //
 // Started ahead of need by the worker pool (../worker-pool.ts) with workerData
 // { criLogUrl }; it loads and warms up everything, answers the pool's 'ping'
@@ -109,14 +109,22 @@ const tid = kernelThreadId(fs);
 
 warmUp();
 if (shared) warmUpShared();
+/**
+ * The heartbeat runs while the thread holds a module (`hold` at its run message, `release` once it is
+ * done): a thread without modules wakes no one, and its beat reads 0, which the main thread takes as
+ * on time and idle (shared-threads.ts `lateMs`).
+ */
+let heartbeat = { hold() {}, release() {} };
 if (shared && data.heartbeat) {
   const beat = new Float64Array(data.heartbeat);
-  let last = performance.now();
   const { eventLoopUtilization } = process.getBuiltinModule('node:perf_hooks').performance;
+  let last = 0;
   let used = eventLoopUtilization();
   let beats = 0;
-  beat[0] = performance.timeOrigin + last;
-  setInterval(() => {
+  let held = 0;
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  const tick = () => {
     const now = performance.now();
     const lag = Math.max(0, now - last - BEAT_MS);
     if (lag > beat[1]) beat[1] = lag;
@@ -127,7 +135,24 @@ if (shared && data.heartbeat) {
       beat[2] = eventLoopUtilization(u, used).utilization;
       used = u;
     }
-  }, BEAT_MS).unref();
+  };
+  heartbeat = {
+    hold() {
+      if (held++ > 0) return;
+      last = performance.now();
+      used = eventLoopUtilization();
+      beats = 0;
+      beat[0] = performance.timeOrigin + last;
+      timer = setInterval(tick, BEAT_MS).unref();
+    },
+    release() {
+      if (--held > 0) return;
+      clearInterval(timer);
+      beat[0] = 0;
+      beat[1] = 0;
+      beat[2] = 0;
+    },
+  };
 }
 
 // 'ping' (sent by the pool when it creates the worker) is answered with 'ready':
@@ -145,9 +170,11 @@ port.on(
       /** @param {ModuleMessage | DoneMessage} message */
       const send = (message) => port.postMessage({ moduleId: id, message });
       let done = false;
+      heartbeat.hold();
       const onDone = (memoryBytes = 0) => {
         if (done) return;
         done = true;
+        heartbeat.release();
         send({ type: 'done', memoryBytes });
       };
       try {
