@@ -9,8 +9,8 @@
  * bodies were turned back into Node streams by every consumer of a blob.
  *
  * What fetch did that `request` does not is done here:
- * - redirects (a registry sends blobs to storage elsewhere): GET and HEAD follow up to
- *   {@link MAX_REDIRECTS}; `Authorization` is dropped when the origin changes, as
+ * - redirects (a registry sends blobs to storage elsewhere): undici's redirect interceptor
+ *   follows up to {@link MAX_REDIRECTS}, dropping `Authorization` when the origin changes, as
  *   the Fetch standard and containerd's resolver do;
  * - a GET or HEAD whose kept-alive connection the registry closed as the request
  *   went out is sent once more, as Go's transport (containerd) retries an idempotent
@@ -26,8 +26,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { nodeletError } from '../errors/index.ts';
-import { discardBody } from './body-limits.ts';
-import { Agent, request } from '../kube/index.ts';
+import { Agent, redirectInterceptor, request } from '../kube/index.ts';
 
 /** Redirects followed for one GET or HEAD (Fetch allows 20, Go's http.Client 10). */
 export const MAX_REDIRECTS = 10;
@@ -49,7 +48,7 @@ export interface RegistryResponse {
   readonly body: Readable;
 }
 
-/** Sends one request and gives the answer, following redirects. Tests may wrap one. */
+/** Sends one request and gives the final answer (redirects followed). Tests may wrap one. */
 export type RegistryTransport = (url: string, req: RegistryRequest) => Promise<RegistryResponse>;
 
 /** Timeouts of a {@link registryTransport}. */
@@ -80,7 +79,8 @@ export function statusText(status: number): string {
 /** A transport on an undici Agent of its own with the given timeouts. */
 export function registryTransport(opts: RegistryTransportOptions): RegistryTransport {
   const agent = new Agent({ connect: { timeout: opts.headersTimeoutMs } });
-  const dispatcher = agent.compose(namedTimeouts);
+  // The redirect interceptor outermost: each hop goes through namedTimeouts, named after its own host.
+  const dispatcher = agent.compose(namedTimeouts, redirectInterceptor({ maxRedirections: MAX_REDIRECTS }));
   const once = async (url: string, req: RegistryRequest): Promise<RegistryResponse> => {
     const res = await request(url, {
       dispatcher,
@@ -93,34 +93,14 @@ export function registryTransport(opts: RegistryTransportOptions): RegistryTrans
     });
     return { status: res.statusCode, headers: res.headers, body: res.body };
   };
-  const retried = (url: string, req: RegistryRequest) =>
+  return (url, req) =>
     once(url, req).catch((e: unknown) => {
       if (!req.signal?.aborted && idempotent(req.method) && closedBeforeAnswer(e)) return once(url, req);
       throw e;
     });
-  return async (url, req) => {
-    let at = new URL(url);
-    let headers = req.headers;
-    for (let hops = 0; ; hops++) {
-      const res = await retried(at.href, { ...req, headers });
-      const location = headerOf(res, 'location');
-      if (!idempotent(req.method) || !REDIRECT.has(res.status) || !location) return res;
-      await discardBody(res.body);
-      if (hops === MAX_REDIRECTS) throw nodeletError('NDL_IMAGE_PULL', `more than ${MAX_REDIRECTS} redirects from ${new URL(url).host}`);
-      const next = new URL(location, at);
-      if (next.origin !== at.origin) headers = withoutAuthorization(headers);
-      at = next;
-    }
-  };
 }
-
-const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 const idempotent = (method: string) => method === 'GET' || method === 'HEAD';
-
-function withoutAuthorization(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'authorization'));
-}
 
 /** Whether a request failed because the connection closed before any answer (undici's `other side closed`, or a reset). */
 export function closedBeforeAnswer(e: unknown): boolean {

@@ -1,5 +1,5 @@
 /**
- * The parts of undici nodelet uses (`Agent`, `ProxyAgent`, `request`), loaded from
+ * The parts of undici nodelet uses (`Agent`, `ProxyAgent`, `request`, the redirect interceptor), loaded from
  * undici's own lib/ files instead of its index.js.
  *
  * Why: undici's index.js loads the whole package at once (fetch, WebSocket,
@@ -29,6 +29,9 @@ const parseURL = (load('undici/lib/core/util.js') as { parseURL(url: string | UR
 /** undici's `Agent` (lib/dispatcher/agent.js). */
 export const Agent = load('undici/lib/dispatcher/agent.js') as typeof Undici.Agent;
 export type Agent = Undici.Agent;
+
+/** undici's redirect interceptor (`interceptors.redirect`, lib/interceptor/redirect.js), for `agent.compose(...)`. */
+export const redirectInterceptor = load('undici/lib/interceptor/redirect.js') as typeof Undici.interceptors.redirect;
 
 /** A new undici `ProxyAgent` (lib/dispatcher/proxy-agent.js, loaded on the first: most kubeconfigs name no proxy). */
 export function newProxyAgent(options: Undici.ProxyAgent.Options): Undici.ProxyAgent {
