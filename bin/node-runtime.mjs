@@ -33,8 +33,17 @@ export const REQUIRED_MAJOR = 24;
  * a 30-minute soak grew nodelet's RSS 1.3 MiB per 1,000 pods after warm-up; with
  * the fixed factor, 0.3, ~20 MiB lower throughout, at the same CPU per pod
  * (bench/README.md, "Soak").
+ *
+ * `--invocation-count-for-maglev=12000` and `--invocation-count-for-turbofan=90000`
+ * (30 × V8's 400 and 3000): start-up loads ~750 modules, and Node's module loader
+ * runs its resolution and path functions often enough for Maglev and TurboFan to
+ * compile them, which brings the optimizing compilers' code (~6.6 MiB of the node
+ * binary) and their memory into an agent that then sits idle: an idle nodelet's RSS
+ * was ~8 MiB lower (bench/README.md, "Idle memory"). Code that runs per pod still
+ * reaches the optimizing tiers under churn, later: 3–10 % more of nodelet's CPU per
+ * pod in a 5-minute soak, and less in a 50-node fleet's first bursts (fewer compiles).
  */
-export const V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50'];
+export const V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50', '--invocation-count-for-maglev=12000', '--invocation-count-for-turbofan=90000'];
 
 const flagName = (/** @type {string} */ f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
 

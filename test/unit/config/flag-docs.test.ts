@@ -26,6 +26,8 @@ const OTHER_PROGRAMS: Readonly<Record<string, string>> = {
   '--cluster-dns': "upstream kubelet's, not nodelet's",
   '--max-semi-space-size': 'node (V8)',
   '--heap-growing-percent': 'node (V8)',
+  '--invocation-count-for-maglev': 'node (V8)',
+  '--invocation-count-for-turbofan': 'node (V8)',
   '--privileged': 'docker run',
   '--fail': 'the test CSI driver',
   '--quick': 'the bench',
