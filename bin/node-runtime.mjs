@@ -41,7 +41,7 @@ export const REQUIRED_MAJOR = 24;
  * binary) and their memory into an agent that then sits idle: an idle nodelet's RSS
  * was ~8 MiB lower (bench/README.md, "Idle memory"). Code that runs per pod still
  * reaches the optimizing tiers under churn, later: 3–10 % more of nodelet's CPU per
- * pod in a 5-minute soak, and less in a 50-node fleet's first bursts (fewer compiles).
+ * pod in a 5-minute soak; a 50-node fleet's first bursts spend less in V8's threads.
  */
 export const V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50', '--invocation-count-for-maglev=12000', '--invocation-count-for-turbofan=90000'];
 
