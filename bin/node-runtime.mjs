@@ -43,7 +43,12 @@ export const REQUIRED_MAJOR = 24;
  * reaches the optimizing tiers under churn, later: 3–10 % more of nodelet's CPU per
  * pod in a 5-minute soak; a 50-node fleet's first bursts spend less in V8's threads.
  */
-export const V8_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=50', '--invocation-count-for-maglev=12000', '--invocation-count-for-turbofan=90000'];
+export const V8_FLAGS = [
+  '--max-semi-space-size=4',
+  '--heap-growing-percent=50',
+  '--invocation-count-for-maglev=12000',
+  '--invocation-count-for-turbofan=90000',
+];
 
 const flagName = (/** @type {string} */ f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
 

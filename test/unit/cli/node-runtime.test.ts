@@ -91,7 +91,12 @@ describe('V8 flags (re-executed in place on Node 24)', () => {
     expect(run([], { NODE_OPTIONS: '--max-semi-space-size=8' }).out.execArgv).toEqual(['--heap-growing-percent=50', ...TIERING, '--no-warnings']);
     const { missingV8Flags } = (await import(RUNTIME)) as { missingV8Flags: (a: string[], o: string) => string[] };
     expect(missingV8Flags(['--max_semi_space_size=16', '--heap_growing_percent=20'], '')).toEqual(TIERING);
-    expect(missingV8Flags(['--max_semi_space_size=16', '--heap_growing_percent=20', '--invocation_count_for_maglev=400', '--invocation-count-for-turbofan=3000'], '')).toEqual([]);
+    expect(
+      missingV8Flags(
+        ['--max_semi_space_size=16', '--heap_growing_percent=20', '--invocation_count_for_maglev=400', '--invocation-count-for-turbofan=3000'],
+        '',
+      ),
+    ).toEqual([]);
     expect(missingV8Flags([], '--max-old-space-size=100')).toEqual(['--max-semi-space-size=4', '--heap-growing-percent=50', ...TIERING]);
   });
 
