@@ -37,7 +37,7 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
   const t0 = Date.now();
   const m0 = machine();
   console.log(`[fleet] ${sizes.join(', ')} nodes of each kind (${kinds.join(', ')}) on ${JSON.stringify(m0)}, nodes' data under ${benchDataBase()}`);
-  const sleep = await buildWasmModule('sleep');
+  const pause = await buildWasmModule('pause');
   buildPeers();
   buildKubemark();
   ensureBuilt();
@@ -54,7 +54,7 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
   try {
     const c = clientsFor(cluster.info);
-    const { reg, images } = await startBenchRegistry({ sleep });
+    const { reg, images } = await startBenchRegistry({ pause });
     stops.push(() => reg.stop());
     const kwokKubeconfig = prepareKwokIdentity(cluster.info);
     // nodelet's Services resolver watches EndpointSlices, which the nodes may do once a cluster applies this
@@ -78,7 +78,7 @@ export async function runFleet(argv: readonly string[]): Promise<void> {
               n,
               cluster.info,
               c,
-              { nodeletImage: images.sleep!, kwokKubeconfig, readyTimeoutMs: 120_000 + n * 6_000 },
+              { nodeletImage: images.pause!, kwokKubeconfig, readyTimeoutMs: 120_000 + n * 6_000 },
               P,
               (f) => (fleet = f),
             ),

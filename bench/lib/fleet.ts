@@ -126,7 +126,7 @@ export function prepareKwokIdentity(info: ClusterInfo): string {
 export interface FleetOpts {
   info: ClusterInfo;
   c: Clients;
-  /** The image nodelet's pods run (the sleep module in the bench's registry). */
+  /** The image nodelet's pods run (the pause module in the bench's registry). */
   nodeletImage: string;
   /** From {@link prepareKwokIdentity}. */
   kwokKubeconfig: string;
