@@ -37,10 +37,19 @@ export interface DirMaker {
 export function dirMaker(helper: HelperShell | undefined): DirMaker {
   if (!helper)
     return {
-      make: (dirs, mode) =>
-        Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode }))).catch((e: NodeJS.ErrnoException) => {
-          throw podDirsError(e.path ?? dirs.join(', '), e.code ?? 'EIO', e.message, e);
-        }),
+      async make(dirs, mode) {
+        // Every mkdir settles before a failure is reported: nothing is still being made once the call rejects.
+        const results = await Promise.allSettled(dirs.map((d) => mkdir(d, { recursive: true, mode })));
+        const made: (string | undefined)[] = [];
+        for (const r of results) {
+          if (r.status === 'rejected') {
+            const e = r.reason as NodeJS.ErrnoException;
+            throw podDirsError(e.path ?? dirs.join(', '), e.code ?? 'EIO', e.message, e);
+          }
+          made.push(r.value);
+        }
+        return made;
+      },
     };
   return {
     async make(dirs, mode) {

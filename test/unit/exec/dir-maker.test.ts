@@ -39,4 +39,25 @@ describe.each(makers)('dirMaker, %s', (_name, make) => {
     expect((err as { path: string }).path.startsWith(path.join(root, 'pods'))).toBe(true);
     expect(await dirs.make([path.join(root, 'ok', 'x')], 0o700)).toEqual([path.join(root, 'ok')]);
   });
+
+  it('rejects only once nothing of the call is still being made: what exists at the rejection stays as it is', async () => {
+    const root = await scratch();
+    const dirs = make();
+    await writeFile(path.join(root, 'pods'), 'a file where a dir belongs');
+    // Deep dirs beside the failing one: made level by level, they are still in flight when it fails.
+    const deep = Array.from({ length: 8 }, (_, i) => path.join(root, 'logs', `c${i}`, ...Array.from({ length: 12 }, (_, j) => `l${j}`)));
+    const exists = () =>
+      Promise.all(
+        deep.map((d) =>
+          stat(d).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+    await expect(dirs.make([path.join(root, 'pods', 'uid-1'), ...deep], 0o750)).rejects.toMatchObject({ errnoCode: 'ENOTDIR' });
+    const atRejection = await exists();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await exists()).toEqual(atRejection);
+  });
 });
