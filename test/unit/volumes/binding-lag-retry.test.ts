@@ -64,7 +64,7 @@ describe('retryBindingLag', () => {
   });
 
   it('outwaits a lag of seconds in one call: a token, not a refusal and a second round', async () => {
-    // A loaded apiserver's caches 2 s behind: refused until the asks after 0, 20, 60, 140, 300, 620, 1260, 1900 ms.
+    // A loaded apiserver's caches 2 s behind: refused at 0, 20, 60, 140, 300, 620, 1260 and 1900 ms, answered at 2540 ms.
     const r = await run([...Array<Error>(8).fill(restrictionLag), 'token']);
     await expect(r.result).resolves.toBe('token');
     expect(r.asks()).toBe(9);
