@@ -142,11 +142,11 @@ function fleetReport(results: readonly FleetResult[], sizes: readonly number[]):
       );
       add(
         `fleet ${n} ${r.kind}: ${b.pods} pods create→Running p50/p90/p99`,
-        `${b.latency.p50}/${b.latency.p90}/${b.latency.p99} ms (creationTimestamp ${b.sig.p50}/${b.sig.p99}); ${b.running}/${b.pods} Running` +
+        `${b.latency.p50}/${b.latency.p90}/${b.latency.p99} ms (creationTimestamp ${b.sig.p50}/${b.sig.p99}; node's Ready ${b.nodeReported.p50}/${b.nodeReported.p99}); ${b.running}/${b.pods} Running` +
           (b.createFailures.length ? ` (${b.createFailures.length} never created)` : '') +
           (b.createRetries ? `, ${b.createRetries} creates retried` : '') +
           (b.allRunningMs !== undefined ? ` in ${b.allRunningMs} ms` : '') +
-          `; ${b.podsPerNode.min}-${b.podsPerNode.max} per node`,
+          `; ${b.podsPerNode.min}-${b.podsPerNode.max} per node; watch resumed ${b.watchReopens}×`,
       );
       add(
         `fleet ${n} ${r.kind}: burst per node (${b.windowS}s)`,

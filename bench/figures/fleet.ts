@@ -7,7 +7,9 @@
  *     per second per node, and every client's together;
  *   - a burst of N×20 pods created at once (at most 100 create calls in flight), placed by the scheduler
  *     on the fleet's label: create call → first watch event showing the pod Running, p50/p90/p99 (and from
- *     creationTimestamp, the SIG-Scalability definition, 1 s resolution); the fleet's requests per second per
+ *     creationTimestamp, the SIG-Scalability definition, 1 s resolution; and creationTimestamp → the Ready
+ *     condition's lastTransitionTime, the node's own view), seen through one watch per node that resumes
+ *     from its last resourceVersion (bench/lib/pod-watch.ts); the fleet's requests per second per
  *     node and its CPU from the first create call until every pod was Running, and the requests per pod
  *     (counted until they settle: statuses and events go on after Running); the fewest and most pods a node got;
  *   - the load average before and after.
@@ -65,6 +67,13 @@ export interface FleetResult {
     latency: ReturnType<typeof summary>;
     /** creationTimestamp → Running (1 s resolution). */
     sig: ReturnType<typeof summary>;
+    /**
+     * creationTimestamp → the Ready condition's lastTransitionTime: when the node itself saw the pod ready,
+     * without the time its status took to reach the apiserver and the bench's watch (1 s resolution).
+     */
+    nodeReported: ReturnType<typeof summary>;
+    /** Times the bench's pod watch streams (one per node) were ended by the apiserver and resumed. */
+    watchReopens: number;
     windowS: number;
     requestsPerSPerNode: number;
     requestsPerSAllClients: number;
@@ -208,7 +217,7 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
   const pods = n * p.podsPerNode;
   const ns = `fleet-${fleet.kind}-${n}`;
   await createNamespace(c, ns);
-  const w = await PodWatch.start(c.kc, ns);
+  const w = await PodWatch.start(c.kc, ns, { nodes: fleet.nodes });
   const names = Array.from({ length: pods }, (_, i) => `p-${i}`);
   const starts = new Map<string, number>();
   const schemas = FLEET_FLOW_SCHEMAS[fleet.kind];
@@ -291,6 +300,8 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
       allRunningMs: ran.length === pods ? Math.max(...ran.map((x) => w.pods.get(x)!.running!)) - t0 : undefined,
       latency: summary(ran.map((x) => w.pods.get(x)!.running! - starts.get(x)!)),
       sig: summary(ran.map((x) => w.pods.get(x)!.running! - w.pods.get(x)!.created)),
+      nodeReported: summary(ran.flatMap((x) => (w.pods.get(x)!.ready === undefined ? [] : [w.pods.get(x)!.ready! - w.pods.get(x)!.created]))),
+      watchReopens: w.reopens,
       windowS: r1(windowS),
       requestsPerSPerNode: perNodeRate(fleetRequests, windowS, n),
       requestsPerSAllClients: r1(dispatchedBetween(d0, d1) / windowS),
