@@ -84,11 +84,16 @@ export class PodWatch {
         if (this.stopped) return;
         if (err) process.stderr.write(`pod watch of ${this.ns}${selector ? ` (${selector})` : ''} ended: ${String(err)}; reopening\n`);
         this.reopens++;
-        setTimeout(() => void this.open(selector, last).catch(() => undefined), err ? 100 : 0);
+        this.reopen(selector, last, err ? 100 : 0);
       },
     )) as { abort(): void };
     if (this.stopped) req.abort();
     else this.reqs.set(selector, req);
+  }
+
+  /** Opens the stream of `selector` again after `delayMs`, and every second after that until it opens. */
+  private reopen(selector: string, rv: string | undefined, delayMs: number): void {
+    setTimeout(() => void this.open(selector, rv).catch(() => this.reopen(selector, rv, 1000)), delayMs);
   }
 
   /** Records what one watch event shows of a pod. */
