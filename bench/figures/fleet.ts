@@ -300,7 +300,7 @@ async function burstOn(fleet: Fleet, info: ClusterInfo, c: Clients, p: FleetPara
       allRunningMs: ran.length === pods ? Math.max(...ran.map((x) => w.pods.get(x)!.running!)) - t0 : undefined,
       latency: summary(ran.map((x) => w.pods.get(x)!.running! - starts.get(x)!)),
       sig: summary(ran.map((x) => w.pods.get(x)!.running! - w.pods.get(x)!.created)),
-      nodeReported: summary(ran.flatMap((x) => (w.pods.get(x)!.ready === undefined ? [] : [w.pods.get(x)!.ready! - w.pods.get(x)!.created]))),
+      nodeReported: summary(ran.map((x) => w.pods.get(x)!).flatMap((t) => (t.ready === undefined ? [] : [t.ready - t.created]))),
       watchReopens: w.reopens,
       windowS: r1(windowS),
       requestsPerSPerNode: perNodeRate(fleetRequests, windowS, n),
