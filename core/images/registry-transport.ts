@@ -1,6 +1,6 @@
 /**
  * The HTTP exchanges of the registry client: undici's `request` through an `Agent`
- * of the registry client's own (the undici nodelet already loads for the apiserver,
+ * of the registry client's own (the undici nodelet's probes and hooks use too,
  * core/kube/undici.ts), bodies as Node streams.
  *
  * Why not Node's global fetch: fetch is Node's bundled copy of undici, a second one,
@@ -26,7 +26,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { nodeletError } from '../errors/index.ts';
-import { Agent, redirectInterceptor, request } from '../kube/index.ts';
+import { newAgent, redirectInterceptor, request } from '../kube/index.ts';
 
 /** Redirects followed for one GET or HEAD (Fetch allows 20, Go's http.Client 10). */
 export const MAX_REDIRECTS = 10;
@@ -76,12 +76,12 @@ export function statusText(status: number): string {
   return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
 }
 
-/** A transport on an undici Agent of its own with the given timeouts. */
+/** A transport on an undici Agent of its own with the given timeouts, made with the first request (undici loads then). */
 export function registryTransport(opts: RegistryTransportOptions): RegistryTransport {
-  const agent = new Agent({ connect: { timeout: opts.headersTimeoutMs } });
-  // The redirect interceptor outermost: each hop goes through namedTimeouts, named after its own host.
-  const dispatcher = agent.compose(namedTimeouts, redirectInterceptor({ maxRedirections: MAX_REDIRECTS }));
+  let dispatcher: Dispatcher | undefined;
   const once = async (url: string, req: RegistryRequest): Promise<RegistryResponse> => {
+    // The redirect interceptor outermost: each hop goes through namedTimeouts, named after its own host.
+    dispatcher ??= newAgent({ connect: { timeout: opts.headersTimeoutMs } }).compose(namedTimeouts, redirectInterceptor({ maxRedirections: MAX_REDIRECTS }));
     const res = await request(url, {
       dispatcher,
       method: req.method as Dispatcher.HttpMethod,

@@ -1,8 +1,9 @@
 /**
  * The HTTP side of nodelet's API client: JSON requests and watches to the
- * apiserver of a kubeconfig, over undici, through one keep-alive connection pool
- * per apiserver, user and client certificate — like upstream's kubelet, which
- * has one rotating transport.
+ * apiserver of a kubeconfig through one connection per apiserver, user and client
+ * certificate — like upstream's kubelet, which has one rotating transport. The
+ * connection is HTTP/2 over node:http2 for an `https://` server (`h2-connection.ts`),
+ * undici over HTTP/1.1 for the rest (`api-connection.ts`).
  *
  * When the client certificate changes (a rotated file named by the kubeconfig,
  * or `credentials` returning a new pair), new requests get a new pool and the old
@@ -22,13 +23,13 @@
  * (10 s), so that a request stuck on a dead connection or in the apiserver's queue
  * is given up, and a connection that stopped answering is replaced (see `timeouts`).
  *
- * Hand-written over undici (a kept HTTP client) instead of client-node's generated
- * API: see `kubeconfig.ts` for why.
+ * Hand-written instead of client-node's generated API: see `kubeconfig.ts` for why.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import type { Dispatcher } from 'undici';
-import { Agent, newProxyAgent } from './undici.ts';
+import { BODY_TIMEOUT, HEADERS_TIMEOUT, undiciConnection, type ApiConnection } from './api-connection.ts';
+import { H2Connection } from './h2-connection.ts';
+import { newAgent, newProxyAgent } from './undici.ts';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
 import { restClientRequests } from '../metrics/index.ts';
 import type { KubeConfig } from './kubeconfig.ts';
@@ -47,17 +48,16 @@ export type ApiStatusError = NodeletError & { readonly httpStatus: number; reado
 export const WATCH_IDLE_TIMEOUT_MS = 30_000;
 
 interface Pool {
-  readonly dispatcher: Dispatcher;
+  readonly connection: ApiConnection;
   readonly cert: string;
   readonly key: string;
 }
 
 interface Prepared {
-  readonly origin: string;
   readonly basePath: string;
   readonly host: string;
   readonly headers: Record<string, string>;
-  readonly dispatcher: Dispatcher;
+  readonly connection: ApiConnection;
 }
 
 const decode = (data?: string) => (data ? Buffer.from(data, 'base64').toString('utf8') : '');
@@ -95,54 +95,43 @@ export function statusError(status: number, body: string): ApiStatusError {
 }
 
 /**
- * One request through undici's `dispatch` with a handler that keeps the answer's bytes:
- * `request()` wraps every answer in a Readable stream and an AsyncResource, which were
- * ~0.3 ms of the main thread per call in a pod burst (bench/results/,
- * "Requests without a body stream"). Rejects with the error undici reports; one that
- * came after the status line carries it as `responseStatus`.
+ * One exchange, keeping the answer's bytes (no body stream: a Readable and an AsyncResource
+ * per answer were ~0.3 ms of the main thread per call in a pod burst, bench/results/,
+ * "Requests without a body stream"). Rejects with the connection's error; one that came
+ * after the status line carries it as `responseStatus`.
  */
-function dispatchText(dispatcher: Dispatcher, opts: Dispatcher.DispatchOptions): Promise<{ status: number; text: string; retryAfter?: string | string[] }> {
+function sendText(
+  connection: ApiConnection,
+  ex: Parameters<ApiConnection['send']>[0],
+): Promise<{ status: number; text: string; retryAfter?: string | string[] }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status: number | undefined;
     let retryAfter: string | string[] | undefined;
-    dispatcher.dispatch(opts, {
-      onRequestStart() {},
-      onResponseStart(_c, statusCode, headers) {
-        status = statusCode; // a 1xx is followed by the final status
-        retryAfter = headers['retry-after'];
+    connection.send(ex, {
+      started() {},
+      response(code, ra) {
+        status = code;
+        retryAfter = ra;
       },
-      onResponseData(_c, chunk) {
+      data(chunk) {
         chunks.push(chunk);
       },
-      onResponseEnd() {
+      end() {
         resolve({ status: status ?? 0, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'), retryAfter });
       },
-      onResponseError(_c, err) {
+      error(err) {
         reject(status === undefined ? err : Object.assign(err, { responseStatus: status }));
       },
     });
   });
 }
 
-/**
- * The timeouts of a request of a transport with `timeoutMs`, as undici's own: for the
- * status line and headers, then between pieces of the body. undici's, not a timer here,
- * because on expiry undici also checks the connection: over HTTP/1.1 it closes it; over
- * HTTP/2 (the apiserver's usual protocol: every request shares one connection) it sends
- * a PING and replaces the connection when no answer comes within the timeout (at least
- * 1 s). An aborted request would only reset its own stream and leave a dead connection
- * in use.
- */
-function timeouts(timeoutMs?: number): Pick<Dispatcher.DispatchOptions, 'headersTimeout' | 'bodyTimeout'> {
-  return timeoutMs === undefined ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-}
-
-/** The message of a request that timed out (undici's timeout errors), else undefined. */
+/** The message of a request that timed out (the connection's timeout errors), else undefined. */
 function timeoutMessage(e: unknown, timeoutMs?: number): string | undefined {
   const code = (e as { code?: unknown })?.code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') return `no answer within ${timeoutMs} ms; the request was cancelled`;
-  if (code === 'UND_ERR_BODY_TIMEOUT') return `the answer stopped for ${timeoutMs} ms; the request was cancelled`;
+  if (code === HEADERS_TIMEOUT) return `no answer within ${timeoutMs} ms; the request was cancelled`;
+  if (code === BODY_TIMEOUT) return `the answer stopped for ${timeoutMs} ms; the request was cancelled`;
   return undefined;
 }
 
@@ -201,7 +190,7 @@ export class ApiTransport {
     const id = JSON.stringify([cluster.server, user?.name ?? '']);
     let pool = this.pools.get(id);
     if (!pool || pool.cert !== cert || pool.key !== key) {
-      if (pool) void pool.dispatcher.close().catch(() => undefined);
+      if (pool) void pool.connection.close().catch(() => undefined);
       const ca = readText(cluster.caFile, cluster.caData);
       const tls = {
         ...(ca ? { ca } : {}),
@@ -209,11 +198,15 @@ export class ApiTransport {
         rejectUnauthorized: !cluster.skipTLSVerify,
         ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
       };
-      const dispatcher = cluster.proxyUrl ? newProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }) : new Agent({ connect: tls });
-      pool = { dispatcher, cert, key };
+      const connection = cluster.proxyUrl
+        ? undiciConnection(newProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }), url.origin)
+        : url.protocol === 'https:'
+          ? new H2Connection(url, tls, () => undiciConnection(newAgent({ connect: tls }), url.origin))
+          : undiciConnection(newAgent({ connect: tls }), url.origin);
+      pool = { connection, cert, key };
       this.pools.set(id, pool);
     }
-    return { origin: url.origin, basePath: url.pathname.replace(/\/$/, ''), host: url.host, headers, dispatcher: pool.dispatcher };
+    return { basePath: url.pathname.replace(/\/$/, ''), host: url.host, headers, connection: pool.connection };
   }
 
   /**
@@ -242,13 +235,12 @@ export class ApiTransport {
       const headers = body === undefined ? p.headers : { ...p.headers, 'content-type': o.contentType ?? 'application/json' };
       let res: { status: number; text: string; retryAfter?: string | string[] };
       try {
-        res = await dispatchText(p.dispatcher, {
-          origin: p.origin,
+        res = await sendText(p.connection, {
           path: p.basePath + path + queryString(o.query),
-          method: method as Dispatcher.HttpMethod,
+          method,
           headers,
           body,
-          ...timeouts(deadline === Infinity ? undefined : Math.max(1, deadline - Date.now())),
+          timeoutMs: deadline === Infinity ? undefined : Math.max(1, deadline - Date.now()),
         });
       } catch (e) {
         const status = (e as { responseStatus?: number }).responseStatus;
@@ -310,12 +302,12 @@ export class ApiTransport {
     }
     idle();
     const prepared = p;
-    // Through `dispatch` with a handler that splits the bytes into lines itself: a Readable body
-    // stream per watch cost ~0.1 ms of the main thread per event in a pod burst (see dispatchText).
+    // An answer that splits the bytes into lines itself: a Readable body stream per watch
+    // cost ~0.1 ms of the main thread per event in a pod burst (see sendText).
     return new Promise<AbortController>((resolve) => {
       let status: number | undefined;
-      let request: Dispatcher.DispatchController | undefined;
-      ctl.signal.addEventListener('abort', () => request?.abort(ctl.signal.reason), { once: true });
+      let cancel: ((reason?: Error) => void) | undefined;
+      ctl.signal.addEventListener('abort', () => cancel?.(ctl.signal.reason as Error), { once: true });
       const decoder = new StringDecoder('utf8');
       const refusal: Buffer[] = [];
       let rest = '';
@@ -343,45 +335,40 @@ export class ApiTransport {
         finish(ctl.signal.aborted && !timedOut ? null : nodeletError('NDL_API_REQUEST', `watch ${path}: ${(e as Error).message}`, e));
         resolve(ctl);
       };
-      try {
-        prepared.dispatcher.dispatch(
-          { origin: prepared.origin, path: prepared.basePath + path + queryString({ ...query, watch: 'true' }), method: 'GET', headers: prepared.headers },
-          {
-            onRequestStart(c) {
-              request = c;
-              if (ctl.signal.aborted) c.abort(ctl.signal.reason);
-            },
-            onResponseStart(_c, code, headers) {
-              if (code < 200) return; // 1xx: the final status follows
-              outcome(true, retryAfterMs(code, headers['retry-after']));
-              status = code;
-              countRequest(prepared.host, 'GET', String(code));
-              if (code === 200) idle();
-              resolve(ctl);
-            },
-            onResponseData(_c, chunk) {
-              if (status !== 200) {
-                refusal.push(chunk);
-                return;
-              }
-              idle();
-              lines(decoder.write(chunk));
-            },
-            onResponseEnd() {
-              if (status !== 200) return finish(statusError(status ?? 0, Buffer.concat(refusal).toString('utf8')));
-              lines(decoder.end());
-              finish(null);
-            },
-            onResponseError(_c, e) {
-              if (status === undefined) return failed(e);
-              if (status !== 200) return finish(statusError(status, Buffer.concat(refusal).toString('utf8')));
-              finish(ctl.signal.aborted && !timedOut ? null : e);
-            },
+      prepared.connection.send(
+        { path: prepared.basePath + path + queryString({ ...query, watch: 'true' }), method: 'GET', headers: prepared.headers },
+        {
+          started(c) {
+            cancel = c;
+            if (ctl.signal.aborted) c(ctl.signal.reason as Error);
           },
-        );
-      } catch (e) {
-        failed(e);
-      }
+          response(code, retryAfter) {
+            outcome(true, retryAfterMs(code, retryAfter));
+            status = code;
+            countRequest(prepared.host, 'GET', String(code));
+            if (code === 200) idle();
+            resolve(ctl);
+          },
+          data(chunk) {
+            if (status !== 200) {
+              refusal.push(chunk);
+              return;
+            }
+            idle();
+            lines(decoder.write(chunk));
+          },
+          end() {
+            if (status !== 200) return finish(statusError(status ?? 0, Buffer.concat(refusal).toString('utf8')));
+            lines(decoder.end());
+            finish(null);
+          },
+          error(e) {
+            if (status === undefined) return failed(e);
+            if (status !== 200) return finish(statusError(status, Buffer.concat(refusal).toString('utf8')));
+            finish(ctl.signal.aborted && !timedOut ? null : e);
+          },
+        },
+      );
     });
   }
 
@@ -389,7 +376,7 @@ export class ApiTransport {
   async close(): Promise<void> {
     const all = [...this.pools.values()];
     this.pools.clear();
-    await Promise.all(all.map((p) => p.dispatcher.close().catch(() => undefined)));
+    await Promise.all(all.map((p) => p.connection.close().catch(() => undefined)));
   }
 }
 

@@ -3,7 +3,7 @@ export { apiError, apiMessage, apiStatus, createKubeClients, isApiConflict, isAp
 export { mergePatch, strategicMergePatch } from './api-groups.ts';
 export { ApiTransport, type ClientCredentials } from './api-transport.ts';
 export { KubeConfig, type Cluster } from './kubeconfig.ts';
-export { Agent, redirectInterceptor, request } from './undici.ts';
+export { newAgent, redirectInterceptor, request, type Agent } from './undici.ts';
 export { ListWatch } from './list-watch.ts';
 export { MicroTime } from './micro-time.ts';
 export { ceilDiv, milliCpu, parseQuantity, type Quantity, quantityMilliValue, quantityUnits, quantityValue } from '../quantity/index.ts';

@@ -15,6 +15,9 @@
  * - `request(url, opts)`: index.js's wrapper, which turns a URL into the
  *   `origin`/`path` of `dispatcher.request` (here only with `opts.dispatcher`,
  *   the one way nodelet calls it).
+ * Each is loaded on its first use, not when this module is: an idle node talks to
+ * its apiserver over node:http2 (`h2-connection.ts`), and undici comes in with the
+ * first probe, hook, pull, proxy or HTTP/1.1 apiserver.
  * The types are undici's own (index.d.ts), imported as types only.
  */
 import { createRequire } from 'node:module';
@@ -22,19 +25,41 @@ import type * as Undici from 'undici';
 
 const load = createRequire(import.meta.url);
 
-const Dispatcher = load('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
-Object.assign(Dispatcher.prototype, load('undici/lib/api/index.js'));
-const parseURL = (load('undici/lib/core/util.js') as { parseURL(url: string | URL): URL }).parseURL;
+interface Loaded {
+  readonly Agent: typeof Undici.Agent;
+  readonly parseURL: (url: string | URL) => URL;
+}
+let loaded: Loaded | undefined;
+
+/** undici's dispatcher base with the request API on it, and `Agent`, loaded on the first call. */
+function undici(): Loaded {
+  if (loaded) return loaded;
+  const Dispatcher = load('undici/lib/dispatcher/dispatcher.js') as typeof Undici.Dispatcher;
+  Object.assign(Dispatcher.prototype, load('undici/lib/api/index.js'));
+  loaded = {
+    Agent: load('undici/lib/dispatcher/agent.js') as typeof Undici.Agent,
+    parseURL: (load('undici/lib/core/util.js') as { parseURL(url: string | URL): URL }).parseURL,
+  };
+  return loaded;
+}
 
 /** undici's `Agent` (lib/dispatcher/agent.js). */
-export const Agent = load('undici/lib/dispatcher/agent.js') as typeof Undici.Agent;
 export type Agent = Undici.Agent;
 
-/** undici's redirect interceptor (`interceptors.redirect`, lib/interceptor/redirect.js), for `agent.compose(...)`. */
-export const redirectInterceptor = load('undici/lib/interceptor/redirect.js') as typeof Undici.interceptors.redirect;
+/** A new undici `Agent` (lib/dispatcher/agent.js). */
+export function newAgent(options?: Undici.Agent.Options): Undici.Agent {
+  return new (undici().Agent)(options);
+}
 
-/** A new undici `ProxyAgent` (lib/dispatcher/proxy-agent.js, loaded on the first: most kubeconfigs name no proxy). */
+/** undici's redirect interceptor (`interceptors.redirect`, lib/interceptor/redirect.js), for `agent.compose(...)`. */
+export function redirectInterceptor(options: Parameters<typeof Undici.interceptors.redirect>[0]): Undici.Dispatcher.DispatcherComposeInterceptor {
+  undici();
+  return (load('undici/lib/interceptor/redirect.js') as typeof Undici.interceptors.redirect)(options);
+}
+
+/** A new undici `ProxyAgent` (lib/dispatcher/proxy-agent.js): most kubeconfigs name no proxy. */
 export function newProxyAgent(options: Undici.ProxyAgent.Options): Undici.ProxyAgent {
+  undici();
   const ProxyAgent = load('undici/lib/dispatcher/proxy-agent.js') as typeof Undici.ProxyAgent;
   return new ProxyAgent(options);
 }
@@ -47,7 +72,7 @@ export type RequestOptions = Omit<Undici.Dispatcher.RequestOptions, 'origin' | '
 
 /** undici's `request(url, opts)` (index.js's `makeDispatcher(api.request)`) for a request through `opts.dispatcher`. */
 export function request(url: string | URL, opts: RequestOptions): Promise<Undici.Dispatcher.ResponseData> {
-  const u = parseURL(url);
+  const u = undici().parseURL(url);
   const { dispatcher, ...rest } = opts;
   return dispatcher.request({
     ...rest,

@@ -41,7 +41,7 @@ export class ContainerProbes {
   private readonly workers = new Map<ProbeKind, ProbeWorker>();
   private stopped = false;
 
-  constructor(run: ContainerRun, agent: Agent, on: ContainerProbeEvents, now?: () => number) {
+  constructor(run: ContainerRun, agent: () => Agent, on: ContainerProbeEvents, now?: () => number) {
     const c = run.container;
     const decl: [ProbeKind, V1Probe | undefined][] = [
       ['Startup', c.startupProbe],
@@ -56,7 +56,7 @@ export class ContainerProbes {
         settings,
         startedAt: run.startedAt,
         now,
-        check: () => runAction(probe, run.target, settings.timeoutMs, agent),
+        check: () => runAction(probe, run.target, settings.timeoutMs, agent()),
         gate: kind === 'Startup' ? undefined : () => this.started(),
         observed: (r) => countProbe(run.series, kind, r),
         event: (reason, message) => on.event('Warning', reason, message),

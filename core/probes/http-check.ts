@@ -10,7 +10,7 @@
  * Every request goes through the one keep-alive undici `Agent` of the probe
  * manager (built in the composition root), not a connection per check.
  */
-import { Agent, request } from '../kube/index.ts';
+import { newAgent, request, type Agent } from '../kube/index.ts';
 import { KUBELET_COMPATIBLE_VERSION } from '../config/index.ts';
 import type { CheckOutcome } from './probe-types.ts';
 
@@ -27,7 +27,7 @@ const MAX_REDIRECTS = 10;
  * reused, so steady probing needs about one per concurrent check.
  */
 export function createProbeAgent(): Agent {
-  return new Agent({ keepAliveTimeout: 30_000, connect: { rejectUnauthorized: false } });
+  return newAgent({ keepAliveTimeout: 30_000, connect: { rejectUnauthorized: false } });
 }
 
 /** Go's wording of a dial/read error, so events read like upstream's. */

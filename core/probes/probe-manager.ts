@@ -1,7 +1,8 @@
 /**
  * The node's prober (upstream pkg/kubelet/prober/prober_manager.go), built
  * once by the composition root: it owns the one keep-alive HTTP agent every
- * probe and lifecycle hook uses, starts the probes of each container run
+ * probe and lifecycle hook uses (made with the first of them: a node whose pods
+ * have no HTTP probe or hook does not load undici), starts the probes of each container run
  * (`watch`) and runs hooks (`hook`). The container driver keeps the handle
  * it gets and stops it when the run ends.
  */
@@ -15,15 +16,20 @@ import { forgetProbeSeries } from '../metrics/index.ts';
 
 /** The node's prober; see the header. */
 export class ProbeManager {
-  private readonly agent: Agent;
+  private shared: Agent | undefined;
 
-  constructor(agent: Agent = createProbeAgent()) {
-    this.agent = agent;
+  constructor(agent?: Agent) {
+    this.shared = agent;
+  }
+
+  /** The shared agent, made on first use. */
+  private get agent(): Agent {
+    return (this.shared ??= createProbeAgent());
   }
 
   /** Starts the probes of a container run; undefined when the container declares none. */
   watch(run: ContainerRun, on: ContainerProbeEvents): ContainerProbes | undefined {
-    const probes = new ContainerProbes(run, this.agent, on);
+    const probes = new ContainerProbes(run, () => this.agent, on);
     if (!probes.any) return undefined;
     probes.start();
     return probes;
@@ -43,6 +49,6 @@ export class ProbeManager {
 
   /** Closes the shared agent's idle connections (nodelet stops). */
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.shared?.close();
   }
 }
