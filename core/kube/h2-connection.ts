@@ -15,8 +15,11 @@
  *   exchange goes through `fallback()` (undici over HTTP/1.1) for the pool's life;
  * - is replaced when it fails, when the server sends GOAWAY (streams already open finish
  *   on the old one; a stream the server refused unprocessed is sent again on the new one),
- *   and when it does not answer a PING after a request timed out (client-go's dead
- *   connection check), so that the next request does not wait on a dead connection;
+ *   and when it does not answer a PING: one sent after a request timed out (answer within
+ *   the timeout, at least 1 s), and client-go's HTTP/2 health check, one sent when a
+ *   connection with open streams has heard nothing for {@link READ_IDLE_TIMEOUT_MS}
+ *   (answer within {@link PING_TIMEOUT_MS}); the streams of a dead connection fail and the
+ *   next request does not wait on it;
  * - keeps the process alive only while a stream is open;
  * - gives up opening after {@link CONNECT_TIMEOUT_MS} (Go's TLS handshake timeout).
  *
@@ -31,6 +34,16 @@ import { BODY_TIMEOUT, HEADERS_TIMEOUT, type ApiAnswer, type ApiConnection, type
 
 /** How long opening the TLS connection may take (Go's `TLSHandshakeTimeout`, 10 s). */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** client-go's HTTP/2 `ReadIdleTimeout`: a connection with open streams silent this long is sent a PING. */
+export const READ_IDLE_TIMEOUT_MS = 30_000;
+/** client-go's HTTP/2 `PingTimeout`: how long that PING's answer may take before the connection is replaced. */
+export const PING_TIMEOUT_MS = 15_000;
+
+/** The health check's timing (tests shorten it). */
+export interface H2Timing {
+  readonly readIdleMs: number;
+  readonly pingTimeoutMs: number;
+}
 const STREAM_WINDOW = 4 << 20;
 const CONNECTION_WINDOW = 16 << 20;
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
@@ -94,15 +107,18 @@ class H2Exchange {
     }
     this.stream = st;
     this.conn.opened(session, st);
+    const heard = () => this.conn.heard(session);
     // Events of a stream this exchange left (sent again elsewhere) are not its own any more.
     const mine = () => this.stream === st && !this.done;
     st.on('response', (h: IncomingHttpHeaders) => {
+      heard();
       if (!mine()) return;
       this.status = Number(h[':status']);
       this.arm(BODY_TIMEOUT);
       this.answer.response(this.status, h['retry-after']);
     });
     st.on('data', (chunk: Buffer) => {
+      heard();
       if (!mine()) return;
       this.arm(BODY_TIMEOUT);
       this.answer.data(chunk);
@@ -156,11 +172,13 @@ export class H2Connection implements ApiConnection {
   private readonly sessions = new Set<ClientHttp2Session>();
   private readonly streams = new Map<ClientHttp2Session, number>();
   private readonly pinging = new Set<ClientHttp2Session>();
+  private readonly lastHeard = new Map<ClientHttp2Session, number>();
 
   constructor(
     private readonly origin: URL,
     private readonly tlsOptions: H2Tls,
     private readonly fallback: () => ApiConnection,
+    private readonly timing: H2Timing = { readIdleMs: READ_IDLE_TIMEOUT_MS, pingTimeoutMs: PING_TIMEOUT_MS },
   ) {}
 
   send(ex: ApiExchange, answer: ApiAnswer): void {
@@ -190,7 +208,17 @@ export class H2Connection implements ApiConnection {
     });
   }
 
-  /** After a timeout: a session that does not answer a PING within the timeout (at least 1 s) is replaced. */
+  /** Notes that `s` received a frame (a response, data, a PING's answer). */
+  heard(s: ClientHttp2Session): void {
+    this.lastHeard.set(s, Date.now());
+  }
+
+  /** The health check: with streams open and nothing heard for `readIdleMs`, a PING. */
+  private idleCheck(s: ClientHttp2Session): void {
+    if ((this.streams.get(s) ?? 0) > 0 && Date.now() - (this.lastHeard.get(s) ?? 0) >= this.timing.readIdleMs) this.checkAlive(s, this.timing.pingTimeoutMs);
+  }
+
+  /** A session that does not answer a PING within `timeoutMs` (at least 1 s) is replaced. */
   checkAlive(s: ClientHttp2Session, timeoutMs: number): void {
     if (s.destroyed || this.pinging.has(s)) return;
     this.pinging.add(s);
@@ -205,6 +233,7 @@ export class H2Connection implements ApiConnection {
         clearTimeout(timer);
         this.pinging.delete(s);
         if (err) dead();
+        else this.heard(s);
       });
     } catch {
       clearTimeout(timer);
@@ -245,10 +274,15 @@ export class H2Connection implements ApiConnection {
         s.once('connect', () => {
           if (!s.destroyed) s.setLocalWindowSize(CONNECTION_WINDOW);
         });
+        this.heard(s);
+        const health = setInterval(() => this.idleCheck(s), Math.max(100, this.timing.readIdleMs / 2));
+        health.unref();
         s.on('close', () => {
+          clearInterval(health);
           this.drop(s);
           this.sessions.delete(s);
           this.streams.delete(s);
+          this.lastHeard.delete(s);
         });
         s.unref();
         this.sessions.add(s);

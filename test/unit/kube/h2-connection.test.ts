@@ -1,7 +1,8 @@
 /**
  * The API transport to an `https://` apiserver over HTTP/2 (core/kube/h2-connection.ts), against
  * node:http2 servers: one connection for requests and watches, a refused stream sent again after
- * GOAWAY, a dead connection replaced after a timeout, and HTTP/1.1 with a server without h2.
+ * GOAWAY, a dead connection replaced after a timeout and by the idle health check, and HTTP/1.1
+ * with a server without h2.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,9 @@ import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiConnection } from '../../../core/kube/api-connection.ts';
 import { ApiTransport } from '../../../core/kube/api-transport.ts';
+import { H2Connection } from '../../../core/kube/h2-connection.ts';
 import { KubeConfig } from '../../../core/kube/kubeconfig.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'kube-h2-'));
@@ -60,6 +63,39 @@ async function h2Server(handler: (s: http2.ServerHttp2Stream, h: http2.IncomingH
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * A TCP relay to `port` whose connections can be black-holed: once `dead` is set, the connections it
+ * has stay dead (bytes go in and nothing comes back); new ones work again after `dead` is cleared.
+ */
+async function blackHoleRelay(port: number) {
+  const r = { dead: false, port: 0, server: net.createServer() };
+  r.server.on('connection', (c) => {
+    const up = net.connect(port, '127.0.0.1');
+    let cut = false;
+    const pass = () => !(cut ||= r.dead);
+    c.on('data', (d) => void (pass() && up.write(d)));
+    up.on('data', (d) => void (pass() && c.write(d)));
+    const end = () => (c.destroy(), up.destroy());
+    c.on('close', end).on('error', end);
+    up.on('close', end).on('error', end);
+  });
+  await new Promise<void>((ok) => r.server.listen(0, '127.0.0.1', ok));
+  r.port = (r.server.address() as AddressInfo).port;
+  return r;
+}
+
+/** One exchange through `c`: the status and body, or the error. */
+function exchange(c: ApiConnection, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let text = '';
+    c.send(
+      { path, method: 'GET', headers: {} },
+      { started() {}, response: (code) => (status = code), data: (d) => (text += d.toString()), end: () => resolve({ status, text }), error: reject },
+    );
+  });
 }
 
 const json = (s: http2.ServerHttp2Stream, body: object) => {
@@ -126,19 +162,8 @@ describe('the API transport over HTTP/2', () => {
       if (String(h[':path']).includes('stuck')) return; // never answered
       json(s, { metadata: { name: 'n1' } });
     });
-    // A relay whose connections can be black-holed: bytes go in and nothing comes back.
-    let dead = false;
-    const relay = net.createServer((c) => {
-      const up = net.connect(srv.port, '127.0.0.1');
-      const hole = dead;
-      c.on('data', (d) => void (hole || dead || up.write(d)));
-      up.on('data', (d) => void (hole || dead || c.write(d)));
-      const end = () => (c.destroy(), up.destroy());
-      c.on('close', end).on('error', end);
-      up.on('close', end).on('error', end);
-    });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    const t = transport((relay.address() as AddressInfo).port).withTimeout(300);
+    const relay = await blackHoleRelay(srv.port);
+    const t = transport(relay.port).withTimeout(300);
     try {
       // The server is alive: the timed-out request leaves the connection in use.
       await expect(t.request('GET', '/api/v1/nodes/stuck')).rejects.toThrow('no answer within 300 ms; the request was cancelled');
@@ -146,15 +171,49 @@ describe('the API transport over HTTP/2', () => {
       expect(srv.sessions).toHaveLength(1);
       // The connection goes dead: the request times out, the PING gets no answer within 1 s, and the
       // next request (after the relay works again) gets its answer on a new connection.
-      dead = true;
+      relay.dead = true;
       await expect(t.request('GET', '/api/v1/nodes/n1')).rejects.toThrow('no answer within 300 ms');
       await new Promise((r) => setTimeout(r, 1200)); // past the PING's 1 s
-      dead = false;
+      relay.dead = false;
       expect(await t.request('GET', '/api/v1/nodes/n1')).toEqual({ metadata: { name: 'n1' } });
       expect(srv.sessions).toHaveLength(2);
     } finally {
       await t.close();
-      relay.close();
+      relay.server.close();
+      await srv.close();
+    }
+  });
+
+  it("replaces a connection with open streams that stays silent and does not answer the health check's PING", async () => {
+    const srv = await h2Server((s, h) => {
+      if (String(h[':path']) === '/quiet') return; // a watch with nothing to say
+      json(s, { ok: true });
+    });
+    const relay = await blackHoleRelay(srv.port);
+    const c = new H2Connection(new URL(`https://127.0.0.1:${relay.port}`), { ca: tls.cert }, () => expect.fail('the server speaks h2'), {
+      readIdleMs: 300,
+      pingTimeoutMs: 300,
+    });
+    try {
+      let settled: unknown;
+      const quiet = exchange(c, '/quiet').then(
+        (v) => (settled = v),
+        (e: unknown) => (settled = e),
+      );
+      // Alive: the silent stream stays open while the PINGs are answered.
+      await new Promise((r) => setTimeout(r, 1500)); // a fixed wait, several health checks long
+      expect(settled).toBeUndefined();
+      expect(await exchange(c, '/ok')).toEqual({ status: 200, text: '{"ok":true}' });
+      // Dead: the next PING gets no answer within 1 s (the least), the stream fails, a new connection answers.
+      relay.dead = true;
+      await quiet;
+      expect(String(settled)).toMatch(/no answer to a PING within 1000 ms/);
+      relay.dead = false;
+      expect(await exchange(c, '/ok')).toEqual({ status: 200, text: '{"ok":true}' });
+      expect(srv.sessions).toHaveLength(2);
+    } finally {
+      await c.close();
+      relay.server.close();
       await srv.close();
     }
   });
