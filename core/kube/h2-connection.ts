@@ -48,12 +48,24 @@ const STREAM_WINDOW = 4 << 20;
 const CONNECTION_WINDOW = 16 << 20;
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
+/** One open HTTP/2 connection and what the health check and the process reference need of it. */
+interface Live {
+  readonly session: ClientHttp2Session;
+  /** Streams open on it: it holds the process only while there is one. */
+  streams: number;
+  /** When it last received a frame (a response, data, a PING's answer). */
+  lastHeard: number;
+  pinging: boolean;
+}
+
 /** TLS settings of the connection: CA, client certificate and key, verification, server name. */
 export type H2Tls = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 
 /** One exchange on a stream: its timeouts and the answer's order (see ApiAnswer). */
 class H2Exchange {
   private stream: ClientHttp2Stream | undefined;
+  /** The connection `stream` is on. */
+  private live: Live | undefined;
   private inner: ((reason?: Error) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private done = false;
@@ -74,9 +86,9 @@ class H2Exchange {
     if (ms === undefined || this.done) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      const session = this.stream?.session as ClientHttp2Session | undefined;
+      const live = this.live;
       this.cancel(Object.assign(new Error(code === HEADERS_TIMEOUT ? 'Headers Timeout Error' : 'Body Timeout Error'), { code }));
-      if (session) this.conn.checkAlive(session, ms);
+      if (live) this.conn.checkAlive(live, ms);
     }, ms);
   }
 
@@ -87,7 +99,8 @@ class H2Exchange {
     if (this.stream && !this.stream.closed) this.stream.close(NGHTTP2_CANCEL);
   }
 
-  private finish(err?: Error): void {
+  /** Ends the exchange: `answer.end()`, or `answer.error(err)`. */
+  finish(err?: Error): void {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
@@ -95,19 +108,20 @@ class H2Exchange {
     else this.answer.end();
   }
 
-  /** Sends the exchange as a new stream of `session`. */
-  open(session: ClientHttp2Session): void {
+  /** Sends the exchange as a new stream of the connection `live`. */
+  open(live: Live): void {
     if (this.done) return;
     const { ex } = this;
     let st: ClientHttp2Stream;
     try {
-      st = session.request({ ':method': ex.method, ':path': ex.path, ...ex.headers }, { endStream: ex.body === undefined });
+      st = live.session.request({ ':method': ex.method, ':path': ex.path, ...ex.headers }, { endStream: ex.body === undefined });
     } catch (e) {
       return this.finish(e as Error);
     }
     this.stream = st;
-    this.conn.opened(session, st);
-    const heard = () => this.conn.heard(session);
+    this.live = live;
+    this.conn.opened(live, st);
+    const heard = () => (live.lastHeard = Date.now());
     // Events of a stream this exchange left (sent again elsewhere) are not its own any more.
     const mine = () => this.stream === st && !this.done;
     st.on('response', (h: IncomingHttpHeaders) => {
@@ -140,6 +154,7 @@ class H2Exchange {
     if (this.resent || this.status !== undefined || st.rstCode !== NGHTTP2_REFUSED_STREAM) return false;
     this.resent = true;
     this.stream = undefined;
+    this.live = undefined;
     this.conn.route(this);
     return true;
   }
@@ -157,22 +172,17 @@ class H2Exchange {
       error: (e) => this.finish(e),
     });
   }
-
-  fail(e: Error): void {
-    this.finish(e);
-  }
 }
 
 /** See the module comment. */
 export class H2Connection implements ApiConnection {
-  private session: ClientHttp2Session | undefined;
-  private connecting: Promise<ClientHttp2Session | ApiConnection> | undefined;
+  /** The connection new streams go on. */
+  private current: Live | undefined;
+  private connecting: Promise<Live | ApiConnection> | undefined;
   private h1: ApiConnection | undefined;
   private closed = false;
-  private readonly sessions = new Set<ClientHttp2Session>();
-  private readonly streams = new Map<ClientHttp2Session, number>();
-  private readonly pinging = new Set<ClientHttp2Session>();
-  private readonly lastHeard = new Map<ClientHttp2Session, number>();
+  /** Every connection still open: the current one and those finishing their streams. */
+  private readonly open = new Set<Live>();
 
   constructor(
     private readonly origin: URL,
@@ -188,42 +198,30 @@ export class H2Connection implements ApiConnection {
 
   /** Opens `x` on the current connection, or on a new one. */
   route(x: H2Exchange): void {
-    if (this.closed) return x.fail(new Error('the API connection is closed'));
-    if (this.session && !this.session.closed && !this.session.destroyed) return x.open(this.session);
+    if (this.closed) return x.finish(new Error('the API connection is closed'));
+    const c = this.current;
+    if (c && !c.session.closed && !c.session.destroyed) return x.open(c);
     this.connect().then(
-      (c) => (c === this.h1 ? x.handOver(c) : x.open(c as ClientHttp2Session)),
-      (e: Error) => x.fail(e),
+      (to) => (to === this.h1 ? x.handOver(to) : x.open(to as Live)),
+      (e: Error) => x.finish(e),
     );
   }
 
-  /** Counts an open stream of `s`: the session holds the process only while one is open. */
-  opened(s: ClientHttp2Session, st: ClientHttp2Stream): void {
-    const n = (this.streams.get(s) ?? 0) + 1;
-    this.streams.set(s, n);
-    if (n === 1) s.ref();
+  /** Counts an open stream of `live`: the connection holds the process only while one is open. */
+  opened(live: Live, st: ClientHttp2Stream): void {
+    if (live.streams++ === 0) live.session.ref();
     st.once('close', () => {
-      const left = (this.streams.get(s) ?? 1) - 1;
-      this.streams.set(s, left);
-      if (left === 0 && !s.destroyed) s.unref();
+      if (--live.streams === 0 && !live.session.destroyed) live.session.unref();
     });
   }
 
-  /** Notes that `s` received a frame (a response, data, a PING's answer). */
-  heard(s: ClientHttp2Session): void {
-    this.lastHeard.set(s, Date.now());
-  }
-
-  /** The health check: with streams open and nothing heard for `readIdleMs`, a PING. */
-  private idleCheck(s: ClientHttp2Session): void {
-    if ((this.streams.get(s) ?? 0) > 0 && Date.now() - (this.lastHeard.get(s) ?? 0) >= this.timing.readIdleMs) this.checkAlive(s, this.timing.pingTimeoutMs);
-  }
-
-  /** A session that does not answer a PING within `timeoutMs` (at least 1 s) is replaced. */
-  checkAlive(s: ClientHttp2Session, timeoutMs: number): void {
-    if (s.destroyed || this.pinging.has(s)) return;
-    this.pinging.add(s);
+  /** A connection that does not answer a PING within `timeoutMs` (at least 1 s) is replaced. */
+  checkAlive(live: Live, timeoutMs: number): void {
+    const s = live.session;
+    if (s.destroyed || live.pinging) return;
+    live.pinging = true;
     const dead = () => {
-      this.drop(s);
+      this.drop(live);
       s.destroy(new Error(`no answer to a PING within ${Math.max(1000, timeoutMs)} ms`));
     };
     const timer = setTimeout(dead, Math.max(1000, timeoutMs));
@@ -231,9 +229,9 @@ export class H2Connection implements ApiConnection {
     try {
       s.ping((err) => {
         clearTimeout(timer);
-        this.pinging.delete(s);
+        live.pinging = false;
         if (err) dead();
-        else this.heard(s);
+        else live.lastHeard = Date.now();
       });
     } catch {
       clearTimeout(timer);
@@ -241,12 +239,12 @@ export class H2Connection implements ApiConnection {
     }
   }
 
-  private drop(s: ClientHttp2Session): void {
-    if (this.session === s) this.session = undefined;
+  private drop(live: Live): void {
+    if (this.current === live) this.current = undefined;
   }
 
-  private connect(): Promise<ClientHttp2Session | ApiConnection> {
-    this.connecting ??= new Promise<ClientHttp2Session | ApiConnection>((resolve, reject) => {
+  private connect(): Promise<Live | ApiConnection> {
+    this.connecting ??= new Promise<Live | ApiConnection>((resolve, reject) => {
       const host = this.origin.hostname.replace(/^\[(.*)\]$/, '$1');
       const port = Number(this.origin.port || 443);
       const servername = this.tlsOptions.servername ?? (net.isIP(host) ? undefined : host);
@@ -269,26 +267,30 @@ export class H2Connection implements ApiConnection {
           return resolve(this.h1);
         }
         const s = http2.connect(this.origin, { createConnection: () => socket, settings: { enablePush: false, initialWindowSize: STREAM_WINDOW } });
-        s.on('error', () => undefined); // each open stream gets the error; the session is replaced on close
-        s.on('goaway', () => this.drop(s));
+        const live: Live = { session: s, streams: 0, lastHeard: Date.now(), pinging: false };
+        s.on('error', () => undefined); // each open stream gets the error; the connection is replaced on close
+        s.on('goaway', () => this.drop(live));
         s.once('connect', () => {
           if (!s.destroyed) s.setLocalWindowSize(CONNECTION_WINDOW);
         });
-        this.heard(s);
-        const health = setInterval(() => this.idleCheck(s), Math.max(100, this.timing.readIdleMs / 2));
+        // The health check: with streams open and nothing heard for `readIdleMs`, a PING.
+        const health = setInterval(
+          () => {
+            if (live.streams > 0 && Date.now() - live.lastHeard >= this.timing.readIdleMs) this.checkAlive(live, this.timing.pingTimeoutMs);
+          },
+          Math.max(100, this.timing.readIdleMs / 2),
+        );
         health.unref();
         s.on('close', () => {
           clearInterval(health);
-          this.drop(s);
-          this.sessions.delete(s);
-          this.streams.delete(s);
-          this.lastHeard.delete(s);
+          this.drop(live);
+          this.open.delete(live);
         });
         s.unref();
-        this.sessions.add(s);
+        this.open.add(live);
         if (this.closed) s.close();
-        else this.session = s;
-        resolve(s);
+        else this.current = live;
+        resolve(live);
       });
     }).finally(() => (this.connecting = undefined));
     return this.connecting;
@@ -296,8 +298,8 @@ export class H2Connection implements ApiConnection {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.session = undefined;
-    await Promise.all([...this.sessions].map((s) => new Promise<void>((r) => (s.closed ? r() : s.close(() => r())))));
+    this.current = undefined;
+    await Promise.all([...this.open].map(({ session: s }) => new Promise<void>((r) => (s.closed ? r() : s.close(() => r())))));
     await this.h1?.close();
   }
 }
