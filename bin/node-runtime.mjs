@@ -42,6 +42,8 @@ export const REQUIRED_MAJOR = 24;
  * was ~8 MiB lower (bench/README.md, "Idle memory"). Code that runs per pod still
  * reaches the optimizing tiers under churn, later: 3–10 % more of nodelet's CPU per
  * pod in a 5-minute soak; a 50-node fleet's first bursts spend less in V8's threads.
+ * The few compiles start-up still reaches at these thresholds are held off by
+ * {@link holdOptimizingTiers}.
  */
 export const V8_FLAGS = [
   '--max-semi-space-size=4',
@@ -56,6 +58,37 @@ const flagName = (/** @type {string} */ f) => f.replace(/^--/, '').split('=')[0]
 export function missingV8Flags(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '') {
   const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName));
   return V8_FLAGS.filter((f) => !given.has(flagName(f)));
+}
+
+/** V8 flags with which an operator chooses the optimizing tiers; given any, nodelet leaves the tiers alone. */
+const TIER_FLAGS = new Set(['maglev', 'turbofan', 'max-opt', 'jitless', 'opt']);
+
+/**
+ * Turns V8's optimizing compilers (Maglev and TurboFan) off until the returned
+ * function turns them on again; bin/nodelet.mjs holds them from before the agent's
+ * modules load until the agent has started. Even at 30 × V8's thresholds, start-up's
+ * ~750 module loads make Maglev compile a few of Node's loader and path functions,
+ * and the compilers' code then stays resident in an agent that sits idle: held, one
+ * idle nodelet's RSS is ~2.5 MiB lower (bench/README.md, "Idle memory"). Code that
+ * runs after start-up (pods, bursts, churn) reaches the optimizing tiers as before;
+ * WebAssembly's tiers are separate and never held. Returns a no-op, holding
+ * nothing, when the operator sets a tier flag (`--maglev`, `--turbofan`,
+ * `--max-opt`, `--jitless`, in node arguments or NODE_OPTIONS, either polarity).
+ * @returns {() => void}
+ */
+export function holdOptimizingTiers(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '') {
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map((a) => flagName(a).replace(/^no-/, ''));
+  if (given.some((f) => TIER_FLAGS.has(f))) return () => {};
+  const v8 = process.getBuiltinModule('node:v8');
+  v8.setFlagsFromString('--no-maglev');
+  v8.setFlagsFromString('--no-turbofan');
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    v8.setFlagsFromString('--maglev');
+    v8.setFlagsFromString('--turbofan');
+  };
 }
 
 /**

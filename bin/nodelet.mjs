@@ -3,6 +3,8 @@
 // with plain node — no TypeScript loader. On a Node older than 24 it first
 // re-runs itself with the bundled Node 24, and on Node 24 it re-executes itself
 // (same pid) with nodelet's V8 flags when they are missing (see node-runtime.mjs).
+// The agent's start-up runs without V8's optimizing compilers, which main() turns
+// on again once the agent has started (holdOptimizingTiers in node-runtime.mjs).
 // `nodelet run` takes a shorter way: no V8 flags (they size the long-running
 // agent's heap; a re-execution is a second Node start), only the subcommand's own
 // modules (dist/core/cli/run-main.js, not the agent's command-line parsing), and
@@ -33,8 +35,9 @@ if (relaunched !== undefined) {
     if (w.name === 'ExperimentalWarning' && /WASI/.test(w.message)) return;
     console.error(`${w.name}: ${w.message}`);
   });
+  const release = runtime?.holdOptimizingTiers();
   const { main } = await import(entry.href);
-  process.exitCode = await main(lean ? argv.slice(1) : argv);
+  process.exitCode = await main(lean ? argv.slice(1) : argv, { started: release });
 }
 
 /**

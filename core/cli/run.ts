@@ -17,8 +17,11 @@ import { startIdleCompaction } from './idle-compaction.ts';
  */
 const START_ABORT_MS = 750;
 
-/** Runs until a termination signal; resolves to the exit code. */
-export async function runNodelet(options: NodeletOptions, warnings: string[]): Promise<number> {
+/**
+ * Runs until a termination signal; resolves to the exit code. `onStarted` is called once the
+ * agent has started (the launcher's release of V8's optimizing tiers, see main.ts).
+ */
+export async function runNodelet(options: NodeletOptions, warnings: string[], onStarted?: () => void): Promise<number> {
   const log = createLogger({ level: options.logLevel, name: 'nodelet', format: options.loggingFormat });
   // Listen before the first log line: a SIGTERM while the agent is still starting (the Node
   // can be registered and Ready well before every subsystem is up) must stop it cleanly, not
@@ -45,6 +48,7 @@ export async function runNodelet(options: NodeletOptions, warnings: string[]): P
   try {
     agent = await startNodelet(options, log);
     started = true;
+    onStarted?.();
   } catch (e) {
     log.error({ err: (e as Error).message }, 'nodelet failed to start');
     flushLogger();

@@ -112,6 +112,54 @@ describe('a SIGTERM while nodelet is still starting', () => {
   });
 });
 
+describe("V8's optimizing tiers during start-up (bin/node-runtime.mjs, holdOptimizingTiers)", () => {
+  const rootDir = standaloneRoot('nodelet-tiers-');
+
+  it('the nodelet command turns Maglev and TurboFan off before the agent loads and on again once it has started', async () => {
+    // A preload that writes down every V8 flag the process sets, with the time and pid.
+    const flags = join(rootDir, 'flags.jsonl');
+    const preload = join(rootDir, 'record-flags.mjs');
+    writeFileSync(
+      preload,
+      `import { appendFileSync } from 'node:fs';\n` +
+        `const v8 = process.getBuiltinModule('node:v8');\n` +
+        `const set = v8.setFlagsFromString.bind(v8);\n` +
+        `v8.setFlagsFromString = (f) => { appendFileSync(${JSON.stringify(flags)}, JSON.stringify({ f, t: Date.now(), pid: process.pid }) + '\\n'); return set(f); };\n`,
+    );
+    const args = [
+      `--import=${preload}`,
+      join(ROOT, 'bin', 'nodelet.mjs'),
+      `--root-dir=${rootDir}`,
+      '--port=0',
+      '--healthz-port=0',
+      '--hostname-override=tiers',
+    ];
+    const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+    try {
+      await eventually('nodelet running', async () => out.includes('"msg":"nodelet is running"'), 60_000);
+      await eventually('the tiers released', async () => readFileSync(flags, 'utf8').includes('"--turbofan"'), 10_000);
+    } finally {
+      p.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    const line = (msg: string) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}"`))!) as { time: number; pid: number };
+    const starting = line('starting nodelet');
+    const running = line('nodelet is running');
+    const set = readFileSync(flags, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { f: string; t: number; pid: number })
+      .filter((r) => r.pid === starting.pid && /maglev|turbofan/.test(r.f));
+    expect(set.map((r) => r.f)).toEqual(['--no-maglev', '--no-turbofan', '--maglev', '--turbofan']);
+    expect(set[1]!.t).toBeLessThanOrEqual(starting.time);
+    expect(set[2]!.t).toBeGreaterThanOrEqual(running.time);
+  });
+});
+
 describe('standalone mode with --pod-cidr', () => {
   const rootDir = standaloneRoot('nodelet-standalone-net-');
   const iface = `ndlsa${process.pid % 100000}`;

@@ -111,3 +111,41 @@ describe('V8 flags (re-executed in place on Node 24)', () => {
     expect(run(['--version']).out.execArgv).toEqual(['--no-warnings']);
   });
 });
+
+describe("V8's optimizing tiers held during start-up (holdOptimizingTiers)", () => {
+  // Calls a small function 20,000 times (V8's own thresholds optimize it) while held and again once released.
+  const script = join(dir, 'tiers.mjs');
+  writeFileSync(
+    script,
+    `import { holdOptimizingTiers } from ${JSON.stringify(RUNTIME)};\n` +
+      `const v8 = await import('node:v8');\n` +
+      `v8.setFlagsFromString('--allow-natives-syntax');\n` +
+      `const status = new Function('f', 'return %GetOptimizationStatus(f)');\n` +
+      `const release = holdOptimizingTiers();\n` +
+      `function hot(a, b) { return a.length + b; }\n` +
+      `const optimized = async () => { for (let i = 0; i < 20000; i++) hot('xy', i); await new Promise((r) => setTimeout(r, 100)); return (status(hot) & 16) !== 0; };\n` +
+      `const held = await optimized();\n` +
+      `release();\n` +
+      `console.log(JSON.stringify({ held, released: await optimized() }));\n`,
+  );
+  const run = (nodeArgs: string[], env: NodeJS.ProcessEnv = {}) => {
+    const r = spawnSync(process.execPath, ['--no-warnings', ...nodeArgs, script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { ...process.env, NODE_OPTIONS: '', ...env },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout.trim()) as { held: boolean; released: boolean };
+  };
+
+  it('nothing is optimized while held; the same function is once released', () => {
+    expect(run([])).toEqual({ held: false, released: true });
+  });
+
+  it('holds nothing when the operator chooses a tier, in node arguments or NODE_OPTIONS', () => {
+    expect(run(['--maglev'])).toEqual({ held: true, released: true });
+    expect(run(['--max-opt=1'])).toEqual({ held: false, released: false });
+    // (NODE_OPTIONS takes few V8 flags; --jitless is one, and the release must not undo it)
+    expect(run([], { NODE_OPTIONS: '--jitless' })).toEqual({ held: false, released: false });
+  });
+});
