@@ -65,30 +65,35 @@ const TIER_FLAGS = new Set(['maglev', 'turbofan', 'max-opt', 'jitless', 'opt']);
 
 /**
  * Turns V8's optimizing compilers (Maglev and TurboFan) off until the returned
- * function turns them on again; bin/nodelet.mjs holds them from before the agent's
- * modules load until the agent has started. Even at 30 × V8's thresholds, start-up's
- * ~750 module loads make Maglev compile a few of Node's loader and path functions,
- * and the compilers' code then stays resident in an agent that sits idle: held, one
- * idle nodelet's RSS is ~2.5 MiB lower (bench/README.md, "Idle memory"). Code that
- * runs after start-up (pods, bursts, churn) reaches the optimizing tiers as before;
- * WebAssembly's tiers are separate and never held. Returns a no-op, holding
- * nothing, when the operator sets a tier flag (`--maglev`, `--turbofan`,
- * `--max-opt`, `--jitless`, in node arguments or NODE_OPTIONS, either polarity).
+ * function turns them on again, or `maxMs` has passed; bin/nodelet.mjs holds them
+ * from before the agent's modules load until the agent has started. Even at 30 ×
+ * V8's thresholds, start-up's ~750 module loads make Maglev compile a few of Node's
+ * loader and path functions, and the compilers' code then stays resident in an agent
+ * that sits idle: held, one idle nodelet's RSS is ~2.5 MiB lower (bench/README.md,
+ * "Idle memory"). Code that runs after start-up (pods, bursts, churn) reaches the
+ * optimizing tiers as before; WebAssembly's tiers are separate and never held. A
+ * start that waits long (an apiserver down, a bootstrap CSR not yet approved) gets
+ * them back after `maxMs` all the same. Returns a no-op, holding nothing, when the
+ * operator sets a tier flag (`--maglev`, `--turbofan`, `--max-opt`, `--jitless`, in
+ * node arguments or NODE_OPTIONS, either polarity).
  * @returns {() => void}
  */
-export function holdOptimizingTiers(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '') {
+export function holdOptimizingTiers(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '', maxMs = 60_000) {
   const given = [...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map((a) => flagName(a).replace(/^no-/, ''));
   if (given.some((f) => TIER_FLAGS.has(f))) return () => {};
   const v8 = process.getBuiltinModule('node:v8');
   v8.setFlagsFromString('--no-maglev');
   v8.setFlagsFromString('--no-turbofan');
-  let held = true;
-  return () => {
-    if (!held) return;
-    held = false;
+  const release = () => {
+    if (!timer) return;
+    clearTimeout(timer);
+    timer = undefined;
     v8.setFlagsFromString('--maglev');
     v8.setFlagsFromString('--turbofan');
   };
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer = setTimeout(release, maxMs).unref();
+  return release;
 }
 
 /**

@@ -121,11 +121,11 @@ describe("V8's optimizing tiers held during start-up (holdOptimizingTiers)", () 
       `const v8 = await import('node:v8');\n` +
       `v8.setFlagsFromString('--allow-natives-syntax');\n` +
       `const status = new Function('f', 'return %GetOptimizationStatus(f)');\n` +
-      `const release = holdOptimizingTiers();\n` +
+      `const release = holdOptimizingTiers(undefined, undefined, Number(process.env.HOLD_MS ?? 60000));\n` +
       `function hot(a, b) { return a.length + b; }\n` +
       `const optimized = async () => { for (let i = 0; i < 20000; i++) hot('xy', i); await new Promise((r) => setTimeout(r, 100)); return (status(hot) & 16) !== 0; };\n` +
       `const held = await optimized();\n` +
-      `release();\n` +
+      `if (process.env.HOLD_MS) await new Promise((r) => setTimeout(r, 2 * Number(process.env.HOLD_MS))); else release();\n` +
       `console.log(JSON.stringify({ held, released: await optimized() }));\n`,
   );
   const run = (nodeArgs: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -140,6 +140,10 @@ describe("V8's optimizing tiers held during start-up (holdOptimizingTiers)", () 
 
   it('nothing is optimized while held; the same function is once released', () => {
     expect(run([])).toEqual({ held: false, released: true });
+  });
+
+  it('ends by itself after its longest hold, released or not', () => {
+    expect(run([], { HOLD_MS: '1000' })).toEqual({ held: false, released: true });
   });
 
   it('holds nothing when the operator chooses a tier, in node arguments or NODE_OPTIONS', () => {
