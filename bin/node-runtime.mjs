@@ -54,9 +54,16 @@ export const V8_FLAGS = [
 
 const flagName = (/** @type {string} */ f) => f.replace(/^--/, '').split('=')[0].replaceAll('_', '-');
 
+/**
+ * The names of the flags set in node arguments and NODE_OPTIONS (dashes for underscores, no value).
+ * @param {readonly string[]} execArgv
+ * @param {string} nodeOptions
+ */
+const givenFlags = (execArgv, nodeOptions) => [...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName);
+
 /** The flags of {@link V8_FLAGS} that neither `execArgv` nor `nodeOptions` (NODE_OPTIONS) set. */
 export function missingV8Flags(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '') {
-  const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map(flagName));
+  const given = new Set(givenFlags(execArgv, nodeOptions));
   return V8_FLAGS.filter((f) => !given.has(flagName(f)));
 }
 
@@ -79,8 +86,7 @@ const TIER_FLAGS = new Set(['maglev', 'turbofan', 'max-opt', 'jitless', 'opt']);
  * @returns {() => void}
  */
 export function holdOptimizingTiers(execArgv = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '', maxMs = 60_000) {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].filter((a) => a.startsWith('--')).map((a) => flagName(a).replace(/^no-/, ''));
-  if (given.some((f) => TIER_FLAGS.has(f))) return () => {};
+  if (givenFlags(execArgv, nodeOptions).some((f) => TIER_FLAGS.has(f.replace(/^no-/, '')))) return () => {};
   const v8 = process.getBuiltinModule('node:v8');
   v8.setFlagsFromString('--no-maglev');
   v8.setFlagsFromString('--no-turbofan');

@@ -27,7 +27,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { BODY_TIMEOUT, HEADERS_TIMEOUT, undiciConnection, type ApiConnection } from './api-connection.ts';
+import { BODY_TIMEOUT, HEADERS_TIMEOUT, undiciConnection, type ApiConnection, type ApiExchange } from './api-connection.ts';
 import { H2Connection } from './h2-connection.ts';
 import { newAgent, newProxyAgent } from './undici.ts';
 import { nodeletError, type NodeletError } from '../errors/index.ts';
@@ -100,10 +100,7 @@ export function statusError(status: number, body: string): ApiStatusError {
  * "Requests without a body stream"). Rejects with the connection's error; one that came
  * after the status line carries it as `responseStatus`.
  */
-function sendText(
-  connection: ApiConnection,
-  ex: Parameters<ApiConnection['send']>[0],
-): Promise<{ status: number; text: string; retryAfter?: string | string[] }> {
+function sendText(connection: ApiConnection, ex: ApiExchange): Promise<{ status: number; text: string; retryAfter?: string | string[] }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status: number | undefined;
@@ -198,11 +195,12 @@ export class ApiTransport {
         rejectUnauthorized: !cluster.skipTLSVerify,
         ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
       };
+      const http1 = () => undiciConnection(newAgent({ connect: tls }), url.origin);
       const connection = cluster.proxyUrl
         ? undiciConnection(newProxyAgent({ uri: cluster.proxyUrl, requestTls: tls }), url.origin)
         : url.protocol === 'https:'
-          ? new H2Connection(url, tls, () => undiciConnection(newAgent({ connect: tls }), url.origin))
-          : undiciConnection(newAgent({ connect: tls }), url.origin);
+          ? new H2Connection(url, tls, http1)
+          : http1();
       pool = { connection, cert, key };
       this.pools.set(id, pool);
     }
