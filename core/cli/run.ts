@@ -52,7 +52,9 @@ export async function runNodelet(options: NodeletOptions, warnings: string[], on
   } catch (e) {
     log.error({ err: (e as Error).message }, 'nodelet failed to start');
     flushLogger();
-    return 1;
+    // What the start opened before it failed (servers, watches, timers) would keep the process
+    // alive: a kubelet that cannot start exits, so that its service manager sees it and restarts it.
+    process.exit(1);
   }
   const mib = (b: number) => Math.round(b / 2 ** 17) / 8;
   const stopCompaction = startIdleCompaction({

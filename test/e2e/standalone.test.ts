@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from './support/kube.ts';
 import { buildWasmModule } from '../harness/wasm-modules.ts';
+import { freeListenPort } from '../harness/ports.ts';
 import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../harness/wasi-runtimes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -109,6 +110,29 @@ describe('a SIGTERM while nodelet is still starting', () => {
     expect(signalled).toBe(true);
     expect(exited, out).toEqual({ code: 0, signal: null });
     expect(out).toContain('"msg":"stopped"');
+  });
+});
+
+describe('a start that fails', () => {
+  const rootDir = standaloneRoot('nodelet-failed-start-');
+
+  it('ends the process with status 1, not one kept alive by what the start had opened', async () => {
+    // One port for both servers: the kubelet API listens, then the healthz server cannot.
+    const port = await freeListenPort();
+    const args = [join(ROOT, 'bin', 'nodelet.mjs'), `--root-dir=${rootDir}`, `--port=${port}`, `--healthz-port=${port}`, '--hostname-override=failed-start'];
+    const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c) => (out += c));
+    p.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 30_000);
+    try {
+      expect(await exited, out).toBe(1);
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(out).toContain('EADDRINUSE');
+    expect(out).toContain('"msg":"nodelet failed to start"');
   });
 });
 

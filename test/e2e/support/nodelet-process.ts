@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { issueNodeCredentials, type ClusterInfo } from '../../cluster/control-plane.ts';
 import { nodeBinary } from '../../harness/node-binary.ts';
-import { freePort } from '../../harness/ports.ts';
+import { freeListenPort } from '../../harness/ports.ts';
 import { startPeer, type Peer } from '../../harness/process.ts';
 import { createTestNetwork, type TestHost } from '../../harness/test-network.ts';
 import { killWasiRuntime, trackWasiRuntime, wasiRuntimePid } from '../../harness/wasi-runtimes.ts';
@@ -101,8 +101,10 @@ export async function startNodelet(
 ): Promise<NodeletProcess> {
   const rootDir = placement.rootDir ?? mkdtempSync(join(tmpdir(), `nodelet-${nodeName}-`));
   trackWasiRuntime(rootDir, inject('wasiRuntimeList'));
-  const port = await freePort();
-  const healthz = await freePort();
+  // Below the ephemeral range and never handed out twice: two binds to port 0 in a row can
+  // return the same port, and a nodelet given it for both servers fails to start (EADDRINUSE).
+  const port = await freeListenPort();
+  const healthz = await freeListenPort();
   const logFile = placement.logFile ?? join(rootDir, 'nodelet.log');
   let kubeconfig: string;
   let tlsArgs: string[] = [];
